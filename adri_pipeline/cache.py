@@ -1,0 +1,58 @@
+"""Content-hash cache: the ledger of valid answers, keyed by everything that can change an answer.
+
+key = sha256(user message, prompt signature, model + digest, prompt version, params). Labels and the
+codebook version are not in it, so a label-only edit finds every answer already in the ledger.
+Each answer is committed on its own the moment it is valid: `kill -9` loses at most the documents
+in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from adri_pipeline.backends.base import Document
+from adri_pipeline.prompt import Prompt, build_user_message
+from adri_pipeline.warehouse import Warehouse
+
+LEDGER_COLUMNS = (
+    "cache_key", "doc_id", "model", "model_digest", "backend", "signature", "prompt_version",
+    "params", "response", "audit", "attempts", "valid_first_try", "seconds", "prompt_tokens",
+    "completion_tokens",
+)
+
+
+def cache_key(document: Document, prompt: Prompt, model: str, digest: str, params: dict) -> str:
+    payload = json.dumps(
+        [build_user_message(document.title, document.text), prompt.signature, model, digest,
+         prompt.prompt_version, params],
+        sort_keys=True, ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class Ledger:
+    def __init__(self, warehouse: Warehouse):
+        self.warehouse = warehouse
+
+    def known(self, keys: list[str]) -> set[str]:
+        if not keys:
+            return set()
+        with self.warehouse.connect() as con:
+            con.execute("CREATE OR REPLACE TEMP TABLE _wanted (cache_key VARCHAR)")
+            con.executemany("INSERT INTO _wanted VALUES (?)", [(k,) for k in keys])
+            rows = con.execute("SELECT l.cache_key FROM ledger l JOIN _wanted USING (cache_key)").fetchall()
+        return {row[0] for row in rows}
+
+    @contextmanager
+    def writer(self) -> Iterator[Callable[[dict], None]]:
+        """One connection for the run; every commit() is its own transaction."""
+        placeholders = ", ".join("?" for _ in LEDGER_COLUMNS)
+        sql = f"INSERT OR REPLACE INTO ledger ({', '.join(LEDGER_COLUMNS)}) VALUES ({placeholders})"
+        with self.warehouse.connect() as con:
+            def commit(record: dict) -> None:
+                con.execute(sql, [record[c] for c in LEDGER_COLUMNS])
+
+            yield commit

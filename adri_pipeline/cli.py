@@ -1,0 +1,199 @@
+"""`adri` command line: classify, agree, snapshot, demo. Portuguese aliases for the flags users know."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+from adri_pipeline.config import PROJECT_ROOT, Settings
+
+
+def _settings(args) -> Settings:
+    return Settings.load(
+        warehouse=getattr(args, "warehouse", None), corpus=getattr(args, "corpus", None),
+        codebook=getattr(args, "codebook", None), backend=getattr(args, "backend", None),
+        model=getattr(args, "model", None), concurrency=getattr(args, "concurrency", None),
+    )
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
+
+
+def run_classification(settings: Settings, limit=None, estimate=False, show_progress=True) -> dict:
+    """Load, classify what the ledger lacks, assemble and store results, publish the snapshot."""
+    from tqdm import tqdm
+
+    from adri_pipeline.backends import select_backend
+    from adri_pipeline.classify import classify_corpus
+    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.corpus import load_corpus
+    from adri_pipeline.prompt import build_prompt
+    from adri_pipeline.results import assemble_results, store_results, summarize
+    from adri_pipeline.warehouse import Warehouse, store_codebook, store_corpus
+
+    warehouse = Warehouse(settings.warehouse)
+    corpus = load_corpus(settings.corpus, settings.display_language, settings.analysis_language)
+    codebook = load_codebook(settings.codebook)
+    store_corpus(warehouse, corpus)
+    store_codebook(warehouse, codebook, build_prompt(codebook))
+    backend = select_backend(settings)
+
+    bar = tqdm(desc="classifying", unit="doc", disable=not show_progress, file=sys.stderr)
+
+    def progress(outcome, total):
+        bar.total = total
+        bar.update(1)
+
+    documents = corpus.documents.head(limit) if limit else corpus.documents
+    started = time.perf_counter()
+    try:
+        report = classify_corpus(documents, codebook, backend, warehouse, estimate=estimate,
+                                 concurrency=settings.concurrency, progress=progress)
+    finally:
+        bar.close()
+    results = assemble_results(warehouse, corpus.documents, codebook, backend)
+    store_results(warehouse, results, backend.model, codebook.content_hash)
+    snapshot = warehouse.publish_snapshot()
+    summary = {
+        "model": backend.model, "codebook": codebook.name, "codebook_version": codebook.version,
+        "codebook_hash": codebook.content_hash[:12], "corpus_documents": corpus.documents.height,
+        "excluded_no_abstract": int(corpus.coverage["excluded_no_abstract"].sum()),
+        "selected": report.documents, "cached": report.cached, "classified_now": report.classified,
+        "model_calls": report.model_calls, "failed": len(report.failed),
+        "wall_seconds": round(time.perf_counter() - started, 2),
+        "results": summarize(results), "warehouse": str(warehouse.path), "snapshot": str(snapshot),
+    }
+    if report.stopped:
+        summary["stopped"] = report.stopped
+    if report.failed:
+        summary["failed_documents"] = report.failed[:20]
+    if estimate and report.seconds:
+        median, p90 = _percentile(report.seconds, 0.5), _percentile(report.seconds, 0.9)
+        remaining = report.to_classify
+        summary["estimate"] = {
+            "sampled": len(report.seconds), "remaining_documents": remaining,
+            "seconds_per_document_median": round(median, 3), "seconds_per_document_p90": round(p90, 3),
+            "projected_hours_median": round(remaining * median / 3600 / settings.concurrency, 2),
+            "projected_hours_p90": round(remaining * p90 / 3600 / settings.concurrency, 2),
+        }
+    return summary
+
+
+def _print_summary(summary: dict) -> None:
+    results = summary.get("results", {})
+    print(f"model {summary['model']}  codebook {summary['codebook']} v{summary['codebook_version']} "
+          f"({summary['codebook_hash']})")
+    print(f"documents: {summary['corpus_documents']} in corpus ({summary['excluded_no_abstract']} excluded: "
+          f"no abstract); selected {summary['selected']}, cached {summary['cached']}, classified now "
+          f"{summary['classified_now']}, failed {summary['failed']}, model calls {summary['model_calls']}, "
+          f"{summary['wall_seconds']} s")
+    if results.get("documents"):
+        ev = results["evidence_pct"]
+        print(f"valid first try {results['valid_first_try_pct']} %, retried {results['retry_pct']} %; "
+              f"seconds/doc median {results['seconds_median']}, p90 {results['seconds_p90']}")
+        print(f"evidence: literal {ev['literal']} %, approximate {ev['approximate']} %, "
+              f"absent {ev['absent']} %, waived {ev['waived']} %")
+        for name, shares in results["evidence_pct_by_variable"].items():
+            print(f"  {name:<14} " + "  ".join(f"{k} {v:5.1f} %" for k, v in shares.items()))
+    for key in ("estimate", "stopped", "failed_documents"):
+        if key in summary:
+            print(f"{key}: {json.dumps(summary[key], ensure_ascii=False)}")
+    print(f"warehouse: {summary['warehouse']}\nanalyst snapshot: {summary['snapshot']}")
+
+
+def cmd_classify(args) -> int:
+    summary = run_classification(_settings(args), limit=args.limit, estimate=args.estimate)
+    _print_summary(summary)
+    if summary.get("stopped", "").startswith("interrupted"):
+        return 130
+    return 0
+
+
+def cmd_agree(args) -> int:
+    from adri_pipeline.agreement import agreement_table, load_coder_labels
+    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.warehouse import Warehouse
+
+    settings = _settings(args)
+    codebook = load_codebook(settings.codebook)
+    coders = load_coder_labels(args.coders, codebook)
+    results = Warehouse(settings.warehouse).query(
+        "SELECT * FROM classification_values WHERE codebook_hash = ?", [codebook.content_hash])
+    print(agreement_table(results, coders))
+    return 0
+
+
+def cmd_snapshot(args) -> int:
+    from adri_pipeline.warehouse import Warehouse
+
+    print(Warehouse(_settings(args).warehouse).publish_snapshot())
+    return 0
+
+
+def cmd_demo(args) -> int:
+    """The main job end to end on the project's own sample data with the embedded default."""
+    from adri_pipeline.demo import run_demo
+
+    return run_demo(Settings.load(warehouse=args.warehouse))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="adri", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p):
+        p.add_argument("--warehouse", type=Path, help="DuckDB file (env ADRI_WAREHOUSE)")
+        p.add_argument("--codebook", "--livro", type=Path)
+
+    classify = sub.add_parser("classify", aliases=["classificar"], help="classify a corpus against a codebook")
+    common(classify)
+    classify.add_argument("--corpus", type=Path, required=True)
+    classify.add_argument("--backend", choices=["auto", "ollama", "embedded"])
+    classify.add_argument("--model", "--modelo")
+    classify.add_argument("--limit", "--limite", type=int, help="only the first N documents")
+    classify.add_argument("--estimate", "--estimar", action="store_true",
+                          help=f"classify {5} documents and project the time for the rest")
+    classify.add_argument("--concurrency", "--concorrencia", type=int,
+                          help="parallel requests (match OLLAMA_NUM_PARALLEL)")
+    classify.set_defaults(func=cmd_classify)
+
+    agree = sub.add_parser("agree", aliases=["concordancia"], help="agreement and kappa against human coders")
+    common(agree)
+    agree.add_argument("--coders", "--codificadores", type=Path, required=True)
+    agree.set_defaults(func=cmd_agree)
+
+    snapshot = sub.add_parser("snapshot", help="republish the analyst snapshot")
+    common(snapshot)
+    snapshot.set_defaults(func=cmd_snapshot)
+
+    demo = sub.add_parser("demo", help="run the main job on the sample data (embedded default)")
+    demo.add_argument("--warehouse", type=Path)
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    from adri_pipeline.backends.base import BackendError
+    from adri_pipeline.codebook import CodebookError
+    from adri_pipeline.corpus import CorpusError
+    from adri_pipeline.warehouse import WarehouseLocked
+
+    try:
+        return args.func(args)
+    except (CodebookError, CorpusError, BackendError, WarehouseLocked) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

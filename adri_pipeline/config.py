@@ -1,0 +1,50 @@
+"""The one settings object: defaults < environment (ADRI_*) < explicit overrides (CLI flags, Dagster config)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+BackendName = Literal["auto", "ollama", "embedded"]
+
+
+class Settings(BaseModel):
+    warehouse: Path = Field(default=PROJECT_ROOT / "data" / "warehouse" / "adri.duckdb")
+    corpus: Path = Field(default=PROJECT_ROOT / "data" / "sample_corpus.jsonl")
+    codebook: Path = Field(default=PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    display_language: str = "pt"
+    analysis_language: str = "en"
+
+    backend: BackendName = "auto"
+    model: str = "qwen2.5:7b-instruct"
+    ollama_hosts: list[str] = Field(default_factory=lambda: ["http://127.0.0.1:11434"])
+    concurrency: int = Field(default=1, ge=1, le=64)
+    request_timeout_s: float = 300.0
+    keep_alive: str = "10m"
+    num_ctx: int = 8192
+    seed: int = 42
+    temperature: float = 0.0
+    memory_floor_mb: int = 1024
+
+    @property
+    def snapshot(self) -> Path:
+        """Analysts read this copy; the writer's file stays lockable (see DESIGN §3)."""
+        return self.warehouse.with_name(self.warehouse.stem + "_snapshot.duckdb")
+
+    @classmethod
+    def load(cls, **overrides) -> "Settings":
+        values: dict = {}
+        env = os.environ
+        for name, field in cls.model_fields.items():
+            key = "ADRI_" + name.upper()
+            if key in env:
+                values[name] = env[key].split(",") if name == "ollama_hosts" else env[key]
+        if "ollama_hosts" not in values and env.get("OLLAMA_HOST"):
+            values["ollama_hosts"] = env["OLLAMA_HOST"].split(",")
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(values)

@@ -1,0 +1,212 @@
+"""Documents from JSONL, CSV and OpenAlex/CAPES-style exports into one polars frame.
+
+The original abstract is kept byte for byte (evidence offsets point into it); the model reads a
+cleaned copy (leading "Resumo" label dropped, whitespace collapsed). Bad rows raise a CorpusError
+naming file and line, or are reported as skips - never dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+SUPPORTED_SUFFIXES = (".jsonl", ".csv", ".xlsx")
+
+_ALIASES = {
+    "doc_id": ("doc_id", "id"),
+    "title": ("title", "titulo", "display_name"),
+    "abstract": ("abstract", "resumo"),
+    "year": ("publication_year", "year", "ano"),
+    "doi": ("doi",),
+    "language": ("language", "idioma"),
+    "url": ("url", "link", "link_trabalho"),
+}
+_LEADING_LABEL = re.compile(r"^\s*(resumo|abstract|resumen)\s*[:.\-–—]?\s+(?=\S)", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+DOCUMENT_SCHEMA = {
+    "doc_id": pl.String,
+    "title": pl.String,
+    "abstract": pl.String,  # original, offsets point here
+    "text": pl.String,  # cleaned, what the model reads
+    "text_language": pl.String,
+    "year": pl.String,
+    "doi": pl.String,
+    "source": pl.String,
+    "line": pl.Int64,
+}
+
+
+class CorpusError(ValueError):
+    """A corpus file or row that cannot be read; the message names file and line."""
+
+
+@dataclass
+class Corpus:
+    documents: pl.DataFrame
+    coverage: pl.DataFrame
+    skipped: list[str] = field(default_factory=list)
+
+
+def body_start(abstract: str) -> int:
+    """Offset where the abstract proper begins, after a leading 'Resumo' label."""
+    label = _LEADING_LABEL.match(abstract)
+    return label.end() if label else 0
+
+
+def clean_abstract(abstract: str) -> str:
+    """Drop a leading 'Resumo' label and collapse whitespace; the original stays untouched."""
+    return _SPACES.sub(" ", _LEADING_LABEL.sub("", abstract, count=1)).strip()
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise CorpusError(f"{path}: line {line}: bytes are not UTF-8 ({exc.reason})") from None
+
+
+def _read_rows(path: Path) -> list[tuple[int, dict]]:
+    """(line number, raw row) pairs; line numbers count from 1 as an editor shows them."""
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        rows = []
+        for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
+            if not raw.strip():
+                continue
+            text = _decode(raw, path)
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise CorpusError(f"{path}: line {number}: expected a JSON object")
+            rows.append((number, record))
+        return rows
+    if suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(_decode(path.read_bytes(), path), newline=""))
+        rows = []
+        start = 2
+        for record in reader:
+            rows.append((start, record))
+            start = reader.line_num + 1
+        return rows
+    if suffix == ".xlsx":
+        frame = pl.read_excel(path, infer_schema_length=0)
+        return [(index + 2, record) for index, record in enumerate(frame.iter_rows(named=True))]
+    raise CorpusError(f"{path}: unsupported format (expected one of {', '.join(SUPPORTED_SUFFIXES)})")
+
+
+def _columns(keys, language: str) -> dict[str, str]:
+    lowered = {k.lower().strip(): k for k in keys if k}
+    found = {}
+    for name, aliases in _ALIASES.items():
+        for alias in aliases:
+            if alias in lowered:
+                found[name] = lowered[alias]
+                break
+    for name in ("title", "abstract"):
+        for alias in _ALIASES[name]:
+            key = f"{alias}_{language}"
+            if key in lowered:
+                found[f"{name}_{language}"] = lowered[key]
+    return found
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _field(record: dict, cols: dict, name: str) -> str:
+    return _text(record.get(cols[name])) if name in cols else ""
+
+
+def _doc_id(record: dict, cols: dict, path: Path, line: int) -> str:
+    if "doc_id" in cols:
+        value = _text(record.get(cols["doc_id"]))
+        if not value:
+            raise CorpusError(f"{path}: line {line}: missing document id (column {cols['doc_id']!r})")
+        return value.rsplit("/", 1)[-1] if value.startswith("https://openalex.org/") else value
+    url = _field(record, cols, "url")
+    if url:
+        prefix = "capes-" if "capes.gov.br" in url else "url-"
+        return prefix + hashlib.sha1(url.encode("utf-8")).hexdigest()[:12]
+    doi = _field(record, cols, "doi")
+    if doi:
+        return "doi:" + doi.removeprefix("https://doi.org/")
+    raise CorpusError(f"{path}: line {line}: missing document id (no id, url or doi column value)")
+
+
+def _pick(record: dict, cols: dict, name: str, display: str, analysis: str) -> tuple[str, str]:
+    """Display-language text first, then the analysis language, then the unsuffixed column."""
+    for language in (display, analysis):
+        column = cols.get(f"{name}_{language}")
+        if column and _text(record.get(column)):
+            return _text(record.get(column)), language
+    column = cols.get(name)
+    return (_text(record.get(column)) if column else ""), ""
+
+
+def load_corpus(
+    path: str | Path, display_language: str = "pt", analysis_language: str = "en"
+) -> Corpus:
+    """Load one file or every supported file in a folder."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES)
+        if not files:
+            raise CorpusError(f"{path}: no {', '.join(SUPPORTED_SUFFIXES)} files in folder")
+    elif path.exists():
+        files = [path]
+    else:
+        raise CorpusError(f"{path}: corpus file not found")
+
+    documents: dict[str, dict] = {}
+    coverage, skipped = [], []
+    for file in files:
+        rows = _read_rows(file)
+        counts = {"source": str(file), "rows": len(rows), "included": 0,
+                  "excluded_no_abstract": 0, "skipped_duplicate": 0}
+        cols = _columns(rows[0][1].keys(), display_language) if rows else {}
+        if rows and "abstract" not in cols and f"abstract_{display_language}" not in cols:
+            raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])})")
+        for line, record in rows:
+            cols_here = cols if cols else _columns(record.keys(), display_language)
+            doc_id = _doc_id(record, cols_here, file, line)
+            abstract, abstract_lang = _pick(record, cols_here, "abstract", display_language, analysis_language)
+            title, _ = _pick(record, cols_here, "title", display_language, analysis_language)
+            if not abstract:
+                counts["excluded_no_abstract"] += 1
+                continue
+            doc = {
+                "doc_id": doc_id, "title": title, "abstract": abstract,
+                "text": clean_abstract(abstract),
+                "text_language": abstract_lang or _field(record, cols_here, "language") or display_language,
+                "year": _field(record, cols_here, "year").removesuffix(".0"),
+                "doi": _field(record, cols_here, "doi"),
+                "source": str(file), "line": line,
+            }
+            previous = documents.get(doc_id)
+            if previous is not None:
+                if previous["abstract"] != abstract or previous["title"] != title:
+                    raise CorpusError(
+                        f"{file}: line {line}: document id {doc_id!r} repeats "
+                        f"{previous['source']} line {previous['line']} with a different text"
+                    )
+                counts["skipped_duplicate"] += 1
+                skipped.append(f"{file}: line {line}: duplicate of {doc_id!r} "
+                               f"({previous['source']} line {previous['line']}), same text, skipped")
+                continue
+            documents[doc_id] = doc
+            counts["included"] += 1
+        coverage.append(counts)
+    frame = pl.DataFrame(list(documents.values()), schema=DOCUMENT_SCHEMA)
+    return Corpus(frame, pl.DataFrame(coverage), skipped)
