@@ -147,6 +147,10 @@ def _describe(error: dict) -> str:
     elif loc:
         where = f"field {'.'.join(loc)!r}"
     message = error["msg"].removeprefix("Value error, ")
+    field_first = re.match(r"^(\w+): (.*)$", message, re.DOTALL)
+    if field_first and where and "field" not in where:
+        where += f", field {field_first.group(1)!r}"
+        message = field_first.group(2)
     return f"{where}: {message}" if where else message
 
 

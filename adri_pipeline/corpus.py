@@ -79,10 +79,9 @@ def _read_rows(path: Path) -> list[tuple[int, dict]]:
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         rows = []
-        for number, raw in enumerate(path.read_bytes().splitlines(), start=1):
-            if not raw.strip():
+        for number, text in enumerate(_decode(path.read_bytes(), path).splitlines(), start=1):
+            if not text.strip():
                 continue
-            text = _decode(raw, path)
             try:
                 record = json.loads(text)
             except json.JSONDecodeError as exc:
@@ -105,7 +104,7 @@ def _read_rows(path: Path) -> list[tuple[int, dict]]:
     raise CorpusError(f"{path}: unsupported format (expected one of {', '.join(SUPPORTED_SUFFIXES)})")
 
 
-def _columns(keys, language: str) -> dict[str, str]:
+def _columns(keys, languages: tuple[str, ...]) -> dict[str, str]:
     lowered = {k.lower().strip(): k for k in keys if k}
     found = {}
     for name, aliases in _ALIASES.items():
@@ -114,10 +113,11 @@ def _columns(keys, language: str) -> dict[str, str]:
                 found[name] = lowered[alias]
                 break
     for name in ("title", "abstract"):
-        for alias in _ALIASES[name]:
-            key = f"{alias}_{language}"
-            if key in lowered:
-                found[f"{name}_{language}"] = lowered[key]
+        for language in languages:
+            for alias in _ALIASES[name]:
+                key = f"{alias}_{language}"
+                if key in lowered:
+                    found[f"{name}_{language}"] = lowered[key]
     return found
 
 
@@ -175,11 +175,12 @@ def load_corpus(
         rows = _read_rows(file)
         counts = {"source": str(file), "rows": len(rows), "included": 0,
                   "excluded_no_abstract": 0, "skipped_duplicate": 0}
-        cols = _columns(rows[0][1].keys(), display_language) if rows else {}
-        if rows and "abstract" not in cols and f"abstract_{display_language}" not in cols:
+        languages = (display_language, analysis_language)
+        cols = _columns(rows[0][1].keys(), languages) if rows else {}
+        if rows and not any(k == "abstract" or k.startswith("abstract_") for k in cols):
             raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])})")
         for line, record in rows:
-            cols_here = cols if cols else _columns(record.keys(), display_language)
+            cols_here = _columns(record.keys(), languages)  # JSON lines may differ in keys
             doc_id = _doc_id(record, cols_here, file, line)
             abstract, abstract_lang = _pick(record, cols_here, "abstract", display_language, analysis_language)
             title, _ = _pick(record, cols_here, "title", display_language, analysis_language)

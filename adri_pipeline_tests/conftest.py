@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from adri_pipeline.codebook import load_codebook
+from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.corpus import load_corpus
+from adri_pipeline.warehouse import Warehouse
+from adri_pipeline_tests.fakes import answer_from_request
+from adri_pipeline_tests.ollama_server import OllamaStub
+
+SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
+PILOT = PROJECT_ROOT / "codebooks" / "pilot.yaml"
+SAMPLE = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
+
+
+@pytest.fixture
+def pilot():
+    return load_codebook(PILOT)
+
+
+@pytest.fixture
+def sample_corpus():
+    return load_corpus(SAMPLE)
+
+
+@pytest.fixture
+def warehouse(tmp_path) -> Warehouse:
+    return Warehouse(tmp_path / "wh" / "adri.duckdb")
+
+
+@pytest.fixture
+def codebook_copy(tmp_path) -> Path:
+    path = tmp_path / "codebook.yaml"
+    shutil.copy(PILOT, path)
+    return path
+
+
+@pytest.fixture
+def ollama_stub():
+    with OllamaStub(responder=answer_from_request) as stub:
+        yield stub
+
+
+def shared(relative: str) -> Path:
+    path = SHARED_DATA / relative
+    if not path.exists():
+        pytest.skip(f"{path} not present (real data lives in ../shared/data)")
+    return path

@@ -1,0 +1,55 @@
+import subprocess
+import sys
+
+import duckdb
+import polars as pl
+
+from adri_pipeline.cache import Ledger
+from adri_pipeline.warehouse import store_corpus
+
+
+def test_snapshot_is_published_while_the_ledger_writer_is_open(warehouse, sample_corpus):
+    store_corpus(warehouse, sample_corpus)
+    with Ledger(warehouse).writer():  # the run's long-lived write connection
+        snapshot = warehouse.publish_snapshot()
+    with duckdb.connect(str(snapshot), read_only=True) as reader:
+        assert reader.execute("SELECT count(*) FROM documents").fetchone()[0] == sample_corpus.documents.height
+
+
+def test_an_analyst_on_the_snapshot_does_not_block_the_writer(warehouse, sample_corpus):
+    store_corpus(warehouse, sample_corpus)
+    snapshot = warehouse.publish_snapshot()
+    analyst = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1], read_only=True); "
+         "print(c.execute('select count(*) from documents').fetchone()[0], flush=True); time.sleep(30)",
+         str(snapshot)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert analyst.stdout.readline().strip() == str(sample_corpus.documents.height)
+        with warehouse.connect() as con:  # would raise "Could not set lock" on the writer's own file
+            con.execute("DELETE FROM documents WHERE doc_id = 'sample-001'")
+        republished = warehouse.publish_snapshot()
+        with duckdb.connect(str(republished), read_only=True) as fresh:
+            assert fresh.execute("SELECT count(*) FROM documents").fetchone()[0] == sample_corpus.documents.height - 1
+    finally:
+        analyst.kill()
+        analyst.wait()
+
+
+def test_replace_rows_rolls_back_on_error(warehouse):
+    with warehouse.connect() as con:
+        warehouse.replace_rows(con, "coverage", pl.DataFrame({"source": ["a"], "rows": [1]}))
+        try:
+            warehouse.replace_rows(con, "coverage", pl.DataFrame({"source": ["b", "b"], "rows": [1, 2]}))
+        except duckdb.ConstraintException:
+            pass
+        assert con.execute("SELECT source FROM coverage").fetchall() == [("a",)]
+
+
+def test_connection_is_closed_when_the_body_raises(warehouse):
+    try:
+        with warehouse.connect() as con:
+            raise RuntimeError("boom")
+    except RuntimeError:
+        pass
+    subprocess.run([sys.executable, "-c", f"import duckdb; duckdb.connect({str(warehouse.path)!r}).close()"],
+                   check=True, timeout=60)
