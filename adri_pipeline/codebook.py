@@ -98,6 +98,11 @@ class Codebook(BaseModel):
     content_hash: str = Field(default="", exclude=True)
     source: str = Field(default="", exclude=True)
 
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, version):
+        return str(version) if isinstance(version, (int, float)) else version
+
     @field_validator("variables")
     @classmethod
     def _variable_names(cls, variables):

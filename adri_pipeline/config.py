@@ -32,9 +32,9 @@ class Settings(BaseModel):
     memory_floor_mb: int = 1024
 
     @property
-    def snapshot(self) -> Path:
-        """Analysts read this copy; the writer's file stays lockable (see DESIGN §3)."""
-        return self.warehouse.with_name(self.warehouse.stem + "_snapshot.duckdb")
+    def ollama_options(self) -> dict:
+        """Part of every cache key: typed once here so 0 and 0.0 never make two keys."""
+        return {"temperature": float(self.temperature), "seed": int(self.seed), "num_ctx": int(self.num_ctx)}
 
     @classmethod
     def load(cls, **overrides) -> "Settings":

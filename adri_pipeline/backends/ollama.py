@@ -19,6 +19,7 @@ import psutil
 
 from adri_pipeline.backends.base import BackendError, BackendResponse, Document, DocumentFailed
 from adri_pipeline.codebook import Codebook
+from adri_pipeline.config import Settings
 from adri_pipeline.prompt import Prompt, build_user_message
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ class OllamaBackend:
         self.model = f"ollama:{model}"
         self.hosts = hosts
         self.keep_alive = keep_alive
-        self.options = {"temperature": 0, "seed": 42, "num_ctx": 8192, **(options or {})}
+        self.options = options if options is not None else Settings().ollama_options
         self.params = {"options": self.options}
         self.memory_floor_mb = memory_floor_mb
         self.overload_retries = overload_retries

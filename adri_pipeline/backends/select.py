@@ -19,7 +19,7 @@ def select_backend(settings: Settings):
     ollama_backend = OllamaBackend(
         settings.model, settings.ollama_hosts, timeout_s=settings.request_timeout_s,
         keep_alive=settings.keep_alive, memory_floor_mb=settings.memory_floor_mb,
-        options={"temperature": settings.temperature, "seed": settings.seed, "num_ctx": settings.num_ctx},
+        options=settings.ollama_options,
     )
     if settings.backend == "ollama":
         _ = ollama_backend.digest  # fail now, with the message that says what to do

@@ -1,0 +1,175 @@
+"""The per-document loop against the real `ollama` client and a loopback server."""
+
+import json
+
+import pytest
+
+from adri_pipeline.backends.base import BackendError
+from adri_pipeline.backends.ollama import OllamaBackend
+from adri_pipeline.classify import as_documents, classify_corpus, classify_document
+from adri_pipeline.codebook import load_codebook
+from adri_pipeline.prompt import build_prompt
+from adri_pipeline.results import assemble_results, store_results
+from adri_pipeline.validation import codebook_examples_text
+from adri_pipeline_tests.fakes import answer, document_text
+
+
+def backend_for(stub, **kwargs):
+    return OllamaBackend("qwen-test", [stub.host], backoff_s=0.01, **kwargs)
+
+
+def run(stub, corpus, codebook, warehouse, **kwargs):
+    return classify_corpus(corpus.documents, codebook, backend_for(stub), warehouse, **kwargs)
+
+
+def test_retry_names_the_failing_variables_and_keeps_the_valid_attempt(ollama_stub, sample_corpus, pilot):
+    doc = as_documents(sample_corpus.documents)[0]
+    schema = build_prompt(pilot).schema
+    bad = answer(schema, doc.text, {"abordagem": {"evidencia": "uma frase que não está no resumo"},
+                                    "recorte": {"valor": "planetario"}})
+    ollama_stub.script = [{"content": json.dumps(bad)},
+                          {"content": json.dumps(answer(schema, doc.text), ensure_ascii=False)}]
+    outcome = classify_document(doc, "k", pilot, build_prompt(pilot), backend_for(ollama_stub),
+                                codebook_examples_text(pilot))
+    assert outcome.valid and outcome.kept == 1 and len(outcome.attempts) == 2
+    retry_request = ollama_stub.chats()[1]["messages"]
+    assert retry_request[2] == {"role": "assistant", "content": json.dumps(bad)}
+    message = retry_request[3]["content"]
+    assert "- abordagem: evidence absent" in message and "- recorte:" in message
+    assert "tecnica" not in message
+
+
+def test_better_first_attempt_is_kept_and_nothing_is_cached(ollama_stub, sample_corpus, pilot, warehouse):
+    doc = as_documents(sample_corpus.documents)[0]
+    schema = build_prompt(pilot).schema
+    one_bad = answer(schema, doc.text, {"recorte": {"valor": "planetario"}})
+    all_bad = {name: {"evidencia": "inventado", "valor": "x"} for name in pilot.variables}
+    ollama_stub.script = [{"content": json.dumps(one_bad)}, {"content": json.dumps(all_bad)}]
+    outcome = classify_document(doc, "k", pilot, build_prompt(pilot), backend_for(ollama_stub), "")
+    assert outcome.kept == 0 and not outcome.valid
+
+    ollama_stub.script = [{"content": json.dumps(one_bad)}, {"content": json.dumps(all_bad)}]
+    report = run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
+    assert report.classified == 0 and report.failed[0][0] == doc.doc_id
+    again = run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)  # retried next run, now valid
+    assert again.classified == 1 and again.cached == 0
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("isto não é JSON", "not a JSON object"),
+    ('{"thought": "vou pensar"}', "ignores the schema"),
+])
+def test_unusable_answers_are_retried_with_the_reason(ollama_stub, sample_corpus, pilot, warehouse, content, reason):
+    ollama_stub.script = [{"content": content}]
+    report = run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
+    assert report.classified == 1 and report.model_calls == 2
+    assert reason in ollama_stub.chats()[1]["messages"][-1]["content"]
+
+
+def test_enum_and_length_violations_are_caught_even_if_the_server_ignores_the_schema(
+        ollama_stub, sample_corpus, pilot, warehouse):
+    doc = as_documents(sample_corpus.documents)[0]
+    schema = build_prompt(pilot).schema
+    long_quote = " ".join(doc.text.split()[:25])
+    bad = answer(schema, doc.text, {"subarea": {"valor": "astronomia"}, "tecnica": {"evidencia": long_quote}})
+    ollama_stub.script = [{"content": json.dumps(bad, ensure_ascii=False)}]
+    run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
+    message = ollama_stub.chats()[1]["messages"][-1]["content"]
+    assert "- subarea: valor: 'astronomia' is not one of" in message
+    assert "- tecnica: evidence has 25 words (max 20)" in message
+
+
+def test_label_only_edit_costs_no_model_call_and_renames_results(
+        ollama_stub, sample_corpus, pilot, warehouse, codebook_copy):
+    first = run(ollama_stub, sample_corpus, pilot, warehouse)
+    assert first.classified == sample_corpus.documents.height
+    calls = len(ollama_stub.chats())
+
+    text = codebook_copy.read_text(encoding="utf-8").replace("qualitativa: Qualitativa", "qualitativa: QUALI")
+    codebook_copy.write_text(text, encoding="utf-8")
+    relabelled = load_codebook(codebook_copy)
+    second = run(ollama_stub, sample_corpus, relabelled, warehouse)
+    assert (second.model_calls, second.cached) == (0, sample_corpus.documents.height)
+    assert len(ollama_stub.chats()) == calls
+
+    results = assemble_results(warehouse, sample_corpus.documents, relabelled, backend_for(ollama_stub))
+    store_results(warehouse, results, "ollama:qwen-test", relabelled.content_hash)
+    labels = results.values.filter(results.values["variable"] == "abordagem")["label"].unique().to_list()
+    assert labels == ["QUALI"]
+    assert results.pending == 0 and results.documents["codebook_hash"].unique().to_list() == [relabelled.content_hash]
+
+
+def test_definition_edit_reclassifies_every_document(ollama_stub, sample_corpus, pilot, warehouse, codebook_copy):
+    run(ollama_stub, sample_corpus, pilot, warehouse)
+    text = codebook_copy.read_text(encoding="utf-8").replace(
+        "Recorte geográfico do objeto estudado.", "Escala geográfica do objeto.")
+    codebook_copy.write_text(text, encoding="utf-8")
+    report = run(ollama_stub, sample_corpus, load_codebook(codebook_copy), warehouse)
+    assert report.classified == report.model_calls == sample_corpus.documents.height
+
+
+def test_concurrent_requests_lose_and_mix_nothing(ollama_stub, sample_corpus, pilot, warehouse):
+    ollama_stub.delay = 0.02
+    report = run(ollama_stub, sample_corpus, pilot, warehouse, concurrency=4)
+    assert report.classified == sample_corpus.documents.height and not report.failed
+    results = assemble_results(warehouse, sample_corpus.documents, pilot, backend_for(ollama_stub))
+    # every evidence was quoted from its own document, so a mixed-up answer would audit as absent
+    assert set(results.values["audit_status"].to_list()) == {"literal"}
+    assert results.documents["doc_id"].to_list() == sample_corpus.documents["doc_id"].to_list()
+
+
+def test_queue_full_503_is_retried_with_backoff(ollama_stub, sample_corpus, pilot, warehouse):
+    ollama_stub.script = [{"status": 503, "error": "server busy"}] * 2
+    report = run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
+    assert report.classified == 1 and len(ollama_stub.chats()) == 3
+
+
+def test_timeout_fails_the_document_not_the_run(ollama_stub, sample_corpus, pilot, warehouse):
+    ollama_stub.script = [{"delay": 1.5, "content": "{}"}]
+    backend = OllamaBackend("qwen-test", [ollama_stub.host], timeout_s=0.5)
+    report = classify_corpus(sample_corpus.documents.head(2), pilot, backend, warehouse)
+    assert [doc for doc, _ in report.failed] == ["sample-001"]
+    assert "did not answer within the timeout" in report.failed[0][1]
+    assert report.classified == 1
+
+
+def test_model_not_pulled_says_ollama_pull(ollama_stub):
+    with pytest.raises(BackendError, match="run `ollama pull qwen-missing`"):
+        _ = OllamaBackend("qwen-missing", [ollama_stub.host]).digest
+
+
+def test_server_down_says_how_to_proceed():
+    with pytest.raises(BackendError, match="not reachable at http://127.0.0.1:9.*--backend embedded"):
+        _ = OllamaBackend("qwen-test", ["http://127.0.0.1:9"]).digest
+
+
+def test_model_loaded_by_this_stage_is_unloaded_and_a_resident_one_is_left(ollama_stub, sample_corpus, pilot, warehouse):
+    run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
+    unloads = [r for p, r in ollama_stub.requests if p == "/api/generate" and r.get("keep_alive") == 0]
+    assert len(unloads) == 1 and not ollama_stub.loaded
+
+    ollama_stub.loaded.add("qwen-test:latest")
+    run(ollama_stub, sample_corpus, pilot, warehouse, limit=2)
+    unloads = [r for p, r in ollama_stub.requests if p == "/api/generate" and r.get("keep_alive") == 0]
+    assert len(unloads) == 1 and "qwen-test:latest" in ollama_stub.loaded
+
+
+def test_nothing_to_do_loads_nothing(ollama_stub, sample_corpus, pilot, warehouse):
+    run(ollama_stub, sample_corpus, pilot, warehouse, limit=3)
+    before = len(ollama_stub.requests)
+    report = run(ollama_stub, sample_corpus, pilot, warehouse, limit=3)
+    assert report.model_calls == 0
+    assert [p for p, _ in ollama_stub.requests[before:]] == ["/api/tags"]  # digest only, no load
+
+
+def test_memory_floor_stops_between_documents_and_keeps_what_was_done(ollama_stub, sample_corpus, pilot, warehouse):
+    backend = OllamaBackend("qwen-test", [ollama_stub.host], memory_floor_mb=10**9)
+    report = classify_corpus(sample_corpus.documents, pilot, backend, warehouse)
+    assert report.classified == 1 and "below the floor" in report.stopped
+    assert not ollama_stub.loaded  # unloaded on the way out
+
+
+def test_answers_follow_the_documents_they_were_asked_about(ollama_stub, sample_corpus, pilot, warehouse):
+    run(ollama_stub, sample_corpus, pilot, warehouse, limit=3)
+    asked = [document_text(r) for r in ollama_stub.chats()]
+    assert asked == sample_corpus.documents["text"].head(3).to_list()

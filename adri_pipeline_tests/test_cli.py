@@ -1,0 +1,26 @@
+import json
+
+from adri_pipeline.cli import main
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+
+
+def test_classify_with_portuguese_aliases_and_estimate(tmp_path, capsys):
+    warehouse = tmp_path / "w.duckdb"
+    code = main(["classify", "--corpus", str(SAMPLE), "--livro", str(PILOT), "--backend", "embedded",
+                 "--limite", "12", "--estimar", "--warehouse", str(warehouse)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "selected 12, cached 0, classified now 5" in out
+    estimate = json.loads(out.split("estimate: ", 1)[1].splitlines()[0])
+    assert estimate["sampled"] == 5 and estimate["remaining_documents"] == 12
+    assert estimate["seconds_per_document_p90"] >= estimate["seconds_per_document_median"] > 0
+
+
+def test_bad_codebook_is_a_clear_error_and_nothing_is_written(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nversion: 1\n")
+    code = main(["classify", "--corpus", str(SAMPLE), "--codebook", str(bad), "--backend", "embedded",
+                 "--warehouse", str(tmp_path / "w.duckdb")])
+    assert code == 2
+    assert "bad.yaml: field 'instructions': Field required" in capsys.readouterr().err
+    assert not (tmp_path / "w.duckdb").exists()
