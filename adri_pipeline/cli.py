@@ -98,7 +98,8 @@ def _print_summary(summary: dict) -> None:
         print(f"valid first try {results['valid_first_try_pct']} %, retried {results['retry_pct']} %; "
               f"seconds/doc median {results['seconds_median']}, p90 {results['seconds_p90']}")
         print(f"evidence: literal {ev['literal']} %, approximate {ev['approximate']} %, "
-              f"absent {ev['absent']} %, waived {ev['waived']} %")
+              f"absent {ev['absent']} %, waived {ev['waived']} % "
+              f"(literal among quoted evidence: {results['literal_of_quoted_pct']} %)")
         for name, shares in results["evidence_pct_by_variable"].items():
             print(f"  {name:<14} " + "  ".join(f"{k} {v:5.1f} %" for k, v in shares.items()))
     for key in ("estimate", "stopped", "failed_documents"):

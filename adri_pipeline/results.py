@@ -106,6 +106,8 @@ def summarize(results: Results) -> dict:
     summary["seconds_median"] = round(docs["seconds"].median(), 3)
     summary["seconds_p90"] = round(docs["seconds"].quantile(0.9, "nearest"), 3)
     summary["evidence_pct"] = _status_shares(values)
+    quoted = values.filter(pl.col("audit_status") != "waived")
+    summary["literal_of_quoted_pct"] = round(100 * (quoted["audit_status"] == "literal").mean(), 1) if quoted.height else None
     summary["evidence_pct_by_variable"] = {
         name: _status_shares(group) for (name,), group in values.group_by("variable", maintain_order=True)
     }

@@ -7,7 +7,9 @@ message can name them.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from jsonschema import Draft202012Validator
@@ -52,6 +54,11 @@ def codebook_examples_text(codebook: Codebook) -> str:
     return "\n".join(examples)
 
 
+@lru_cache(maxsize=8)
+def _validator(schema_json: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads(schema_json))
+
+
 def check_response(
     content, codebook: Codebook, prompt: Prompt, index: TextIndex, examples_text: str = ""
 ) -> CheckedResponse:
@@ -63,7 +70,7 @@ def check_response(
         return CheckedResponse(
             None, {RESPONSE: [f"response ignores the schema (keys {sorted(unexpected)})"]}
         )
-    for error in Draft202012Validator(prompt.schema).iter_errors(content):
+    for error in _validator(json.dumps(prompt.schema, sort_keys=True)).iter_errors(content):
         where = str(error.path[0]) if error.path else RESPONSE
         if where == RESPONSE and error.validator == "required":
             missing = error.message.split("'")[1]

@@ -1,0 +1,100 @@
+"""Pipeline overhead per document, cache-hit rerun time and audit throughput.
+
+Runs the real `ollama` client against the loopback test server at zero model latency, so what is
+measured is our loop (HTTP, validation, audit, ledger commit) and not a model. Prints medians of
+repeated runs and ratios measured side by side in this one process.
+
+    .venv/bin/python benchmarks/classification_overhead.py [N_DOCUMENTS]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from adri_pipeline.audit import TextIndex, audit_evidence  # noqa: E402
+from adri_pipeline.backends.ollama import OllamaBackend  # noqa: E402
+from adri_pipeline.classify import classify_corpus  # noqa: E402
+from adri_pipeline.codebook import load_codebook  # noqa: E402
+from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
+from adri_pipeline.corpus import load_corpus  # noqa: E402
+from adri_pipeline.results import assemble_results  # noqa: E402
+from adri_pipeline.warehouse import Warehouse  # noqa: E402
+from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
+from adri_pipeline_tests.ollama_server import OllamaStub  # noqa: E402
+
+
+def corpus_of(n: int) -> pl.DataFrame:
+    """n distinct documents made from the sample (distinct text -> distinct cache keys)."""
+    base = load_corpus(PROJECT_ROOT / "data" / "sample_corpus.jsonl").documents
+    copies = (n + base.height - 1) // base.height
+    frame = pl.concat([
+        base.with_columns(
+            (pl.col("doc_id") + f"-{i}").alias("doc_id"),
+            (pl.col("text") + f" (cópia {i})").alias("text"),
+            (pl.col("abstract") + f" (cópia {i})").alias("abstract"),
+        ) for i in range(copies)
+    ])
+    return frame.head(n)
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+    codebook = load_codebook(PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    documents = corpus_of(n)
+    with tempfile.TemporaryDirectory() as tmp, OllamaStub(responder=answer_from_request) as stub:
+        warehouse = Warehouse(Path(tmp) / "bench.duckdb")
+        backend = OllamaBackend("qwen-test", [stub.host])
+
+        started = time.perf_counter()
+        first = classify_corpus(documents, codebook, backend, warehouse)
+        cold = time.perf_counter() - started
+        assert first.classified == n, first.failed[:3]
+
+        reruns = []
+        for _ in range(3):
+            started = time.perf_counter()
+            again = classify_corpus(documents, codebook, backend, warehouse)
+            reruns.append(time.perf_counter() - started)
+            assert again.model_calls == 0
+        started = time.perf_counter()
+        results = assemble_results(warehouse, documents, codebook, backend)
+        assemble = time.perf_counter() - started
+
+    print(f"documents: {n}")
+    print(f"first run (loopback server, zero model latency): {cold:.2f} s = {1000 * cold / n:.2f} ms/doc "
+          f"(HTTP round trip + JSON + validation + 6 audits + ledger commit)")
+    print(f"cache-hit rerun, median of 3: {statistics.median(reruns):.2f} s "
+          f"= {1000 * statistics.median(reruns) / n:.3f} ms/doc; ratio cold/rerun "
+          f"{cold / statistics.median(reruns):.1f}x")
+    print(f"assemble results from ledger: {assemble:.2f} s ({results.values.height} value rows)")
+
+    abstracts = documents["abstract"].to_list()[:500]
+    quotes = [" ".join(a.split()[5:17]) for a in abstracts]
+    typos = [q.replace("a", "á", 1) + " x" for q in quotes]
+    for label, batch in (("literal", quotes), ("approximate/absent path", typos)):
+        timings = []
+        for _ in range(3):
+            started = time.perf_counter()
+            for abstract, quote in zip(abstracts, batch):
+                audit_evidence(quote, TextIndex(abstract), no_information=False)
+            timings.append(time.perf_counter() - started)
+        per = statistics.median(timings) / len(abstracts)
+        print(f"audit throughput ({label}): {1 / per:,.0f} audits/s (median of 3, index built per audit)")
+    long_text = " ".join(abstracts) * 2
+    index = TextIndex(long_text)
+    started = time.perf_counter()
+    for quote in typos[:50]:
+        audit_evidence(quote, index, no_information=False)
+    print(f"audit on a {len(long_text):,}-char text: {1000 * (time.perf_counter() - started) / 50:.2f} ms/audit")
+
+
+if __name__ == "__main__":
+    main()
