@@ -86,13 +86,21 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
 
 
 def _print_summary(summary: dict) -> None:
-    results = summary.get("results", {})
     print(f"model {summary['model']}  codebook {summary['codebook']} v{summary['codebook_version']} "
           f"({summary['codebook_hash']})")
     print(f"documents: {summary['corpus_documents']} in corpus ({summary['excluded_no_abstract']} excluded: "
           f"no abstract); selected {summary['selected']}, cached {summary['cached']}, classified now "
           f"{summary['classified_now']}, failed {summary['failed']}, model calls {summary['model_calls']}, "
           f"{summary['wall_seconds']} s")
+    print_results(summary.get("results", {}))
+    for key in ("estimate", "stopped", "failed_documents"):
+        if key in summary:
+            print(f"{key}: {json.dumps(summary[key], ensure_ascii=False)}")
+    print(f"warehouse: {summary['warehouse']}\nanalyst snapshot: {summary['snapshot']}")
+
+
+def print_results(results: dict) -> None:
+    """The figures of results.summarize()."""
     if results.get("documents"):
         ev = results["evidence_pct"]
         print(f"valid first try {results['valid_first_try_pct']} %, retried {results['retry_pct']} %; "
@@ -102,10 +110,6 @@ def _print_summary(summary: dict) -> None:
               f"(literal among quoted evidence: {results['literal_of_quoted_pct']} %)")
         for name, shares in results["evidence_pct_by_variable"].items():
             print(f"  {name:<14} " + "  ".join(f"{k} {v:5.1f} %" for k, v in shares.items()))
-    for key in ("estimate", "stopped", "failed_documents"):
-        if key in summary:
-            print(f"{key}: {json.dumps(summary[key], ensure_ascii=False)}")
-    print(f"warehouse: {summary['warehouse']}\nanalyst snapshot: {summary['snapshot']}")
 
 
 def cmd_classify(args) -> int:

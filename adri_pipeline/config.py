@@ -17,6 +17,7 @@ class Settings(BaseModel):
     warehouse: Path = Field(default=PROJECT_ROOT / "data" / "warehouse" / "adri.duckdb")
     corpus: Path = Field(default=PROJECT_ROOT / "data" / "sample_corpus.jsonl")
     codebook: Path = Field(default=PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    coders: Path | None = None  # CSV of human codes (doc_id, variable, value)
     display_language: str = "pt"
     analysis_language: str = "en"
 
@@ -30,6 +31,11 @@ class Settings(BaseModel):
     seed: int = 42
     temperature: float = 0.0
     memory_floor_mb: int = 1024
+
+    # asset check thresholds, in percent
+    check_min_valid_pct: float = 95.0
+    check_min_literal_pct: float = 90.0
+    check_min_coverage_pct: float = 80.0
 
     @property
     def ollama_options(self) -> dict:

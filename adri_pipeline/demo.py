@@ -1,18 +1,57 @@
-"""`make demo`: the main job end to end on the project's own sample data, embedded default."""
+"""`make demo`: the whole asset graph on the project's own sample data with the embedded default,
+materialized in-process on the persistent Dagster instance that `make ui` shows afterwards."""
 
 from __future__ import annotations
+
+import os
+import time
+import warnings
 
 from adri_pipeline.config import PROJECT_ROOT, Settings
 
 
 def run_demo(settings: Settings) -> int:
-    from adri_pipeline.cli import _print_summary, run_classification
+    home = os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / ".dagster_home"))
+    os.makedirs(home, exist_ok=True)
+    instance_yaml = os.path.join(home, "dagster.yaml")
+    if not os.path.exists(instance_yaml):
+        with open(instance_yaml, "w") as f:
+            f.write("telemetry:\n  enabled: false\n")
+    warnings.filterwarnings("ignore", module="dagster")
+    warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
+    import dagster as dg
 
-    settings = settings.model_copy(update={
-        "corpus": PROJECT_ROOT / "data" / "sample_corpus.jsonl",
-        "codebook": PROJECT_ROOT / "codebooks" / "pilot.yaml",
-        "backend": "embedded",
-    })
-    print(f"adri demo: sample corpus {settings.corpus.name}, codebook {settings.codebook.name}, embedded default")
-    _print_summary(run_classification(settings, show_progress=False))
-    return 0
+    from adri_pipeline.backends.embedded import EmbeddedBackend
+    from adri_pipeline.cli import print_results
+    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.corpus import load_corpus
+    from adri_pipeline.orchestration import materialize_graph
+    from adri_pipeline.resources import AdriSettings
+    from adri_pipeline.results import assemble_results, summarize
+    from adri_pipeline.warehouse import Warehouse
+
+    corpus_path = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
+    codebook_path = PROJECT_ROOT / "codebooks" / "pilot.yaml"
+    adri = AdriSettings(warehouse=str(settings.warehouse), corpus=str(corpus_path),
+                        codebook=str(codebook_path), backend="embedded")
+    print(f"adri demo: {corpus_path.name} x {codebook_path.name}, embedded default, "
+          f"Dagster instance {os.environ['DAGSTER_HOME']}")
+    started = time.perf_counter()
+    with dg.DagsterInstance.get() as instance:
+        graph = materialize_graph(instance, adri, log_level="WARNING")
+        checks = [e.asset_check_evaluation_data for e in graph.results.all_events
+                  if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+        fresh = sum(1 for e in graph.classify.all_events
+                    if e.event_type_value == "ASSET_MATERIALIZATION" and e.partition)
+    print(f"dagster: {graph.documents} document partitions ({graph.new_partitions} new), "
+          f"{fresh} classifications recorded as new, runs {graph.classify.run_id[:8]} + "
+          f"{graph.results.run_id[:8]}, {time.perf_counter() - started:.1f} s")
+    for check in checks:
+        print(f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} - {check.description}")
+
+    warehouse = Warehouse(settings.warehouse)
+    documents = load_corpus(corpus_path).documents
+    results = assemble_results(warehouse, documents, load_codebook(codebook_path), EmbeddedBackend())
+    print_results(summarize(results))
+    print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
+    return 0 if graph.classify.success and graph.results.success else 1

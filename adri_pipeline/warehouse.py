@@ -111,7 +111,7 @@ class Warehouse:
 
     def query(self, sql: str, params=()) -> pl.DataFrame:
         with self.connect() as con:
-            return con.execute(sql, list(params)).pl()
+            return con.sql(sql, params=list(params)).pl()
 
     def publish_snapshot(self) -> Path:
         """Copy the warehouse to a temporary file and rename it over the snapshot atomically."""

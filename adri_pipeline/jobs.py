@@ -1,0 +1,33 @@
+"""Jobs named for what they do."""
+
+import dagster as dg
+
+from adri_pipeline.assets.classification import (
+    classification_results, classifications, evidence_audits, validation_agreement,
+)
+from adri_pipeline.assets.codebook import prompt_signature
+from adri_pipeline.assets.corpus import corpus, documents_partitions
+from adri_pipeline.assets.reports import analyst_snapshot
+
+# classifications records materializations only for documents whose result is new, and yields no
+# Output for the range, so Dagster would skip anything downstream in the same run: results run apart.
+RESULTS_ONWARD = [classification_results, evidence_audits, validation_agreement, analyst_snapshot]
+
+classify_documents_job = dg.define_asset_job(
+    "classify_documents_job",
+    selection=dg.AssetSelection.assets(corpus, prompt_signature, classifications),
+    partitions_def=documents_partitions,
+    description="Classify a range of documents in one run; results_after_classification_sensor "
+    "then launches refresh_results_job.",
+)
+
+refresh_results_job = dg.define_asset_job(
+    "refresh_results_job",
+    selection=dg.AssetSelection.assets(prompt_signature, *RESULTS_ONWARD),
+    description="Rebuild results, audits, agreement and the analyst snapshot from the ledger: no model call.",
+)
+
+
+def range_tags(keys: list[str]) -> dict[str, str]:
+    """One run over a contiguous key range (a reversed range would silently select nothing)."""
+    return {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}

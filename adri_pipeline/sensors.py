@@ -1,0 +1,72 @@
+"""Sensors: new documents become partitions and one range run; codebook edits reclassify or relabel."""
+
+import hashlib
+import json
+
+import dagster as dg
+
+from adri_pipeline.assets.corpus import documents_partitions
+from adri_pipeline.codebook import load_codebook
+from adri_pipeline.corpus import load_corpus
+from adri_pipeline.jobs import classify_documents_job, range_tags, refresh_results_job
+from adri_pipeline.prompt import build_prompt
+from adri_pipeline.resources import AdriSettings
+
+
+def _file_hash(path) -> str:
+    digest = hashlib.sha256()
+    paths = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    for item in paths:
+        digest.update(item.name.encode() + item.read_bytes())
+    return digest.hexdigest()
+
+
+@dg.sensor(job=classify_documents_job, minimum_interval_seconds=60)
+def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
+    """Registers documents not yet partitioned and asks for one run over the new key range."""
+    settings = adri.settings()
+    corpus_hash = _file_hash(settings.corpus)
+    if context.cursor == corpus_hash:
+        return dg.SkipReason("corpus unchanged")
+    doc_ids = load_corpus(settings.corpus, settings.display_language, settings.analysis_language
+                          ).documents["doc_id"].to_list()
+    known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
+    new = [d for d in doc_ids if d not in known]
+    if not new:
+        return dg.SensorResult(cursor=corpus_hash, skip_reason=dg.SkipReason("no new documents"))
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(run_key=f"new-{corpus_hash[:16]}", tags=range_tags(new))],
+        dynamic_partitions_requests=[documents_partitions.build_add_request(new)],
+        cursor=corpus_hash,
+    )
+
+
+@dg.sensor(jobs=[classify_documents_job, refresh_results_job], minimum_interval_seconds=60)
+def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
+    """A definition edit (signature changed) reclassifies every document whose cache key changed;
+    a label- or version-only edit only rebuilds the results from the ledger."""
+    settings = adri.settings()
+    book = load_codebook(settings.codebook)
+    signature = build_prompt(book).signature
+    previous = json.loads(context.cursor) if context.cursor else None
+    cursor = json.dumps({"codebook_hash": book.content_hash, "signature": signature})
+    if previous is None:
+        return dg.SensorResult(cursor=cursor, skip_reason=dg.SkipReason("first look at the codebook"))
+    if previous["codebook_hash"] == book.content_hash:
+        return dg.SkipReason("codebook unchanged")
+    if previous["signature"] == signature:
+        request = dg.RunRequest(job_name=refresh_results_job.name, run_key=f"labels-{book.content_hash[:16]}")
+        return dg.SensorResult(run_requests=[request], cursor=cursor)
+    keys = context.instance.get_dynamic_partitions(documents_partitions.name)
+    if not keys:
+        return dg.SensorResult(cursor=cursor, skip_reason=dg.SkipReason("no documents registered yet"))
+    request = dg.RunRequest(job_name=classify_documents_job.name, run_key=f"signature-{signature[:16]}",
+                            tags=range_tags(keys))
+    return dg.SensorResult(run_requests=[request], cursor=cursor)
+
+
+@dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[classify_documents_job],
+                      request_job=refresh_results_job)
+def results_after_classification_sensor(context: dg.RunStatusSensorContext):
+    """Every successful classification run is followed by a results refresh."""
+    return dg.RunRequest(run_key=f"results-after-{context.dagster_run.run_id}")
