@@ -33,8 +33,8 @@ class DuckDBContentHashIOManager(dg.ConfigurableIOManager):
         warehouse = self.adri.warehouse_access()
         with warehouse.connect() as con:
             con.execute(f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (asset VARCHAR PRIMARY KEY, content_hash VARCHAR)")
-            stored = con.execute(f"SELECT content_hash FROM {VERSIONS_TABLE} WHERE asset = ?", [table]).fetchone()
-            unchanged = stored is not None and stored[0] == digest
+            stored = con.execute(f"SELECT content_hash FROM {VERSIONS_TABLE} WHERE asset = ?", [table]).fetchall()
+            unchanged = stored == [(digest,)]
             if not unchanged:
                 con.register("_frame", obj)
                 con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _frame")

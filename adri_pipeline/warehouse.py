@@ -128,7 +128,7 @@ class Warehouse:
 
 
 def _current_database(con) -> str:
-    return con.execute("SELECT current_database()").fetchone()[0]
+    return con.execute("SELECT current_database()").fetchall()[0][0]  # duckdb 2: fetchone leaves the result open
 
 
 def store_corpus(warehouse: Warehouse, corpus) -> None:

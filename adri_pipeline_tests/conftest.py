@@ -50,3 +50,19 @@ def shared(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} not present (real data lives in ../shared/data)")
     return path
+
+
+@pytest.fixture
+def dagster_instance():
+    import dagster as dg
+
+    with dg.instance_for_test() as instance:
+        yield instance
+
+
+@pytest.fixture
+def adri(tmp_path, codebook_copy):
+    from adri_pipeline.resources import AdriSettings
+
+    return AdriSettings(warehouse=str(tmp_path / "wh" / "adri.duckdb"), corpus=str(SAMPLE),
+                        codebook=str(codebook_copy), backend="embedded")

@@ -23,6 +23,7 @@ class OllamaStub:
         self.script: list[dict] = []
         self.responder = responder or (lambda request: "{}")
         self.delay = delay
+        self.fail_after: int | None = None  # answer 404 to every chat after this many (model removed)
         self.requests: list[tuple[str, dict]] = []
         self.lock = threading.Lock()
         stub = self
@@ -99,6 +100,8 @@ class OllamaStub:
 
     def _next_step(self, request: dict) -> dict:
         with self.lock:
+            if self.fail_after is not None and len(self.chats()) > self.fail_after:
+                return {"status": 404, "error": "model 'qwen-test' not found"}
             if self.script:
                 return self.script.pop(0)
         return {"content": self.responder(request)}

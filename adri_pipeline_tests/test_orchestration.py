@@ -1,0 +1,58 @@
+"""The whole asset graph in-process: partitions, materializations, resume, results, checks."""
+
+import dagster as dg
+import duckdb
+
+from adri_pipeline.orchestration import materialize_graph
+from adri_pipeline.resources import AdriSettings
+from adri_pipeline_tests.conftest import SAMPLE
+
+CLASSIFICATIONS = dg.AssetKey("classifications")
+
+
+def materializations(result, partitioned=True):
+    return [e for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"
+            and (e.partition is not None) == partitioned]
+
+
+def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_corpus):
+    graph = materialize_graph(dagster_instance, adri)
+    assert graph.classify.success and graph.results.success
+    n = sample_corpus.documents.height
+    assert len(dagster_instance.get_materialized_partitions(CLASSIFICATIONS)) == n
+    assets = {e.asset_key.to_user_string() for e in materializations(graph.results, partitioned=False)}
+    assert assets == {"prompt_signature", "classification_results", "evidence_audits",
+                      "validation_agreement", "analyst_snapshot"}
+    checks = [e.asset_check_evaluation_data for e in graph.results.all_events
+              if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert [c.passed for c in checks] == [True]
+    with duckdb.connect(adri.settings().warehouse.with_name("adri_snapshot.duckdb").as_posix(), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchone()[0] == n
+        assert con.execute("SELECT count(*) FROM evidence_audits").fetchone()[0] == 6
+
+    again = materialize_graph(dagster_instance, adri)
+    assert materializations(again.classify) == []  # unchanged documents record nothing
+    audits = [e for e in materializations(again.results, partitioned=False)
+              if e.asset_key.to_user_string() == "evidence_audits"][0]
+    assert audits.event_specific_data.materialization.metadata["rewritten"].value is False
+
+
+def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, tmp_path, ollama_stub, sample_corpus):
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
+                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    ollama_stub.fail_after = 9  # the model disappears after 9 answers
+    first = materialize_graph(dagster_instance, adri, raise_on_error=False)
+    assert not first.classify.success
+    done = dagster_instance.get_materialized_partitions(CLASSIFICATIONS)
+    assert len(done) == 9
+
+    ollama_stub.fail_after = None
+    calls_before = len(ollama_stub.chats())
+    second = materialize_graph(dagster_instance, adri)
+    assert second.classify.success
+    n = sample_corpus.documents.height
+    assert len(ollama_stub.chats()) - calls_before == n - 9  # nothing redone
+    recorded = {e.partition for e in materializations(second.classify)}
+    assert recorded == set(sample_corpus.documents["doc_id"]) - done
+    assert len(dagster_instance.get_materialized_partitions(CLASSIFICATIONS)) == n
+
