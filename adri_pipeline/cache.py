@@ -38,13 +38,21 @@ class Ledger:
         self.warehouse = warehouse
 
     def known(self, keys: list[str]) -> set[str]:
+        return {row[0] for row in self._select("cache_key", keys)}
+
+    def rows(self, keys: list[str]) -> list[tuple]:
+        """(cache_key, response, audit, attempts, valid_first_try, seconds, prompt_tokens,
+        completion_tokens) for the keys the ledger holds."""
+        return self._select("cache_key, response, audit, attempts, valid_first_try, seconds, "
+                            "prompt_tokens, completion_tokens", keys)
+
+    def _select(self, columns: str, keys: list[str]) -> list[tuple]:
         if not keys:
-            return set()
+            return []
         with self.warehouse.connect() as con:
             con.execute("CREATE OR REPLACE TEMP TABLE _wanted (cache_key VARCHAR)")
             con.executemany("INSERT INTO _wanted VALUES (?)", [(k,) for k in keys])
-            rows = con.execute("SELECT l.cache_key FROM ledger l JOIN _wanted USING (cache_key)").fetchall()
-        return {row[0] for row in rows}
+            return con.execute(f"SELECT {columns} FROM ledger JOIN _wanted USING (cache_key)").fetchall()
 
     @contextmanager
     def writer(self) -> Iterator[Callable[[dict], None]]:

@@ -141,6 +141,24 @@ def cmd_snapshot(args) -> int:
     return 0
 
 
+def cmd_register(args) -> int:
+    """Register corpus documents as dynamic partitions on the $DAGSTER_HOME instance (what
+    new_documents_sensor does under the daemon), then print the range to materialize."""
+    import dagster as dg
+
+    from adri_pipeline.orchestration import register_documents
+    from adri_pipeline.resources import AdriSettings
+
+    adri = AdriSettings(corpus=str(args.corpus))
+    with dg.DagsterInstance.get() as instance:
+        doc_ids, new = register_documents(instance, adri)
+    print(f"{len(doc_ids)} documents, {new} newly registered as partitions of 'documents'")
+    if doc_ids:
+        print(f"dagster asset materialize -m adri_pipeline.definitions --select classifications "
+              f"--partition-range '{doc_ids[0]}...{doc_ids[-1]}'")
+    return 0
+
+
 def cmd_demo(args) -> int:
     """The main job end to end on the project's own sample data with the embedded default."""
     from adri_pipeline.demo import run_demo
@@ -177,6 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     snapshot = sub.add_parser("snapshot", help="republish the analyst snapshot")
     common(snapshot)
     snapshot.set_defaults(func=cmd_snapshot)
+
+    register = sub.add_parser("register", help="register corpus documents as Dagster partitions")
+    register.add_argument("--corpus", type=Path, required=True)
+    register.set_defaults(func=cmd_register)
 
     demo = sub.add_parser("demo", help="run the main job on the sample data (embedded default)")
     demo.add_argument("--warehouse", type=Path)

@@ -6,7 +6,7 @@ from adri_pipeline.assets.classification import (
     classification_results, classifications, evidence_audits, validation_agreement,
 )
 from adri_pipeline.assets.codebook import prompt_signature
-from adri_pipeline.assets.corpus import corpus, documents_partitions
+from adri_pipeline.assets.corpus import corpus
 from adri_pipeline.assets.reports import analyst_snapshot
 
 # classifications records materializations only for documents whose result is new, and yields no
@@ -16,7 +16,6 @@ RESULTS_ONWARD = [classification_results, evidence_audits, validation_agreement,
 classify_documents_job = dg.define_asset_job(
     "classify_documents_job",
     selection=dg.AssetSelection.assets(corpus, prompt_signature, classifications),
-    partitions_def=documents_partitions,
     description="Classify a range of documents in one run; results_after_classification_sensor "
     "then launches refresh_results_job.",
 )

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from adri_pipeline.backends.base import Backend
-from adri_pipeline.cache import cache_key
+from adri_pipeline.cache import Ledger, cache_key
 from adri_pipeline.classify import as_documents
 from adri_pipeline.codebook import Codebook
 from adri_pipeline.prompt import build_prompt
@@ -45,13 +45,7 @@ def assemble_results(
     prompt = build_prompt(codebook)
     docs = as_documents(documents)
     keys = {cache_key(d, prompt, backend.model, backend.digest, backend.params): d.doc_id for d in docs}
-    with warehouse.connect() as con:
-        con.execute("CREATE OR REPLACE TEMP TABLE _wanted (cache_key VARCHAR)")
-        con.executemany("INSERT INTO _wanted VALUES (?)", [(k,) for k in keys])
-        ledger = con.execute(
-            "SELECT cache_key, response, audit, attempts, valid_first_try, seconds, prompt_tokens, "
-            "completion_tokens FROM ledger JOIN _wanted USING (cache_key)"
-        ).fetchall()
+    ledger = Ledger(warehouse).rows(list(keys))
 
     order = {doc_id: i for i, doc_id in enumerate(keys.values())}
     ledger.sort(key=lambda row: order[keys[row[0]]])
