@@ -120,6 +120,7 @@ def classify_corpus(
         return report
 
     backend.prepare(codebook, prompt)
+    concurrency = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
     try:
         with Ledger(warehouse).writer() as commit, ThreadPoolExecutor(max_workers=concurrency) as pool:
             pending = iter(todo)

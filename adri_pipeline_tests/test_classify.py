@@ -173,3 +173,17 @@ def test_answers_follow_the_documents_they_were_asked_about(ollama_stub, sample_
     run(ollama_stub, sample_corpus, pilot, warehouse, limit=3)
     asked = [document_text(r) for r in ollama_stub.chats()]
     assert asked == sample_corpus.documents["text"].head(3).to_list()
+
+
+def test_requests_spread_over_hosts_within_each_hosts_slots(sample_corpus, pilot, warehouse):
+    from adri_pipeline_tests.fakes import answer_from_request
+    from adri_pipeline_tests.ollama_server import OllamaStub
+
+    with OllamaStub(responder=answer_from_request, delay=0.05) as a, \
+            OllamaStub(responder=answer_from_request, delay=0.05) as b:
+        backend = OllamaBackend("qwen-test", [f"{a.host}*2", f"{b.host}*1"])
+        assert backend.slots == 3
+        report = classify_corpus(sample_corpus.documents, pilot, backend, warehouse)
+        assert report.classified == sample_corpus.documents.height
+        assert len(a.chats()) + len(b.chats()) == sample_corpus.documents.height
+        assert len(a.chats()) > len(b.chats()) > 0  # two slots take more than one

@@ -2,15 +2,15 @@
 
 Known server behaviours handled here (DESIGN §4): `format` may be ignored (the answer is validated
 afterwards anyway), a full queue answers 503 (exponential backoff), an unknown model answers 404
-(the message says `ollama pull`). Requests are spread round-robin over the configured hosts.
+(the message says `ollama pull`). Requests are spread over the configured hosts, each with its own number of parallel slots
+(`http://host:11434*N`, matching that server's OLLAMA_NUM_PARALLEL).
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
-import threading
+import queue
 import time
 
 import httpx
@@ -25,6 +25,12 @@ from adri_pipeline.prompt import Prompt, build_user_message
 log = logging.getLogger(__name__)
 
 NANOSECONDS = 1e9
+
+
+def parse_host(spec: str) -> tuple[str, int]:
+    """'http://gpu-box:11434*4' -> (url, 4 parallel slots); without '*N', one slot."""
+    host, _, slots = spec.strip().partition("*")
+    return host, int(slots) if slots else 1
 
 
 def _same_model(listed: str | None, wanted: str) -> bool:
@@ -50,16 +56,21 @@ class OllamaBackend:
             raise BackendError("no Ollama host configured (set OLLAMA_HOST or ADRI_OLLAMA_HOSTS)")
         self.model_name = model
         self.model = f"ollama:{model}"
-        self.hosts = hosts
         self.keep_alive = keep_alive
         self.options = options if options is not None else Settings().ollama_options
         self.params = {"options": self.options}
         self.memory_floor_mb = memory_floor_mb
         self.overload_retries = overload_retries
         self.backoff_s = backoff_s
-        self.clients = [ollama.Client(host=h, timeout=httpx.Timeout(timeout_s, connect=5.0)) for h in hosts]
-        self._next = itertools.cycle(range(len(self.clients)))
-        self._lock = threading.Lock()
+        parsed = [parse_host(h) for h in hosts]
+        self.hosts = [host for host, _ in parsed]
+        self.clients = [ollama.Client(host=h, timeout=httpx.Timeout(timeout_s, connect=5.0)) for h in self.hosts]
+        # one token per parallel slot (OLLAMA_NUM_PARALLEL of each server); a request waits for a free slot
+        self._slots: queue.Queue[int] = queue.Queue()
+        for index, (_, slots) in enumerate(parsed):
+            for _ in range(slots):
+                self._slots.put(index)
+        self.slots = self._slots.qsize()
         self._loaded_here: list[int] = []
         self._digest: str | None = None
 
@@ -135,8 +146,13 @@ class OllamaBackend:
         if retry:
             previous, message = retry
             messages += [{"role": "assistant", "content": previous}, {"role": "user", "content": message}]
-        with self._lock:
-            index = next(self._next)
+        index = self._slots.get()
+        try:
+            return self._chat(index, prompt, messages)
+        finally:
+            self._slots.put(index)
+
+    def _chat(self, index: int, prompt: Prompt, messages: list[dict]) -> BackendResponse:
         host, client = self.hosts[index], self.clients[index]
         started = time.perf_counter()
         for attempt in range(self.overload_retries + 1):
