@@ -159,6 +159,34 @@ def cmd_register(args) -> int:
     return 0
 
 
+def cmd_routing(args) -> int:
+    from adri_pipeline.routing.benchmark import RunConfig, build
+    from adri_pipeline.routing.report import run_and_report
+    from adri_pipeline.warehouse import Warehouse
+
+    settings = _settings(args)
+    config = RunConfig(dataset=args.dataset, seed=args.seed)
+    out_dir = settings.warehouse.parent / "routing" / args.dataset
+    if args.action == "build":
+        dataset = build(config)
+        counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
+        print(f"{len(dataset.examples)} examples {counts}; test split frozen, sha256 {dataset.test_hash}")
+        return 0
+    if args.action == "run":
+        candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
+        path = run_and_report(config, candidates, Warehouse(settings.warehouse), out_dir,
+                              ollama_host=settings.ollama_hosts[0].split("*")[0])
+        print(path.read_text(encoding="utf-8"))
+        print(f"report: {path}\nplots: {out_dir / 'reliability_D1.png'}, {out_dir / 'coverage_accuracy_D1.png'}")
+        return 0
+    report = out_dir / "report.md"
+    if not report.exists():
+        print(f"error: no report at {report}: run `adri routing run --dataset {args.dataset}` first", file=sys.stderr)
+        return 2
+    print(report.read_text(encoding="utf-8"))
+    return 0
+
+
 def cmd_demo(args) -> int:
     """The main job end to end on the project's own sample data with the embedded default."""
     from adri_pipeline.demo import run_demo
@@ -200,6 +228,15 @@ def build_parser() -> argparse.ArgumentParser:
     register.add_argument("--corpus", type=Path, required=True)
     register.set_defaults(func=cmd_register)
 
+    routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
+    routing.add_argument("action", choices=["build", "run", "report"])
+    routing.add_argument("--dataset", default="ha-pt-BR", help="ha-pt-BR, ha-pt, clinc150 or sample")
+    routing.add_argument("--candidates", default="embedded-zeroshot,embedded-logreg",
+                         help="comma-separated: embedded-zeroshot, embedded-logreg, ollama:<model>")
+    routing.add_argument("--seed", type=int, default=13)
+    routing.add_argument("--warehouse", type=Path)
+    routing.set_defaults(func=cmd_routing)
+
     demo = sub.add_parser("demo", help="run the main job on the sample data (embedded default)")
     demo.add_argument("--warehouse", type=Path)
     demo.set_defaults(func=cmd_demo)
@@ -213,11 +250,12 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.backends.base import BackendError
     from adri_pipeline.codebook import CodebookError
     from adri_pipeline.corpus import CorpusError
+    from adri_pipeline.routing.splits import FrozenSplitChanged
     from adri_pipeline.warehouse import WarehouseLocked
 
     try:
         return args.func(args)
-    except (CodebookError, CorpusError, BackendError, WarehouseLocked) as exc:
+    except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

