@@ -1,0 +1,48 @@
+import pytest
+
+from adri_pipeline.routing.benchmark import RunConfig, build, load_source
+from adri_pipeline.routing.builders import build_dataset
+from adri_pipeline.routing.splits import FrozenSplitChanged, assign_splits, check_frozen, leaking_groups
+from adri_pipeline_tests.conftest import shared
+
+
+@pytest.fixture
+def sample_examples():
+    utterances, descriptions = load_source("sample")
+    return build_dataset(utterances, descriptions, "sample")
+
+
+def test_no_group_in_two_splits_and_every_split_used(sample_examples):
+    split_of = assign_splits(sample_examples, seed=7)
+    assert not leaking_groups(sample_examples, split_of)
+    assert set(split_of.values()) == {"dev", "calibration", "test"}
+    # D1 and D4 of one utterance share its group, so they always land together
+    d1 = {e.id: split_of[e.id] for e in sample_examples if e.task == "D1"}
+    assert all(split_of[i.replace(":D1:", ":D4:")] == s for i, s in d1.items())
+
+
+def test_leak_detection_sees_a_group_split_apart(sample_examples):
+    split_of = assign_splits(sample_examples, seed=7)
+    victim = sample_examples[0]
+    twin = next(e for e in sample_examples if e.group_id == victim.group_id and e.id != victim.id)
+    split_of[twin.id] = "test" if split_of[victim.id] != "test" else "dev"
+    assert leaking_groups(sample_examples, split_of) == {victim.group_id}
+
+
+def test_frozen_hash_fails_loudly_when_the_test_split_changes(sample_examples, tmp_path):
+    split_of = assign_splits(sample_examples, seed=7)
+    test = [e for e in sample_examples if split_of[e.id] == "test"]
+    digest = check_frozen("sample", test, frozen_dir=tmp_path)
+    assert (tmp_path / "sample.test.sha256").read_text().startswith(digest)
+    assert check_frozen("sample", test, frozen_dir=tmp_path) == digest  # unchanged: passes
+    edited = [test[0].model_copy(update={"utterance": test[0].utterance + "!"}), *test[1:]]
+    with pytest.raises(FrozenSplitChanged, match="test split of 'sample' changed"):
+        check_frozen("sample", edited, frozen_dir=tmp_path)
+    with pytest.raises(FrozenSplitChanged):
+        check_frozen("sample", test[1:], frozen_dir=tmp_path)
+
+
+def test_repository_records_the_frozen_splits_the_builders_produce():
+    assert build(RunConfig(dataset="sample")).test_hash  # raises if it drifted from contracts/jev/frozen
+    shared("routing/ohf_intents")
+    assert build(RunConfig(dataset="ha-pt-BR")).test_hash.startswith("9cb086b1")
