@@ -32,6 +32,9 @@ class Settings(BaseModel):
     temperature: float = 0.0
     memory_floor_mb: int = 1024
 
+    routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
+    routing_candidates: str = "embedded-zeroshot,embedded-logreg"
+
     # asset check thresholds, in percent
     check_min_valid_pct: float = 95.0
     check_min_literal_pct: float = 90.0

@@ -3,6 +3,7 @@ materialized in-process on the persistent Dagster instance that `make ui` shows 
 
 from __future__ import annotations
 
+import json
 import os
 import time
 import warnings
@@ -53,5 +54,14 @@ def run_demo(settings: Settings) -> int:
     documents = load_corpus(corpus_path).documents
     results = assemble_results(warehouse, documents, load_codebook(codebook_path), EmbeddedBackend())
     print_results(summarize(results))
+
+    routing_dir = settings.warehouse.parent / "routing" / adri.settings().routing_dataset
+    figures = json.loads((routing_dir / "metrics.json").read_text(encoding="utf-8"))
+    print(f"routing benchmark ({figures['config']['dataset']}, test split sha256 {figures['test_hash'][:12]}):")
+    for name, result in figures["results"].items():
+        d1 = result["tasks"]["D1"]
+        print(f"  {name:<18} D1 n={d1['n']} accuracy {d1['accuracy']:.3f}  macro-F1 {d1['macro_f1']:.3f}  ECE {d1['ece']:.3f}  "
+              f"p95 {result['latency_ms']['p95']:.1f} ms  H2 {figures['hypotheses'][name]['H2']['verdict']}")
+    print(f"  report {routing_dir / 'report.md'}")
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
-    return 0 if graph.classify.success and graph.results.success else 1
+    return 0 if graph.classify.success and graph.results.success and graph.routing.success else 1

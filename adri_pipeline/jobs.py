@@ -30,3 +30,8 @@ refresh_results_job = dg.define_asset_job(
 def range_tags(keys: list[str]) -> dict[str, str]:
     """One run over a contiguous key range (a reversed range would silently select nothing)."""
     return {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
+
+routing_benchmark_job = dg.define_asset_job(
+    "routing_benchmark_job", selection=dg.AssetSelection.groups("routing"),
+    description="Build the JEV examples (frozen test split checked) and run every routing candidate.",
+)

@@ -1,6 +1,6 @@
 """Run the asset graph in-process (demo, tests, benchmarks): register documents as partitions,
 one range run of classify_documents_job, then refresh_results_job (what the run-status sensor
-does under the daemon)."""
+does under the daemon), then routing_benchmark_job."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from adri_pipeline.resources import AdriSettings
 class GraphRun:
     classify: dg.ExecuteInProcessResult
     results: dg.ExecuteInProcessResult
+    routing: dg.ExecuteInProcessResult
     documents: int
     new_partitions: int
 
@@ -49,4 +50,5 @@ def materialize_graph(
     }
     classify = defs.resolve_job_def("classify_documents_job").execute_in_process(tags=range_tags(doc_ids), **common)
     results = defs.resolve_job_def("refresh_results_job").execute_in_process(**common)
-    return GraphRun(classify, results, len(doc_ids), new)
+    routing = defs.resolve_job_def("routing_benchmark_job").execute_in_process(**common)
+    return GraphRun(classify, results, routing, len(doc_ids), new)

@@ -16,6 +16,7 @@ class AdriSettings(dg.ConfigurableResource):
     model: str = ""
     ollama_hosts: str = ""
     concurrency: int = 0
+    routing_dataset: str = ""
 
     def settings(self) -> Settings:
         overrides = {
@@ -23,6 +24,7 @@ class AdriSettings(dg.ConfigurableResource):
             "codebook": self.codebook or None, "backend": self.backend or None,
             "model": self.model or None, "concurrency": self.concurrency or None,
             "ollama_hosts": self.ollama_hosts.split(",") if self.ollama_hosts else None,
+            "routing_dataset": self.routing_dataset or None,
         }
         return Settings.load(**overrides)
 
