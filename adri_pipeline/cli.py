@@ -187,6 +187,56 @@ def cmd_routing(args) -> int:
     return 0
 
 
+def _mirror_points(config_path: Path | None) -> dict:
+    from adri_pipeline.mirror.gate import load_gate_config
+    from adri_pipeline.mirror.replay import HTML_POINT, PAGE_TYPE_POINT
+
+    points = {"page_type": PAGE_TYPE_POINT, "html_is_enough": HTML_POINT}
+    if config_path:
+        points |= load_gate_config(config_path).points
+    return points
+
+
+def _judges(spec: str, host: str):
+    from adri_pipeline.mirror.judges import FileJudge, OllamaJudge, judge_families_differ
+
+    if spec == "truth":
+        return FileJudge("truth-a"), FileJudge("truth-b")
+    names = [n.strip() for n in spec.split(",")]
+    if len(names) != 2:
+        raise SystemExit("error: --judges takes 'truth' or two models: ollama:<a>,ollama:<b>")
+    judges = [OllamaJudge(n.removeprefix("ollama:"), host) if n.startswith("ollama:") else FileJudge(n, Path(n))
+              for n in names]
+    if not judge_families_differ(*judges):
+        raise SystemExit(f"error: judges {names} are of the same model family; pick two families")
+    return judges
+
+
+def cmd_mirror(args) -> int:
+    from adri_pipeline.mirror.evaluate import evaluate_log
+    from adri_pipeline.mirror.replay import replay_html, replay_page_type
+    from adri_pipeline.warehouse import Warehouse
+
+    settings = _settings(args)
+    out_dir = settings.warehouse.parent / "mirror"
+    if args.action == "replay":
+        log = args.log or out_dir / f"{args.point}_shadow_log.jsonl"
+        log.unlink(missing_ok=True)
+        run = {"page_type": replay_page_type, "html_is_enough": replay_html}[args.point]
+        started = time.perf_counter()
+        print(json.dumps(run(log), ensure_ascii=False), f"{time.perf_counter() - started:.1f} s")
+        print(f"shadow log: {log}")
+        return 0
+    if not args.log:
+        raise SystemExit("error: evaluate needs --log PATH")
+    first, second = _judges(args.judges, settings.ollama_hosts[0].split("*")[0])
+    report = evaluate_log(args.log, _mirror_points(args.config), first, second, Warehouse(settings.warehouse),
+                          out_dir / args.log.stem)
+    print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
+    print(f"recommended configuration (unapproved): {out_dir / args.log.stem / 'recommended_gate.yaml'}")
+    return 0
+
+
 def cmd_demo(args) -> int:
     """The main job end to end on the project's own sample data with the embedded default."""
     from adri_pipeline.demo import run_demo
@@ -237,6 +287,16 @@ def build_parser() -> argparse.ArgumentParser:
     routing.add_argument("--warehouse", type=Path)
     routing.set_defaults(func=cmd_routing)
 
+    mirror = sub.add_parser("mirror", help="mirror decision models: shadow replay and evaluation")
+    mirror.add_argument("action", choices=["replay", "evaluate"])
+    mirror.add_argument("--point", choices=["page_type", "html_is_enough"], default="page_type")
+    mirror.add_argument("--log", type=Path, help="shadow log (JSON lines)")
+    mirror.add_argument("--config", type=Path, help="gate configuration with the decision points")
+    mirror.add_argument("--judges", default="truth",
+                        help="'truth' (labels in the log/file) or two judges: ollama:<a>,ollama:<b>")
+    mirror.add_argument("--warehouse", type=Path)
+    mirror.set_defaults(func=cmd_mirror)
+
     demo = sub.add_parser("demo", help="run the main job on the sample data (embedded default)")
     demo.add_argument("--warehouse", type=Path)
     demo.set_defaults(func=cmd_demo)
@@ -250,12 +310,13 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.backends.base import BackendError
     from adri_pipeline.codebook import CodebookError
     from adri_pipeline.corpus import CorpusError
+    from adri_pipeline.mirror.gate import GateConfigError
     from adri_pipeline.routing.splits import FrozenSplitChanged
     from adri_pipeline.warehouse import WarehouseLocked
 
     try:
         return args.func(args)
-    except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged) as exc:
+    except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,64 @@
+"""Two judges from different model families label each sampled case on their own; only cases
+both agree on count. Offline, judge labels come from a labelled file (state hash -> label)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Protocol
+
+from adri_pipeline.mirror.gate import DecisionPoint, serialize_state
+
+
+class Judge(Protocol):
+    name: str
+
+    def label(self, point: DecisionPoint, record: dict) -> str | None: ...
+
+
+class FileJudge:
+    """Labels from JSON lines {"state_hash": ..., "label": ...}, or from each record's `truth`."""
+
+    def __init__(self, name: str, path: Path | None = None):
+        self.name = name
+        self.labels = {}
+        if path is not None:
+            for line in Path(path).read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    item = json.loads(line)
+                    self.labels[item["state_hash"]] = item["label"]
+
+    def label(self, point: DecisionPoint, record: dict) -> str | None:
+        return self.labels.get(record["state_hash"], record.get("truth")) if self.labels else record.get("truth")
+
+
+class OllamaJudge:
+    """An LLM judge; the answer is constrained to the point's options by the JSON schema."""
+
+    def __init__(self, model: str, host: str, timeout_s: float = 120.0):
+        import httpx
+        import ollama
+
+        self.name = f"ollama:{model}"
+        self.model = model
+        self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout_s, connect=5.0))
+
+    def label(self, point: DecisionPoint, record: dict) -> str | None:
+        schema = {"type": "object", "required": ["resposta"],
+                  "properties": {"resposta": {"type": "string", "enum": list(point.options)}}}
+        options = "\n".join(f"- {o}: {d}" for o, d in point.options.items())
+        response = self.client.chat(
+            model=self.model, format=schema, think=False, options={"temperature": 0, "seed": 42},
+            messages=[{"role": "user", "content": f"{serialize_state(record['state'])}\n\n{point.question}\n{options}"}])
+        try:
+            answer = json.loads(response.message.content).get("resposta")
+        except json.JSONDecodeError:
+            return None
+        return answer if answer in point.options else None
+
+
+def judge_families_differ(first: Judge, second: Judge) -> bool:
+    """'ollama:qwen2.5:7b' vs 'ollama:gemma3:4b' -> families qwen2.5 and gemma3."""
+    def family(judge):
+        return judge.name.split(":")[1].split("-")[0] if judge.name.startswith("ollama:") else judge.name
+    return family(first) != family(second)

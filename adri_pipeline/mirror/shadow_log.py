@@ -1,0 +1,91 @@
+"""Shadow log: JSON lines written with personal data redacted, ingested into the warehouse with a
+clear error per bad line. Bad lines are quarantined; good ones are kept."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+import polars as pl
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from adri_pipeline.mirror.redact import Redactor
+from adri_pipeline.warehouse import Warehouse
+
+
+class ShadowRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decision_point: str = Field(min_length=1)
+    timestamp: datetime
+    state_hash: str = Field(min_length=16)
+    state: dict
+    rule_decision: str
+    mirror_decision: str | None = None
+    probability: float | None = Field(default=None, ge=0, le=1)
+    latency_ms: float = Field(ge=0)
+    mode: Literal["shadow", "control"]
+    used: Literal["rule", "mirror"]
+    outcome: str
+    truth: str | None = None  # replays over labelled data carry the ground truth
+
+
+class ShadowLog:
+    """Thread-safe appender; redaction happens here, before the bytes reach the disk."""
+
+    def __init__(self, path: str | Path, redactor: Redactor | None = None):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.redactor = redactor or Redactor()
+        self._lock = threading.Lock()
+
+    def write(self, record: dict) -> None:
+        record = {"timestamp": datetime.now(timezone.utc).isoformat(), **record,
+                  "state": self.redactor(record.get("state", {}))}
+        line = json.dumps(record, ensure_ascii=False)
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+def read_log(path: str | Path) -> tuple[list[ShadowRecord], list[dict]]:
+    """(valid records, quarantined lines with line number and error)."""
+    good, bad = [], []
+    with Path(path).open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                good.append(ShadowRecord.model_validate(json.loads(line)))
+            except json.JSONDecodeError as exc:
+                bad.append({"line": number, "error": f"not JSON: {exc.msg}", "raw": line.rstrip("\n")})
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "(record)"
+                bad.append({"line": number, "error": f"{where}: {first['msg']}", "raw": line.rstrip("\n")})
+    return good, bad
+
+
+def ingest(path: str | Path, warehouse: Warehouse) -> tuple[int, list[dict]]:
+    """Replace this log's rows in `shadow_log`; bad lines go to `shadow_quarantine` and a
+    `<log>.quarantine.jsonl` file beside the log. Returns (rows kept, quarantined lines)."""
+    path = Path(path)
+    good, bad = read_log(path)
+    rows = pl.DataFrame([{**r.model_dump(mode="json", exclude={"state"}), "state": json.dumps(r.state, ensure_ascii=False),
+                          "source": str(path)} for r in good]) if good else pl.DataFrame()
+    quarantine = pl.DataFrame([{**b, "source": str(path)} for b in bad]) if bad else pl.DataFrame()
+    with warehouse.connect() as con:
+        con.execute("""CREATE TABLE IF NOT EXISTS shadow_log (decision_point VARCHAR, timestamp VARCHAR,
+            state_hash VARCHAR, rule_decision VARCHAR, mirror_decision VARCHAR, probability DOUBLE,
+            latency_ms DOUBLE, mode VARCHAR, used VARCHAR, outcome VARCHAR, truth VARCHAR, state JSON, source VARCHAR)""")
+        con.execute("CREATE TABLE IF NOT EXISTS shadow_quarantine (line BIGINT, error VARCHAR, raw VARCHAR, source VARCHAR)")
+        if rows.height:
+            warehouse.replace_rows(con, "shadow_log", rows, "source = ?", [str(path)])
+        warehouse.replace_rows(con, "shadow_quarantine", quarantine, "source = ?", [str(path)])
+    quarantine_file = path.with_suffix(".quarantine.jsonl")
+    if bad:
+        quarantine_file.write_text("".join(json.dumps(b, ensure_ascii=False) + "\n" for b in bad), encoding="utf-8")
+    else:
+        quarantine_file.unlink(missing_ok=True)
+    return len(good), bad

@@ -1,0 +1,48 @@
+import json
+
+import pytest
+
+from adri_pipeline.mirror.redact import Redactor
+from adri_pipeline.mirror.shadow_log import ShadowLog, ingest
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("escreva para maria.silva@exemplo.com.br hoje", "escreva para [EMAIL] hoje"),
+    ("ligue (11) 98765-4321 ou +55 11 3333-4444", "ligue [TELEFONE] ou [TELEFONE]"),
+    ("CPF 123.456.789-09 e 98765432100", "CPF [CPF] e [CPF]"),
+    ("CNPJ 12.345.678/0001-95", "CNPJ [CNPJ]"),
+    ("a Maria Silva pediu e o joão também", "a [NOME] pediu e o [NOME] também"),
+])
+def test_each_kind_of_personal_data_is_redacted(text, expected):
+    assert Redactor(["Maria Silva", "João"])(text) == expected
+
+
+def test_redaction_happens_before_writing(tmp_path):
+    log = ShadowLog(tmp_path / "s.jsonl", Redactor(["Ana Lima"]))
+    log.write({"decision_point": "p", "state": {"mensagem": "Ana Lima, ana@x.org, 123.456.789-09", "n": [1, "(21) 2222-3333"]}})
+    raw = (tmp_path / "s.jsonl").read_text()
+    assert "Ana Lima" not in raw and "ana@x.org" not in raw and "123.456.789-09" not in raw and "2222-3333" not in raw
+    assert json.loads(raw)["state"] == {"mensagem": "[NOME], [EMAIL], [CPF]", "n": [1, "[TELEFONE]"]}
+
+
+GOOD = {"decision_point": "p", "timestamp": "2026-11-29T10:00:00+00:00", "state_hash": "a" * 64, "state": {},
+        "rule_decision": "executar", "mirror_decision": "vetar", "probability": 0.9, "latency_ms": 3.0,
+        "mode": "shadow", "used": "rule", "outcome": "disagree"}
+
+
+def test_bad_lines_are_quarantined_with_a_reason_and_good_ones_kept(tmp_path, warehouse):
+    path = tmp_path / "shadow.jsonl"
+    lines = [json.dumps(GOOD), "{not json", json.dumps({**GOOD, "probability": 1.7}),
+             json.dumps({k: v for k, v in GOOD.items() if k != "rule_decision"}), json.dumps({**GOOD, "state_hash": "b" * 64})]
+    path.write_text("\n".join(lines) + "\n")
+    kept, bad = ingest(path, warehouse)
+    assert kept == 2
+    assert [(b["line"], b["error"].split(":")[0]) for b in bad] == [(2, "not JSON"), (3, "probability"), (4, "rule_decision")]
+    assert warehouse.query("SELECT count(*) AS n FROM shadow_log")["n"][0] == 2
+    assert warehouse.query("SELECT line FROM shadow_quarantine ORDER BY line")["line"].to_list() == [2, 3, 4]
+    assert len((tmp_path / "shadow.quarantine.jsonl").read_text().splitlines()) == 3
+
+    path.write_text(json.dumps(GOOD) + "\n")  # fixed log: reingest replaces, quarantine empties
+    kept, bad = ingest(path, warehouse)
+    assert (kept, bad) == (1, []) and not (tmp_path / "shadow.quarantine.jsonl").exists()
+    assert warehouse.query("SELECT count(*) AS n FROM shadow_quarantine")["n"][0] == 0
