@@ -187,33 +187,9 @@ def cmd_routing(args) -> int:
     return 0
 
 
-def _mirror_points(config_path: Path | None) -> dict:
-    from adri_pipeline.mirror.gate import load_gate_config
-    from adri_pipeline.mirror.replay import HTML_POINT, PAGE_TYPE_POINT
-
-    points = {"page_type": PAGE_TYPE_POINT, "html_is_enough": HTML_POINT}
-    if config_path:
-        points |= load_gate_config(config_path).points
-    return points
-
-
-def _judges(spec: str, host: str):
-    from adri_pipeline.mirror.judges import FileJudge, OllamaJudge, judge_families_differ
-
-    if spec == "truth":
-        return FileJudge("truth-a"), FileJudge("truth-b")
-    names = [n.strip() for n in spec.split(",")]
-    if len(names) != 2:
-        raise SystemExit("error: --judges takes 'truth' or two models: ollama:<a>,ollama:<b>")
-    judges = [OllamaJudge(n.removeprefix("ollama:"), host) if n.startswith("ollama:") else FileJudge(n, Path(n))
-              for n in names]
-    if not judge_families_differ(*judges):
-        raise SystemExit(f"error: judges {names} are of the same model family; pick two families")
-    return judges
-
-
 def cmd_mirror(args) -> int:
-    from adri_pipeline.mirror.evaluate import evaluate_log
+    from adri_pipeline.mirror.evaluate import evaluate_log, known_points
+    from adri_pipeline.mirror.judges import make_judges
     from adri_pipeline.mirror.replay import replay_html, replay_page_type
     from adri_pipeline.warehouse import Warehouse
 
@@ -229,8 +205,8 @@ def cmd_mirror(args) -> int:
         return 0
     if not args.log:
         raise SystemExit("error: evaluate needs --log PATH")
-    first, second = _judges(args.judges, settings.ollama_hosts[0].split("*")[0])
-    report = evaluate_log(args.log, _mirror_points(args.config), first, second, Warehouse(settings.warehouse),
+    first, second = make_judges(args.judges, settings.ollama_hosts[0].split("*")[0])
+    report = evaluate_log(args.log, known_points(args.config), first, second, Warehouse(settings.warehouse),
                           out_dir / args.log.stem)
     print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
     print(f"recommended configuration (unapproved): {out_dir / args.log.stem / 'recommended_gate.yaml'}")
@@ -311,12 +287,14 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.codebook import CodebookError
     from adri_pipeline.corpus import CorpusError
     from adri_pipeline.mirror.gate import GateConfigError
+    from adri_pipeline.mirror.judges import JudgeConfigError
     from adri_pipeline.routing.splits import FrozenSplitChanged
     from adri_pipeline.warehouse import WarehouseLocked
 
     try:
         return args.func(args)
-    except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError) as exc:
+    except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError,
+            JudgeConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

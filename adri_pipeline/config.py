@@ -35,6 +35,10 @@ class Settings(BaseModel):
     routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
     routing_candidates: str = "embedded-zeroshot,embedded-logreg"
 
+    mirror_log: Path = Field(default=PROJECT_ROOT / "data" / "mirror" / "sample_shadow_log.jsonl")
+    mirror_config: Path = Field(default=PROJECT_ROOT / "data" / "mirror" / "gate.yaml")
+    mirror_judges: str = "truth"  # or two judges of different families: ollama:<a>,ollama:<b>
+
     # asset check thresholds, in percent
     check_min_valid_pct: float = 95.0
     check_min_literal_pct: float = 90.0

@@ -63,5 +63,16 @@ def run_demo(settings: Settings) -> int:
         print(f"  {name:<18} D1 n={d1['n']} accuracy {d1['accuracy']:.3f}  macro-F1 {d1['macro_f1']:.3f}  ECE {d1['ece']:.3f}  "
               f"p95 {result['latency_ms']['p95']:.1f} ms  H2 {figures['hypotheses'][name]['H2']['verdict']}")
     print(f"  report {routing_dir / 'report.md'}")
+
+    mirror = [e for e in graph.mirror.all_events if e.event_type_value == "ASSET_MATERIALIZATION"
+              and e.asset_key.to_user_string() == "mirror_evaluation"]
+    if mirror:
+        evaluations = warehouse.query("SELECT * FROM mirror_evaluation")
+        for row in evaluations.iter_rows(named=True):
+            e = json.loads(row["evaluation"])
+            print(f"mirror {row['decision_point']}: rule {e['rule_accuracy']:.3f} vs mirror-when-confident "
+                  f"{e['mirror_accuracy_when_confident']:.3f} (coverage {e['coverage_at_threshold']:.2f}, "
+                  f"judges agree {e['judge_agreement_rate']:.2f}) -> {e['recommendation']} (needs approval)")
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
-    return 0 if graph.classify.success and graph.results.success and graph.routing.success else 1
+    runs = (graph.classify, graph.results, graph.routing, graph.mirror)
+    return 0 if all(r.success for r in runs) else 1

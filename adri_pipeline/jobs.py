@@ -35,3 +35,8 @@ routing_benchmark_job = dg.define_asset_job(
     "routing_benchmark_job", selection=dg.AssetSelection.groups("routing"),
     description="Build the JEV examples (frozen test split checked) and run every routing candidate.",
 )
+
+mirror_evaluation_job = dg.define_asset_job(
+    "mirror_evaluation_job", selection=dg.AssetSelection.groups("mirror"),
+    description="Ingest the shadow log, sample, judge, evaluate and write the recommended gate configuration.",
+)

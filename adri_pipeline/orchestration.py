@@ -1,6 +1,6 @@
 """Run the asset graph in-process (demo, tests, benchmarks): register documents as partitions,
 one range run of classify_documents_job, then refresh_results_job (what the run-status sensor
-does under the daemon), then routing_benchmark_job."""
+does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class GraphRun:
     classify: dg.ExecuteInProcessResult
     results: dg.ExecuteInProcessResult
     routing: dg.ExecuteInProcessResult
+    mirror: dg.ExecuteInProcessResult
     documents: int
     new_partitions: int
 
@@ -51,4 +52,5 @@ def materialize_graph(
     classify = defs.resolve_job_def("classify_documents_job").execute_in_process(tags=range_tags(doc_ids), **common)
     results = defs.resolve_job_def("refresh_results_job").execute_in_process(**common)
     routing = defs.resolve_job_def("routing_benchmark_job").execute_in_process(**common)
-    return GraphRun(classify, results, routing, len(doc_ids), new)
+    mirror = defs.resolve_job_def("mirror_evaluation_job").execute_in_process(**common)
+    return GraphRun(classify, results, routing, mirror, len(doc_ids), new)

@@ -17,6 +17,7 @@ class AdriSettings(dg.ConfigurableResource):
     ollama_hosts: str = ""
     concurrency: int = 0
     routing_dataset: str = ""
+    mirror_log: str = ""
 
     def settings(self) -> Settings:
         overrides = {
@@ -25,6 +26,7 @@ class AdriSettings(dg.ConfigurableResource):
             "model": self.model or None, "concurrency": self.concurrency or None,
             "ollama_hosts": self.ollama_hosts.split(",") if self.ollama_hosts else None,
             "routing_dataset": self.routing_dataset or None,
+            "mirror_log": self.mirror_log or None,
         }
         return Settings.load(**overrides)
 

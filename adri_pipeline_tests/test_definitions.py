@@ -11,7 +11,8 @@ def test_definitions_load_with_every_asset_job_sensor_and_schedule():
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
     assert keys == {"corpus", "codebook", "prompt_signature", "classifications", "classification_results",
                     "evidence_audits", "validation_agreement", "analyst_snapshot",
-                    "routing_examples", "routing_benchmark"}
+                    "routing_examples", "routing_benchmark", "shadow_log", "mirror_sample", "mirror_judgements",
+                    "mirror_evaluation", "recommended_gate_configuration"}
     assert defs.resolve_job_def("classify_documents_job").partitions_def.name == "documents"
     assert {s.name for s in defs.sensors} == {
         "new_documents_sensor", "codebook_change_sensor", "results_after_classification_sensor"}

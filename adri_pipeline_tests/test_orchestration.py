@@ -17,7 +17,7 @@ def materializations(result, partitioned=True):
 
 def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_corpus):
     graph = materialize_graph(dagster_instance, adri)
-    assert graph.classify.success and graph.results.success and graph.routing.success
+    assert graph.classify.success and graph.results.success and graph.routing.success and graph.mirror.success
     n = sample_corpus.documents.height
     assert len(dagster_instance.get_materialized_partitions(CLASSIFICATIONS)) == n
     assets = {e.asset_key.to_user_string() for e in materializations(graph.results, partitioned=False)}

@@ -27,6 +27,15 @@ from adri_pipeline.warehouse import Warehouse
 MIN_CONFIDENT_CASES = 30
 
 
+def known_points(config_path: Path | None = None) -> dict[str, DecisionPoint]:
+    """The replay points plus those of a gate configuration."""
+    from adri_pipeline.mirror.gate import load_gate_config
+    from adri_pipeline.mirror.replay import HTML_POINT, PAGE_TYPE_POINT
+
+    points = {"page_type": PAGE_TYPE_POINT, "html_is_enough": HTML_POINT}
+    return points | (load_gate_config(config_path).points if config_path else {})
+
+
 def sample_for_judging(records: list[dict], agreement_share: float = 0.1, seed: int = 3) -> list[dict]:
     rng = random.Random(seed)
     sampled = []

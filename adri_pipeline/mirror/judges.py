@@ -62,3 +62,21 @@ def judge_families_differ(first: Judge, second: Judge) -> bool:
     def family(judge):
         return judge.name.split(":")[1].split("-")[0] if judge.name.startswith("ollama:") else judge.name
     return family(first) != family(second)
+
+
+class JudgeConfigError(ValueError):
+    pass
+
+
+def make_judges(spec: str, host: str) -> tuple[Judge, Judge]:
+    """'truth' (labels carried by the log or a file) or two judges 'ollama:<a>,ollama:<b>'."""
+    if spec == "truth":
+        return FileJudge("truth-a"), FileJudge("truth-b")
+    names = [n.strip() for n in spec.split(",")]
+    if len(names) != 2:
+        raise JudgeConfigError(f"judges {spec!r}: give 'truth' or two judges, ollama:<a>,ollama:<b>")
+    first, second = (OllamaJudge(n.removeprefix("ollama:"), host) if n.startswith("ollama:") else FileJudge(n, Path(n))
+                     for n in names)
+    if not judge_families_differ(first, second):
+        raise JudgeConfigError(f"judges {names} are of the same model family; pick two families")
+    return first, second
