@@ -9,6 +9,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# Real data kept beside the project (never copied into it); tests and benchmarks skip when absent.
+SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
 BackendName = Literal["auto", "ollama", "embedded"]
 

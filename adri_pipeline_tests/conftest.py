@@ -6,13 +6,12 @@ from pathlib import Path
 import pytest
 
 from adri_pipeline.codebook import load_codebook
-from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA
 from adri_pipeline.corpus import load_corpus
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.fakes import answer_from_request
 from adri_pipeline_tests.ollama_server import OllamaStub
 
-SHARED_DATA = PROJECT_ROOT.parent / "shared" / "data"
 PILOT = PROJECT_ROOT / "codebooks" / "pilot.yaml"
 SAMPLE = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
 

@@ -25,12 +25,12 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupShuffleSplit, StratifiedKFold, cross_val_predict
 
-from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.config import SHARED_DATA
 from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig
 from adri_pipeline.mirror.shadow_log import ShadowLog
 from adri_pipeline.routing.contract import CONTRACT
 
-SHARED_MIRROR = PROJECT_ROOT.parent / "shared" / "data" / "mirror"
+SHARED_MIRROR = SHARED_DATA / "mirror"
 
 PAGE_TYPES = {
     "media_bulletins": "Media Bulletins: press releases, news, incident bulletins",

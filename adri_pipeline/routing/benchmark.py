@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import psutil
 
-from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA
 from adri_pipeline.routing import metrics
 from adri_pipeline.routing.builders import (
     build_dataset, clinc_descriptions, load_clinc_utterances, load_ha_descriptions, load_ha_utterances,
@@ -24,7 +24,7 @@ from adri_pipeline.routing.examples import CanonicalExample
 from adri_pipeline.routing.serialize import SERIALIZER_VERSION, to_request
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups
 
-SHARED_ROUTING = PROJECT_ROOT.parent / "shared" / "data" / "routing"
+SHARED_ROUTING = SHARED_DATA / "routing"
 SAMPLE_ROUTING = PROJECT_ROOT / "data" / "routing"
 
 

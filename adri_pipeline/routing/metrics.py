@@ -11,8 +11,21 @@
 
 from __future__ import annotations
 
+import warnings
+from functools import wraps
+
 import numpy as np
 from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
+
+
+def _quiet(fn):
+    """Small test slices often hold one label; sklearn warns about that, the figures stay right."""
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 def accuracy(gold, predicted) -> float:
@@ -20,11 +33,13 @@ def accuracy(gold, predicted) -> float:
     return float((gold == predicted).mean()) if len(gold) else float("nan")
 
 
+@_quiet
 def macro_f1(gold, predicted) -> float:
     labels = sorted(set(gold))
     return float(f1_score(gold, predicted, labels=labels, average="macro", zero_division=0))
 
 
+@_quiet
 def per_class(gold, predicted) -> dict[str, dict]:
     labels = sorted(set(gold) | set(predicted))
     p, r, f, n = precision_recall_fscore_support(gold, predicted, labels=labels, zero_division=0)
@@ -32,6 +47,7 @@ def per_class(gold, predicted) -> dict[str, dict]:
             for i, label in enumerate(labels)}
 
 
+@_quiet
 def confusion(gold, predicted) -> dict:
     labels = sorted(set(gold) | set(predicted))
     return {"labels": labels, "matrix": confusion_matrix(gold, predicted, labels=labels).tolist()}
