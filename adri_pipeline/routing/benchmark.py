@@ -150,10 +150,13 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
 
     test = dataset.in_split("test")
     rows, latencies, discarded = [], [], 0
+    encoder = getattr(candidate, "encoder", None)
     for run in range(config.runs):
         for position, example in enumerate(test):
             request = to_request(example)
             response, seconds = calibrated.respond(request, example.task)
+            if run == 0 and encoder is not None:
+                example.metadata.token_counts[name] = encoder.tokens(request["state"])
             if run == 0:
                 validate("request", request)
                 _, dropped = usable_answers(request, response)

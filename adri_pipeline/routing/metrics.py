@@ -124,3 +124,35 @@ def percentiles(values, points=(50, 95, 99)) -> dict[str, float]:
 
 def cost_per_thousand(total_seconds: float, decisions: int, hourly_price: float) -> float:
     return hourly_price * total_seconds / 3600 / decisions * 1000 if decisions else float("nan")
+
+
+def krippendorff_alpha_nominal(annotations: list[list[str | None]]) -> float:
+    """Krippendorff's alpha for nominal labels; one inner list per item, one entry per annotator
+    (None = not annotated). alpha = 1 - D_o / D_e over the coincidence matrix."""
+    from collections import Counter
+    from itertools import permutations
+
+    coincidences: Counter = Counter()
+    for item in annotations:
+        values = [v for v in item if v is not None]
+        if len(values) < 2:
+            continue
+        for a, b in permutations(range(len(values)), 2):
+            coincidences[(values[a], values[b])] += 1 / (len(values) - 1)
+    totals: Counter = Counter()
+    for (a, _), weight in coincidences.items():
+        totals[a] += weight
+    n = sum(totals.values())
+    if n <= 1:
+        return float("nan")
+    observed = sum(w for (a, b), w in coincidences.items() if a != b) / n
+    expected = sum(totals[a] * totals[b] for a in totals for b in totals if a != b) / (n * (n - 1))
+    return 1.0 - observed / expected if expected else 1.0
+
+
+def annotator_agreement(first: list[str], second: list[str]) -> dict[str, float]:
+    """Two annotations of the same examples: percent agreement, Cohen's kappa, Krippendorff's alpha."""
+    from sklearn.metrics import cohen_kappa_score
+
+    return {"agreement": accuracy(first, second), "cohen_kappa": float(cohen_kappa_score(first, second)),
+            "krippendorff_alpha": krippendorff_alpha_nominal([[a, b] for a, b in zip(first, second)])}

@@ -37,7 +37,9 @@ def assign_splits(examples: list[CanonicalExample], seed: int = 7, folds: int = 
 
 
 def split_hash(examples: list[CanonicalExample]) -> str:
-    payload = json.dumps(sorted(e.model_dump_json() for e in examples), ensure_ascii=False)
+    # token counts are filled by runs, not by the data: they stay out of the hash
+    payload = json.dumps(sorted(e.model_dump_json(exclude={"metadata": {"token_counts"}}) for e in examples),
+                         ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 

@@ -50,3 +50,12 @@ def test_selective_at_threshold_and_cost():
     assert (coverage, accuracy) == (0.5, 1.0)
     assert metrics.cost_per_thousand(total_seconds=36.0, decisions=1000, hourly_price=0.5) == pytest.approx(0.005)
     assert math.isnan(metrics.aurc([], []))
+
+
+def test_inter_annotator_agreement_by_hand():
+    # a: x x y y ; b: x y y y -> p_o = .75 ; p_e = (.5*.25 + .5*.75) = .5 ; kappa = .5
+    # alpha (nominal, 2 coders, 8 values: x3 y5): D_o = 2/8 ; D_e = 2*3*5/(8*7) = 30/56 ; alpha = 1 - .25/(30/56)
+    result = metrics.annotator_agreement(["x", "x", "y", "y"], ["x", "y", "y", "y"])
+    assert result["agreement"] == 0.75 and result["cohen_kappa"] == pytest.approx(0.5)
+    assert result["krippendorff_alpha"] == pytest.approx(1 - 0.25 / (30 / 56))
+    assert metrics.krippendorff_alpha_nominal([["a", "a"], ["b", "b", None]]) == pytest.approx(1.0)
