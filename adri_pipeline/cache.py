@@ -33,6 +33,11 @@ def cache_key(document: Document, prompt: Prompt, model: str, digest: str, param
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def document_keys(documents: list[Document], prompt: Prompt, backend) -> list[str]:
+    """The cache key of each document for this prompt and backend, in document order."""
+    return [cache_key(d, prompt, backend.model, backend.digest, backend.params) for d in documents]
+
+
 class Ledger:
     def __init__(self, warehouse: Warehouse):
         self.warehouse = warehouse

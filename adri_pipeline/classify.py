@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from adri_pipeline.backends.base import Backend, BackendError, BackendResponse, Document, DocumentFailed
-from adri_pipeline.cache import Ledger, cache_key
+from adri_pipeline.cache import Ledger, document_keys
 from adri_pipeline.codebook import Codebook
 from adri_pipeline.prompt import Prompt, build_prompt, build_retry_message
 from adri_pipeline.audit import TextIndex
@@ -110,7 +110,7 @@ def classify_corpus(
     prompt = build_prompt(codebook)
     examples = codebook_examples_text(codebook)
     docs = as_documents(documents.head(limit) if limit else documents)
-    keys = [cache_key(d, prompt, backend.model, backend.digest, backend.params) for d in docs]
+    keys = document_keys(docs, prompt, backend)
     known = Ledger(warehouse).known(keys)
     todo = [(d, k) for d, k in zip(docs, keys) if k not in known]
     report = RunReport(backend.model, len(docs), cached=len(docs) - len(todo), to_classify=len(todo))

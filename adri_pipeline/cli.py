@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from adri_pipeline.config import PROJECT_ROOT, Settings
+from adri_pipeline.config import Settings
 
 
 def _settings(args) -> Settings:

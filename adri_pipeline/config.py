@@ -55,7 +55,7 @@ class Settings(BaseModel):
     def load(cls, **overrides) -> "Settings":
         values: dict = {}
         env = os.environ
-        for name, field in cls.model_fields.items():
+        for name in cls.model_fields:
             key = "ADRI_" + name.upper()
             if key in env:
                 values[name] = env[key].split(",") if name == "ollama_hosts" else env[key]

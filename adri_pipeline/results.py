@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from adri_pipeline.backends.base import Backend
-from adri_pipeline.cache import Ledger, cache_key
+from adri_pipeline.cache import Ledger, document_keys
 from adri_pipeline.classify import as_documents
 from adri_pipeline.codebook import Codebook
 from adri_pipeline.prompt import build_prompt
@@ -44,7 +44,7 @@ def assemble_results(
 ) -> Results:
     prompt = build_prompt(codebook)
     docs = as_documents(documents)
-    keys = {cache_key(d, prompt, backend.model, backend.digest, backend.params): d.doc_id for d in docs}
+    keys = dict(zip(document_keys(docs, prompt, backend), (d.doc_id for d in docs)))
     ledger = Ledger(warehouse).rows(list(keys))
 
     order = {doc_id: i for i, doc_id in enumerate(keys.values())}

@@ -47,7 +47,7 @@ def test_replace_rows_rolls_back_on_error(warehouse):
 
 def test_connection_is_closed_when_the_body_raises(warehouse):
     try:
-        with warehouse.connect() as con:
+        with warehouse.connect():
             raise RuntimeError("boom")
     except RuntimeError:
         pass

@@ -9,9 +9,11 @@ from adri_pipeline.assets.codebook import codebook, prompt_signature
 from adri_pipeline.assets.corpus import corpus, documents_partitions
 from adri_pipeline.assets.metadata import markdown_table
 from adri_pipeline.backends import select_backend
-from adri_pipeline.classify import classify_corpus
+from adri_pipeline.cache import Ledger, document_keys
+from adri_pipeline.classify import as_documents, classify_corpus
 from adri_pipeline.codebook import load_codebook
 from adri_pipeline.io_managers import content_hash, versioned
+from adri_pipeline.prompt import build_prompt
 from adri_pipeline.resources import AdriSettings
 from adri_pipeline.results import assemble_results, store_results, summarize
 from adri_pipeline.warehouse import Warehouse
@@ -51,8 +53,10 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     report = classify_corpus(documents, book, backend, warehouse,
                              concurrency=settings.concurrency, progress=progress)
     materialized = context.instance.get_materialized_partitions(context.asset_key)
-    stored = assemble_results(warehouse, documents, book, backend).documents["doc_id"].to_list()
-    fresh = set(classified) | (set(stored) - materialized)  # cached but never recorded (e.g. killed run)
+    docs = as_documents(documents)
+    keys_of = dict(zip(document_keys(docs, build_prompt(book), backend), (d.doc_id for d in docs)))
+    stored = {keys_of[k] for k in Ledger(warehouse).known(list(keys_of))}
+    fresh = set(classified) | (stored - materialized)  # cached but never recorded (e.g. killed run)
     for doc_id in (k for k in keys if k in fresh):
         yield dg.AssetMaterialization(asset_key=context.asset_key, partition=doc_id,
                                       metadata={"model": backend.model})

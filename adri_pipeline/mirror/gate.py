@@ -109,13 +109,14 @@ class Decision:
     probability: float | None = None
 
 
-def serialize_state(state: dict) -> str:
+def describe_state(state: dict) -> str:
+    """The facts the caller computed, as the text a mirror reads ("Contexto:" ... "Mensagem:")."""
     lines = ["Contexto:"] + [f"{k}: {v}" for k, v in state.items() if k != "mensagem"]
     return "\n".join(lines + [f"Mensagem: {state.get('mensagem', '')}"])
 
 
 def build_request(name: str, point: DecisionPoint, state: dict) -> dict:
-    return {"contract": CONTRACT, "state": serialize_state(state), "questions": {
+    return {"contract": CONTRACT, "state": describe_state(state), "questions": {
         name: {"type": point.question_type, "instructions": point.question, "criteria": point.options}}}
 
 

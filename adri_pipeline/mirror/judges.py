@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Protocol
 
-from adri_pipeline.mirror.gate import DecisionPoint, serialize_state
+from adri_pipeline.mirror.gate import DecisionPoint, describe_state
 
 
 class Judge(Protocol):
@@ -49,7 +49,7 @@ class OllamaJudge:
         options = "\n".join(f"- {o}: {d}" for o, d in point.options.items())
         response = self.client.chat(
             model=self.model, format=schema, think=False, options={"temperature": 0, "seed": 42},
-            messages=[{"role": "user", "content": f"{serialize_state(record['state'])}\n\n{point.question}\n{options}"}])
+            messages=[{"role": "user", "content": f"{describe_state(record['state'])}\n\n{point.question}\n{options}"}])
         try:
             answer = json.loads(response.message.content).get("resposta")
         except json.JSONDecodeError:

@@ -329,9 +329,8 @@ class Calibrated:
                 target = gold if task != "D4" else ("sim" if name in gold else "nao")
                 by_task.setdefault(task, []).append((logits, target))
         for task, pairs in by_task.items():
-            def nll(t):
-                return -sum(np.log(softmax(logits, t).get(target, 0.0) + 1e-12) for logits, target in pairs)
-            self.temperature[task] = float(min(grid, key=nll))
+            self.temperature[task] = float(min(grid, key=lambda t, pairs=pairs: -sum(
+                np.log(softmax(logits, t).get(target, 0.0) + 1e-12) for logits, target in pairs)))
 
     def respond(self, request: dict, task: str) -> tuple[dict, float]:
         started = time.perf_counter()
