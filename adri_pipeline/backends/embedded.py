@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import time
 from functools import cached_property
 from pathlib import Path
@@ -78,6 +79,7 @@ class EmbeddedBackend:
         self._encoder = None
         self._targets: dict[str, tuple[list[str], np.ndarray]] = {}
         self._codebook: Codebook | None = None
+        self._lock = threading.Lock()
 
     @cached_property
     def digest(self) -> str:
@@ -104,7 +106,8 @@ class EmbeddedBackend:
         started = time.perf_counter()
         spans = windows(document.abstract) or [(0, len(document.abstract))]
         texts = [document.abstract[s:e] for s, e in spans]
-        matrix = np.atleast_2d(self._encoder.passage(texts + [f"{document.title}. {document.text}"]))
+        with self._lock:  # one native engine; --concurrency N queues here instead of racing
+            matrix = np.atleast_2d(self._encoder.passage(texts + [f"{document.title}. {document.text}"]))
         window_vectors, document_vector = matrix[:-1], matrix[-1]
         answer = {
             name: self._answer(var, *self._targets[name], window_vectors, document_vector, texts)
