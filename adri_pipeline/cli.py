@@ -196,6 +196,12 @@ def cmd_mirror(args) -> int:
     settings = _settings(args)
     out_dir = settings.warehouse.parent / "mirror"
     if args.action == "replay":
+        from adri_pipeline.mirror.replay import SHARED_MIRROR
+
+        if not SHARED_MIRROR.exists():
+            print(f"error: replays read labelled data from {SHARED_MIRROR} (ADRI_SHARED_DATA), which is not here",
+                  file=sys.stderr)
+            return 2
         log = args.log or out_dir / f"{args.point}_shadow_log.jsonl"
         log.unlink(missing_ok=True)
         run = {"page_type": replay_page_type, "html_is_enough": replay_html}[args.point]
@@ -288,13 +294,14 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.corpus import CorpusError
     from adri_pipeline.mirror.gate import GateConfigError
     from adri_pipeline.mirror.judges import JudgeConfigError
+    from adri_pipeline.routing.benchmark import RoutingConfigError
     from adri_pipeline.routing.splits import FrozenSplitChanged
     from adri_pipeline.warehouse import WarehouseLocked
 
     try:
         return args.func(args)
     except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError,
-            JudgeConfigError) as exc:
+            JudgeConfigError, RoutingConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

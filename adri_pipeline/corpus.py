@@ -99,7 +99,10 @@ def _read_rows(path: Path) -> list[tuple[int, dict]]:
             start = reader.line_num + 1
         return rows
     if suffix == ".xlsx":
-        frame = pl.read_excel(path, infer_schema_length=0)
+        try:
+            frame = pl.read_excel(path, infer_schema_length=0)
+        except Exception as exc:  # fastexcel raises its own types for broken workbooks
+            raise CorpusError(f"{path}: not a readable xlsx workbook ({type(exc).__name__}: {exc})") from None
         return [(index + 2, record) for index, record in enumerate(frame.iter_rows(named=True))]
     raise CorpusError(f"{path}: unsupported format (expected one of {', '.join(SUPPORTED_SUFFIXES)})")
 

@@ -87,6 +87,12 @@ def test_undecodable_bytes_name_the_line(tmp_path):
         load_corpus(path)
 
 
+def test_broken_xlsx_is_named(tmp_path):
+    (tmp_path / "export.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
+    with pytest.raises(CorpusError, match="export.xlsx: not a readable xlsx workbook"):
+        load_corpus(tmp_path / "export.xlsx")
+
+
 def test_unsupported_format_is_named(tmp_path):
     (tmp_path / "c.txt").write_text("x")
     with pytest.raises(CorpusError, match="c.txt: unsupported format"):

@@ -75,8 +75,15 @@ class CandidateRun:
     extra: dict = field(default_factory=dict)
 
 
+class RoutingConfigError(ValueError):
+    """An unknown dataset or candidate, or its data missing; the message says which."""
+
+
 def load_source(dataset: str):
     """(utterances, descriptions) for a dataset name."""
+    if dataset != "sample" and not SHARED_ROUTING.exists():
+        raise RoutingConfigError(f"dataset {dataset!r} reads {SHARED_ROUTING}, which is not here; "
+                                 "use --dataset sample (the project's own data)")
     if dataset in ("ha-pt-BR", "ha-pt"):
         root = SHARED_ROUTING / "ohf_intents"
         return load_ha_utterances(root / "tests", dataset.removeprefix("ha-")), load_ha_descriptions(root / "intents.yaml")
@@ -85,7 +92,7 @@ def load_source(dataset: str):
         return load_clinc_utterances(path), clinc_descriptions(path)
     if dataset == "sample":
         return load_ha_utterances(SAMPLE_ROUTING / "tests", "pt-BR"), load_ha_descriptions(SAMPLE_ROUTING / "intents.yaml")
-    raise ValueError(f"unknown routing dataset {dataset!r} (ha-pt-BR, ha-pt, clinc150, sample)")
+    raise RoutingConfigError(f"unknown routing dataset {dataset!r} (ha-pt-BR, ha-pt, clinc150, sample)")
 
 
 def build(config: RunConfig, frozen_dir: Path | None = None) -> Dataset:

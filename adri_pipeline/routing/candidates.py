@@ -352,4 +352,6 @@ def make_candidate(name: str, encoder: Encoder | None = None, ollama_host: str =
         return EmbeddedLogReg(encoder)
     if name.startswith("ollama:"):
         return OllamaCandidate(name.removeprefix("ollama:"), ollama_host)
-    raise ValueError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, ollama:<model>)")
+    from adri_pipeline.routing.benchmark import RoutingConfigError
+
+    raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, ollama:<model>)")
