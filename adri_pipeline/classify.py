@@ -124,14 +124,32 @@ def classify_corpus(
     try:
         with Ledger(warehouse).writer() as commit, ThreadPoolExecutor(max_workers=concurrency) as pool:
             pending = iter(todo)
-            running = {}
+            running: dict = {}
 
             def submit_next() -> bool:
                 item = next(pending, None)
-                if item is None:
-                    return False
-                running[pool.submit(classify_document, *item, codebook, prompt, backend, examples)] = item
-                return True
+                if item is not None:
+                    running[pool.submit(classify_document, *item, codebook, prompt, backend, examples)] = item
+                return item is not None
+
+            def settle(future) -> None:
+                """Commit a finished document the moment it is valid; record why if it is not."""
+                document, _ = running.pop(future)
+                try:
+                    outcome = future.result()
+                except DocumentFailed as exc:
+                    report.failed.append((document.doc_id, str(exc)))
+                    return
+                report.model_calls += len(outcome.attempts)
+                if outcome.valid:
+                    commit(outcome.ledger_record(backend, prompt))
+                    report.classified += 1
+                    report.seconds.append(sum(a.response.seconds for a in outcome.attempts))
+                else:
+                    problems = outcome.attempts[outcome.kept].checked.problems
+                    report.failed.append((document.doc_id, "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())))
+                if progress:
+                    progress(outcome, len(todo))
 
             for _ in range(concurrency):
                 submit_next()
@@ -139,31 +157,20 @@ def classify_corpus(
                 while running:
                     done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                     for future in done:
-                        document, _key = running.pop(future)
-                        try:
-                            outcome = future.result()
-                        except DocumentFailed as exc:
-                            report.failed.append((document.doc_id, str(exc)))
-                            continue
-                        report.model_calls += len(outcome.attempts)
-                        if outcome.valid:
-                            commit(outcome.ledger_record(backend, prompt))
-                            report.classified += 1
-                            report.seconds.append(sum(a.response.seconds for a in outcome.attempts))
-                        else:
-                            problems = outcome.attempts[outcome.kept].checked.problems
-                            report.failed.append((document.doc_id, "; ".join(
-                                f"{k}: {', '.join(v)}" for k, v in problems.items())))
-                        if progress:
-                            progress(outcome, len(todo))
-                    if not report.stopped:
-                        backend.check_resources()
-                        while len(running) < concurrency and submit_next():
-                            pass
+                        settle(future)
+                    backend.check_resources()  # between documents: stop before memory runs out
+                    while len(running) < concurrency and submit_next():
+                        pass
             except (KeyboardInterrupt, BackendError) as exc:
                 report.stopped = "interrupted (Ctrl+C)" if isinstance(exc, KeyboardInterrupt) else str(exc)
-                for future in running:
-                    future.cancel()
+                for future in [f for f in running if f.cancel()]:
+                    running.pop(future)
+                for future in list(running):  # already at the model: keep what comes back
+                    wait([future])
+                    try:
+                        settle(future)
+                    except BackendError:
+                        pass
                 if isinstance(exc, BackendError) and report.classified == 0 and not report.cached:
                     raise
     finally:
