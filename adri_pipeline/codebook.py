@@ -111,15 +111,6 @@ class Codebook(BaseModel):
                 raise ValueError(f"variable name {name!r} is not a lowercase identifier (a-z, 0-9, _)")
         return variables
 
-    def model_facing(self) -> dict:
-        """Everything the model reads; labels and version are deliberately left out."""
-        return {
-            "instructions": self.instructions,
-            "variables": {
-                name: var.model_dump(exclude={"labels"}) for name, var in self.variables.items()
-            },
-        }
-
 
 class _UniqueKeyLoader(yaml.SafeLoader):
     """SafeLoader that refuses duplicate keys instead of silently keeping the last one."""

@@ -95,12 +95,6 @@ class OllamaBackend:
             raise BackendError(f"hosts serve different builds of {self.model_name!r}: {sorted(digests)}")
         return digests.pop() or ""
 
-    def reachable(self) -> bool:
-        try:
-            return bool(self.digest)
-        except BackendError:
-            return False
-
     def _call(self, host: str, fn, *args, **kwargs):
         try:
             return fn(*args, **kwargs)

@@ -105,10 +105,6 @@ def build(config: RunConfig, frozen_dir: Path | None = None) -> Dataset:
     return Dataset(examples, split_of, check_frozen(config.dataset, test, **kwargs))
 
 
-def _gold_for(example: CanonicalExample):
-    return example.gold_label
-
-
 def _choose_threshold(correct, confidence, target: float) -> float:
     """Lowest confidence threshold whose selective accuracy on calibration reaches the target."""
     order = np.argsort(-np.asarray(confidence, float), kind="stable")
@@ -142,12 +138,12 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
 
     dev = dataset.in_split("dev")
     started = time.perf_counter()
-    candidate.fit([to_request(e) for e in dev], [_gold_for(e) for e in dev], [e.group_id for e in dev])
+    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
     fit_seconds = time.perf_counter() - started
 
     calibrated = Calibrated(candidate)
     calibration = dataset.in_split("calibration")
-    calibrated.fit_temperature([to_request(e) for e in calibration], [_gold_for(e) for e in calibration],
+    calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
                                [e.task for e in calibration])
     thresholds = {}
     for task in sorted({e.task for e in calibration}):

@@ -157,7 +157,6 @@ class EmbeddedLogReg:
         self.intent_model = LogisticRegression(C=C, max_iter=2000)  # message -> intent
         self.ranker = LogisticRegression(C=1.0, max_iter=2000)  # (message, option) -> is it the one
         self.session_model = LogisticRegression(C=1.0, max_iter=2000)
-        self.session_fitted = False
 
     # D1 / D4 -------------------------------------------------------------------------------
     def _option_features(self, vector: np.ndarray, intent_probabilities: dict[str, float],
@@ -251,7 +250,6 @@ class EmbeddedLogReg:
             self._fit_intents(d1)
         if session_rows:
             self.session_model.fit(np.vstack(session_rows), session_targets)
-            self.session_fitted = True
 
     def _fit_intents(self, d1: list[tuple]) -> None:
         """The ranker learns from out-of-fold intent probabilities (grouped folds), so it does not

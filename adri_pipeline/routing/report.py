@@ -21,6 +21,14 @@ from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig  # 
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 
 
+def _finish(figure, axis, path: Path, legend: str, **labels) -> None:
+    axis.set(**labels)
+    axis.legend(loc=legend)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def plot_reliability(runs: dict[str, CandidateRun], task: str, bins: int, path: Path) -> None:
     figure, axis = plt.subplots(figsize=(5, 5))
     axis.plot([0, 1], [0, 1], "k:", label="perfect calibration")
@@ -29,12 +37,8 @@ def plot_reliability(runs: dict[str, CandidateRun], task: str, bins: int, path: 
         table = [b for b in metrics.calibration_bins(frame["correct"].to_list(), frame["confidence"].to_list(), bins)
                  if b["count"]]
         axis.plot([b["confidence"] for b in table], [b["accuracy"] for b in table], "o-", label=name)
-    axis.set(xlabel="confidence (mean per bin)", ylabel="accuracy", xlim=(0, 1), ylim=(0, 1),
-             title=f"Reliability, {task}, {bins} equal-width bins")
-    axis.legend(loc="upper left")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    _finish(figure, axis, path, "upper left", xlabel="confidence (mean per bin)", ylabel="accuracy",
+            xlim=(0, 1), ylim=(0, 1), title=f"Reliability, {task}, {bins} equal-width bins")
 
 
 def plot_coverage(runs: dict[str, CandidateRun], task: str, path: Path) -> None:
@@ -43,12 +47,8 @@ def plot_coverage(runs: dict[str, CandidateRun], task: str, path: Path) -> None:
         frame = run.predictions.filter(pl.col("task") == task)
         coverage, accuracy = metrics.selective_curve(frame["correct"].to_list(), frame["confidence"].to_list())
         axis.plot(coverage, accuracy, label=f"{name} (AURC {metrics.aurc(frame['correct'].to_list(), frame['confidence'].to_list()):.3f})")
-    axis.set(xlabel="coverage", ylabel="selective accuracy", xlim=(0, 1), ylim=(0, 1.02),
-             title=f"Coverage vs accuracy, {task}")
-    axis.legend(loc="lower left")
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    _finish(figure, axis, path, "lower left", xlabel="coverage", ylabel="selective accuracy",
+            xlim=(0, 1), ylim=(0, 1.02), title=f"Coverage vs accuracy, {task}")
 
 
 def _fmt(value) -> str:
