@@ -29,7 +29,7 @@ def shadow_log(adri: AdriSettings) -> dg.MaterializeResult:
     kept, quarantined = ingest(settings.mirror_log, adri.warehouse_access())
     return dg.MaterializeResult(
         data_version=dg.DataVersion(hashlib.sha256(settings.mirror_log.read_bytes()).hexdigest()),
-        metadata={"log": str(settings.mirror_log), "kept": kept, "quarantined": len(quarantined),
+        metadata={"log": str(settings.mirror_log), "kept": len(kept), "quarantined": len(quarantined),
                   "first_bad_lines": dg.MetadataValue.json(quarantined[:5])})
 
 

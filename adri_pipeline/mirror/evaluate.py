@@ -20,7 +20,7 @@ import yaml
 
 from adri_pipeline.mirror.gate import DecisionPoint
 from adri_pipeline.mirror.judges import Judge
-from adri_pipeline.mirror.shadow_log import ingest, read_log
+from adri_pipeline.mirror.shadow_log import ingest
 from adri_pipeline.routing import metrics
 from adri_pipeline.warehouse import Warehouse
 
@@ -145,8 +145,7 @@ def evaluate_log(log_path: Path, points: dict[str, DecisionPoint], first: Judge,
                  warehouse: Warehouse, out_dir: Path, agreement_share: float = 0.1, seed: int = 3) -> dict:
     """Ingest (bad lines quarantined), sample, judge, evaluate each point, write the recommended
     configuration (`recommended_gate.yaml`, unapproved) and `mirror_evaluation.json`."""
-    kept, quarantined = ingest(log_path, warehouse)
-    good, _ = read_log(log_path)
+    good, quarantined = ingest(log_path, warehouse)
     records = [r.model_dump(mode="json") for r in good]
     evaluations = {}
     for name, point in points.items():
@@ -159,7 +158,7 @@ def evaluate_log(log_path: Path, points: dict[str, DecisionPoint], first: Judge,
     config = recommended_configuration({n: points[n] for n in evaluations}, evaluations)
     (out_dir / "recommended_gate.yaml").write_text(
         yaml.safe_dump(json.loads(json.dumps(config, default=float)), allow_unicode=True, sort_keys=False), encoding="utf-8")
-    report = {"log": str(log_path), "kept": kept, "quarantined": quarantined, "judges": [first.name, second.name],
+    report = {"log": str(log_path), "kept": len(good), "quarantined": quarantined, "judges": [first.name, second.name],
               "evaluations": evaluations}
     (out_dir / "mirror_evaluation.json").write_text(json.dumps(report, ensure_ascii=False, indent=1, default=float),
                                                     encoding="utf-8")

@@ -67,9 +67,9 @@ def read_log(path: str | Path) -> tuple[list[ShadowRecord], list[dict]]:
     return good, bad
 
 
-def ingest(path: str | Path, warehouse: Warehouse) -> tuple[int, list[dict]]:
+def ingest(path: str | Path, warehouse: Warehouse) -> tuple[list[ShadowRecord], list[dict]]:
     """Replace this log's rows in `shadow_log`; bad lines go to `shadow_quarantine` and a
-    `<log>.quarantine.jsonl` file beside the log. Returns (rows kept, quarantined lines)."""
+    `<log>.quarantine.jsonl` file beside the log. Returns (records kept, quarantined lines)."""
     path = Path(path)
     good, bad = read_log(path)
     rows = pl.DataFrame([{**r.model_dump(mode="json", exclude={"state"}), "state": json.dumps(r.state, ensure_ascii=False),
@@ -88,4 +88,4 @@ def ingest(path: str | Path, warehouse: Warehouse) -> tuple[int, list[dict]]:
         quarantine_file.write_text("".join(json.dumps(b, ensure_ascii=False) + "\n" for b in bad), encoding="utf-8")
     else:
         quarantine_file.unlink(missing_ok=True)
-    return len(good), bad
+    return good, bad

@@ -36,7 +36,7 @@ def test_bad_lines_are_quarantined_with_a_reason_and_good_ones_kept(tmp_path, wa
              json.dumps({k: v for k, v in GOOD.items() if k != "rule_decision"}), json.dumps({**GOOD, "state_hash": "b" * 64})]
     path.write_text("\n".join(lines) + "\n")
     kept, bad = ingest(path, warehouse)
-    assert kept == 2
+    assert [r.state_hash for r in kept] == ["a" * 64, "b" * 64]
     assert [(b["line"], b["error"].split(":")[0]) for b in bad] == [(2, "not JSON"), (3, "probability"), (4, "rule_decision")]
     assert warehouse.query("SELECT count(*) AS n FROM shadow_log")["n"][0] == 2
     assert warehouse.query("SELECT line FROM shadow_quarantine ORDER BY line")["line"].to_list() == [2, 3, 4]
@@ -44,5 +44,5 @@ def test_bad_lines_are_quarantined_with_a_reason_and_good_ones_kept(tmp_path, wa
 
     path.write_text(json.dumps(GOOD) + "\n")  # fixed log: reingest replaces, quarantine empties
     kept, bad = ingest(path, warehouse)
-    assert (kept, bad) == (1, []) and not (tmp_path / "shadow.quarantine.jsonl").exists()
+    assert (len(kept), bad) == (1, []) and not (tmp_path / "shadow.quarantine.jsonl").exists()
     assert warehouse.query("SELECT count(*) AS n FROM shadow_quarantine")["n"][0] == 0
