@@ -31,8 +31,8 @@ _WORD = re.compile(r"\S+")
 
 
 class EmbeddedParams(BaseModel):
-    """Defaults set by reading score spreads on the sample corpus and the OpenAlex abstracts; no
-    human codes exist yet to fit them against (README "Embedded default")."""
+    """Defaults read off the margins printed by benchmarks/embedded_score_spread.py on OpenAlex
+    abstracts; no human codes exist yet to fit them against (README "Embedded default")."""
 
     value_margin: float = 0.004
     list_margin: float = 0.006
