@@ -27,13 +27,26 @@ def _canonical(value: str) -> str:
 
 def load_coder_labels(path: str | Path, codebook: Codebook) -> pl.DataFrame:
     path = Path(path)
-    frame = pl.read_csv(path, infer_schema_length=0)
+    if not path.is_file():
+        raise CoderFileError(f"{path}: coder file not found")
+    try:
+        frame = pl.read_csv(path, infer_schema_length=0)
+    except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
+        raise CoderFileError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise CoderFileError(f"{path}: missing column(s) {missing} (need {', '.join(REQUIRED_COLUMNS)})")
-    for line, variable in enumerate(frame["variable"].to_list(), start=2):
+    for line, (doc_id, variable, value) in enumerate(frame.select(REQUIRED_COLUMNS).iter_rows(), start=2):
+        if not doc_id:
+            raise CoderFileError(f"{path}: line {line}: empty doc_id")
         if variable not in codebook.variables:
             raise CoderFileError(f"{path}: line {line}: unknown variable {variable!r}")
+        allowed = codebook.variables[variable].allowed_values()
+        unknown = [v for v in str(value or "").split("|") if allowed and v.strip() and v.strip() not in allowed
+                   and v.strip().lower() not in allowed]
+        if not (value or "").strip() or unknown:
+            raise CoderFileError(f"{path}: line {line}: value {value!r} is not one of the codebook's values for "
+                                 f"{variable!r} ({', '.join(allowed) if allowed else 'non-empty text'})")
     return frame.select(REQUIRED_COLUMNS).with_columns(
         pl.col("value").map_elements(_canonical, return_dtype=pl.String)
     )

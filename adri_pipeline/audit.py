@@ -1,4 +1,4 @@
-"""Evidence audit: is each quoted evidence really in the abstract, and where?
+"""Evidence audit: is each quoted evidence really in what the model read (title and abstract), and where?
 
 literal     equal up to case, whitespace, quote characters and dash variants
 approximate >= 90 % of characters matching in blocks against a window of similar length
@@ -6,13 +6,15 @@ approximate >= 90 % of characters matching in blocks against a window of similar
 absent      neither; also flags quotes copied from the codebook's own examples
 waived      empty evidence on a no-information answer
 
-Offsets are [start, end) into the original abstract, never into a cleaned copy.
+Offsets are [start, end) into the original field the quote was found in (`field`: "title" or
+"abstract"), never into a cleaned copy. The abstract is searched first, then the title: ADR 0011,
+"O texto classificado é o que o painel mostra: o título e o resumo".
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from rapidfuzz import fuzz
 
@@ -31,6 +33,7 @@ class EvidenceAudit:
     end: int | None = None
     score: float = 0.0
     reason: str = ""
+    field: str | None = None  # "title" | "abstract" when found
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -90,9 +93,41 @@ class TextIndex:
         return None if at < 0 else (at, at + len(needle))
 
 
+class DocumentIndex:
+    """Every field the model read, each indexed once per document."""
+
+    def __init__(self, abstract: str, title: str = ""):
+        self.fields = {"abstract": TextIndex(abstract), "title": TextIndex(title or "")}
+
+
+def _exact(pieces: list[str], index: TextIndex) -> EvidenceAudit | None:
+    if len(pieces) == 1:
+        found = index.find(pieces[0])
+        return EvidenceAudit("literal", *index.span(*found), score=100.0) if found else None
+    spans, begin = [], 0
+    for piece in pieces:
+        found = index.find(piece, begin)
+        if not found:
+            return None
+        spans.append(found)
+        begin = found[1]
+    start, end = index.span(spans[0][0], spans[-1][1])
+    return EvidenceAudit("approximate", start, end, score=100.0, reason="ellipsis pieces in order")
+
+
+def _fuzzy(needle: str, index: TextIndex) -> EvidenceAudit | None:
+    if not (needle and index.normalized):
+        return None
+    alignment = fuzz.partial_ratio_alignment(needle, index.normalized, score_cutoff=APPROXIMATE_MIN_SCORE)
+    if alignment is None:
+        return None
+    start, end = index.span(alignment.dest_start, alignment.dest_end)
+    return EvidenceAudit("approximate", start, end, score=round(alignment.score, 1))
+
+
 def audit_evidence(
     evidence: str,
-    index: TextIndex,
+    index: DocumentIndex | TextIndex,
     no_information: bool,
     codebook_examples: str = "",
 ) -> EvidenceAudit:
@@ -100,33 +135,22 @@ def audit_evidence(
         if no_information:
             return EvidenceAudit("waived", reason="empty evidence on a no-information answer")
         return EvidenceAudit("absent", reason="empty evidence for an informative answer")
+    fields = index.fields if isinstance(index, DocumentIndex) else {"abstract": index}
 
     pieces = [p for p in _ELLIPSIS.split(evidence) if _normalized_quote(p)]
-    if len(pieces) == 1:
-        found = index.find(pieces[0])
-        if found:
-            return EvidenceAudit("literal", *index.span(*found), score=100.0)
-    elif len(pieces) > 1:
-        spans, begin = [], 0
-        for piece in pieces:
-            found = index.find(piece, begin)
-            if not found:
-                break
-            spans.append(found)
-            begin = found[1]
-        else:
-            start, end = index.span(spans[0][0], spans[-1][1])
-            return EvidenceAudit("approximate", start, end, score=100.0, reason="ellipsis pieces in order")
+    if pieces:
+        for name, text_index in fields.items():
+            found = _exact(pieces, text_index)
+            if found:
+                return replace(found, field=name)
 
     needle = _normalized_quote(" ".join(pieces) if pieces else evidence)
-    if needle and index.normalized:
-        alignment = fuzz.partial_ratio_alignment(
-            needle, index.normalized, score_cutoff=APPROXIMATE_MIN_SCORE
-        )
-        if alignment is not None:
-            start, end = index.span(alignment.dest_start, alignment.dest_end)
-            return EvidenceAudit("approximate", start, end, score=round(alignment.score, 1))
+    candidates = [(found, name) for name, text_index in fields.items()
+                  if (found := _fuzzy(needle, text_index)) is not None]
+    if candidates:
+        best, name = max(candidates, key=lambda c: c[0].score)  # max() keeps the abstract on a tie
+        return replace(best, field=name)
 
     if needle and codebook_examples and needle in normalize(codebook_examples)[0]:
-        return EvidenceAudit("absent", reason="quote copied from the codebook's examples, not the abstract")
-    return EvidenceAudit("absent", reason="quote not found in the abstract")
+        return EvidenceAudit("absent", reason="quote copied from the codebook's examples, not the text")
+    return EvidenceAudit("absent", reason="quote not found in the title or abstract")

@@ -13,14 +13,14 @@ import json
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
-from adri_pipeline.backends.base import Document
+from adri_pipeline.corpus import Document
 from adri_pipeline.prompt import Prompt, build_user_message
 from adri_pipeline.warehouse import Warehouse
 
 LEDGER_COLUMNS = (
     "cache_key", "doc_id", "model", "model_digest", "backend", "signature", "prompt_version",
-    "params", "response", "audit", "attempts", "valid_first_try", "seconds", "prompt_tokens",
-    "completion_tokens",
+    "params", "response", "audit", "attempts", "valid_first_try", "json_valid_first_try", "seconds",
+    "prompt_tokens", "completion_tokens",
 )
 
 
@@ -34,7 +34,8 @@ def cache_key(document: Document, prompt: Prompt, model: str, digest: str, param
 
 
 def document_keys(documents: list[Document], prompt: Prompt, backend) -> list[str]:
-    """The cache key of each document for this prompt and backend, in document order."""
+    """The cache key of each document for this prompt and model (a backend, or the identity a run
+    recorded: anything with .model, .digest and .params), in document order."""
     return [cache_key(d, prompt, backend.model, backend.digest, backend.params) for d in documents]
 
 
@@ -46,10 +47,10 @@ class Ledger:
         return {row[0] for row in self._select("cache_key", keys)}
 
     def rows(self, keys: list[str]) -> list[tuple]:
-        """(cache_key, response, audit, attempts, valid_first_try, seconds, prompt_tokens,
-        completion_tokens) for the keys the ledger holds."""
-        return self._select("cache_key, response, audit, attempts, valid_first_try, seconds, "
-                            "prompt_tokens, completion_tokens", keys)
+        """(cache_key, response, audit, attempts, valid_first_try, json_valid_first_try, seconds,
+        prompt_tokens, completion_tokens) for the keys the ledger holds."""
+        return self._select("cache_key, response, audit, attempts, valid_first_try, json_valid_first_try, "
+                            "seconds, prompt_tokens, completion_tokens", keys)
 
     def _select(self, columns: str, keys: list[str]) -> list[tuple]:
         if not keys:

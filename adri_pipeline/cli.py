@@ -25,24 +25,12 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
 
 
-def run_classification(settings: Settings, limit=None, estimate=False, show_progress=True) -> dict:
-    """Load, classify what the ledger lacks, assemble and store results, publish the snapshot."""
+def run_classification(settings: Settings, limit=None, estimate=False, show_progress=True,
+                       replace_documents=False) -> dict:
+    """Classify the corpus file through the application layer and return the printed summary."""
     from tqdm import tqdm
 
-    from adri_pipeline.backends import select_backend
-    from adri_pipeline.classify import classify_corpus
-    from adri_pipeline.codebook import load_codebook
-    from adri_pipeline.corpus import load_corpus
-    from adri_pipeline.prompt import build_prompt
-    from adri_pipeline.results import assemble_results, store_results, summarize
-    from adri_pipeline.warehouse import Warehouse, store_codebook, store_corpus
-
-    warehouse = Warehouse(settings.warehouse)
-    corpus = load_corpus(settings.corpus, settings.display_language, settings.analysis_language)
-    codebook = load_codebook(settings.codebook)
-    store_corpus(warehouse, corpus)
-    store_codebook(warehouse, codebook, build_prompt(codebook))
-    backend = select_backend(settings)
+    from adri_pipeline.pipeline import classify_corpus_file
 
     bar = tqdm(desc="classifying", unit="doc", disable=not show_progress, file=sys.stderr)
 
@@ -50,37 +38,37 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
         bar.total = total
         bar.update(1)
 
-    documents = corpus.documents.head(limit) if limit else corpus.documents
-    started = time.perf_counter()
     try:
-        report = classify_corpus(documents, codebook, backend, warehouse, estimate=estimate,
-                                 concurrency=settings.concurrency, progress=progress)
+        run, corpus = classify_corpus_file(settings, limit=limit, estimate=estimate, progress=progress,
+                                           replace_documents=replace_documents)
     finally:
         bar.close()
-    results = assemble_results(warehouse, corpus.documents, codebook, backend)
-    store_results(warehouse, results, backend.model, codebook.content_hash)
-    snapshot = warehouse.publish_snapshot()
+    report = run.report
     summary = {
-        "model": backend.model, "codebook": codebook.name, "codebook_version": codebook.version,
-        "codebook_hash": codebook.content_hash[:12], "corpus_documents": corpus.documents.height,
+        "model": run.model.model, "codebook": run.codebook.name, "codebook_version": run.codebook.version,
+        "codebook_hash": run.codebook.content_hash[:12], "corpus_documents": corpus.documents.height,
         "excluded_no_abstract": int(corpus.coverage["excluded_no_abstract"].sum()),
         "selected": report.documents, "cached": report.cached, "classified_now": report.classified,
-        "model_calls": report.model_calls, "failed": len(report.failed),
-        "wall_seconds": round(time.perf_counter() - started, 2),
-        "results": summarize(results), "warehouse": str(warehouse.path), "snapshot": str(snapshot),
+        "model_calls": report.model_calls, "requests": report.requests, "failed": len(report.failed),
+        "wall_seconds": round(run.wall_seconds, 2), "results": run.figures,
+        "warehouse": str(settings.warehouse), "snapshot": str(run.snapshot), "all_failed": report.all_failed,
     }
     if report.stopped:
         summary["stopped"] = report.stopped
     if report.failed:
         summary["failed_documents"] = report.failed[:20]
+    if run.replaced_documents:
+        summary["replaced_documents"] = run.replaced_documents
     if estimate and report.seconds:
+        # ADR 0011: "--estimar classifica 5 documentos e projeta o tempo do resto"
         median, p90 = _percentile(report.seconds, 0.5), _percentile(report.seconds, 0.9)
-        remaining = report.to_classify
+        remaining = report.to_classify - report.sampled
+        slots = max(settings.concurrency, 1)
         summary["estimate"] = {
             "sampled": len(report.seconds), "remaining_documents": remaining,
             "seconds_per_document_median": round(median, 3), "seconds_per_document_p90": round(p90, 3),
-            "projected_hours_median": round(remaining * median / 3600 / settings.concurrency, 2),
-            "projected_hours_p90": round(remaining * p90 / 3600 / settings.concurrency, 2),
+            "projected_hours_median": round(remaining * median / 3600 / slots, 2),
+            "projected_hours_p90": round(remaining * p90 / 3600 / slots, 2),
         }
     return summary
 
@@ -90,33 +78,40 @@ def _print_summary(summary: dict) -> None:
           f"({summary['codebook_hash']})")
     print(f"documents: {summary['corpus_documents']} in corpus ({summary['excluded_no_abstract']} excluded: "
           f"no abstract); selected {summary['selected']}, cached {summary['cached']}, classified now "
-          f"{summary['classified_now']}, failed {summary['failed']}, model calls {summary['model_calls']}, "
+          f"{summary['classified_now']}, failed {summary['failed']}, model calls {summary['model_calls']} "
+          f"({summary['requests']} requests sent), "
           f"{summary['wall_seconds']} s")
     print_results(summary.get("results", {}))
-    for key in ("estimate", "stopped", "failed_documents"):
+    for key in ("estimate", "stopped", "failed_documents", "replaced_documents"):
         if key in summary:
             print(f"{key}: {json.dumps(summary[key], ensure_ascii=False)}")
     print(f"warehouse: {summary['warehouse']}\nanalyst snapshot: {summary['snapshot']}")
 
 
 def print_results(results: dict) -> None:
-    """The figures of results.summarize()."""
-    if results.get("documents"):
-        ev = results["evidence_pct"]
-        print(f"valid first try {results['valid_first_try_pct']} %, retried {results['retry_pct']} %; "
-              f"seconds/doc median {results['seconds_median']}, p90 {results['seconds_p90']}")
-        print(f"evidence: literal {ev['literal']} %, approximate {ev['approximate']} %, "
-              f"absent {ev['absent']} %, waived {ev['waived']} % "
-              f"(literal among quoted evidence: {results['literal_of_quoted_pct']} %)")
-        for name, shares in results["evidence_pct_by_variable"].items():
-            print(f"  {name:<14} " + "  ".join(f"{k} {v:5.1f} %" for k, v in shares.items()))
+    """The seed's figures (results.summarize) over everything this (model, codebook) holds."""
+    if not results.get("documents"):
+        return
+    ev = results["evidence"]
+    print(f"results: {results['documents']} documents ({results['pending']} in the warehouse without an answer)")
+    print(f"JSON valid first try {results['json_valid_first_try_pct']} %, follows the codebook first try "
+          f"{results['valid_first_try_pct']} %, retry used {results['retry_pct']} %; "
+          f"seconds/doc median {results['seconds_median']}, p90 {results['seconds_p90']}")
+    print(f"evidence (non-waived): literal {ev['literal_pct']} %, approximate {ev['approximate_pct']} %, "
+          f"absent {ev['absent_pct']} %; waived {ev['waived']}; over 20 words {ev['over_20_words']}")
+    for name, shares in results["evidence_by_variable"].items():
+        print(f"  {name:<14} literal {shares['literal_pct']} %  approximate {shares['approximate_pct']} %  "
+              f"absent {shares['absent_pct']} %  waived {shares['waived']}")
 
 
 def cmd_classify(args) -> int:
-    summary = run_classification(_settings(args), limit=args.limit, estimate=args.estimate)
+    summary = run_classification(_settings(args), limit=args.limit, estimate=args.estimate,
+                                 replace_documents=args.replace_documents)
     _print_summary(summary)
     if summary.get("stopped", "").startswith("interrupted"):
-        return 130
+        return 143 if "SIGTERM" in summary["stopped"] else 130
+    if summary["all_failed"] or summary.get("stopped"):
+        return 1
     return 0
 
 
@@ -226,6 +221,16 @@ def cmd_demo(args) -> int:
     return run_demo(Settings.load(warehouse=args.warehouse))
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {value})")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="adri", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true")
@@ -240,7 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("--corpus", type=Path, required=True)
     classify.add_argument("--backend", choices=["auto", "ollama", "embedded"])
     classify.add_argument("--model", "--modelo")
-    classify.add_argument("--limit", "--limite", type=int, help="only the first N documents")
+    classify.add_argument("--limit", "--limite", type=_positive_int, help="only the first N documents (N >= 1)")
+    classify.add_argument("--replace-documents", action="store_true",
+                          help="a document id already stored with another text takes this file's text")
     classify.add_argument("--estimate", "--estimar", action="store_true",
                           help=f"classify {5} documents and project the time for the rest")
     classify.add_argument("--concurrency", "--concorrencia", type=int,
@@ -285,10 +292,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _install_stop_handlers() -> None:
+    """Ctrl+C and SIGTERM (systemd, Docker, Kubernetes, Dagster's run termination) both stop the run
+    the same way: no new documents, results and snapshot for what was done. Installed explicitly, so a
+    process started in the background with SIGINT ignored still stops on Ctrl+C."""
+    import signal
+
+    def terminate(signum, frame):
+        raise KeyboardInterrupt("SIGTERM")
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, terminate)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+    _install_stop_handlers()
+    from adri_pipeline.agreement import CoderFileError
     from adri_pipeline.backends.base import BackendError
     from adri_pipeline.codebook import CodebookError
     from adri_pipeline.corpus import CorpusError
@@ -296,12 +318,13 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.mirror.judges import JudgeConfigError
     from adri_pipeline.routing.benchmark import RoutingConfigError
     from adri_pipeline.routing.splits import FrozenSplitChanged
-    from adri_pipeline.warehouse import WarehouseLocked
+    from adri_pipeline.pipeline import NoClassificationRun
+    from adri_pipeline.warehouse import DocumentClash, WarehouseLocked
 
     try:
         return args.func(args)
     except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError,
-            JudgeConfigError, RoutingConfigError) as exc:
+            JudgeConfigError, RoutingConfigError, CoderFileError, DocumentClash, NoClassificationRun) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

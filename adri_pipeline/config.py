@@ -33,6 +33,10 @@ class Settings(BaseModel):
     seed: int = 42
     temperature: float = 0.0
     memory_floor_mb: int = 1024
+    # partial results and snapshot republished during long runs (ADR 0011: "a primeira regravação
+    # parcial mostrou 256 (206 + 50 novos)")
+    results_every_documents: int = Field(default=50, ge=1)
+    results_every_minutes: float = Field(default=5.0, gt=0)
 
     routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
     routing_candidates: str = "embedded-zeroshot,embedded-logreg"

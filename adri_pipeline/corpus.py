@@ -48,6 +48,21 @@ class CorpusError(ValueError):
     """A corpus file or row that cannot be read; the message names file and line."""
 
 
+@dataclass(frozen=True)
+class Document:
+    """What the model reads and what the audit searches: offsets point into title and abstract."""
+
+    doc_id: str
+    title: str
+    abstract: str  # original: evidence offsets point here
+    text: str  # cleaned: what the model reads
+
+
+def as_documents(frame: pl.DataFrame) -> list[Document]:
+    return [Document(r["doc_id"], r["title"] or "", r["abstract"], r["text"])
+            for r in frame.select("doc_id", "title", "abstract", "text").iter_rows(named=True)]
+
+
 @dataclass
 class Corpus:
     documents: pl.DataFrame
@@ -212,5 +227,8 @@ def load_corpus(
             documents[doc_id] = doc
             counts["included"] += 1
         coverage.append(counts)
+    if not documents:
+        rows = sum(c["rows"] for c in coverage)
+        raise CorpusError(f"{path}: no document with an abstract to classify ({rows} rows read)")
     frame = pl.DataFrame(list(documents.values()), schema=DOCUMENT_SCHEMA)
     return Corpus(frame, pl.DataFrame(coverage), skipped)

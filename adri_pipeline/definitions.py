@@ -11,6 +11,7 @@ from adri_pipeline.resources import AdriSettings
 from adri_pipeline.schedules import nightly_backfill_schedule
 from adri_pipeline.sensors import (
     codebook_change_sensor, new_documents_sensor, results_after_classification_sensor,
+    results_after_failed_classification_sensor,
 )
 
 _settings = AdriSettings()
@@ -19,7 +20,8 @@ defs = dg.Definitions(
     assets=dg.load_assets_from_modules([corpus, codebook, classification, reports, routing, mirror]),
     asset_checks=[classification.classification_quality],
     jobs=[classify_documents_job, refresh_results_job, routing_benchmark_job, mirror_evaluation_job],
-    sensors=[new_documents_sensor, codebook_change_sensor, results_after_classification_sensor],
+    sensors=[new_documents_sensor, codebook_change_sensor, results_after_classification_sensor,
+             results_after_failed_classification_sensor],
     schedules=[nightly_backfill_schedule],
     resources={"adri": _settings, "content_hash_io_manager": DuckDBContentHashIOManager(adri=_settings)},
 )

@@ -22,13 +22,11 @@ def run_demo(settings: Settings) -> int:
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
     import dagster as dg
 
-    from adri_pipeline.backends.embedded import EmbeddedBackend
     from adri_pipeline.cli import print_results
     from adri_pipeline.codebook import load_codebook
-    from adri_pipeline.corpus import load_corpus
     from adri_pipeline.orchestration import materialize_graph
+    from adri_pipeline.pipeline import current_figures
     from adri_pipeline.resources import AdriSettings
-    from adri_pipeline.results import assemble_results, summarize
     from adri_pipeline.warehouse import Warehouse
 
     corpus_path = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
@@ -51,9 +49,9 @@ def run_demo(settings: Settings) -> int:
         print(f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} - {check.description}")
 
     warehouse = Warehouse(settings.warehouse)
-    documents = load_corpus(corpus_path).documents
-    results = assemble_results(warehouse, documents, load_codebook(codebook_path), EmbeddedBackend())
-    print_results(summarize(results))
+    model, figures = current_figures(warehouse, load_codebook(codebook_path))
+    print(f"classification results ({model.model}):")
+    print_results(figures)
 
     routing_dir = settings.warehouse.parent / "routing" / adri.settings().routing_dataset
     figures = json.loads((routing_dir / "metrics.json").read_text(encoding="utf-8"))

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 
 from adri_pipeline.codebook import Codebook, Variable
 
-PROMPT_VERSION = "2026-11-29.1"
+PROMPT_VERSION = "2026-11-30.1"  # evidence may come from the title
 EVIDENCE_MAX_CHARS = 200
 EVIDENCE_MAX_WORDS = 20
 
 EVIDENCE_RULES = f"""Regras de evidência:
 - Para cada variável, responda primeiro "evidencia" e depois "valor".
-- "evidencia" é um trecho copiado literalmente do resumo, com no máximo {EVIDENCE_MAX_WORDS} palavras e {EVIDENCE_MAX_CHARS} caracteres; não parafraseie, não traduza, não junte trechos.
+- "evidencia" é um trecho copiado literalmente do título ou do resumo, com no máximo {EVIDENCE_MAX_WORDS} palavras e {EVIDENCE_MAX_CHARS} caracteres; não parafraseie, não traduza, não junte trechos.
 - "evidencia" só pode ficar vazia quando o valor indica ausência de informação (nao_informado, nao_se_aplica ou false).
 - Nunca copie os exemplos deste livro de códigos como evidência.
 - Responda apenas com o objeto JSON pedido."""
@@ -108,6 +108,6 @@ def build_retry_message(problems: dict[str, list[str]]) -> str:
     lines += [f"- {name}: {'; '.join(reasons)}" for name, reasons in problems.items()]
     lines.append(
         "Responda novamente o objeto JSON completo, corrigindo essas variáveis; "
-        "a evidência deve ser copiada literalmente do resumo."
+        "a evidência deve ser copiada literalmente do título ou do resumo."
     )
     return "\n".join(lines)

@@ -1,6 +1,10 @@
-"""Results per (model, codebook hash), reassembled from the ledger with the codebook's display labels.
+"""Results per (model, codebook hash), reassembled from the ledger with the codebook's display labels,
+and the seed's figures over them.
 
 No model is called here: a label-only codebook change produces renamed results from stored answers.
+The figures follow ADR 0011's table: "JSON válido na primeira tentativa", "Nova tentativa usada",
+"Evidência literal (sem as dispensadas) 94,8%; aproximada 3,5%; ausente 1,7%" per variable, and
+seconds per document as median and 90th percentile.
 """
 
 from __future__ import annotations
@@ -10,21 +14,34 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from adri_pipeline.backends.base import Backend
 from adri_pipeline.cache import Ledger, document_keys
-from adri_pipeline.classify import as_documents
 from adri_pipeline.codebook import Codebook
+from adri_pipeline.corpus import as_documents
 from adri_pipeline.prompt import build_prompt
-from adri_pipeline.warehouse import Warehouse
 
 AUDIT_STATUSES = ("literal", "approximate", "absent", "waived")
+QUOTED_STATUSES = ("literal", "approximate", "absent")  # shares among non-waived evidence
+OVER_20_WORDS = "over_20_words"
+
+VALUE_SCHEMA = {
+    "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
+    "variable": pl.String, "value": pl.String, "label": pl.String, "evidencia": pl.String,
+    "audit_status": pl.String, "evidence_field": pl.String, "evidence_start": pl.Int32,
+    "evidence_end": pl.Int32, "evidence_flag": pl.String, "attempt": pl.Int32, "cache_key": pl.String,
+}
+DOCUMENT_SCHEMA = {
+    "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
+    "source": pl.String, "attempts": pl.Int32, "json_valid_first_try": pl.Boolean,
+    "valid_first_try": pl.Boolean, "seconds": pl.Float64, "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64, "cache_key": pl.String,
+}
 
 
 @dataclass
 class Results:
     values: pl.DataFrame  # one row per (doc, variable)
     documents: pl.DataFrame  # one row per doc
-    pending: int  # corpus documents with no valid answer yet
+    pending: int  # documents with no answer that follows the codebook yet
 
 
 def _as_text(value) -> str:
@@ -39,19 +56,19 @@ def _label(var, value) -> str:
     return var.label(value)
 
 
-def assemble_results(
-    warehouse: Warehouse, documents: pl.DataFrame, codebook: Codebook, backend: Backend
-) -> Results:
+def assemble_results(warehouse, documents: pl.DataFrame, codebook: Codebook, model) -> Results:
+    """`model` is anything with .model, .digest and .params (a backend or the identity a run recorded)."""
     prompt = build_prompt(codebook)
     docs = as_documents(documents)
-    keys = dict(zip(document_keys(docs, prompt, backend), (d.doc_id for d in docs)))
+    sources = dict(zip(documents["doc_id"], documents["source"])) if "source" in documents.columns else {}
+    keys = dict(zip(document_keys(docs, prompt, model), (d.doc_id for d in docs)))
     ledger = Ledger(warehouse).rows(list(keys))
 
     order = {doc_id: i for i, doc_id in enumerate(keys.values())}
     ledger.sort(key=lambda row: order[keys[row[0]]])
-    base = {"model": backend.model, "codebook_hash": codebook.content_hash, "codebook_version": codebook.version}
+    base = {"model": model.model, "codebook_hash": codebook.content_hash, "codebook_version": codebook.version}
     value_rows, document_rows = [], []
-    for key, response, audit, attempts, first_try, seconds, p_tokens, c_tokens in ledger:
+    for key, response, audit, attempts, first_try, json_first_try, seconds, p_tokens, c_tokens in ledger:
         doc_id = keys[key]
         answer, audits = json.loads(response), json.loads(audit)
         kept_attempt = 1 if first_try else attempts
@@ -60,55 +77,61 @@ def assemble_results(
             value_rows.append({
                 "doc_id": doc_id, **base, "variable": name, "value": _as_text(item["valor"]),
                 "label": _label(var, item["valor"]), "evidencia": item["evidencia"],
-                "audit_status": check.get("status"), "evidence_start": check.get("start"),
-                "evidence_end": check.get("end"), "attempt": kept_attempt, "cache_key": key,
+                "audit_status": check.get("status"), "evidence_field": check.get("field") or (
+                    "abstract" if check.get("start") is not None else None),
+                "evidence_start": check.get("start"), "evidence_end": check.get("end"),
+                "evidence_flag": OVER_20_WORDS if check.get("flags") else None,
+                "attempt": kept_attempt, "cache_key": key,
             })
         document_rows.append({
-            "doc_id": doc_id, **base, "attempts": attempts, "valid_first_try": first_try,
-            "seconds": seconds, "prompt_tokens": p_tokens, "completion_tokens": c_tokens, "cache_key": key,
+            "doc_id": doc_id, **base, "source": sources.get(doc_id), "attempts": attempts,
+            "json_valid_first_try": first_try if json_first_try is None else json_first_try,
+            "valid_first_try": first_try, "seconds": seconds, "prompt_tokens": p_tokens,
+            "completion_tokens": c_tokens, "cache_key": key,
         })
-    values = pl.DataFrame(value_rows, schema={
-        "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
-        "variable": pl.String, "value": pl.String, "label": pl.String, "evidencia": pl.String,
-        "audit_status": pl.String, "evidence_start": pl.Int32, "evidence_end": pl.Int32,
-        "attempt": pl.Int32, "cache_key": pl.String,
-    })
-    docs_frame = pl.DataFrame(document_rows, schema={
-        "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
-        "attempts": pl.Int32, "valid_first_try": pl.Boolean, "seconds": pl.Float64,
-        "prompt_tokens": pl.Int64, "completion_tokens": pl.Int64, "cache_key": pl.String,
-    })
-    return Results(values, docs_frame, pending=len(docs) - len(document_rows))
+    return Results(pl.DataFrame(value_rows, schema=VALUE_SCHEMA), pl.DataFrame(document_rows, schema=DOCUMENT_SCHEMA),
+                   pending=len(docs) - len(document_rows))
 
 
-def store_results(warehouse: Warehouse, results: Results, model: str, codebook_hash: str) -> None:
-    where, params = "model = ? AND codebook_hash = ?", (model, codebook_hash)
-    with warehouse.connect() as con:
-        warehouse.replace_rows(con, "classification_values", results.values, where, params)
-        warehouse.replace_rows(con, "classification_documents", results.documents, where, params)
+def _pct(part: int, whole: int) -> float | None:
+    return round(100 * part / whole, 1) if whole else None
+
+
+def _evidence_figures(values: pl.DataFrame) -> dict:
+    statuses = values["audit_status"].to_list()
+    quoted = sum(s in QUOTED_STATUSES for s in statuses)
+    figures = {f"{s}_pct": _pct(statuses.count(s), quoted) for s in QUOTED_STATUSES}
+    figures["waived"] = statuses.count("waived")
+    figures["over_20_words"] = int((values["evidence_flag"] == OVER_20_WORDS).sum()) if values.height else 0
+    return figures
 
 
 def summarize(results: Results) -> dict:
-    """The figures printed at the end of a run and shown in Dagster metadata."""
+    """The seed's figures: printed by the CLI, shown in Dagster metadata, stored per variable."""
     docs, values = results.documents, results.values
     n = docs.height
     summary = {"documents": n, "pending": results.pending}
     if not n:
         return summary
-    summary["valid_first_try_pct"] = round(100 * docs["valid_first_try"].sum() / n, 1)
-    summary["retry_pct"] = round(100 * (docs["attempts"] > 1).sum() / n, 1)
+    summary["json_valid_first_try_pct"] = _pct(int(docs["json_valid_first_try"].sum()), n)
+    summary["valid_first_try_pct"] = _pct(int(docs["valid_first_try"].sum()), n)
+    summary["retry_pct"] = _pct(int((docs["attempts"] > 1).sum()), n)
     summary["seconds_median"] = round(docs["seconds"].median(), 3)
     summary["seconds_p90"] = round(docs["seconds"].quantile(0.9, "nearest"), 3)
-    summary["evidence_pct"] = _status_shares(values)
-    quoted = values.filter(pl.col("audit_status") != "waived")
-    summary["literal_of_quoted_pct"] = round(100 * (quoted["audit_status"] == "literal").mean(), 1) if quoted.height else None
-    summary["evidence_pct_by_variable"] = {
-        name: _status_shares(group) for (name,), group in values.group_by("variable", maintain_order=True)
+    summary["evidence"] = _evidence_figures(values)
+    summary["evidence_by_variable"] = {
+        name: _evidence_figures(group) for (name,), group in values.group_by("variable", maintain_order=True)
     }
     return summary
 
 
-def _status_shares(values: pl.DataFrame) -> dict:
-    total = values.height or 1
-    counts = dict(values["audit_status"].value_counts().iter_rows())
-    return {status: round(100 * counts.get(status, 0) / total, 1) for status in AUDIT_STATUSES}
+def figures_table(summary: dict, model: str, codebook_hash: str) -> pl.DataFrame:
+    """`classification_figures`: one row for all variables ('*') and one per variable."""
+    if not summary.get("documents"):
+        return pl.DataFrame()
+    overall = {k: summary[k] for k in ("documents", "json_valid_first_try_pct", "valid_first_try_pct",
+                                        "retry_pct", "seconds_median", "seconds_p90")}
+    rows = [{"model": model, "codebook_hash": codebook_hash, "variable": "*", **overall, **summary["evidence"]}]
+    rows += [{"model": model, "codebook_hash": codebook_hash, "variable": name, "documents": summary["documents"],
+              **figures} for name, figures in summary["evidence_by_variable"].items()]
+    return pl.DataFrame(rows, infer_schema_length=None)

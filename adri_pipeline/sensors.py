@@ -70,3 +70,10 @@ def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettin
 def results_after_classification_sensor(context: dg.RunStatusSensorContext):
     """Every successful classification run is followed by a results refresh."""
     return dg.RunRequest(run_key=f"results-after-{context.dagster_run.run_id}")
+
+
+@dg.run_status_sensor(run_status=dg.DagsterRunStatus.FAILURE, monitored_jobs=[classify_documents_job],
+                      request_job=refresh_results_job)
+def results_after_failed_classification_sensor(context: dg.RunStatusSensorContext):
+    """A failed or stopped range run wrote results for what it did; the refresh records them in Dagster."""
+    return dg.RunRequest(run_key=f"results-after-{context.dagster_run.run_id}")

@@ -49,6 +49,31 @@ CREATE TABLE IF NOT EXISTS classification_documents (
     attempts INTEGER, valid_first_try BOOLEAN, seconds DOUBLE, prompt_tokens BIGINT,
     completion_tokens BIGINT, cache_key VARCHAR
 );
+CREATE TABLE IF NOT EXISTS classification_runs (
+    run_id VARCHAR PRIMARY KEY, origin VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP,
+    backend VARCHAR, model VARCHAR, model_digest VARCHAR, params JSON, codebook_hash VARCHAR,
+    signature VARCHAR, selected BIGINT, cached BIGINT, classified BIGINT, failed BIGINT,
+    model_calls BIGINT, stopped VARCHAR, figures JSON
+);
+CREATE TABLE IF NOT EXISTS classification_failures (
+    doc_id VARCHAR, model VARCHAR, signature VARCHAR, reason VARCHAR, run_id VARCHAR,
+    failed_at TIMESTAMP DEFAULT current_timestamp, PRIMARY KEY (doc_id, model, signature)
+);
+CREATE TABLE IF NOT EXISTS classification_figures (
+    model VARCHAR, codebook_hash VARCHAR, variable VARCHAR, documents BIGINT,
+    json_valid_first_try_pct DOUBLE, valid_first_try_pct DOUBLE, retry_pct DOUBLE,
+    literal_pct DOUBLE, approximate_pct DOUBLE, absent_pct DOUBLE, waived BIGINT,
+    over_20_words BIGINT, seconds_median DOUBLE, seconds_p90 DOUBLE
+);
+"""
+
+# Columns added after a table first shipped: applied to existing warehouses on connect.
+MIGRATIONS = """
+ALTER TABLE ledger ADD COLUMN IF NOT EXISTS json_valid_first_try BOOLEAN;
+ALTER TABLE classification_values ADD COLUMN IF NOT EXISTS evidence_field VARCHAR;
+ALTER TABLE classification_values ADD COLUMN IF NOT EXISTS evidence_flag VARCHAR;
+ALTER TABLE classification_documents ADD COLUMN IF NOT EXISTS json_valid_first_try BOOLEAN;
+ALTER TABLE classification_documents ADD COLUMN IF NOT EXISTS source VARCHAR;
 """
 
 
@@ -83,6 +108,7 @@ class Warehouse:
                 time.sleep(0.2)
         try:
             con.execute(SCHEMA)
+            con.execute(MIGRATIONS)
             yield con
         finally:
             con.close()
@@ -131,11 +157,95 @@ def _current_database(con) -> str:
     return con.execute("SELECT current_database()").fetchall()[0][0]  # duckdb 2: fetchone leaves the result open
 
 
-def store_corpus(warehouse: Warehouse, corpus) -> None:
-    """Documents are upserted by doc_id; coverage is replaced per source file."""
+class DocumentClash(ValueError):
+    """A document id already stored with another title or abstract, from another file."""
+
+
+def store_corpus(warehouse: Warehouse, corpus, replace: bool = False) -> list[str]:
+    """Documents are upserted by doc_id; coverage is replaced per source file. An id already stored
+    with a different text stops the load naming both files, unless `replace`; returns what was
+    replaced."""
     with warehouse.connect() as con:
+        con.register("_incoming", corpus.documents)
+        clashes = con.execute(
+            """SELECT i.doc_id, d.source, d.line, i.source, i.line FROM _incoming i JOIN documents d USING (doc_id)
+               WHERE d.title IS DISTINCT FROM i.title OR d.abstract IS DISTINCT FROM i.abstract
+               ORDER BY i.line""").fetchall()
+        con.unregister("_incoming")
+        if clashes and not replace:
+            doc_id, old_source, old_line, new_source, new_line = clashes[0]
+            raise DocumentClash(
+                f"{new_source}: line {new_line}: document id {doc_id!r} is already stored from {old_source} "
+                f"line {old_line} with a different title or abstract ({len(clashes)} such id(s)); "
+                "rename the ids, or pass --replace-documents to overwrite the stored text")
         warehouse.upsert(con, "documents", corpus.documents)
         warehouse.upsert(con, "coverage", corpus.coverage)
+    return [row[0] for row in clashes]
+
+
+def read_documents(warehouse: Warehouse, doc_ids: list[str] | None = None) -> pl.DataFrame:
+    """Stored documents, all of them or the given ids in their order (unknown ids left out)."""
+    if doc_ids is None:
+        return warehouse.query("SELECT * FROM documents ORDER BY source, line")
+    frame = warehouse.query("SELECT * FROM documents WHERE list_contains(?, doc_id)", [doc_ids])
+    order = pl.DataFrame({"doc_id": doc_ids, "_order": range(len(doc_ids))},
+                         schema={"doc_id": pl.String, "_order": pl.Int64})
+    return frame.join(order, on="doc_id").sort("_order").drop("_order")
+
+
+def store_results(warehouse: Warehouse, values: pl.DataFrame, documents: pl.DataFrame, model: str,
+                  codebook_hash: str, doc_ids: list[str] | None = None) -> None:
+    """Replace the (model, codebook) rows of the given documents (all of them when None), never others:
+    results accumulate across corpus files and runs."""
+    where, params = "model = ? AND codebook_hash = ?", [model, codebook_hash]
+    if doc_ids is not None:
+        where, params = where + " AND list_contains(?, doc_id)", params + [doc_ids]
+    with warehouse.connect() as con:
+        warehouse.replace_rows(con, "classification_values", values, where, params)
+        warehouse.replace_rows(con, "classification_documents", documents, where, params)
+
+
+def read_results(warehouse: Warehouse, model: str, codebook_hash: str) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """(values, documents, documents in the warehouse without an answer) for one (model, codebook)."""
+    params = [model, codebook_hash]
+    values = warehouse.query("SELECT * FROM classification_values WHERE model = ? AND codebook_hash = ? "
+                             "ORDER BY doc_id, variable", params)
+    documents = warehouse.query("SELECT * FROM classification_documents WHERE model = ? AND codebook_hash = ? "
+                                "ORDER BY doc_id", params)
+    pending = warehouse.query(
+        "SELECT count(*) AS n FROM documents WHERE doc_id NOT IN (SELECT doc_id FROM classification_documents "
+        "WHERE model = ? AND codebook_hash = ?)", params)["n"][0]
+    return values, documents, int(pending)
+
+
+def store_figures(warehouse: Warehouse, figures: pl.DataFrame, model: str, codebook_hash: str) -> None:
+    with warehouse.connect() as con:
+        warehouse.replace_rows(con, "classification_figures", figures, "model = ? AND codebook_hash = ?",
+                               [model, codebook_hash])
+
+
+def store_failures(warehouse: Warehouse, answered: list[str], failed: list[tuple[str, str]], model: str,
+                   signature: str, run_id: str) -> None:
+    """Documents with no answer that follows the codebook, with the reason; answered ones leave the list."""
+    with warehouse.connect() as con:
+        con.execute("DELETE FROM classification_failures WHERE model = ? AND signature = ? AND list_contains(?, doc_id)",
+                    [model, signature, answered + [doc_id for doc_id, _ in failed]])
+        if failed:
+            con.executemany("INSERT INTO classification_failures (doc_id, model, signature, reason, run_id) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            [(doc_id, model, signature, reason, run_id) for doc_id, reason in dict(failed).items()])
+
+
+def record_run(warehouse: Warehouse, run: dict) -> None:
+    """One row per classification run: the backend it resolved once, its counts and figures."""
+    with warehouse.connect() as con:
+        warehouse.upsert(con, "classification_runs", pl.DataFrame([run]))
+
+
+def last_run(warehouse: Warehouse) -> dict | None:
+    """The latest classification run that resolved a backend: downstream assets use its model."""
+    frame = warehouse.query("SELECT * FROM classification_runs ORDER BY started_at DESC, finished_at DESC LIMIT 1")
+    return frame.row(0, named=True) if frame.height else None
 
 
 def store_codebook(warehouse: Warehouse, codebook, prompt) -> None:

@@ -1,13 +1,14 @@
 """A loopback HTTP server that speaks Ollama's API, so tests drive the real `ollama` client.
 
 Chat answers come from `script` (a list consumed in order: dicts with status / content / delay /
-error) and, when the script is empty, from `responder(request) -> content`. Every request is
+error, or `drop` to close the connection without answering, as a server dying mid-request does) and, when the script is empty, from `responder(request) -> content`. Every request is
 recorded. Can run in-process (`OllamaStub`) or as a subprocess (`python -m ... PORT`) for kill tests.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import threading
 import time
@@ -24,6 +25,7 @@ class OllamaStub:
         self.responder = responder or (lambda request: "{}")
         self.delay = delay
         self.fail_after: int | None = None  # answer 404 to every chat after this many (model removed)
+        self.drop_after: int | None = None  # drop every chat after this many (server dying)
         self.requests: list[tuple[str, dict]] = []
         self.lock = threading.Lock()
         stub = self
@@ -74,6 +76,10 @@ class OllamaStub:
                 if self.path == "/api/chat":
                     step = stub._next_step(request)
                     time.sleep(step.get("delay", stub.delay))
+                    if step.get("drop"):
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
                     if step.get("status", 200) != 200:
                         return self._send(step["status"], {"error": step.get("error", "error")})
                     stub.loaded.add(model)
@@ -102,6 +108,8 @@ class OllamaStub:
         with self.lock:
             if self.fail_after is not None and len(self.chats()) > self.fail_after:
                 return {"status": 404, "error": "model 'qwen-test' not found"}
+            if self.drop_after is not None and len(self.chats()) > self.drop_after:
+                return {"drop": True}
             if self.script:
                 return self.script.pop(0)
         return {"content": self.responder(request)}

