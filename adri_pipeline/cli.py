@@ -205,7 +205,21 @@ def cmd_mirror(args) -> int:
         print(f"shadow log: {log}")
         return 0
     if not args.log:
-        raise SystemExit("error: evaluate needs --log PATH")
+        raise SystemExit(f"error: {args.action} needs --log PATH")
+    if args.action == "savings":
+        from adri_pipeline.mirror.evaluate import savings
+        from adri_pipeline.mirror.shadow_log import read_log
+
+        records, bad = read_log(args.log)
+        if bad:
+            print(f"warning: {len(bad)} bad line(s) skipped, first: line {bad[0]['line']}: {bad[0]['error']}",
+                  file=sys.stderr)
+        try:
+            print(json.dumps(savings([r.model_dump(mode="json") for r in records]), ensure_ascii=False, indent=1))
+        except ValueError as exc:
+            print(f"error: {args.log}: {exc}", file=sys.stderr)
+            return 2
+        return 0
     first, second = make_judges(args.judges, settings.ollama_hosts[0].split("*")[0])
     report = evaluate_log(args.log, known_points(args.config), first, second, Warehouse(settings.warehouse),
                           out_dir / args.log.stem)
@@ -277,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     routing.set_defaults(func=cmd_routing)
 
     mirror = sub.add_parser("mirror", help="mirror decision models: shadow replay and evaluation")
-    mirror.add_argument("action", choices=["replay", "evaluate"])
+    mirror.add_argument("action", choices=["replay", "evaluate", "savings"])
     mirror.add_argument("--point", choices=["page_type", "html_is_enough"], default="page_type")
     mirror.add_argument("--log", type=Path, help="shadow log (JSON lines)")
     mirror.add_argument("--config", type=Path, help="gate configuration with the decision points")

@@ -59,6 +59,15 @@ CREATE TABLE IF NOT EXISTS classification_failures (
     doc_id VARCHAR, model VARCHAR, signature VARCHAR, reason VARCHAR, run_id VARCHAR,
     failed_at TIMESTAMP DEFAULT current_timestamp, PRIMARY KEY (doc_id, model, signature)
 );
+CREATE TABLE IF NOT EXISTS shadow_log (
+    decision_point VARCHAR, timestamp VARCHAR, state_hash VARCHAR, rule_decision VARCHAR,
+    mirror_decision VARCHAR, probability DOUBLE, latency_ms DOUBLE, mode VARCHAR, used VARCHAR,
+    outcome VARCHAR, truth VARCHAR, state JSON, source VARCHAR
+);
+CREATE TABLE IF NOT EXISTS shadow_quarantine (line BIGINT, error VARCHAR, raw VARCHAR, source VARCHAR);
+CREATE TABLE IF NOT EXISTS mirror_evaluations (
+    decision_point VARCHAR, log VARCHAR, recommendation VARCHAR, evaluation JSON
+);
 CREATE TABLE IF NOT EXISTS classification_figures (
     model VARCHAR, codebook_hash VARCHAR, variable VARCHAR, documents BIGINT,
     json_valid_first_try_pct DOUBLE, valid_first_try_pct DOUBLE, retry_pct DOUBLE,
@@ -74,6 +83,9 @@ ALTER TABLE classification_values ADD COLUMN IF NOT EXISTS evidence_field VARCHA
 ALTER TABLE classification_values ADD COLUMN IF NOT EXISTS evidence_flag VARCHAR;
 ALTER TABLE classification_documents ADD COLUMN IF NOT EXISTS json_valid_first_try BOOLEAN;
 ALTER TABLE classification_documents ADD COLUMN IF NOT EXISTS source VARCHAR;
+ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS run_id VARCHAR;
+ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS task_id VARCHAR;
+ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS main_model_calls BIGINT;
 """
 
 
@@ -262,3 +274,15 @@ def store_codebook(warehouse: Warehouse, codebook, prompt) -> None:
             "version": codebook.version, "signature": prompt.signature, "path": codebook.source,
             "content": Path(codebook.source).read_text(encoding="utf-8") if Path(codebook.source).is_file() else "",
         }]))
+
+
+def store_shadow_log(warehouse: Warehouse, source: str, rows: pl.DataFrame, quarantine: pl.DataFrame) -> None:
+    """Replace this log's rows and quarantined lines, even with nothing valid left (no stale rows)."""
+    with warehouse.connect() as con:
+        warehouse.replace_rows(con, "shadow_log", rows, "source = ?", [source])
+        warehouse.replace_rows(con, "shadow_quarantine", quarantine, "source = ?", [source])
+
+
+def store_mirror_evaluations(warehouse: Warehouse, log: str, rows: pl.DataFrame) -> None:
+    with warehouse.connect() as con:
+        warehouse.replace_rows(con, "mirror_evaluations", rows, "log = ?", [log])

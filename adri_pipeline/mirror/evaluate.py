@@ -2,6 +2,8 @@
 
 All disagreements are sampled and a seeded share of agreements; agreement cases carry the weight
 1/share so the accuracies estimate the whole log. Only cases both judges label identically count.
+Confident failures are diagnosed as seed 002 does: "Se os juízes acertam com o mesmo texto e o espelho
+não, falha o estado que lhe damos; se o espelho duvida, costuma falhar a pergunta".
 Recommendation: `promote` when, on the cases where the mirror is confident (p >= threshold), its
 accuracy beats the rule's with a bootstrap 95 % interval above zero and enough cases; `retire` when
 the interval is below zero; otherwise `keep shadow`. A safety point is only ever promoted to
@@ -18,11 +20,11 @@ import numpy as np
 import polars as pl
 import yaml
 
-from adri_pipeline.mirror.gate import DecisionPoint
+from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
 from adri_pipeline.mirror.judges import Judge
 from adri_pipeline.mirror.shadow_log import ingest
 from adri_pipeline.routing import metrics
-from adri_pipeline.warehouse import Warehouse
+from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
 
 MIN_CONFIDENT_CASES = 30
 
@@ -79,6 +81,7 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
     gated = np.array([_gated(point, r) for r in counted], dtype=object) == label
     with_mirror = [r for r in records if r.get("mirror_decision") is not None]
     latencies = [r["latency_ms"] for r in with_mirror]
+    diagnosis = diagnose_failures(point, counted)
 
     rng = np.random.default_rng(seed)
     gains = []
@@ -120,9 +123,60 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
         "high_confidence_errors": int((confident & ~mirror_ok).sum()),
         "latency_ms": metrics.percentiles(latencies),
         "cost_per_decision_usd": hourly_price_usd * mean_latency_s / 3600,
-        "dropped_or_failed": sum(r.get("outcome") in ("timeout", "mirror_error", "quota_exhausted") for r in records),
+        "dropped_or_failed": sum(r.get("outcome") in ("timeout", "mirror_error", "quota_exhausted", "no_answer",
+                                                      "dropped_queue_full") for r in records),
+        "dropped_queue_full": sum(r.get("outcome") == "dropped_queue_full" for r in records),
+        "failure_diagnosis": diagnosis,
         "gain_ci95": [low, high], "recommendation": recommendation, "reasons": reasons,
     }
+
+
+def diagnose_failures(point: DecisionPoint, counted: list[dict], examples: int = 5) -> dict:
+    """Among cases both judges labelled alike and the mirror got wrong: confident -> the state it
+    was given lacks information; unsure -> the question is unclear."""
+    out = {"state_lacks_information": [], "question_unclear": []}
+    for record in counted:
+        if record["mirror_decision"] is None or record["mirror_decision"] == record["judge_a"]:
+            continue
+        cause = ("state_lacks_information" if (record["probability"] or 0) >= point.threshold
+                 else "question_unclear")
+        out[cause].append({k: record.get(k) for k in ("state_hash", "state", "rule_decision", "mirror_decision",
+                                                      "probability", "judge_a")})
+    return {cause: {"count": len(items), "examples": items[:examples]} for cause, items in out.items()}
+
+
+def savings(records: list[dict]) -> dict:
+    """Runs with the controls on against runs with them off, from task records (`Gate.task_finished`)
+    and the decisions logged in those runs: time per task, main-model calls, and per point the
+    decisions the mirror took and the tool calls it avoided (mirror used, answer changed)."""
+    from statistics import mean, median
+
+    tasks = [r for r in records if r["decision_point"] == TASK_RECORD]
+    if not tasks:
+        raise ValueError("no task records in the log (the agent calls Gate.task_finished per task)")
+    sides = {}
+    for side in ("controls_on", "controls_off"):
+        mine = [t for t in tasks if t["outcome"] == side]
+        seconds = [t["latency_ms"] / 1000 for t in mine]
+        sides[side] = {"tasks": len(mine), "runs": len({t.get("run_id") for t in mine}),
+                       "seconds_total": round(sum(seconds), 3), "seconds_per_task_mean": round(mean(seconds), 3) if seconds else None,
+                       "seconds_per_task_median": round(median(seconds), 3) if seconds else None,
+                       "main_model_calls": sum(t.get("main_model_calls") or 0 for t in mine)}
+    on_runs = {t.get("run_id") for t in tasks if t["outcome"] == "controls_on"}
+    per_point: dict[str, dict] = {}
+    for record in records:
+        if record["decision_point"] == TASK_RECORD or record.get("run_id") not in on_runs:
+            continue
+        point = per_point.setdefault(record["decision_point"], {"decisions": 0, "taken_by_mirror": 0, "tool_calls_avoided": 0})
+        point["decisions"] += 1
+        if record["used"] == "mirror":
+            point["taken_by_mirror"] += 1
+            point["tool_calls_avoided"] += record["mirror_decision"] != record["rule_decision"]
+    on, off = sides["controls_on"], sides["controls_off"]
+    saved = (1 - on["seconds_per_task_mean"] / off["seconds_per_task_mean"]
+             if on["seconds_per_task_mean"] and off["seconds_per_task_mean"] else None)
+    return {"controls_on": on, "controls_off": off,
+            "time_saved_pct": None if saved is None else round(100 * saved, 1), "points": per_point}
 
 
 def recommended_configuration(points: dict[str, DecisionPoint], evaluations: dict[str, dict]) -> dict:
@@ -134,6 +188,8 @@ def recommended_configuration(points: dict[str, DecisionPoint], evaluations: dic
         mode = {"promote": "control", "retire": "off"}.get(evaluation.get("recommendation"), point.mode)
         if mode == "control" and point.safety and not point.harden_order:
             mode = "shadow"  # never a control mode that could grant
+        if mode == "control" and point.never_control:
+            mode = "warn"  # may never command: at most an advisory
         out["points"][name] = point.model_dump() | {"mode": mode}
         out["evidence"][name] = {k: evaluation.get(k) for k in (
             "recommendation", "reasons", "counted", "rule_accuracy_when_mirror_confident",
@@ -146,7 +202,7 @@ def evaluate_log(log_path: Path, points: dict[str, DecisionPoint], first: Judge,
     """Ingest (bad lines quarantined), sample, judge, evaluate each point, write the recommended
     configuration (`recommended_gate.yaml`, unapproved) and `mirror_evaluation.json`."""
     good, quarantined = ingest(log_path, warehouse)
-    records = [r.model_dump(mode="json") for r in good]
+    records = [r.model_dump(mode="json") for r in good if r.decision_point != TASK_RECORD]
     evaluations = {}
     for name, point in points.items():
         mine = [r for r in records if r["decision_point"] == name]
@@ -164,8 +220,5 @@ def evaluate_log(log_path: Path, points: dict[str, DecisionPoint], first: Judge,
                                                     encoding="utf-8")
     rows = pl.DataFrame([{"decision_point": n, "log": str(log_path), "recommendation": e["recommendation"],
                           "evaluation": json.dumps(e, default=float)} for n, e in evaluations.items()])
-    with warehouse.connect() as con:
-        con.execute("CREATE TABLE IF NOT EXISTS mirror_evaluations (decision_point VARCHAR, log VARCHAR, "
-                    "recommendation VARCHAR, evaluation JSON)")
-        warehouse.replace_rows(con, "mirror_evaluations", rows, "log = ?", [str(log_path)])
+    store_mirror_evaluations(warehouse, str(log_path), rows)
     return report

@@ -1,13 +1,22 @@
-"""Personal data out of shadow-log records before anything is written."""
+"""Personal data out of a state before it leaves the caller: the mirror, the log and the state hash
+all see the redacted state (seed 002: "Os dados pessoais são ocultados antes de sair").
+
+Strings, dictionary keys and numbers are all checked: a CPF or phone given as a number
+(`"cpf": 12345678909`) is as personal as the same digits in a string.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import re
 
 _PATTERNS = (
     ("[EMAIL]", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
     ("[CNPJ]", re.compile(r"\b\d{2}\.?\d{3}\.?\d{3}/?\d{4}-?\d{2}\b")),
     ("[CPF]", re.compile(r"\b\d{3}\.?\d{3}\.?\d{3}-?\d{2}\b")),
+    ("[TELEFONE]", re.compile(r"(?<!\w)0[38]00[\s-]?\d{3}[\s-]?\d{4}\b")),  # 0800 123 4567
     ("[TELEFONE]", re.compile(r"(?<!\w)(?:\+?55\s?)?(?:\(?\d{2}\)?\s?)?9?\d{4}[-\s]?\d{4}\b")),
 )
 
@@ -22,12 +31,25 @@ class Redactor:
             value = pattern.sub(placeholder, value)
         return self._names.sub("[NOME]", value) if self._names else value
 
-    def __call__(self, value):
-        """Redacts strings inside any JSON-like value."""
+    def __call__(self, value, keep: frozenset[str] | set[str] = frozenset()):
+        """Redacts strings, keys and numbers inside any JSON-like value; top-level keys in `keep`
+        (fields a decision point genuinely needs, listed in its configuration) pass unchanged."""
         if isinstance(value, str):
             return self.text(value)
+        if isinstance(value, bool) or value is None:
+            return value
+        if isinstance(value, (int, float)):
+            digits = str(value) if isinstance(value, int) else f"{value:.0f}" if value == int(value) else ""
+            return self.text(digits) if digits and self.text(digits) != digits else value
         if isinstance(value, dict):
-            return {k: self(v) for k, v in value.items()}
-        if isinstance(value, list):
+            return {(k if k in keep else self.text(str(k))): (v if k in keep else self(v)) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
             return [self(v) for v in value]
         return value
+
+
+def keyed_state_hash(state: dict, key: bytes) -> str:
+    """HMAC-SHA256 of the redacted state: stable for one key, and a guess cannot be confirmed
+    against the log without the key."""
+    payload = json.dumps(state, sort_keys=True, ensure_ascii=False, default=str).encode()
+    return hmac.new(key, payload, hashlib.sha256).hexdigest()

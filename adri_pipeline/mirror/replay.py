@@ -246,14 +246,10 @@ class _TruthLog:
 
 
 def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirror, log: ShadowLog) -> dict:
-    import hashlib
-
-    def state_hash(state):
-        return hashlib.sha256(json.dumps(state, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-    truths = {state_hash(c.state): c.truth for c in cases}
+    truths: dict[str, str] = {}
     gate = Gate(GateConfig(points={name: point}, queue_size=len(cases) + 1, shadow_workers=1),
                 {name: rule}, {name: mirror}, _TruthLog(log, truths))
+    truths.update({gate.state_hash(name, c.state): c.truth for c in cases})
     returned = [gate.decide(name, c.state).answer for c in cases]
     gate.drain(timeout_s=24 * 3600)  # a replay waits for every shadow sample
     gate.close()

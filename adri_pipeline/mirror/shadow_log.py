@@ -13,23 +13,26 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adri_pipeline.mirror.redact import Redactor
-from adri_pipeline.warehouse import Warehouse
+from adri_pipeline.warehouse import Warehouse, store_shadow_log
 
 
 class ShadowRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
     decision_point: str = Field(min_length=1)
     timestamp: datetime
-    state_hash: str = Field(min_length=16)
+    state_hash: str = Field(min_length=1)
     state: dict
     rule_decision: str
     mirror_decision: str | None = None
     probability: float | None = Field(default=None, ge=0, le=1)
     latency_ms: float = Field(ge=0)
-    mode: Literal["shadow", "control"]
+    mode: Literal["off", "shadow", "control", "veto", "warn", "task"]
     used: Literal["rule", "mirror"]
     outcome: str
     truth: str | None = None  # replays over labelled data carry the ground truth
+    run_id: str | None = None  # savings: runs with the controls on and off
+    task_id: str | None = None  # task records (decision_point "_task"): latency_ms is the task's time
+    main_model_calls: int | None = None
 
 
 class ShadowLog:
@@ -75,14 +78,7 @@ def ingest(path: str | Path, warehouse: Warehouse) -> tuple[list[ShadowRecord], 
     rows = pl.DataFrame([{**r.model_dump(mode="json", exclude={"state"}), "state": json.dumps(r.state, ensure_ascii=False),
                           "source": str(path)} for r in good]) if good else pl.DataFrame()
     quarantine = pl.DataFrame([{**b, "source": str(path)} for b in bad]) if bad else pl.DataFrame()
-    with warehouse.connect() as con:
-        con.execute("""CREATE TABLE IF NOT EXISTS shadow_log (decision_point VARCHAR, timestamp VARCHAR,
-            state_hash VARCHAR, rule_decision VARCHAR, mirror_decision VARCHAR, probability DOUBLE,
-            latency_ms DOUBLE, mode VARCHAR, used VARCHAR, outcome VARCHAR, truth VARCHAR, state JSON, source VARCHAR)""")
-        con.execute("CREATE TABLE IF NOT EXISTS shadow_quarantine (line BIGINT, error VARCHAR, raw VARCHAR, source VARCHAR)")
-        if rows.height:
-            warehouse.replace_rows(con, "shadow_log", rows, "source = ?", [str(path)])
-        warehouse.replace_rows(con, "shadow_quarantine", quarantine, "source = ?", [str(path)])
+    store_shadow_log(warehouse, str(path), rows, quarantine)
     quarantine_file = path.with_suffix(".quarantine.jsonl")
     if bad:
         quarantine_file.write_text("".join(json.dumps(b, ensure_ascii=False) + "\n" for b in bad), encoding="utf-8")

@@ -61,3 +61,90 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     assert recommended["approved"] is False
     assert recommended["points"]["confirmar_transferencia"]["mode"] == "control"
     assert recommended["points"]["confirmar_transferencia"]["harden_order"] == ["executar", "confirmar", "vetar"]
+
+
+def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
+    import threading
+
+    from adri_pipeline.mirror.gate import Gate, GateConfig
+    from adri_pipeline.mirror.shadow_log import ShadowLog
+
+    release = threading.Event()
+
+    def blocked(request):
+        release.wait(5)
+        return {"contract": "jev-compat-v1", "answers": {"p": {"answer": "nao", "probabilities": {"nao": 0.9},
+                                                                "confidence": 0.9}}}
+
+    log_path = tmp_path / "shadow.jsonl"
+    point = POINT.model_copy(update={"mode": "shadow", "timeout_s": 5})
+    gate = Gate(GateConfig(points={"p": point}, queue_size=1, shadow_workers=1), {"p": lambda s: "sim"},
+                {"p": blocked}, ShadowLog(log_path))
+    for i in range(6):
+        gate.decide("p", {"i": i})
+    release.set()
+    gate.close()
+    report = evaluate_log(log_path, {"p": point}, FileJudge("a"), FileJudge("b"), warehouse, tmp_path / "out")
+    evaluation = report["evaluations"]["p"]
+    assert evaluation["dropped_queue_full"] == gate.dropped["p"] >= 3
+    assert evaluation["logged"] == 6
+
+
+def test_confident_failures_are_split_into_missing_information_and_unclear_questions():
+    from adri_pipeline.mirror.evaluate import diagnose_failures
+
+    counted = [{**record(0, "sim", "nao", p=0.95), "judge_a": "sim"},  # confident and wrong: state lacks info
+               {**record(1, "sim", "nao", p=0.60), "judge_a": "sim"},  # unsure and wrong: question unclear
+               {**record(2, "sim", "sim", p=0.95), "judge_a": "sim"}]  # right
+    diagnosis = diagnose_failures(POINT, counted)
+    assert diagnosis["state_lacks_information"]["count"] == 1 and diagnosis["question_unclear"]["count"] == 1
+    assert diagnosis["state_lacks_information"]["examples"][0]["state_hash"] == f"{0:064d}"
+
+
+def test_savings_compare_runs_with_controls_on_and_off(tmp_path):
+    from adri_pipeline.mirror.evaluate import savings
+    from adri_pipeline.mirror.gate import Gate, GateConfig
+    from adri_pipeline.mirror.shadow_log import ShadowLog, read_log
+
+    log_path = tmp_path / "runs.jsonl"
+    point = DecisionPoint(question="Basta o HTML?", question_type="noul", options={"sim": "sim", "nao": "não"})
+    mirror = lambda request: {"contract": "jev-compat-v1", "answers": {"html": {  # noqa: E731
+        "answer": "sim", "probabilities": {"sim": 0.95}, "confidence": 0.95}}}
+    for run_id, mode, seconds in (("off-1", "off", 100.0), ("on-1", "control", 77.0)):
+        config = GateConfig(points={"html": point.model_copy(update={"mode": mode})}, approved=True)
+        gate = Gate(config, {"html": lambda state: "nao"}, {"html": mirror}, ShadowLog(log_path), run_id=run_id)
+        for task in range(2):
+            gate.decide("html", {"url": f"https://exemplo.org/{task}"})
+            gate.task_finished(f"{run_id}-{task}", seconds, main_model_calls=3 if mode == "off" else 2)
+        gate.close()
+    records, bad = read_log(log_path)
+    assert not bad
+    result = savings([r.model_dump(mode="json") for r in records])
+    assert result["time_saved_pct"] == 23.0
+    assert (result["controls_on"]["main_model_calls"], result["controls_off"]["main_model_calls"]) == (4, 6)
+    assert result["points"]["html"] == {"decisions": 2, "taken_by_mirror": 2, "tool_calls_avoided": 2}
+
+
+def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, warehouse):
+    import csv
+    import itertools
+    import sys
+
+    from adri_pipeline.mirror.replay import PAGE_TYPE_POINT, replay_page_type
+    from adri_pipeline_tests.conftest import shared
+
+    source = shared("mirror/pdap/labeled-urls-headers_all.csv")
+    subset = tmp_path / "pdap.csv"  # the first 600 records, kept in the test's temporary folder only
+    csv.field_size_limit(sys.maxsize)
+    with source.open(encoding="utf-8", newline="") as f, subset.open("w", encoding="utf-8", newline="") as out:
+        reader = csv.DictReader(f)
+        writer = csv.DictWriter(out, fieldnames=reader.fieldnames)
+        writer.writeheader()
+        writer.writerows(itertools.islice(reader, 600))
+    replay_page_type(tmp_path / "page.jsonl", subset)
+    report = evaluate_log(tmp_path / "page.jsonl", {"page_type": PAGE_TYPE_POINT}, FileJudge("a"), FileJudge("b"),
+                          warehouse, tmp_path / "out")
+    diagnosis = report["evaluations"]["page_type"]["failure_diagnosis"]
+    wrong = diagnosis["state_lacks_information"]["count"] + diagnosis["question_unclear"]["count"]
+    assert wrong > 0 and diagnosis["question_unclear"]["examples"]
+    assert all(e["mirror_decision"] != e["judge_a"] for e in diagnosis["question_unclear"]["examples"])
