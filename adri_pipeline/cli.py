@@ -129,6 +129,20 @@ def cmd_agree(args) -> int:
     return 0
 
 
+def cmd_review(args) -> int:
+    """Write the static review site and print the index page's path."""
+    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.reports.review import build_review
+    from adri_pipeline.warehouse import Warehouse
+
+    settings = _settings(args)
+    compare = tuple(args.compare.split(",", 1)) if args.compare else None
+    site = build_review(Warehouse(settings.warehouse), load_codebook(settings.codebook), coders=args.coders,
+                        compare=compare)
+    print(site.index)
+    return 0
+
+
 def cmd_snapshot(args) -> int:
     from adri_pipeline.warehouse import Warehouse
 
@@ -272,6 +286,12 @@ def build_parser() -> argparse.ArgumentParser:
     common(agree)
     agree.add_argument("--coders", "--codificadores", type=Path, required=True)
     agree.set_defaults(func=cmd_agree)
+
+    review = sub.add_parser("review", aliases=["revisar"], help="write the static review pages (HTML)")
+    common(review)
+    review.add_argument("--coders", "--codificadores", type=Path, help="coders' CSV to compare with")
+    review.add_argument("--compare", help="two models to compare: 'modelA,modelB'")
+    review.set_defaults(func=cmd_review)
 
     snapshot = sub.add_parser("snapshot", help="republish the analyst snapshot")
     common(snapshot)

@@ -5,7 +5,7 @@ import dagster as dg
 from adri_pipeline.assets import classification, codebook, corpus, mirror, reports, routing
 from adri_pipeline.io_managers import DuckDBContentHashIOManager
 from adri_pipeline.jobs import (
-    classify_documents_job, mirror_evaluation_job, refresh_results_job, routing_benchmark_job,
+    classify_documents_job, mirror_evaluation_job, refresh_results_job, review_job, routing_benchmark_job,
 )
 from adri_pipeline.resources import AdriSettings
 from adri_pipeline.schedules import nightly_backfill_schedule
@@ -19,7 +19,7 @@ _settings = AdriSettings()
 defs = dg.Definitions(
     assets=dg.load_assets_from_modules([corpus, codebook, classification, reports, routing, mirror]),
     asset_checks=[classification.classification_quality],
-    jobs=[classify_documents_job, refresh_results_job, routing_benchmark_job, mirror_evaluation_job],
+    jobs=[classify_documents_job, refresh_results_job, routing_benchmark_job, mirror_evaluation_job, review_job],
     sensors=[new_documents_sensor, codebook_change_sensor, results_after_classification_sensor,
              results_after_failed_classification_sensor],
     schedules=[nightly_backfill_schedule],

@@ -27,7 +27,7 @@ def run_demo(settings: Settings) -> int:
     from adri_pipeline.orchestration import materialize_graph
     from adri_pipeline.pipeline import current_figures
     from adri_pipeline.resources import AdriSettings
-    from adri_pipeline.warehouse import Warehouse
+    from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
     corpus_path = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
     codebook_path = PROJECT_ROOT / "codebooks" / "pilot.yaml"
@@ -65,12 +65,14 @@ def run_demo(settings: Settings) -> int:
     mirror = [e for e in graph.mirror.all_events if e.event_type_value == "ASSET_MATERIALIZATION"
               and e.asset_key.to_user_string() == "mirror_evaluation"]
     if mirror:
-        evaluations = warehouse.query("SELECT * FROM mirror_evaluation")
+        evaluations = read_mirror_evaluations(warehouse)
         for row in evaluations.iter_rows(named=True):
             e = json.loads(row["evaluation"])
             print(f"mirror {row['decision_point']}: rule {e['rule_accuracy']:.3f} vs mirror-when-confident "
                   f"{e['mirror_accuracy_when_confident']:.3f} (coverage {e['coverage_at_threshold']:.2f}, "
                   f"judges agree {e['judge_agreement_rate']:.2f}) -> {e['recommendation']} (needs approval)")
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
-    runs = (graph.classify, graph.results, graph.routing, graph.mirror)
-    return 0 if all(r.success for r in runs) else 1
+    [site] = [e.asset_materialization.metadata["path"].value for e in graph.review.all_events
+              if e.event_type_value == "ASSET_MATERIALIZATION"]
+    print(f"review pages (open in a browser): {site}")
+    return 0 if graph.success else 1

@@ -7,7 +7,7 @@ from adri_pipeline.assets.classification import (
 )
 from adri_pipeline.assets.codebook import prompt_signature
 from adri_pipeline.assets.corpus import corpus
-from adri_pipeline.assets.reports import analyst_snapshot
+from adri_pipeline.assets.reports import analyst_snapshot, review_site
 
 # classifications records materializations only for documents whose result is new, and yields no
 # Output for the range, so Dagster would skip anything downstream in the same run: results run apart.
@@ -39,4 +39,9 @@ routing_benchmark_job = dg.define_asset_job(
 mirror_evaluation_job = dg.define_asset_job(
     "mirror_evaluation_job", selection=dg.AssetSelection.groups("mirror"),
     description="Ingest the shadow log, sample, judge, evaluate and write the recommended gate configuration.",
+)
+
+review_job = dg.define_asset_job(
+    "review_job", selection=dg.AssetSelection.assets(review_site),
+    description="Write the static review pages from what the warehouse and the reports hold.",
 )

@@ -16,7 +16,7 @@ from adri_pipeline.jobs import range_tags
 from adri_pipeline.resources import AdriSettings
 
 
-ALL_JOBS = ("classify", "results", "routing", "mirror")
+ALL_JOBS = ("classify", "results", "routing", "mirror", "review")
 
 
 @dataclass
@@ -27,10 +27,12 @@ class GraphRun:
     results: dg.ExecuteInProcessResult | None = None
     routing: dg.ExecuteInProcessResult | None = None
     mirror: dg.ExecuteInProcessResult | None = None
+    review: dg.ExecuteInProcessResult | None = None
 
     @property
     def success(self) -> bool:
-        return all(r.success for r in (self.classify, self.results, self.routing, self.mirror) if r is not None)
+        return all(r.success for r in (self.classify, self.results, self.routing, self.mirror, self.review)
+                   if r is not None)
 
 
 def resources_for(adri: AdriSettings) -> dict:
@@ -61,7 +63,7 @@ def materialize_graph(
     }
     graph = GraphRun(len(doc_ids), new)
     names = {"classify": "classify_documents_job", "results": "refresh_results_job",
-             "routing": "routing_benchmark_job", "mirror": "mirror_evaluation_job"}
+             "routing": "routing_benchmark_job", "mirror": "mirror_evaluation_job", "review": "review_job"}
     for job in jobs:
         tags = range_tags(doc_ids) if job == "classify" else None
         setattr(graph, job, defs.resolve_job_def(names[job]).execute_in_process(tags=tags, **common))

@@ -286,3 +286,19 @@ def store_shadow_log(warehouse: Warehouse, source: str, rows: pl.DataFrame, quar
 def store_mirror_evaluations(warehouse: Warehouse, log: str, rows: pl.DataFrame) -> None:
     with warehouse.connect() as con:
         warehouse.replace_rows(con, "mirror_evaluations", rows, "log = ?", [log])
+
+
+def result_sets(warehouse: Warehouse) -> list[dict]:
+    """Each (model, codebook) the warehouse holds results for, with its document count."""
+    return warehouse.query(
+        "SELECT model, codebook_hash, any_value(codebook_version) AS codebook_version, count(DISTINCT doc_id) AS documents "
+        "FROM classification_values GROUP BY ALL ORDER BY model, codebook_hash").to_dicts()
+
+
+def read_figures(warehouse: Warehouse, model: str, codebook_hash: str) -> pl.DataFrame:
+    return warehouse.query("SELECT * FROM classification_figures WHERE model = ? AND codebook_hash = ? "
+                           "ORDER BY variable = '*' DESC, variable", [model, codebook_hash])
+
+
+def read_mirror_evaluations(warehouse: Warehouse) -> pl.DataFrame:
+    return warehouse.query("SELECT * FROM mirror_evaluations ORDER BY log, decision_point")

@@ -13,6 +13,7 @@ from adri_pipeline.mirror.evaluate import evaluate_point, judge, known_points, r
 from adri_pipeline.mirror.judges import make_judges
 from adri_pipeline.mirror.shadow_log import ingest, read_log
 from adri_pipeline.resources import AdriSettings
+from adri_pipeline.warehouse import store_mirror_evaluations
 
 IO = "content_hash_io_manager"
 
@@ -66,9 +67,11 @@ def mirror_evaluation(adri: AdriSettings, mirror_judgements: pl.DataFrame) -> dg
         mine = [r for r in records if r["decision_point"] == name]
         if mine:
             evaluation = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name])
-            rows.append({"decision_point": name, "recommendation": evaluation["recommendation"],
+            rows.append({"decision_point": name, "log": str(settings.mirror_log),
+                         "recommendation": evaluation["recommendation"],
                          "evaluation": json.dumps(evaluation, default=float)})
     frame = pl.DataFrame(rows)
+    store_mirror_evaluations(adri.warehouse_access(), str(settings.mirror_log), frame)  # as `adri mirror evaluate`
     return versioned(frame, table=markdown_table(frame.select("decision_point", "recommendation")))
 
 

