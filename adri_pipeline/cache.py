@@ -26,7 +26,7 @@ LEDGER_COLUMNS = (
 
 def cache_key(document: Document, prompt: Prompt, model: str, digest: str, params: dict) -> str:
     payload = json.dumps(
-        [build_user_message(document.title, document.text), prompt.signature, model, digest,
+        [build_user_message(document.title_text, document.text), prompt.signature, model, digest,
          prompt.prompt_version, params],
         sort_keys=True, ensure_ascii=False,
     )

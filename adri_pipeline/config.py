@@ -30,6 +30,7 @@ class Settings(BaseModel):
     request_timeout_s: float = 300.0
     keep_alive: str = "10m"
     num_ctx: int = 8192
+    max_text_chars: int = Field(default=20_000, ge=500)  # longer abstracts are cut for the model, with a note
     seed: int = 42
     temperature: float = 0.0
     memory_floor_mb: int = 1024

@@ -1,14 +1,17 @@
 """Documents from JSONL, CSV and OpenAlex/CAPES-style exports into one polars frame.
 
-The original abstract is kept byte for byte (evidence offsets point into it); the model reads a
-cleaned copy (leading "Resumo" label dropped, whitespace collapsed). Bad rows raise a CorpusError
-naming file and line, or are reported as skips - never dropped silently.
+The original title and abstract are kept byte for byte (evidence offsets point into them); the
+model reads a cleaned copy: HTML entities decoded, control characters, ANSI escapes and bidi
+overrides removed, a leading "Resumo" label dropped, whitespace collapsed, and an abstract longer
+than `max_text_chars` cut at a word boundary with a note (the model's context is finite). Bad rows
+raise a CorpusError naming file and line, or are reported as skips - never dropped silently.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import html
 import io
 import json
 import re
@@ -28,6 +31,11 @@ _ALIASES = {
     "language": ("language", "idioma"),
     "url": ("url", "link", "link_trabalho"),
 }
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+TRUNCATION_MARK = " […]"
+DEFAULT_MAX_TEXT_CHARS = 20_000  # ~5,000 tokens of Portuguese: fits num_ctx 8192 beside the codebook
 _LEADING_LABEL = re.compile(r"^\s*(resumo|abstract|resumen)\s*[:.\-–—]?\s+(?=\S)", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 
@@ -53,9 +61,14 @@ class Document:
     """What the model reads and what the audit searches: offsets point into title and abstract."""
 
     doc_id: str
-    title: str
+    title: str  # original: evidence offsets point here
     abstract: str  # original: evidence offsets point here
-    text: str  # cleaned: what the model reads
+    text: str  # cleaned abstract: what the model reads
+
+    @property
+    def title_text(self) -> str:
+        """The cleaned title: what the model reads."""
+        return clean_text(self.title)
 
 
 def as_documents(frame: pl.DataFrame) -> list[Document]:
@@ -68,6 +81,7 @@ class Corpus:
     documents: pl.DataFrame
     coverage: pl.DataFrame
     skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. abstracts cut for the model's context
 
 
 def body_start(abstract: str) -> int:
@@ -76,9 +90,21 @@ def body_start(abstract: str) -> int:
     return label.end() if label else 0
 
 
-def clean_abstract(abstract: str) -> str:
-    """Drop a leading 'Resumo' label and collapse whitespace; the original stays untouched."""
-    return _SPACES.sub(" ", _LEADING_LABEL.sub("", abstract, count=1)).strip()
+def clean_text(text: str) -> str:
+    """What a model should read of a field: entities decoded, no control, escape or bidi characters,
+    single spaces. The original stays untouched for the offsets."""
+    text = html.unescape(_ANSI.sub("", text or ""))
+    text = _CONTROL.sub(" ", _INVISIBLE.sub("", text))
+    return _SPACES.sub(" ", text).strip()
+
+
+def clean_abstract(abstract: str, max_chars: int | None = None) -> str:
+    """clean_text() without a leading 'Resumo' label, cut at a word boundary past `max_chars`."""
+    text = clean_text(_LEADING_LABEL.sub("", abstract, count=1))
+    if max_chars and len(text) > max_chars:
+        cut = text.rfind(" ", 0, max_chars)
+        text = text[:cut if cut > max_chars // 2 else max_chars] + TRUNCATION_MARK
+    return text
 
 
 def _decode(raw: bytes, path: Path) -> str:
@@ -106,7 +132,8 @@ def _read_rows(path: Path) -> list[tuple[int, dict]]:
             rows.append((number, record))
         return rows
     if suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(_decode(path.read_bytes(), path), newline=""))
+        text = _decode(path.read_bytes(), path)
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_separator(text))
         rows = []
         start = 2
         for record in reader:
@@ -120,6 +147,14 @@ def _read_rows(path: Path) -> list[tuple[int, dict]]:
             raise CorpusError(f"{path}: not a readable xlsx workbook ({type(exc).__name__}: {exc})") from None
         return [(index + 2, record) for index, record in enumerate(frame.iter_rows(named=True))]
     raise CorpusError(f"{path}: unsupported format (expected one of {', '.join(SUPPORTED_SUFFIXES)})")
+
+
+def _separator(text: str) -> str:
+    """The CSV separator, sniffed from the header line (exports from Excel in pt-BR use ';')."""
+    header = text.split("\n", 1)[0]
+    counts = {sep: header.count(sep) for sep in (",", ";", "\t")}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
 
 
 def _columns(keys, languages: tuple[str, ...]) -> dict[str, str]:
@@ -174,7 +209,8 @@ def _pick(record: dict, cols: dict, name: str, display: str, analysis: str) -> t
 
 
 def load_corpus(
-    path: str | Path, display_language: str = "pt", analysis_language: str = "en"
+    path: str | Path, display_language: str = "pt", analysis_language: str = "en",
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> Corpus:
     """Load one file or every supported file in a folder."""
     path = Path(path)
@@ -188,7 +224,7 @@ def load_corpus(
         raise CorpusError(f"{path}: corpus file not found")
 
     documents: dict[str, dict] = {}
-    coverage, skipped = [], []
+    coverage, skipped, notes = [], [], []
     for file in files:
         rows = _read_rows(file)
         counts = {"source": str(file), "rows": len(rows), "included": 0,
@@ -196,7 +232,10 @@ def load_corpus(
         languages = (display_language, analysis_language)
         cols = _columns(rows[0][1].keys(), languages) if rows else {}
         if rows and not any(k == "abstract" or k.startswith("abstract_") for k in cols):
-            raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])})")
+            found = ", ".join(repr(k) for k in list(rows[0][1].keys())[:12])
+            raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])}; "
+                              f"the header has {found}). For CSV, the separator is read from the header "
+                              "line (',', ';' or tab); check the first line is the header")
         for line, record in rows:
             cols_here = _columns(record.keys(), languages)  # JSON lines may differ in keys
             doc_id = _doc_id(record, cols_here, file, line)
@@ -205,9 +244,13 @@ def load_corpus(
             if not abstract:
                 counts["excluded_no_abstract"] += 1
                 continue
+            text = clean_abstract(abstract, max_text_chars)
+            if text.endswith(TRUNCATION_MARK):
+                notes.append(f"{file}: line {line}: abstract of {len(abstract):,} characters cut to {max_text_chars:,} "
+                             "for the model (ADRI_MAX_TEXT_CHARS); evidence is still audited against the whole text")
             doc = {
                 "doc_id": doc_id, "title": title, "abstract": abstract,
-                "text": clean_abstract(abstract),
+                "text": text,
                 "text_language": abstract_lang or _field(record, cols_here, "language") or display_language,
                 "year": _field(record, cols_here, "year").removesuffix(".0"),
                 "doi": _field(record, cols_here, "doi"),
@@ -231,4 +274,4 @@ def load_corpus(
         rows = sum(c["rows"] for c in coverage)
         raise CorpusError(f"{path}: no document with an abstract to classify ({rows} rows read)")
     frame = pl.DataFrame(list(documents.values()), schema=DOCUMENT_SCHEMA)
-    return Corpus(frame, pl.DataFrame(coverage), skipped)
+    return Corpus(frame, pl.DataFrame(coverage), skipped, notes)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import dagster as dg
 
 from adri_pipeline.assets.corpus import documents_partitions
-from adri_pipeline.corpus import load_corpus
+from adri_pipeline.pipeline import read_corpus
 from adri_pipeline.definitions import defs
 from adri_pipeline.io_managers import DuckDBContentHashIOManager
 from adri_pipeline.jobs import range_tags
@@ -41,8 +41,7 @@ def resources_for(adri: AdriSettings) -> dict:
 
 def register_documents(instance: dg.DagsterInstance, adri: AdriSettings) -> tuple[list[str], int]:
     settings = adri.settings()
-    doc_ids = load_corpus(settings.corpus, settings.display_language, settings.analysis_language
-                          ).documents["doc_id"].to_list()
+    doc_ids = read_corpus(settings).documents["doc_id"].to_list()
     known = set(instance.get_dynamic_partitions(documents_partitions.name))
     new = [d for d in doc_ids if d not in known]
     if new:

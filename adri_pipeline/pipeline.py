@@ -64,6 +64,12 @@ class ClassificationRun:
     replaced_documents: list[str] = field(default_factory=list)
 
 
+def read_corpus(settings: Settings) -> Corpus:
+    """The configured corpus file(s), as every caller reads them."""
+    return load_corpus(settings.corpus, settings.display_language, settings.analysis_language,
+                       settings.max_text_chars)
+
+
 def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
                     doc_ids: list[str] | None = None) -> dict:
     """Rebuild results of the given documents (every stored document when None) from the ledger, then
@@ -175,7 +181,9 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
     """The CLI's path: load the corpus file, classify it, results accumulate with earlier corpora.
     `auto` may fall back to the embedded model here: a person is watching, and is told loudly."""
     load_codebook(settings.codebook)  # bad input fails before anything is written
-    corpus = load_corpus(settings.corpus, settings.display_language, settings.analysis_language)
+    corpus = read_corpus(settings)
+    for note in corpus.notes:
+        log.warning(note)
     backend = select_backend(settings, allow_fallback=True)
     replaced = store_corpus(Warehouse(settings.warehouse), corpus, replace=replace_documents)
     for doc_id in replaced:

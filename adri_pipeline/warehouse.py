@@ -8,6 +8,7 @@ run that writes (see DESIGN §3).
 from __future__ import annotations
 
 import os
+import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Iterator
 
 import duckdb
 import polars as pl
+import psutil
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -112,11 +114,10 @@ class Warehouse:
                 con = duckdb.connect(str(self.path))
                 break
             except duckdb.IOException as exc:
-                if "lock" not in str(exc).lower() or time.monotonic() > deadline:
-                    raise WarehouseLocked(
-                        f"{self.path}: another process holds the warehouse ({exc}). Analysts should "
-                        f"query the snapshot {self.snapshot_path} instead of the writer's file."
-                    ) from None
+                if "lock" not in str(exc).lower():
+                    raise
+                if time.monotonic() > deadline:
+                    raise WarehouseLocked(_lock_message(self.path, str(exc), self.lock_timeout_s)) from None
                 time.sleep(0.2)
         try:
             con.execute(SCHEMA)
@@ -152,8 +153,13 @@ class Warehouse:
             return con.sql(sql, params=list(params)).pl()
 
     def publish_snapshot(self) -> Path:
-        """Copy the warehouse to a temporary file and rename it over the snapshot atomically."""
+        """Copy the warehouse to a temporary file and rename it over the snapshot atomically; temporary
+        files left by a process killed while publishing are removed."""
         tmp = self.snapshot_path.with_suffix(f".tmp{os.getpid()}")
+        for leftover in self.snapshot_path.parent.glob(self.snapshot_path.stem + ".tmp*"):
+            pid = leftover.suffix.removeprefix(".tmp").split(".")[0]
+            if leftover != tmp and pid.isdigit() and not psutil.pid_exists(int(pid)):
+                leftover.unlink(missing_ok=True)
         tmp.unlink(missing_ok=True)
         with self.connect() as con:
             con.execute(f"ATTACH '{tmp}' AS snapshot_tmp")
@@ -163,6 +169,23 @@ class Warehouse:
                 con.execute("DETACH snapshot_tmp")
         os.replace(tmp, self.snapshot_path)
         return self.snapshot_path
+
+
+def _lock_message(path: Path, error: str, waited_s: float) -> str:
+    """Who holds the writer's lock and what to do, instead of DuckDB's hint to open read-only."""
+    match = re.search(r"PID (\d+)", error)
+    holder = "another process"
+    if match:
+        pid = int(match.group(1))
+        try:
+            command = " ".join(psutil.Process(pid).cmdline()) or psutil.Process(pid).name()
+            holder = f"process {pid} ({command[:160]})"
+        except psutil.Error:
+            holder = f"process {pid}"
+    return (f"{path}: {holder} holds the warehouse's writer lock (waited {waited_s:g} s). DuckDB allows one "
+            "writer per file: wait for that run to finish or stop it, or classify into another warehouse "
+            "(--warehouse). If it is an analyst's session on this file, ask them to open the snapshot "
+            f"{path.with_name(path.stem + '_snapshot.duckdb')} instead.")
 
 
 def _current_database(con) -> str:

@@ -116,3 +116,47 @@ def test_every_real_corpus_file_loads_and_formats_agree():
     assert corpus.documents.height == 463
     resumo = corpus.documents.filter(corpus.documents["abstract"].str.starts_with("Resumo "))
     assert resumo.height > 0 and not resumo["text"].str.starts_with("Resumo ").any()
+
+
+def test_a_semicolon_separated_csv_is_read(tmp_path):
+    path = tmp_path / "teses.csv"
+    path.write_text('id;titulo;resumo\nt1;Um título;"Um resumo; com ponto e vírgula."\n', encoding="utf-8")
+    documents = load_corpus(path).documents
+    assert documents.row(0, named=True)["abstract"] == "Um resumo; com ponto e vírgula."
+
+
+def test_a_csv_without_an_abstract_column_names_what_it_found(tmp_path):
+    path = tmp_path / "x.csv"
+    path.write_text("id|titulo|sumario\n1|a|b\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match=r"x.csv: no abstract column .*the header has 'id\|titulo\|sumario'.*separator"):
+        load_corpus(path)
+
+
+def test_control_bidi_ansi_and_entities_never_reach_the_model_and_the_original_is_kept(tmp_path):
+    from adri_pipeline.corpus import as_documents
+
+    abstract = "Resumo: A pol\u00edtica\x00 de \x1b[31malimenta\u00e7\u00e3o\x1b[0m\x07 &amp; sa\u00fade \u202eoculto\u202c &quot;real&quot;."
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "d1", "title": "T\u00edtulo &lt;b&gt;\x1b[1m", "abstract": abstract}) + "\n",
+                    encoding="utf-8")
+    [document] = as_documents(load_corpus(path).documents)
+    assert document.text == 'A pol\u00edtica de alimenta\u00e7\u00e3o & sa\u00fade oculto "real".'
+    assert document.title_text == "T\u00edtulo <b>"
+    assert document.abstract == abstract  # offsets point into the original
+
+
+def test_an_abstract_longer_than_the_models_context_is_cut_with_a_note(tmp_path):
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps({"id": "d1", "title": "t", "abstract": "palavra " * 5000}) + "\n", encoding="utf-8")
+    corpus = load_corpus(path, max_text_chars=1000)
+    text = corpus.documents["text"][0]
+    assert len(text) <= 1000 + len(" […]") and text.endswith("palavra […]")
+    assert "cut to 1,000 for the model (ADRI_MAX_TEXT_CHARS)" in corpus.notes[0]
+    assert corpus.documents["abstract"][0] == ("palavra " * 5000).strip()  # the original is whole
+
+
+def test_an_empty_file_is_an_error(tmp_path):
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="empty.jsonl: no document with an abstract to classify"):
+        load_corpus(path)

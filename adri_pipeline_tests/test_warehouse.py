@@ -3,9 +3,10 @@ import sys
 
 import duckdb
 import polars as pl
+import pytest
 
 from adri_pipeline.cache import Ledger
-from adri_pipeline.warehouse import store_corpus
+from adri_pipeline.warehouse import Warehouse, WarehouseLocked, store_corpus
 
 
 def test_snapshot_is_published_while_the_ledger_writer_is_open(warehouse, sample_corpus):
@@ -38,18 +39,41 @@ def test_an_analyst_on_the_snapshot_does_not_block_the_writer(warehouse, sample_
 def test_replace_rows_rolls_back_on_error(warehouse):
     with warehouse.connect() as con:
         warehouse.replace_rows(con, "coverage", pl.DataFrame({"source": ["a"], "rows": [1]}))
-        try:
+        with pytest.raises(duckdb.ConstraintException):
             warehouse.replace_rows(con, "coverage", pl.DataFrame({"source": ["b", "b"], "rows": [1, 2]}))
-        except duckdb.ConstraintException:
-            pass
         assert con.execute("SELECT source FROM coverage").fetchall() == [("a",)]
 
 
 def test_connection_is_closed_when_the_body_raises(warehouse):
-    try:
+    with pytest.raises(RuntimeError, match="boom"):
         with warehouse.connect():
             raise RuntimeError("boom")
-    except RuntimeError:
-        pass
     subprocess.run([sys.executable, "-c", f"import duckdb; duckdb.connect({str(warehouse.path)!r}).close()"],
                    check=True, timeout=60)
+
+
+def test_a_busy_warehouse_names_the_process_holding_it_and_what_to_do(warehouse, sample_corpus):
+    store_corpus(warehouse, sample_corpus)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print('ready', flush=True); "
+         "time.sleep(30)", str(warehouse.path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        with pytest.raises(WarehouseLocked) as error:
+            with Warehouse(warehouse.path, lock_timeout_s=0.5).connect():
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    message = str(error.value)
+    assert f"process {holder.pid}" in message and "wait for that run to finish or stop it" in message
+    assert "read-only mode" not in message
+
+
+def test_a_snapshot_left_half_written_by_a_killed_process_is_removed(warehouse, sample_corpus):
+    store_corpus(warehouse, sample_corpus)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    leftover = warehouse.snapshot_path.with_suffix(f".tmp{dead.stdout.strip()}")
+    leftover.write_bytes(b"half a database")
+    warehouse.publish_snapshot()
+    assert not leftover.exists() and warehouse.snapshot_path.exists()

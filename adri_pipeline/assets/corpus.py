@@ -3,7 +3,7 @@
 import dagster as dg
 
 from adri_pipeline.assets.metadata import markdown_table
-from adri_pipeline.corpus import load_corpus
+from adri_pipeline.pipeline import read_corpus
 from adri_pipeline.io_managers import content_hash
 from adri_pipeline.resources import AdriSettings
 from adri_pipeline.warehouse import store_corpus
@@ -15,7 +15,7 @@ documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
 def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Documents with an abstract (table `documents`) and per-file coverage (table `coverage`)."""
     settings = adri.settings()
-    loaded = load_corpus(settings.corpus, settings.display_language, settings.analysis_language)
+    loaded = read_corpus(settings)
     store_corpus(adri.warehouse_access(), loaded)
     for skip in loaded.skipped[:20]:
         context.log.warning(skip)

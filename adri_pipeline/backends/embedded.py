@@ -42,8 +42,12 @@ class EmbeddedParams(BaseModel):
     document_weight: float = 0.5
 
 
+MAX_WINDOWS = 400  # a pathological 5 MB abstract must not take minutes and a gigabyte
+
+
 def windows(abstract: str) -> list[tuple[int, int]]:
-    """[start, end) spans of sentences, cut into <= 20-word (and <= 200-char) windows."""
+    """[start, end) spans of sentences, cut into <= 20-word (and <= 200-char) windows; at most
+    MAX_WINDOWS, from the start of the text."""
     spans = []
     for sentence in _sentences(abstract, body_start(abstract)):
         words = [m.span() for m in _WORD.finditer(abstract, *sentence)]
@@ -54,6 +58,8 @@ def windows(abstract: str) -> list[tuple[int, int]]:
                 chunk = chunk[:-1]
             if chunk:
                 spans.append((chunk[0][0], chunk[-1][1]))
+            if len(spans) >= MAX_WINDOWS:
+                return spans
     return spans
 
 

@@ -171,7 +171,7 @@ class OllamaBackend:
     def classify(self, prompt: Prompt, document: Document, retry=None) -> BackendResponse:
         messages = [
             {"role": "system", "content": prompt.system_message},
-            {"role": "user", "content": build_user_message(document.title, document.text)},
+            {"role": "user", "content": build_user_message(document.title_text, document.text)},
         ]
         if retry:
             previous, message = retry
