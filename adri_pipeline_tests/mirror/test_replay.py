@@ -5,6 +5,8 @@ import itertools
 import json
 import sys
 
+import pytest
+
 from adri_pipeline.mirror.replay import article_present, html_rule, page_type_rule, replay_html, replay_page_type
 from adri_pipeline_tests.conftest import shared
 
@@ -28,6 +30,7 @@ def test_html_replay_logs_every_page_with_truth_and_returns_the_rules_answers(tm
     assert {r["truth"] for r in records} <= {"sim", "nao"} and all(r["mirror_decision"] for r in records)
 
 
+@pytest.mark.slow
 def test_page_type_replay_holds_out_whole_sites(tmp_path):
     source = shared("mirror/pdap/labeled-urls-headers_all.csv")
     subset = tmp_path / "pdap.csv"  # the first 300 records, kept in the test's temporary folder only

@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from adri_pipeline.routing.benchmark import RunConfig, build
 from adri_pipeline.routing.report import run_and_report
 from adri_pipeline.warehouse import Warehouse
@@ -27,6 +29,7 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert json.loads(runs["run_config"][0])["seed"] == 13
 
 
+@pytest.mark.slow
 def test_real_pt_br_intents_logreg_beats_zeroshot_on_macro_f1(tmp_path):
     shared("routing/ohf_intents")
     config = RunConfig(dataset="ha-pt-BR", runs=3)

@@ -1,0 +1,62 @@
+"""Does the pipeline keep a server's parallel slots busy? (issue 14 (a); the seed's 13-hour pilot is
+`documents / (slots / seconds per document)`.)
+
+A loopback server speaking Ollama's API emulates a model that generates `tokens/s` with N parallel
+slots (a request holds a slot for completion_tokens / tokens_per_s seconds; more requests wait for a
+slot, as OLLAMA_NUM_PARALLEL does). The real `ollama` client and the whole per-document loop run
+against it at concurrency 1 and N. Efficiency = documents/s achieved ÷ the capacity of the slots used
+(concurrency / seconds per request). Target >= 0.98. Synthetic documents (copies of the sample).
+
+    .venv/bin/python benchmarks/slot_efficiency.py [DOCUMENTS] [SLOTS] [TOKENS_PER_S]
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from adri_pipeline.backends.ollama import OllamaBackend  # noqa: E402
+from adri_pipeline.classify import classify_corpus  # noqa: E402
+from adri_pipeline.codebook import load_codebook  # noqa: E402
+from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
+from adri_pipeline.warehouse import Warehouse  # noqa: E402
+from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
+from adri_pipeline_tests.ollama_server import OllamaStub  # noqa: E402
+from benchmarks.classification_overhead import corpus_of  # noqa: E402
+
+COMPLETION_TOKENS = 123  # what the loopback server reports per answer
+
+
+def run(documents, codebook, slots: int, concurrency: int, seconds_per_request: float) -> float:
+    with tempfile.TemporaryDirectory() as tmp, OllamaStub(responder=answer_from_request, delay=seconds_per_request,
+                                                          slots=slots) as stub:
+        backend = OllamaBackend("qwen-test", [f"{stub.host}*{concurrency}"])
+        started = time.perf_counter()
+        report = classify_corpus(documents, codebook, backend, Warehouse(Path(tmp) / "bench.duckdb"))
+        elapsed = time.perf_counter() - started
+        assert report.classified == documents.height and report.model_calls == documents.height, report.failed[:3]
+    return documents.height / elapsed
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 120
+    slots = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+    tokens_per_s = float(sys.argv[3]) if len(sys.argv) > 3 else 600.0
+    seconds = COMPLETION_TOKENS / tokens_per_s
+    codebook = load_codebook(PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    documents = corpus_of(n)
+    print(f"emulated model: {tokens_per_s:g} tokens/s x {COMPLETION_TOKENS} tokens = {seconds * 1000:.0f} ms per "
+          f"request, {slots} slots; {n} synthetic documents")
+    for concurrency in (1, slots):
+        achieved = run(documents, codebook, slots, concurrency, seconds)
+        capacity = concurrency / seconds
+        print(f"concurrency {concurrency}: {achieved:.2f} documents/s of {capacity:.2f} possible "
+              f"-> efficiency {achieved / capacity:.3f}")
+
+
+if __name__ == "__main__":
+    main()
