@@ -155,8 +155,8 @@ def cmd_register(args) -> int:
     new_documents_sensor does under the daemon), then print the range to materialize."""
     import dagster as dg
 
-    from adri_pipeline.orchestration import register_documents
-    from adri_pipeline.resources import AdriSettings
+    from adri_pipeline.defs.in_process import register_documents
+    from adri_pipeline.defs.resources import AdriSettings
 
     adri = AdriSettings(corpus=str(args.corpus))
     with dg.DagsterInstance.get() as instance:

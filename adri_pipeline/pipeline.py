@@ -70,6 +70,13 @@ def read_corpus(settings: Settings) -> Corpus:
                        settings.max_text_chars)
 
 
+def new_documents(settings: Settings, known: set[str]) -> tuple[list[str], list[str]]:
+    """(every document id of the configured corpus, those not in `known`), in corpus order: what
+    the new-documents sensor and `adri register` turn into partitions."""
+    doc_ids = read_corpus(settings).documents["doc_id"].to_list()
+    return doc_ids, [d for d in doc_ids if d not in known]
+
+
 def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
                     doc_ids: list[str] | None = None) -> dict:
     """Rebuild results of the given documents (every stored document when None) from the ledger, then

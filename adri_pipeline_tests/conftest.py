@@ -61,7 +61,7 @@ def dagster_instance():
 
 @pytest.fixture
 def adri(tmp_path, codebook_copy):
-    from adri_pipeline.resources import AdriSettings
+    from adri_pipeline.defs.resources import AdriSettings
 
     return AdriSettings(warehouse=str(tmp_path / "wh" / "adri.duckdb"), corpus=str(SAMPLE),
                         codebook=str(codebook_copy), backend="embedded")

@@ -3,8 +3,8 @@
 import dagster as dg
 import duckdb
 
-from adri_pipeline.orchestration import materialize_graph
-from adri_pipeline.resources import AdriSettings
+from adri_pipeline.defs.in_process import materialize_graph
+from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline_tests.conftest import SAMPLE
 
 CLASSIFICATIONS = dg.AssetKey("classifications")

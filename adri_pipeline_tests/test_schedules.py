@@ -2,7 +2,7 @@ import datetime
 
 import dagster as dg
 
-from adri_pipeline.schedules import nightly_backfill_schedule
+from adri_pipeline.defs.schedules import nightly_backfill_schedule
 
 
 def test_nightly_backfill_is_one_run_over_every_registered_document(dagster_instance):

@@ -5,9 +5,9 @@ import dagster as dg
 from adri_pipeline.backends.embedded import EmbeddedBackend
 from adri_pipeline.codebook import load_codebook
 from adri_pipeline.definitions import defs
-from adri_pipeline.orchestration import materialize_graph, resources_for
-from adri_pipeline.resources import AdriSettings
-from adri_pipeline.sensors import codebook_change_sensor, new_documents_sensor
+from adri_pipeline.defs.in_process import materialize_graph, resources_for
+from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.defs.sensors import codebook_change_sensor, new_documents_sensor
 from adri_pipeline_tests.conftest import SAMPLE
 
 

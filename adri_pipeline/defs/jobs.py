@@ -2,12 +2,12 @@
 
 import dagster as dg
 
-from adri_pipeline.assets.classification import (
+from adri_pipeline.defs.classification import (
     classification_results, classifications, evidence_audits, validation_agreement,
 )
-from adri_pipeline.assets.codebook import prompt_signature
-from adri_pipeline.assets.corpus import corpus
-from adri_pipeline.assets.reports import analyst_snapshot, review_site
+from adri_pipeline.defs.codebook import prompt_signature
+from adri_pipeline.defs.corpus import corpus
+from adri_pipeline.defs.reports import analyst_snapshot, review_site
 
 # classifications records materializations only for documents whose result is new, and yields no
 # Output for the range, so Dagster would skip anything downstream in the same run: results run apart.

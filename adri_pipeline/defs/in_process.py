@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from adri_pipeline.assets.corpus import documents_partitions
-from adri_pipeline.pipeline import read_corpus
+from adri_pipeline.defs.corpus import documents_partitions
+from adri_pipeline.pipeline import new_documents
 from adri_pipeline.definitions import defs
-from adri_pipeline.io_managers import DuckDBContentHashIOManager
-from adri_pipeline.jobs import range_tags
-from adri_pipeline.resources import AdriSettings
+from adri_pipeline.defs.io_managers import DuckDBContentHashIOManager
+from adri_pipeline.defs.jobs import range_tags
+from adri_pipeline.defs.resources import AdriSettings
 
 
 ALL_JOBS = ("classify", "results", "routing", "mirror", "review")
@@ -40,10 +40,8 @@ def resources_for(adri: AdriSettings) -> dict:
 
 
 def register_documents(instance: dg.DagsterInstance, adri: AdriSettings) -> tuple[list[str], int]:
-    settings = adri.settings()
-    doc_ids = read_corpus(settings).documents["doc_id"].to_list()
-    known = set(instance.get_dynamic_partitions(documents_partitions.name))
-    new = [d for d in doc_ids if d not in known]
+    """What new_documents_sensor does under the daemon: new corpus documents become partitions."""
+    doc_ids, new = new_documents(adri.settings(), set(instance.get_dynamic_partitions(documents_partitions.name)))
     if new:
         instance.add_dynamic_partitions(documents_partitions.name, new)
     return doc_ids, len(new)

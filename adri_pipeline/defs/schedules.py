@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from adri_pipeline.assets.corpus import documents_partitions
-from adri_pipeline.jobs import classify_documents_job, range_tags
+from adri_pipeline.defs.corpus import documents_partitions
+from adri_pipeline.defs.jobs import classify_documents_job, range_tags
 
 
 @dg.schedule(job=classify_documents_job, cron_schedule="0 2 * * *", execution_timezone="America/Sao_Paulo")

@@ -5,12 +5,12 @@ import json
 
 import dagster as dg
 
-from adri_pipeline.assets.corpus import documents_partitions
+from adri_pipeline.defs.corpus import documents_partitions
 from adri_pipeline.codebook import load_codebook
-from adri_pipeline.pipeline import read_corpus
-from adri_pipeline.jobs import classify_documents_job, range_tags, refresh_results_job
+from adri_pipeline.pipeline import new_documents
+from adri_pipeline.defs.jobs import classify_documents_job, range_tags, refresh_results_job
 from adri_pipeline.prompt import build_prompt
-from adri_pipeline.resources import AdriSettings
+from adri_pipeline.defs.resources import AdriSettings
 
 
 def _file_hash(path) -> str:
@@ -28,9 +28,7 @@ def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings
     corpus_hash = _file_hash(settings.corpus)
     if context.cursor == corpus_hash:
         return dg.SkipReason("corpus unchanged")
-    doc_ids = read_corpus(settings).documents["doc_id"].to_list()
-    known = set(context.instance.get_dynamic_partitions(documents_partitions.name))
-    new = [d for d in doc_ids if d not in known]
+    _, new = new_documents(settings, set(context.instance.get_dynamic_partitions(documents_partitions.name)))
     if not new:
         return dg.SensorResult(cursor=corpus_hash, skip_reason=dg.SkipReason("no new documents"))
     return dg.SensorResult(

@@ -7,12 +7,12 @@ import dagster as dg
 import polars as pl
 import yaml
 
-from adri_pipeline.assets.metadata import markdown_table
-from adri_pipeline.io_managers import versioned
+from adri_pipeline.defs.metadata import markdown_table
+from adri_pipeline.defs.io_managers import versioned
 from adri_pipeline.mirror.evaluate import evaluate_point, judge, known_points, recommended_configuration, sample_for_judging
 from adri_pipeline.mirror.judges import make_judges
 from adri_pipeline.mirror.shadow_log import ingest, read_log
-from adri_pipeline.resources import AdriSettings
+from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import store_mirror_evaluations
 
 IO = "content_hash_io_manager"

@@ -6,7 +6,7 @@ import dagster as dg
 
 from adri_pipeline.codebook import load_codebook
 from adri_pipeline.prompt import build_prompt
-from adri_pipeline.resources import AdriSettings
+from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import store_codebook
 
 

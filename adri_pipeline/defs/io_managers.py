@@ -7,7 +7,7 @@ import hashlib
 import dagster as dg
 import polars as pl
 
-from adri_pipeline.resources import AdriSettings
+from adri_pipeline.defs.resources import AdriSettings
 
 VERSIONS_TABLE = "asset_content_hashes"
 

@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from adri_pipeline.assets.metadata import markdown_table
-from adri_pipeline.resources import AdriSettings
+from adri_pipeline.defs.metadata import markdown_table
+from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.routing.benchmark import RunConfig, build
 from adri_pipeline.routing.report import run_and_report
 

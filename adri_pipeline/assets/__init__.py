@@ -1,1 +1,0 @@
-"""Dagster assets, one module per group; each is a thin adapter over the domain modules."""
