@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from contextlib import contextmanager
-from typing import Callable, Iterator
-
 from adri_pipeline.corpus import Document
 from adri_pipeline.prompt import Prompt, build_user_message
-from adri_pipeline.warehouse import Warehouse
+from adri_pipeline.warehouse import Warehouse, ledger_select, ledger_writer
 
 LEDGER_COLUMNS = (
     "cache_key", "doc_id", "model", "model_digest", "backend", "signature", "prompt_version",
@@ -44,29 +41,15 @@ class Ledger:
         self.warehouse = warehouse
 
     def known(self, keys: list[str]) -> set[str]:
-        return {row[0] for row in self._select("cache_key", keys)}
+        return {row[0] for row in ledger_select(self.warehouse, ["cache_key"], keys)}
 
     def rows(self, keys: list[str]) -> list[tuple]:
         """(cache_key, response, audit, attempts, valid_first_try, json_valid_first_try, seconds,
         prompt_tokens, completion_tokens) for the keys the ledger holds."""
-        return self._select("cache_key, response, audit, attempts, valid_first_try, json_valid_first_try, "
-                            "seconds, prompt_tokens, completion_tokens", keys)
+        return ledger_select(self.warehouse, ["cache_key", "response", "audit", "attempts", "valid_first_try",
+                                              "json_valid_first_try", "seconds", "prompt_tokens",
+                                              "completion_tokens"], keys)
 
-    def _select(self, columns: str, keys: list[str]) -> list[tuple]:
-        if not keys:
-            return []
-        with self.warehouse.connect() as con:
-            con.execute("CREATE OR REPLACE TEMP TABLE _wanted (cache_key VARCHAR)")
-            con.executemany("INSERT INTO _wanted VALUES (?)", [(k,) for k in keys])
-            return con.execute(f"SELECT {columns} FROM ledger JOIN _wanted USING (cache_key)").fetchall()
-
-    @contextmanager
-    def writer(self) -> Iterator[Callable[[dict], None]]:
-        """One connection for the run; every commit() is its own transaction."""
-        placeholders = ", ".join("?" for _ in LEDGER_COLUMNS)
-        sql = f"INSERT OR REPLACE INTO ledger ({', '.join(LEDGER_COLUMNS)}) VALUES ({placeholders})"
-        with self.warehouse.connect() as con:
-            def commit(record: dict) -> None:
-                con.execute(sql, [record[c] for c in LEDGER_COLUMNS])
-
-            yield commit
+    def writer(self):
+        """One connection for the run; every commit(record) is its own transaction."""
+        return ledger_writer(self.warehouse, list(LEDGER_COLUMNS))

@@ -118,13 +118,12 @@ def cmd_classify(args) -> int:
 def cmd_agree(args) -> int:
     from adri_pipeline.agreement import agreement_table, load_coder_labels
     from adri_pipeline.codebook import load_codebook
-    from adri_pipeline.warehouse import Warehouse
+    from adri_pipeline.warehouse import Warehouse, read_values
 
     settings = _settings(args)
     codebook = load_codebook(settings.codebook)
     coders = load_coder_labels(args.coders, codebook)
-    results = Warehouse(settings.warehouse).query(
-        "SELECT * FROM classification_values WHERE codebook_hash = ?", [codebook.content_hash])
+    results = read_values(Warehouse(settings.warehouse), codebook.content_hash)
     print(agreement_table(results, coders))
     return 0
 

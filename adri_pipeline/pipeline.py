@@ -27,7 +27,7 @@ from adri_pipeline.corpus import Corpus, load_corpus
 from adri_pipeline.prompt import build_prompt
 from adri_pipeline.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.warehouse import (
-    Warehouse, last_run, read_documents, read_results, record_run, store_codebook, store_corpus,
+    Warehouse, coverage_totals, last_run, read_documents, read_results, record_run, store_codebook, store_corpus,
     store_failures, store_figures, store_results,
 )
 
@@ -104,6 +104,43 @@ def current_figures(warehouse: Warehouse, codebook: Codebook) -> tuple[ModelIden
     """The recorded model and the seed's figures over everything it holds for this codebook."""
     model = recorded_model(warehouse)
     return model, summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
+
+
+@dataclass
+class Quality:
+    passed: bool
+    description: str
+    figures: dict
+
+
+def check_quality(settings: Settings) -> Quality:
+    """Answered documents, literal evidence (overall and per variable) and corpus coverage of the
+    recorded model's results against the thresholds in Settings; a failure names documents and variables."""
+    warehouse = Warehouse(settings.warehouse)
+    codebook = load_codebook(settings.codebook)
+    model = recorded_model(warehouse)
+    values, _, _ = read_results(warehouse, model.model, codebook.content_hash)
+    doc_ids = read_documents(warehouse)["doc_id"].to_list()
+    included, rows = coverage_totals(warehouse)
+    answered = set(values["doc_id"].to_list())
+    missing = [d for d in doc_ids if d not in answered]
+    valid_pct = 100 * len(answered) / max(len(doc_ids), 1)
+    quoted = values.filter(pl.col("audit_status") != "waived")
+    literal_pct = 100 * (quoted["audit_status"] == "literal").mean() if quoted.height else 100.0
+    weak = {name: round(100 * (group["audit_status"] == "literal").mean(), 1)
+            for (name,), group in quoted.group_by("variable", maintain_order=True)}
+    weak = {k: v for k, v in weak.items() if v < settings.check_min_literal_pct}
+    coverage_pct = 100 * included / max(rows, 1)
+    problems = []
+    if valid_pct < settings.check_min_valid_pct:
+        problems.append(f"answered {valid_pct:.1f} % < {settings.check_min_valid_pct}; without answer: {missing[:20]}")
+    if literal_pct < settings.check_min_literal_pct or weak:
+        problems.append(f"literal {literal_pct:.1f} %; variables below {settings.check_min_literal_pct}: {weak}")
+    if coverage_pct < settings.check_min_coverage_pct:
+        problems.append(f"coverage {coverage_pct:.1f} % < {settings.check_min_coverage_pct}")
+    return Quality(not problems, "; ".join(problems) or "all thresholds met",
+                   {"model": model.model, "valid_pct": round(valid_pct, 1), "literal_pct": round(literal_pct, 1),
+                    "coverage_pct": round(coverage_pct, 1), "documents_without_answer": len(missing)})
 
 
 class _Checkpoints:

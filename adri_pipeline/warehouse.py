@@ -325,3 +325,83 @@ def read_figures(warehouse: Warehouse, model: str, codebook_hash: str) -> pl.Dat
 
 def read_mirror_evaluations(warehouse: Warehouse) -> pl.DataFrame:
     return warehouse.query("SELECT * FROM mirror_evaluations ORDER BY log, decision_point")
+
+
+# -- ledger (cache.py decides what goes in; this is how) ----------------------------------------
+
+def ledger_select(warehouse: Warehouse, columns: list[str], keys: list[str]) -> list[tuple]:
+    """`columns` of the ledger rows whose cache_key is among `keys`."""
+    if not keys:
+        return []
+    with warehouse.connect() as con:
+        con.execute("CREATE OR REPLACE TEMP TABLE _wanted (cache_key VARCHAR)")
+        con.executemany("INSERT INTO _wanted VALUES (?)", [(k,) for k in keys])
+        return con.execute(f"SELECT {', '.join(columns)} FROM ledger JOIN _wanted USING (cache_key)").fetchall()
+
+
+@contextmanager
+def ledger_writer(warehouse: Warehouse, columns: list[str]) -> Iterator:
+    """One connection for the run; every commit(record) is its own transaction."""
+    sql = f"INSERT OR REPLACE INTO ledger ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
+    with warehouse.connect() as con:
+        def commit(record: dict) -> None:
+            con.execute(sql, [record[c] for c in columns])
+
+        yield commit
+
+
+# -- named reads for checks, agreement and reports ---------------------------------------------
+
+def read_values(warehouse: Warehouse, codebook_hash: str) -> pl.DataFrame:
+    """Every model's `classification_values` for one codebook."""
+    return warehouse.query("SELECT * FROM classification_values WHERE codebook_hash = ?", [codebook_hash])
+
+
+def evidence_audit_shares(warehouse: Warehouse, codebook_hash: str) -> pl.DataFrame:
+    """Share of literal / approximate / absent / waived evidence per (model, codebook, variable)."""
+    return warehouse.query(
+        """SELECT model, codebook_hash, variable, count(*) AS answers,
+                  round(100 * avg((audit_status = 'literal')::INT), 1) AS literal_pct,
+                  round(100 * avg((audit_status = 'approximate')::INT), 1) AS approximate_pct,
+                  round(100 * avg((audit_status = 'absent')::INT), 1) AS absent_pct,
+                  round(100 * avg((audit_status = 'waived')::INT), 1) AS waived_pct
+           FROM classification_values WHERE codebook_hash = ? GROUP BY ALL ORDER BY ALL""", [codebook_hash])
+
+
+def coverage_totals(warehouse: Warehouse) -> tuple[int, int]:
+    """(documents included, rows read) over every corpus file loaded."""
+    row = warehouse.query("SELECT coalesce(sum(included), 0)::BIGINT AS inc, coalesce(sum(rows), 0)::BIGINT AS total "
+                          "FROM coverage").row(0)
+    return int(row[0]), int(row[1])
+
+
+# -- content-hash IO manager and routing tables --------------------------------------------------
+
+VERSIONS_TABLE = "asset_content_hashes"
+
+
+def store_versioned_table(warehouse: Warehouse, table: str, frame: pl.DataFrame, digest: str) -> bool:
+    """Rewrite `table` only when its content hash changed; returns whether it was rewritten."""
+    with warehouse.connect() as con:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (asset VARCHAR PRIMARY KEY, content_hash VARCHAR)")
+        if con.execute(f"SELECT content_hash FROM {VERSIONS_TABLE} WHERE asset = ?", [table]).fetchall() == [(digest,)]:
+            return False
+        con.register("_frame", frame)
+        con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _frame")
+        con.unregister("_frame")
+        con.execute(f"INSERT OR REPLACE INTO {VERSIONS_TABLE} VALUES (?, ?)", [table, digest])
+        return True
+
+
+def read_table(warehouse: Warehouse, table: str) -> pl.DataFrame:
+    return warehouse.query(f"SELECT * FROM {table}")
+
+
+def store_routing_tables(warehouse: Warehouse, dataset: str, frames: dict[str, pl.DataFrame]) -> None:
+    """routing_examples / routing_predictions / routing_metrics: this dataset's rows replaced."""
+    with warehouse.connect() as con:
+        for table, frame in frames.items():
+            con.register("frame", frame)
+            con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM frame LIMIT 0")
+            con.unregister("frame")
+            warehouse.replace_rows(con, table, frame, "dataset = ?", [dataset])

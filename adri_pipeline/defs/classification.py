@@ -11,10 +11,10 @@ from adri_pipeline.defs.metadata import markdown_table
 from adri_pipeline.backends import select_backend
 from adri_pipeline.codebook import load_codebook
 from adri_pipeline.defs.io_managers import content_hash, versioned
-from adri_pipeline.pipeline import classify_documents, recorded_model, refresh_results
+from adri_pipeline.pipeline import check_quality, classify_documents, recorded_model, refresh_results
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.results import figures_table
-from adri_pipeline.warehouse import Warehouse, read_documents, read_results
+from adri_pipeline.warehouse import Warehouse, evidence_audit_shares, read_documents, read_results, read_values
 
 
 @dg.asset(
@@ -89,14 +89,7 @@ def evidence_audits(adri: AdriSettings) -> dg.Output:
     """Share of literal / approximate / absent / waived evidence per (model, codebook, variable)."""
     settings = adri.settings()
     book = load_codebook(settings.codebook)
-    frame = Warehouse(settings.warehouse).query(
-        """SELECT model, codebook_hash, variable, count(*) AS answers,
-                  round(100 * avg((audit_status = 'literal')::INT), 1) AS literal_pct,
-                  round(100 * avg((audit_status = 'approximate')::INT), 1) AS approximate_pct,
-                  round(100 * avg((audit_status = 'absent')::INT), 1) AS absent_pct,
-                  round(100 * avg((audit_status = 'waived')::INT), 1) AS waived_pct
-           FROM classification_values WHERE codebook_hash = ? GROUP BY ALL ORDER BY ALL""",
-        [book.content_hash])
+    frame = evidence_audit_shares(Warehouse(settings.warehouse), book.content_hash)
     return versioned(frame, table=markdown_table(frame))
 
 
@@ -111,8 +104,7 @@ def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) 
                                                      "variable": pl.String, "value": pl.String}),
                                 pl.DataFrame(schema={"doc_id": pl.String, "variable": pl.String, "value": pl.String}))
         return versioned(empty, coders="none configured")
-    results = Warehouse(settings.warehouse).query(
-        "SELECT * FROM classification_values WHERE codebook_hash = ?", [book.content_hash])
+    results = read_values(Warehouse(settings.warehouse), book.content_hash)
     table = agreement_table(results, load_coder_labels(settings.coders, book))
     return versioned(table, coders=str(settings.coders), table=markdown_table(table))
 
@@ -121,34 +113,5 @@ def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) 
 def classification_quality(adri: AdriSettings) -> dg.AssetCheckResult:
     """Valid responses, literal evidence (overall and per variable) and corpus coverage against the
     thresholds in Settings; a failure names the documents and variables."""
-    settings = adri.settings()
-    warehouse = Warehouse(settings.warehouse)
-    book = load_codebook(settings.codebook)
-    values = warehouse.query("SELECT * FROM classification_values WHERE codebook_hash = ?", [book.content_hash])
-    documents = warehouse.query("SELECT doc_id FROM documents")
-    coverage = warehouse.query(
-        "SELECT sum(included)::BIGINT AS inc, sum(rows)::BIGINT AS total FROM coverage").row(0, named=True)
-    answered = set(values["doc_id"].unique().to_list())
-    missing = [d for d in documents["doc_id"].to_list() if d not in answered]
-    valid_pct = 100 * len(answered) / max(documents.height, 1)
-    quoted = values.filter(pl.col("audit_status") != "waived")
-    literal_pct = 100 * (quoted["audit_status"] == "literal").mean() if quoted.height else 100.0
-    per_variable = {
-        name: 100 * (group["audit_status"] == "literal").mean()
-        for (name,), group in quoted.group_by("variable")
-    }
-    weak = {k: round(v, 1) for k, v in per_variable.items() if v < settings.check_min_literal_pct}
-    coverage_pct = 100 * (coverage["inc"] or 0) / max(coverage["total"] or 0, 1)
-    problems = []
-    if valid_pct < settings.check_min_valid_pct:
-        problems.append(f"valid {valid_pct:.1f} % < {settings.check_min_valid_pct}; without answer: {missing[:20]}")
-    if literal_pct < settings.check_min_literal_pct or weak:
-        problems.append(f"literal {literal_pct:.1f} %; variables below {settings.check_min_literal_pct}: {weak}")
-    if coverage_pct < settings.check_min_coverage_pct:
-        problems.append(f"coverage {coverage_pct:.1f} % < {settings.check_min_coverage_pct}")
-    return dg.AssetCheckResult(
-        passed=not problems,
-        description="; ".join(problems) or "all thresholds met",
-        metadata={"valid_pct": round(valid_pct, 1), "literal_pct": round(literal_pct, 1),
-                  "coverage_pct": round(coverage_pct, 1), "documents_without_answer": len(missing)},
-    )
+    quality = check_quality(adri.settings())
+    return dg.AssetCheckResult(passed=quality.passed, description=quality.description, metadata=quality.figures)

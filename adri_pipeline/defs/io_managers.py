@@ -8,9 +8,7 @@ import dagster as dg
 import polars as pl
 
 from adri_pipeline.defs.resources import AdriSettings
-
-VERSIONS_TABLE = "asset_content_hashes"
-
+from adri_pipeline.warehouse import read_table, store_versioned_table
 
 def content_hash(frame: pl.DataFrame) -> str:
     return hashlib.sha256(frame.write_csv().encode("utf-8")).hexdigest()
@@ -29,18 +27,9 @@ class DuckDBContentHashIOManager(dg.ConfigurableIOManager):
         return "_".join(context.asset_key.path)
 
     def handle_output(self, context: dg.OutputContext, obj: pl.DataFrame) -> None:
-        table, digest = self._table(context), content_hash(obj)
-        warehouse = self.adri.warehouse_access()
-        with warehouse.connect() as con:
-            con.execute(f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (asset VARCHAR PRIMARY KEY, content_hash VARCHAR)")
-            stored = con.execute(f"SELECT content_hash FROM {VERSIONS_TABLE} WHERE asset = ?", [table]).fetchall()
-            unchanged = stored == [(digest,)]
-            if not unchanged:
-                con.register("_frame", obj)
-                con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _frame")
-                con.unregister("_frame")
-                con.execute(f"INSERT OR REPLACE INTO {VERSIONS_TABLE} VALUES (?, ?)", [table, digest])
-        context.add_output_metadata({"table": table, "rewritten": not unchanged})
+        table = self._table(context)
+        rewritten = store_versioned_table(self.adri.warehouse_access(), table, obj, content_hash(obj))
+        context.add_output_metadata({"table": table, "rewritten": rewritten})
 
     def load_input(self, context: dg.InputContext) -> pl.DataFrame:
-        return self.adri.warehouse_access().query(f"SELECT * FROM {self._table(context.upstream_output)}")
+        return read_table(self.adri.warehouse_access(), self._table(context.upstream_output))

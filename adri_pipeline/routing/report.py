@@ -18,7 +18,7 @@ import psutil  # noqa: E402
 
 from adri_pipeline.routing import metrics  # noqa: E402
 from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig  # noqa: E402
-from adri_pipeline.warehouse import Warehouse  # noqa: E402
+from adri_pipeline.warehouse import Warehouse, store_routing_tables  # noqa: E402
 
 
 def _finish(figure, axis, path: Path, legend: str, **labels) -> None:
@@ -120,11 +120,8 @@ def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[
     flat = [{"dataset": config.dataset, "candidate": name, "task": task, "metric": metric, "value": float(value)}
             for name, result in results.items() for task, m in result["tasks"].items()
             for metric, value in m.items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
-    with warehouse.connect() as con:
-        for table, frame in (("routing_examples", examples), ("routing_predictions", predictions),
-                             ("routing_metrics", pl.DataFrame(flat))):
-            con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM frame LIMIT 0")
-            warehouse.replace_rows(con, table, frame, "dataset = ?", [config.dataset])
+    store_routing_tables(warehouse, config.dataset, {"routing_examples": examples, "routing_predictions": predictions,
+                                                     "routing_metrics": pl.DataFrame(flat)})
 
 
 def run_and_report(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
