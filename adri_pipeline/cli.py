@@ -10,14 +10,17 @@ import time
 from pathlib import Path
 
 from adri_pipeline.config import Settings
+from adri_pipeline.results import figures_lines
+
+
+# flag -> setting, for every subcommand: flags override ADRI_* variables, which override defaults
+_FLAGS = {"warehouse": "warehouse", "corpus": "corpus", "codebook": "codebook", "backend": "backend",
+          "model": "model", "concurrency": "concurrency", "coders": "coders", "dataset": "routing_dataset",
+          "candidates": "routing_candidates", "judges": "mirror_judges", "config": "mirror_config"}
 
 
 def _settings(args) -> Settings:
-    return Settings.load(
-        warehouse=getattr(args, "warehouse", None), corpus=getattr(args, "corpus", None),
-        codebook=getattr(args, "codebook", None), backend=getattr(args, "backend", None),
-        model=getattr(args, "model", None), concurrency=getattr(args, "concurrency", None),
-    )
+    return Settings.load(**{setting: getattr(args, flag, None) for flag, setting in _FLAGS.items()})
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -81,27 +84,11 @@ def _print_summary(summary: dict) -> None:
           f"{summary['classified_now']}, failed {summary['failed']}, model calls {summary['model_calls']} "
           f"({summary['requests']} requests sent), "
           f"{summary['wall_seconds']} s")
-    print_results(summary.get("results", {}))
+    print("\n".join(figures_lines(summary.get("results", {}))))
     for key in ("estimate", "stopped", "failed_documents", "replaced_documents"):
         if key in summary:
             print(f"{key}: {json.dumps(summary[key], ensure_ascii=False)}")
     print(f"warehouse: {summary['warehouse']}\nanalyst snapshot: {summary['snapshot']}")
-
-
-def print_results(results: dict) -> None:
-    """The seed's figures (results.summarize) over everything this (model, codebook) holds."""
-    if not results.get("documents"):
-        return
-    ev = results["evidence"]
-    print(f"results: {results['documents']} documents ({results['pending']} in the warehouse without an answer)")
-    print(f"JSON valid first try {results['json_valid_first_try_pct']} %, follows the codebook first try "
-          f"{results['valid_first_try_pct']} %, retry used {results['retry_pct']} %; "
-          f"seconds/doc median {results['seconds_median']}, p90 {results['seconds_p90']}")
-    print(f"evidence (non-waived): literal {ev['literal_pct']} %, approximate {ev['approximate_pct']} %, "
-          f"absent {ev['absent_pct']} %; waived {ev['waived']}; over 20 words {ev['over_20_words']}")
-    for name, shares in results["evidence_by_variable"].items():
-        print(f"  {name:<14} literal {shares['literal_pct']} %  approximate {shares['approximate_pct']} %  "
-              f"absent {shares['absent_pct']} %  waived {shares['waived']}")
 
 
 def cmd_classify(args) -> int:
@@ -136,7 +123,7 @@ def cmd_review(args) -> int:
 
     settings = _settings(args)
     compare = tuple(args.compare.split(",", 1)) if args.compare else None
-    site = build_review(Warehouse(settings.warehouse), load_codebook(settings.codebook), coders=args.coders,
+    site = build_review(Warehouse(settings.warehouse), load_codebook(settings.codebook), coders=settings.coders,
                         compare=compare)
     print(site.index)
     return 0
@@ -173,23 +160,23 @@ def cmd_routing(args) -> int:
     from adri_pipeline.warehouse import Warehouse
 
     settings = _settings(args)
-    config = RunConfig(dataset=args.dataset, seed=args.seed)
-    out_dir = settings.warehouse.parent / "routing" / args.dataset
+    config = RunConfig(dataset=settings.routing_dataset, seed=args.seed)
+    out_dir = settings.warehouse.parent / "routing" / settings.routing_dataset
     if args.action == "build":
         dataset = build(config)
         counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
         print(f"{len(dataset.examples)} examples {counts}; test split frozen, sha256 {dataset.test_hash}")
         return 0
     if args.action == "run":
-        candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
+        candidates = [c.strip() for c in settings.routing_candidates.split(",") if c.strip()]
         path = run_and_report(config, candidates, Warehouse(settings.warehouse), out_dir,
-                              ollama_host=settings.ollama_hosts[0].split("*")[0])
+                              ollama_host=settings.first_ollama_host)
         print(path.read_text(encoding="utf-8"))
         print(f"report: {path}\nplots: {out_dir / 'reliability_D1.png'}, {out_dir / 'coverage_accuracy_D1.png'}")
         return 0
     report = out_dir / "report.md"
     if not report.exists():
-        print(f"error: no report at {report}: run `adri routing run --dataset {args.dataset}` first", file=sys.stderr)
+        print(f"error: no report at {report}: run `adri routing run --dataset {settings.routing_dataset}` first", file=sys.stderr)
         return 2
     print(report.read_text(encoding="utf-8"))
     return 0
@@ -233,8 +220,8 @@ def cmd_mirror(args) -> int:
             print(f"error: {args.log}: {exc}", file=sys.stderr)
             return 2
         return 0
-    first, second = make_judges(args.judges, settings.ollama_hosts[0].split("*")[0])
-    report = evaluate_log(args.log, known_points(args.config), first, second, Warehouse(settings.warehouse),
+    first, second = make_judges(settings.mirror_judges, settings.first_ollama_host)
+    report = evaluate_log(args.log, known_points(settings.mirror_config), first, second, Warehouse(settings.warehouse),
                           out_dir / args.log.stem)
     print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
     print(f"recommended configuration (unapproved): {out_dir / args.log.stem / 'recommended_gate.yaml'}")
@@ -302,9 +289,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
     routing.add_argument("action", choices=["build", "run", "report"])
-    routing.add_argument("--dataset", default="ha-pt-BR", help="ha-pt-BR, ha-pt, clinc150 or sample")
-    routing.add_argument("--candidates", default="embedded-zeroshot,embedded-logreg",
-                         help="comma-separated: embedded-zeroshot, embedded-logreg, ollama:<model>")
+    routing.add_argument("--dataset", help="sample (default, ADRI_ROUTING_DATASET), ha-pt-BR, ha-pt or clinc150")
+    routing.add_argument("--candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, ollama:<model> "
+                         "(default ADRI_ROUTING_CANDIDATES: embedded-zeroshot,embedded-logreg)")
     routing.add_argument("--seed", type=int, default=13)
     routing.add_argument("--warehouse", type=Path)
     routing.set_defaults(func=cmd_routing)
@@ -314,8 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     mirror.add_argument("--point", choices=["page_type", "html_is_enough"], default="page_type")
     mirror.add_argument("--log", type=Path, help="shadow log (JSON lines)")
     mirror.add_argument("--config", type=Path, help="gate configuration with the decision points")
-    mirror.add_argument("--judges", default="truth",
-                        help="'truth' (labels in the log/file) or two judges: ollama:<a>,ollama:<b>")
+    mirror.add_argument("--judges", help="'truth' (default, labels in the log/file) or two judges: "
+                        "ollama:<a>,ollama:<b> (ADRI_MIRROR_JUDGES)")
     mirror.add_argument("--warehouse", type=Path)
     mirror.set_defaults(func=cmd_mirror)
 
@@ -349,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.corpus import CorpusError
     from adri_pipeline.mirror.gate import GateConfigError
     from adri_pipeline.mirror.judges import JudgeConfigError
-    from adri_pipeline.routing.benchmark import RoutingConfigError
+    from adri_pipeline.routing.contract import RoutingConfigError
     from adri_pipeline.routing.splits import FrozenSplitChanged
     from adri_pipeline.pipeline import NoClassificationRun
     from adri_pipeline.warehouse import DocumentClash, WarehouseLocked

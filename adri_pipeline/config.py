@@ -1,12 +1,14 @@
-"""The one settings object: defaults < environment (ADRI_*) < explicit overrides (CLI flags, Dagster config)."""
+"""The one settings object: defaults < environment (ADRI_*, and OLLAMA_HOST) < explicit overrides
+(CLI flags, the Dagster resource). Built on pydantic-settings."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Real data kept beside the project (never copied into it); tests and benchmarks skip when absent.
@@ -15,7 +17,9 @@ SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "sha
 BackendName = Literal["auto", "ollama", "embedded"]
 
 
-class Settings(BaseModel):
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ADRI_", extra="forbid", populate_by_name=True)
+
     warehouse: Path = Field(default=PROJECT_ROOT / "data" / "warehouse" / "adri.duckdb")
     corpus: Path = Field(default=PROJECT_ROOT / "data" / "sample_corpus.jsonl")
     codebook: Path = Field(default=PROJECT_ROOT / "codebooks" / "pilot.yaml")
@@ -25,7 +29,10 @@ class Settings(BaseModel):
 
     backend: BackendName = "auto"
     model: str = "qwen2.5:7b-instruct"
-    ollama_hosts: list[str] = Field(default_factory=lambda: ["http://127.0.0.1:11434"])
+    # "http://gpu1:11434*4,http://gpu2:11434": hosts with their parallel slots (OLLAMA_NUM_PARALLEL)
+    ollama_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["http://127.0.0.1:11434"],
+        validation_alias=AliasChoices("ollama_hosts", "ADRI_OLLAMA_HOSTS", "OLLAMA_HOST"))
     concurrency: int = Field(default=1, ge=1, le=64)
     request_timeout_s: float = 300.0
     keep_alive: str = "10m"
@@ -51,6 +58,16 @@ class Settings(BaseModel):
     check_min_literal_pct: float = 90.0
     check_min_coverage_pct: float = 80.0
 
+    @field_validator("ollama_hosts", mode="before")
+    @classmethod
+    def _comma_separated(cls, value):
+        return [h.strip() for h in value.split(",") if h.strip()] if isinstance(value, str) else value
+
+    @property
+    def first_ollama_host(self) -> str:
+        """The first host's URL (judges and routing candidates talk to one server)."""
+        return self.ollama_hosts[0].partition("*")[0].strip()
+
     @property
     def ollama_options(self) -> dict:
         """Part of every cache key: typed once here so 0 and 0.0 never make two keys."""
@@ -58,13 +75,5 @@ class Settings(BaseModel):
 
     @classmethod
     def load(cls, **overrides) -> "Settings":
-        values: dict = {}
-        env = os.environ
-        for name in cls.model_fields:
-            key = "ADRI_" + name.upper()
-            if key in env:
-                values[name] = env[key].split(",") if name == "ollama_hosts" else env[key]
-        if "ollama_hosts" not in values and env.get("OLLAMA_HOST"):
-            values["ollama_hosts"] = env["OLLAMA_HOST"].split(",")
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(values)
+        """Explicit overrides (None = not given) on top of the environment and the defaults."""
+        return cls(**{k: v for k, v in overrides.items() if v is not None})

@@ -22,10 +22,10 @@ def run_demo(settings: Settings) -> int:
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
     import dagster as dg
 
-    from adri_pipeline.cli import print_results
     from adri_pipeline.codebook import load_codebook
     from adri_pipeline.defs.in_process import materialize_graph
     from adri_pipeline.pipeline import current_figures
+    from adri_pipeline.results import figures_lines
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
@@ -51,7 +51,7 @@ def run_demo(settings: Settings) -> int:
     warehouse = Warehouse(settings.warehouse)
     model, figures = current_figures(warehouse, load_codebook(codebook_path))
     print(f"classification results ({model.model}):")
-    print_results(figures)
+    print("\n".join(figures_lines(figures)))
 
     routing_dir = settings.warehouse.parent / "routing" / adri.settings().routing_dataset
     figures = json.loads((routing_dir / "metrics.json").read_text(encoding="utf-8"))

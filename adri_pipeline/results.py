@@ -135,3 +135,22 @@ def figures_table(summary: dict, model: str, codebook_hash: str) -> pl.DataFrame
     rows += [{"model": model, "codebook_hash": codebook_hash, "variable": name, "documents": summary["documents"],
               **figures} for name, figures in summary["evidence_by_variable"].items()]
     return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def figures_lines(figures: dict) -> list[str]:
+    """The seed's figures (summarize) as the lines the CLI and the demo print."""
+    if not figures.get("documents"):
+        return []
+    ev = figures["evidence"]
+    lines = [
+        f"results: {figures['documents']} documents ({figures['pending']} in the warehouse without an answer)",
+        f"JSON valid first try {figures['json_valid_first_try_pct']} %, follows the codebook first try "
+        f"{figures['valid_first_try_pct']} %, retry used {figures['retry_pct']} %; "
+        f"seconds/doc median {figures['seconds_median']}, p90 {figures['seconds_p90']}",
+        f"evidence (non-waived): literal {ev['literal_pct']} %, approximate {ev['approximate_pct']} %, "
+        f"absent {ev['absent_pct']} %; waived {ev['waived']}; over 20 words {ev['over_20_words']}",
+    ]
+    lines += [f"  {name:<14} literal {shares['literal_pct']} %  approximate {shares['approximate_pct']} %  "
+              f"absent {shares['absent_pct']} %  waived {shares['waived']}"
+              for name, shares in figures["evidence_by_variable"].items()]
+    return lines

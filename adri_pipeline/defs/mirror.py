@@ -48,7 +48,7 @@ def mirror_judgements(adri: AdriSettings, mirror_sample: pl.DataFrame) -> dg.Out
     """Two judges label each sampled case on their own (ADRI_MIRROR_JUDGES)."""
     settings = adri.settings()
     points = known_points(settings.mirror_config)
-    first, second = make_judges(settings.mirror_judges, settings.ollama_hosts[0].split("*")[0])
+    first, second = make_judges(settings.mirror_judges, settings.first_ollama_host)
     rows = [{**r, "state": json.loads(r["state"])} for r in mirror_sample.iter_rows(named=True)]
     judged = [j for name, point in points.items()
               for j in judge([r for r in rows if r["decision_point"] == name], point, first, second)]

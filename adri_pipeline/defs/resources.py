@@ -1,34 +1,38 @@
-"""Dagster resources: the one settings object and the warehouse, configured from the launchpad."""
+"""Dagster resources: the one settings object, configured from the launchpad."""
+
+from __future__ import annotations
 
 import dagster as dg
+from pydantic import PrivateAttr
 
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
 
 
 class AdriSettings(dg.ConfigurableResource):
-    """Overrides on top of ADRI_* environment variables; empty means 'keep the default'."""
+    """Launchpad overrides on top of ADRI_* environment variables; a field left unset (None) keeps the
+    environment's or the default value. Settings are built once per run."""
 
-    warehouse: str = ""
-    corpus: str = ""
-    codebook: str = ""
-    backend: str = ""
-    model: str = ""
-    ollama_hosts: str = ""
-    concurrency: int = 0
-    routing_dataset: str = ""
-    mirror_log: str = ""
+    warehouse: str | None = None
+    corpus: str | None = None
+    codebook: str | None = None
+    coders: str | None = None
+    backend: str | None = None
+    model: str | None = None
+    ollama_hosts: str | None = None  # comma-separated, as ADRI_OLLAMA_HOSTS
+    concurrency: int | None = None
+    routing_dataset: str | None = None
+    mirror_log: str | None = None
+    _settings: Settings | None = PrivateAttr(default=None)
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        self._settings = self._build()
+
+    def _build(self) -> Settings:
+        return Settings.load(**{name: getattr(self, name) for name in type(self).model_fields})
 
     def settings(self) -> Settings:
-        overrides = {
-            "warehouse": self.warehouse or None, "corpus": self.corpus or None,
-            "codebook": self.codebook or None, "backend": self.backend or None,
-            "model": self.model or None, "concurrency": self.concurrency or None,
-            "ollama_hosts": self.ollama_hosts.split(",") if self.ollama_hosts else None,
-            "routing_dataset": self.routing_dataset or None,
-            "mirror_log": self.mirror_log or None,
-        }
-        return Settings.load(**overrides)
+        return self._settings or self._build()
 
     def warehouse_access(self) -> Warehouse:
         return Warehouse(self.settings().warehouse)

@@ -32,7 +32,7 @@ def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
     out_dir = settings.warehouse.parent / "routing" / settings.routing_dataset
     candidates = [c for c in settings.routing_candidates.split(",") if c]
     report = run_and_report(RunConfig(dataset=settings.routing_dataset), candidates, adri.warehouse_access(),
-                            out_dir, ollama_host=settings.ollama_hosts[0].split("*")[0])
+                            out_dir, ollama_host=settings.first_ollama_host)
     figures = json.loads((out_dir / "metrics.json").read_text(encoding="utf-8"))
     rows = [{"candidate": name, "task": task, "accuracy": round(m["accuracy"], 3),
              "macro_f1": round(m.get("macro_f1", float("nan")), 3), "ece": round(m["ece"], 3),

@@ -19,7 +19,7 @@ from adri_pipeline.routing.builders import (
     build_dataset, clinc_descriptions, load_clinc_utterances, load_ha_descriptions, load_ha_utterances,
 )
 from adri_pipeline.routing.candidates import Calibrated, Encoder, make_candidate
-from adri_pipeline.routing.contract import usable_answers, validate
+from adri_pipeline.routing.contract import RoutingConfigError, usable_answers, validate
 from adri_pipeline.routing.examples import CanonicalExample
 from adri_pipeline.routing.serialize import SERIALIZER_VERSION, to_request
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups
@@ -73,10 +73,6 @@ class CandidateRun:
     throughput_per_s: float
     discarded: int = 0
     extra: dict = field(default_factory=dict)
-
-
-class RoutingConfigError(ValueError):
-    """An unknown dataset or candidate, or its data missing; the message says which."""
 
 
 def load_source(dataset: str):

@@ -23,7 +23,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from adri_pipeline.routing.contract import CONTRACT
+from adri_pipeline.routing.contract import CONTRACT, RoutingConfigError
 from adri_pipeline.routing.examples import NO_MATCH
 from adri_pipeline.routing.serialize import parse_state
 
@@ -350,6 +350,5 @@ def make_candidate(name: str, encoder: Encoder | None = None, ollama_host: str =
         return EmbeddedLogReg(encoder)
     if name.startswith("ollama:"):
         return OllamaCandidate(name.removeprefix("ollama:"), ollama_host)
-    from adri_pipeline.routing.benchmark import RoutingConfigError
 
     raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, ollama:<model>)")

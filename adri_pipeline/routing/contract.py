@@ -18,6 +18,10 @@ class ContractError(ValueError):
     pass
 
 
+class RoutingConfigError(ValueError):
+    """An unknown dataset or candidate, or data that is not here; the message says which."""
+
+
 @lru_cache(maxsize=2)
 def validator(kind: str) -> Draft202012Validator:
     return Draft202012Validator(json.loads((SCHEMAS / f"{kind}.schema.json").read_text(encoding="utf-8")))
