@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+
 from adri_pipeline.corpus import Document
 from adri_pipeline.prompt import Prompt, build_user_message
 from adri_pipeline.warehouse import Warehouse, ledger_select, ledger_writer

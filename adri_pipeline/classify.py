@@ -17,13 +17,22 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from adri_pipeline.backends.base import Backend, BackendError, BackendResponse, DocumentFailed
-from adri_pipeline.cache import Ledger, document_keys
-from adri_pipeline.corpus import Document, as_documents
-from adri_pipeline.codebook import Codebook
-from adri_pipeline.prompt import Prompt, build_prompt, build_retry_message
 from adri_pipeline.audit import DocumentIndex
-from adri_pipeline.validation import CheckedResponse, check_response, codebook_examples_text
+from adri_pipeline.backends.base import (
+    Backend,
+    BackendError,
+    BackendResponse,
+    DocumentFailed,
+)
+from adri_pipeline.cache import Ledger, document_keys
+from adri_pipeline.codebook import Codebook
+from adri_pipeline.corpus import Document, as_documents
+from adri_pipeline.prompt import Prompt, build_prompt, build_retry_message
+from adri_pipeline.validation import (
+    CheckedResponse,
+    check_response,
+    codebook_examples_text,
+)
 from adri_pipeline.warehouse import Warehouse
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,6 @@ from pathlib import Path
 from adri_pipeline.config import Settings
 from adri_pipeline.results import figures_lines
 
-
 # flag -> setting, for every subcommand: flags override ADRI_* variables, which override defaults
 _FLAGS = {"warehouse": "warehouse", "corpus": "corpus", "codebook": "codebook", "backend": "backend",
           "model": "model", "concurrency": "concurrency", "coders": "coders", "dataset": "routing_dataset",
@@ -21,11 +20,6 @@ _FLAGS = {"warehouse": "warehouse", "corpus": "corpus", "codebook": "codebook", 
 
 def _settings(args) -> Settings:
     return Settings.load(**{setting: getattr(args, flag, None) for flag, setting in _FLAGS.items()})
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
 
 
 def run_classification(settings: Settings, limit=None, estimate=False, show_progress=True,
@@ -64,7 +58,9 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
         summary["replaced_documents"] = run.replaced_documents
     if estimate and report.seconds:
         # ADR 0011: "--estimar classifica 5 documentos e projeta o tempo do resto"
-        median, p90 = _percentile(report.seconds, 0.5), _percentile(report.seconds, 0.9)
+        from adri_pipeline.routing.metrics import percentiles
+
+        median, p90 = percentiles(report.seconds, (50, 90)).values()
         remaining = report.to_classify - report.sampled
         slots = max(settings.concurrency, 1)
         summary["estimate"] = {
@@ -336,9 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.corpus import CorpusError
     from adri_pipeline.mirror.gate import GateConfigError
     from adri_pipeline.mirror.judges import JudgeConfigError
+    from adri_pipeline.pipeline import NoClassificationRun
     from adri_pipeline.routing.contract import RoutingConfigError
     from adri_pipeline.routing.splits import FrozenSplitChanged
-    from adri_pipeline.pipeline import NoClassificationRun
     from adri_pipeline.warehouse import DocumentClash, WarehouseLocked
 
     try:

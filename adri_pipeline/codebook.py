@@ -12,7 +12,16 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from adri_pipeline.errors import describe_validation_error
 
 NO_INFORMATION_VALUES = ("nao_informado", "nao_se_aplica")
 VariableType = Literal["enum", "list", "boolean", "text"]
@@ -132,24 +141,6 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _describe(error: dict) -> str:
-    loc = [str(part) for part in error["loc"]]
-    where = ""
-    if len(loc) >= 2 and loc[0] == "variables":
-        where = f"variable {loc[1]!r}"
-        rest = loc[2:]
-        if rest:
-            where += f", field {'.'.join(rest)!r}"
-    elif loc:
-        where = f"field {'.'.join(loc)!r}"
-    message = error["msg"].removeprefix("Value error, ")
-    field_first = re.match(r"^(\w+): (.*)$", message, re.DOTALL)
-    if field_first and where and "field" not in where:
-        where += f", field {field_first.group(1)!r}"
-        message = field_first.group(2)
-    return f"{where}: {message}" if where else message
-
-
 def parse_codebook(text: str, source: str = "<codebook>") -> Codebook:
     try:
         loader = _UniqueKeyLoader(text)
@@ -165,7 +156,7 @@ def parse_codebook(text: str, source: str = "<codebook>") -> Codebook:
     try:
         codebook = Codebook.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(_describe(e) for e in exc.errors())
+        problems = "; ".join(describe_validation_error(e, "variables", "variable") for e in exc.errors())
         raise CodebookError(f"{source}: {problems}") from None
     codebook.content_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     codebook.source = source

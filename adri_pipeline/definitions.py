@@ -2,15 +2,28 @@
 
 import dagster as dg
 
-from adri_pipeline.defs import classification, codebook, corpus, mirror, reports, routing
+from adri_pipeline.defs import (
+    classification,
+    codebook,
+    corpus,
+    mirror,
+    reports,
+    routing,
+)
 from adri_pipeline.defs.io_managers import DuckDBContentHashIOManager
 from adri_pipeline.defs.jobs import (
-    classify_documents_job, mirror_evaluation_job, refresh_results_job, review_job, routing_benchmark_job,
+    classify_documents_job,
+    mirror_evaluation_job,
+    refresh_results_job,
+    review_job,
+    routing_benchmark_job,
 )
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.defs.schedules import nightly_backfill_schedule
 from adri_pipeline.defs.sensors import (
-    codebook_change_sensor, new_documents_sensor, results_after_classification_sensor,
+    codebook_change_sensor,
+    new_documents_sensor,
+    results_after_classification_sensor,
     results_after_failed_classification_sensor,
 )
 

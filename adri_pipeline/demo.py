@@ -24,9 +24,9 @@ def run_demo(settings: Settings) -> int:
 
     from adri_pipeline.codebook import load_codebook
     from adri_pipeline.defs.in_process import materialize_graph
+    from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.pipeline import current_figures
     from adri_pipeline.results import figures_lines
-    from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
     corpus_path = PROJECT_ROOT / "data" / "sample_corpus.jsonl"

@@ -27,8 +27,17 @@ from adri_pipeline.corpus import Corpus, load_corpus
 from adri_pipeline.prompt import build_prompt
 from adri_pipeline.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.warehouse import (
-    Warehouse, coverage_totals, last_run, read_documents, read_results, record_run, store_codebook, store_corpus,
-    store_failures, store_figures, store_results,
+    Warehouse,
+    coverage_totals,
+    last_run,
+    read_documents,
+    read_results,
+    record_run,
+    store_codebook,
+    store_corpus,
+    store_failures,
+    store_figures,
+    store_results,
 )
 
 log = logging.getLogger(__name__)

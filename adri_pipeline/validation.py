@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from functools import lru_cache
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from jsonschema import Draft202012Validator
 

@@ -7,12 +7,12 @@ import pytest
 from adri_pipeline.backends.base import BackendError
 from adri_pipeline.backends.ollama import OllamaBackend
 from adri_pipeline.classify import classify_corpus, classify_document
-from adri_pipeline.corpus import as_documents
 from adri_pipeline.codebook import load_codebook
+from adri_pipeline.corpus import as_documents
 from adri_pipeline.prompt import build_prompt
 from adri_pipeline.results import assemble_results
-from adri_pipeline.warehouse import store_results
 from adri_pipeline.validation import codebook_examples_text
+from adri_pipeline.warehouse import store_results
 from adri_pipeline_tests.fakes import answer, document_text
 
 

@@ -26,8 +26,8 @@ from adri_pipeline.classify import classify_corpus  # noqa: E402
 from adri_pipeline.codebook import load_codebook  # noqa: E402
 from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
 from adri_pipeline.definitions import defs  # noqa: E402
-from adri_pipeline.defs.jobs import range_tags  # noqa: E402
 from adri_pipeline.defs.in_process import register_documents, resources_for  # noqa: E402
+from adri_pipeline.defs.jobs import range_tags  # noqa: E402
 from adri_pipeline.defs.resources import AdriSettings  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402

@@ -22,9 +22,8 @@ import numpy as np
 from pydantic import BaseModel
 
 from adri_pipeline.backends.base import BackendResponse
-from adri_pipeline.corpus import Document
 from adri_pipeline.codebook import NO_INFORMATION_VALUES, Codebook, Variable
-from adri_pipeline.corpus import body_start
+from adri_pipeline.corpus import Document, body_start
 from adri_pipeline.prompt import EVIDENCE_MAX_CHARS, EVIDENCE_MAX_WORDS, Prompt
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")

@@ -22,9 +22,9 @@ import ollama
 import psutil
 
 from adri_pipeline.backends.base import BackendError, BackendResponse, DocumentFailed
-from adri_pipeline.corpus import Document
 from adri_pipeline.codebook import Codebook
 from adri_pipeline.config import Settings
+from adri_pipeline.corpus import Document
 from adri_pipeline.prompt import Prompt, build_user_message
 
 log = logging.getLogger(__name__)
@@ -36,6 +36,11 @@ def parse_host(spec: str) -> tuple[str, int]:
     """'http://gpu-box:11434*4' -> (url, 4 parallel slots); without '*N', one slot."""
     host, _, slots = spec.strip().partition("*")
     return host, int(slots) if slots else 1
+
+
+def make_client(host: str, timeout_s: float) -> ollama.Client:
+    """The one way this project talks to an Ollama server: a bounded connect, a request timeout."""
+    return ollama.Client(host=host, timeout=httpx.Timeout(timeout_s, connect=5.0))
 
 
 def _same_model(listed: str | None, wanted: str) -> bool:
@@ -80,7 +85,7 @@ class OllamaBackend:
         self._count_lock = threading.Lock()
         parsed = [parse_host(h) for h in hosts]
         self.hosts = [host for host, _ in parsed]
-        self.clients = [ollama.Client(host=h, timeout=httpx.Timeout(timeout_s, connect=5.0)) for h in self.hosts]
+        self.clients = [make_client(h, timeout_s) for h in self.hosts]
         # one token per parallel slot (OLLAMA_NUM_PARALLEL of each server); a request waits for a free slot
         self._slots: queue.Queue[int] = queue.Queue()
         for index, (_, slots) in enumerate(parsed):

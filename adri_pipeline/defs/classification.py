@@ -5,16 +5,27 @@ import dagster as dg
 import polars as pl
 
 from adri_pipeline.agreement import agreement_table, load_coder_labels
-from adri_pipeline.defs.codebook import codebook, prompt_signature
-from adri_pipeline.defs.corpus import corpus, documents_partitions
-from adri_pipeline.defs.metadata import markdown_table
 from adri_pipeline.backends import select_backend
 from adri_pipeline.codebook import load_codebook
+from adri_pipeline.defs.codebook import codebook, prompt_signature
+from adri_pipeline.defs.corpus import corpus, documents_partitions
 from adri_pipeline.defs.io_managers import content_hash, versioned
-from adri_pipeline.pipeline import check_quality, classify_documents, recorded_model, refresh_results
+from adri_pipeline.defs.metadata import markdown_table
 from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.pipeline import (
+    check_quality,
+    classify_documents,
+    recorded_model,
+    refresh_results,
+)
 from adri_pipeline.results import figures_table
-from adri_pipeline.warehouse import Warehouse, evidence_audit_shares, read_documents, read_results, read_values
+from adri_pipeline.warehouse import (
+    Warehouse,
+    evidence_audit_shares,
+    read_documents,
+    read_results,
+    read_values,
+)
 
 
 @dg.asset(

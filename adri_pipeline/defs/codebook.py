@@ -1,19 +1,19 @@
 """Group `codebook`: the codebook file (observed by content hash) and the prompt signature."""
 
-import hashlib
 
 import dagster as dg
 
 from adri_pipeline.codebook import load_codebook
-from adri_pipeline.prompt import build_prompt
+from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.prompt import build_prompt
 from adri_pipeline.warehouse import store_codebook
 
 
 @dg.observable_source_asset(group_name="codebook")
 def codebook(adri: AdriSettings) -> dg.DataVersion:
     """The codebook YAML; its version is the hash of the whole file (labels included)."""
-    return dg.DataVersion(hashlib.sha256(adri.settings().codebook.read_bytes()).hexdigest())
+    return dg.DataVersion(file_hash(adri.settings().codebook))
 
 
 @dg.asset(group_name="codebook", deps=[codebook], kinds={"duckdb"})

@@ -10,6 +10,7 @@ import polars as pl
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import read_table, store_versioned_table
 
+
 def content_hash(frame: pl.DataFrame) -> str:
     return hashlib.sha256(frame.write_csv().encode("utf-8")).hexdigest()
 

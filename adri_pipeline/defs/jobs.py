@@ -3,7 +3,10 @@
 import dagster as dg
 
 from adri_pipeline.defs.classification import (
-    classification_results, classifications, evidence_audits, validation_agreement,
+    classification_results,
+    classifications,
+    evidence_audits,
+    validation_agreement,
 )
 from adri_pipeline.defs.codebook import prompt_signature
 from adri_pipeline.defs.corpus import corpus

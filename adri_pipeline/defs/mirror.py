@@ -1,18 +1,23 @@
 """Group `mirror`: shadow log -> sample -> judgements -> evaluation -> recommended configuration."""
 
-import hashlib
 import json
 
 import dagster as dg
 import polars as pl
 import yaml
 
-from adri_pipeline.defs.metadata import markdown_table
 from adri_pipeline.defs.io_managers import versioned
-from adri_pipeline.mirror.evaluate import evaluate_point, judge, known_points, recommended_configuration, sample_for_judging
+from adri_pipeline.defs.metadata import file_hash, markdown_table
+from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.mirror.evaluate import (
+    evaluate_point,
+    judge,
+    known_points,
+    recommended_configuration,
+    sample_for_judging,
+)
 from adri_pipeline.mirror.judges import make_judges
 from adri_pipeline.mirror.shadow_log import ingest, read_log
-from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import store_mirror_evaluations
 
 IO = "content_hash_io_manager"
@@ -29,7 +34,7 @@ def shadow_log(adri: AdriSettings) -> dg.MaterializeResult:
     settings = adri.settings()
     kept, quarantined = ingest(settings.mirror_log, adri.warehouse_access())
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(hashlib.sha256(settings.mirror_log.read_bytes()).hexdigest()),
+        data_version=dg.DataVersion(file_hash(settings.mirror_log)),
         metadata={"log": str(settings.mirror_log), "kept": len(kept), "quarantined": len(quarantined),
                   "first_bad_lines": dg.MetadataValue.json(quarantined[:5])})
 

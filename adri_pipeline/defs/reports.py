@@ -2,12 +2,12 @@
 
 import dagster as dg
 
+from adri_pipeline.codebook import load_codebook
 from adri_pipeline.defs.classification import evidence_audits, validation_agreement
 from adri_pipeline.defs.mirror import recommended_gate_configuration
-from adri_pipeline.defs.routing import routing_benchmark
-from adri_pipeline.codebook import load_codebook
-from adri_pipeline.reports.review import build_review
 from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.defs.routing import routing_benchmark
+from adri_pipeline.reports.review import build_review
 
 
 @dg.asset(group_name="reports", deps=[evidence_audits, validation_agreement], kinds={"duckdb"})

@@ -1,31 +1,27 @@
 """Sensors: new documents become partitions and one range run; codebook edits reclassify or relabel."""
 
-import hashlib
 import json
 
 import dagster as dg
 
-from adri_pipeline.defs.corpus import documents_partitions
 from adri_pipeline.codebook import load_codebook
-from adri_pipeline.pipeline import new_documents
-from adri_pipeline.defs.jobs import classify_documents_job, range_tags, refresh_results_job
-from adri_pipeline.prompt import build_prompt
+from adri_pipeline.defs.corpus import documents_partitions
+from adri_pipeline.defs.jobs import (
+    classify_documents_job,
+    range_tags,
+    refresh_results_job,
+)
+from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import AdriSettings
-
-
-def _file_hash(path) -> str:
-    digest = hashlib.sha256()
-    paths = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
-    for item in paths:
-        digest.update(item.name.encode() + item.read_bytes())
-    return digest.hexdigest()
+from adri_pipeline.pipeline import new_documents
+from adri_pipeline.prompt import build_prompt
 
 
 @dg.sensor(job=classify_documents_job, minimum_interval_seconds=60)
 def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
     """Registers documents not yet partitioned and asks for one run over the new key range."""
     settings = adri.settings()
-    corpus_hash = _file_hash(settings.corpus)
+    corpus_hash = file_hash(settings.corpus)
     if context.cursor == corpus_hash:
         return dg.SkipReason("corpus unchanged")
     _, new = new_documents(settings, set(context.instance.get_dynamic_partitions(documents_partitions.name)))

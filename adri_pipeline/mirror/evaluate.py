@@ -83,13 +83,13 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
     latencies = [r["latency_ms"] for r in with_mirror]
     diagnosis = diagnose_failures(point, counted)
 
-    rng = np.random.default_rng(seed)
-    gains = []
     index = np.nonzero(confident)[0]
-    for _ in range(1000 if len(index) else 0):
-        pick = rng.choice(index, len(index))
-        gains.append(_weighted_accuracy(mirror_ok[pick], weight[pick]) - _weighted_accuracy(rule_ok[pick], weight[pick]))
-    low, high = (np.percentile(gains, [2.5, 97.5]).tolist() if gains else [float("nan"), float("nan")])
+
+    def gain(positions):
+        pick = index[positions]
+        return _weighted_accuracy(mirror_ok[pick], weight[pick]) - _weighted_accuracy(rule_ok[pick], weight[pick])
+
+    low, high = metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
 
     reasons = []
     if len(index) < MIN_CONFIDENT_CASES:

@@ -37,8 +37,10 @@ from typing import Callable, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from adri_pipeline.errors import describe_validation_error
 from adri_pipeline.mirror.redact import Redactor, keyed_state_hash
 from adri_pipeline.routing.contract import CONTRACT
+from adri_pipeline.routing.serialize import serialize_facts
 
 logger = logging.getLogger(__name__)
 
@@ -145,10 +147,7 @@ def load_gate_config(path: str | Path) -> GateConfig:
     except yaml.YAMLError as exc:
         raise GateConfigError(f"{path}: not valid YAML: {exc}") from None
     except ValidationError as exc:
-        problems = "; ".join(
-            (f"point {e['loc'][1]!r}: " if len(e["loc"]) > 1 and e["loc"][0] == "points" else "")
-            + ".".join(str(p) for p in e["loc"][2:]) + (": " if len(e["loc"]) > 2 else "")
-            + e["msg"].removeprefix("Value error, ") for e in exc.errors())
+        problems = "; ".join(describe_validation_error(e, "points", "point") for e in exc.errors())
         raise GateConfigError(f"{path}: {problems}") from None
     for name, what in config.describe().items():
         logger.warning("gate %s: point %s -> %s", path.name, name, what)
@@ -165,12 +164,6 @@ class Decision:
     advisory: str | float | None = None  # warn mode: the mirror's confident answer, never applied
 
 
-def describe_state(state: dict) -> str:
-    """The facts the caller computed, as the text a mirror reads ("Contexto:" ... "Mensagem:")."""
-    lines = ["Contexto:"] + [f"{k}: {v}" for k, v in state.items() if k != "mensagem"]
-    return "\n".join(lines + [f"Mensagem: {state.get('mensagem', '')}"])
-
-
 def _criteria(point: DecisionPoint) -> dict[str, str]:
     if point.question_type == "score":
         low, high = point.score_range
@@ -180,7 +173,7 @@ def _criteria(point: DecisionPoint) -> dict[str, str]:
 
 def build_request(points: dict[str, DecisionPoint], state: dict) -> dict:
     """One jev-compat-v1 request: one state, one question per point."""
-    return {"contract": CONTRACT, "state": describe_state(state), "questions": {
+    return {"contract": CONTRACT, "state": serialize_facts(state), "questions": {
         name: {"type": point.question_type, "instructions": point.question, "criteria": _criteria(point)}
         for name, point in points.items()}}
 

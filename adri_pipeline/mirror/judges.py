@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Protocol
 
-from adri_pipeline.mirror.gate import DecisionPoint, describe_state
+from adri_pipeline.mirror.gate import DecisionPoint
+from adri_pipeline.routing.serialize import serialize_facts
 
 
 class Judge(Protocol):
@@ -36,12 +37,11 @@ class OllamaJudge:
     """An LLM judge; the answer is constrained to the point's options by the JSON schema."""
 
     def __init__(self, model: str, host: str, timeout_s: float = 120.0):
-        import httpx
-        import ollama
+        from adri_pipeline.backends.ollama import make_client
 
         self.name = f"ollama:{model}"
         self.model = model
-        self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout_s, connect=5.0))
+        self.client = make_client(host, timeout_s)
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:
         schema = {"type": "object", "required": ["resposta"],
@@ -49,7 +49,7 @@ class OllamaJudge:
         options = "\n".join(f"- {o}: {d}" for o, d in point.options.items())
         response = self.client.chat(
             model=self.model, format=schema, think=False, options={"temperature": 0, "seed": 42},
-            messages=[{"role": "user", "content": f"{describe_state(record['state'])}\n\n{point.question}\n{options}"}])
+            messages=[{"role": "user", "content": f"{serialize_facts(record['state'])}\n\n{point.question}\n{options}"}])
         try:
             answer = json.loads(response.message.content).get("resposta")
         except json.JSONDecodeError:

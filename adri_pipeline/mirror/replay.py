@@ -23,7 +23,11 @@ from urllib.parse import urlparse
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupShuffleSplit, StratifiedKFold, cross_val_predict
+from sklearn.model_selection import (
+    GroupShuffleSplit,
+    StratifiedKFold,
+    cross_val_predict,
+)
 
 from adri_pipeline.config import SHARED_DATA
 from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig

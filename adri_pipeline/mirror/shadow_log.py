@@ -12,6 +12,7 @@ from typing import Literal
 import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from adri_pipeline.errors import describe_validation_error
 from adri_pipeline.mirror.redact import Redactor
 from adri_pipeline.warehouse import Warehouse, store_shadow_log
 
@@ -64,9 +65,8 @@ def read_log(path: str | Path) -> tuple[list[ShadowRecord], list[dict]]:
             except json.JSONDecodeError as exc:
                 bad.append({"line": number, "error": f"not JSON: {exc.msg}", "raw": line.rstrip("\n")})
             except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"]) or "(record)"
-                bad.append({"line": number, "error": f"{where}: {first['msg']}", "raw": line.rstrip("\n")})
+                bad.append({"line": number, "error": describe_validation_error(exc.errors()[0]),
+                            "raw": line.rstrip("\n")})
     return good, bad
 
 

@@ -29,7 +29,12 @@ import polars as pl
 
 from adri_pipeline.codebook import Codebook
 from adri_pipeline.warehouse import (
-    Warehouse, read_documents, read_figures, read_mirror_evaluations, read_results, result_sets,
+    Warehouse,
+    read_documents,
+    read_figures,
+    read_mirror_evaluations,
+    read_results,
+    result_sets,
 )
 
 STATUS_ORDER = {"absent": 3, "approximate": 2, "literal": 1, "waived": 0}

@@ -16,7 +16,11 @@ import psutil
 from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA
 from adri_pipeline.routing import metrics
 from adri_pipeline.routing.builders import (
-    build_dataset, clinc_descriptions, load_clinc_utterances, load_ha_descriptions, load_ha_utterances,
+    build_dataset,
+    clinc_descriptions,
+    load_clinc_utterances,
+    load_ha_descriptions,
+    load_ha_utterances,
 )
 from adri_pipeline.routing.candidates import Calibrated, Encoder, make_candidate
 from adri_pipeline.routing.contract import RoutingConfigError, usable_answers, validate
@@ -257,12 +261,9 @@ def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: Ru
         frame = runs[name].predictions.filter(pl.col("task") == "D1")
         correct = frame["correct"].to_numpy().astype(float)
         kept = (frame["confidence"].to_numpy() >= frame["threshold"].to_numpy())
-        gains = []
-        for _ in range(1000):
-            idx = rng.integers(0, len(correct), len(correct))
-            if kept[idx].any():
-                gains.append(correct[idx][kept[idx]].mean() - correct[idx].mean())
-        low, high = (np.percentile(gains, [2.5, 97.5]) if gains else (float("nan"), float("nan")))
+        low, high = metrics.bootstrap_interval(
+            lambda idx: correct[idx][kept[idx]].mean() - correct[idx].mean() if kept[idx].any() else None,
+            len(correct), rng)
         h2 = {"verdict": "supported" if low > 0 else "not supported",
               "selective_accuracy": d1.get("selective_accuracy_at_threshold"), "coverage": d1.get("coverage_at_threshold"),
               "full_coverage_accuracy": d1.get("accuracy"), "gain_ci95": [float(low), float(high)]}

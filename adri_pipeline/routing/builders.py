@@ -16,7 +16,13 @@ from pathlib import Path
 import yaml
 
 from adri_pipeline.routing.examples import (
-    NO_MATCH, CanonicalExample, Metadata, Session, State, Turn, length_bucket,
+    NO_MATCH,
+    CanonicalExample,
+    Metadata,
+    Session,
+    State,
+    Turn,
+    length_bucket,
 )
 
 D1_QUESTION = "Qual intenção a mensagem expressa? Responda sem_correspondencia se nenhuma opção servir."

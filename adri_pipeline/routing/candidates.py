@@ -280,12 +280,11 @@ class OllamaCandidate:
     """LLM baseline; probabilities are read from the model's JSON answer (not from logprobs)."""
 
     def __init__(self, model: str, host: str, timeout_s: float = 120.0):
-        import httpx
-        import ollama
+        from adri_pipeline.backends.ollama import make_client
 
         self.name = f"ollama:{model}"
         self.model = model
-        self.client = ollama.Client(host=host, timeout=httpx.Timeout(timeout_s, connect=5.0))
+        self.client = make_client(host, timeout_s)
 
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
         """Nothing to train; the temperature is fitted by Calibrated."""

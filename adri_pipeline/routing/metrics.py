@@ -117,6 +117,22 @@ def set_f1(predicted_sets: list[set], gold_sets: list[set]) -> float:
     return float(np.mean(scores)) if scores else float("nan")
 
 
+def bootstrap_interval(statistic, n: int, rng: np.random.Generator, resamples: int = 1000,
+                       level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap: `statistic(positions)` over `resamples` draws of n positions in range(n)
+    with replacement (a statistic may return None to skip a draw); (nan, nan) when nothing was drawn."""
+    values = []
+    for _ in range(resamples if n else 0):
+        value = statistic(rng.integers(0, n, n))
+        if value is not None:
+            values.append(value)
+    if not values:
+        return float("nan"), float("nan")
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 def percentiles(values, points=(50, 95, 99)) -> dict[str, float]:
     values = np.asarray(values, float)
     return {f"p{p}": float(np.percentile(values, p)) for p in points} if len(values) else {}

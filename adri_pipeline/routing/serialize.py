@@ -30,6 +30,13 @@ def _turn(turn: Turn) -> str:
     return f"- {who}: {text}"
 
 
+def serialize_facts(facts: dict) -> str:
+    """A mirror decision point's state (facts the caller computed) in the same "Contexto:" ...
+    "Mensagem:" shape; the key `mensagem` is the message."""
+    lines = ["Contexto:"] + [f"{k}: {v}" for k, v in facts.items() if k != "mensagem"]
+    return "\n".join(lines + [f"Mensagem: {facts.get('mensagem', '')}"])
+
+
 def serialize_state(state: State, utterance: str, max_chars: int = MAX_STATE_CHARS) -> str:
     head = ["Contexto:", f"Agente ativo: {state.active_agent or 'nenhum'}"]
     if state.suspended_sessions:

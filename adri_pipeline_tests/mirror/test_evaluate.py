@@ -1,10 +1,15 @@
-import pytest
 import json
 
+import pytest
 import yaml
 
 from adri_pipeline.config import PROJECT_ROOT
-from adri_pipeline.mirror.evaluate import evaluate_log, evaluate_point, judge, sample_for_judging
+from adri_pipeline.mirror.evaluate import (
+    evaluate_log,
+    evaluate_point,
+    judge,
+    sample_for_judging,
+)
 from adri_pipeline.mirror.gate import DecisionPoint, load_gate_config
 from adri_pipeline.mirror.judges import FileJudge, OllamaJudge, judge_families_differ
 from adri_pipeline_tests.ollama_server import OllamaStub

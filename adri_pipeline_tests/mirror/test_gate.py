@@ -6,7 +6,13 @@ import time
 
 import pytest
 
-from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig, GateConfigError, load_gate_config
+from adri_pipeline.mirror.gate import (
+    DecisionPoint,
+    Gate,
+    GateConfig,
+    GateConfigError,
+    load_gate_config,
+)
 
 OPTIONS = {"executar": "executar", "confirmar": "confirmar", "vetar": "vetar"}
 
@@ -182,7 +188,7 @@ def test_never_control_is_refused_in_control_or_veto_at_load(tmp_path):
     path = tmp_path / "gate.yaml"
     path.write_text("approved: true\npoints:\n  profundidade:\n    question: Quão fundo?\n"
                     "    options: {rasa: rasa, funda: funda}\n    mode: control\n    never_control: true\n")
-    with pytest.raises(GateConfigError, match="point 'profundidade': never_control"):
+    with pytest.raises(GateConfigError, match="point 'profundidade', field 'never_control': this point may not command"):
         load_gate_config(path)
     path.write_text(path.read_text().replace("mode: control", "mode: warn"))
     assert "may never command" in load_gate_config(path).describe()["profundidade"]

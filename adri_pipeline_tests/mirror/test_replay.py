@@ -7,7 +7,13 @@ import sys
 
 import pytest
 
-from adri_pipeline.mirror.replay import article_present, html_rule, page_type_rule, replay_html, replay_page_type
+from adri_pipeline.mirror.replay import (
+    article_present,
+    html_rule,
+    page_type_rule,
+    replay_html,
+    replay_page_type,
+)
 from adri_pipeline_tests.conftest import shared
 
 

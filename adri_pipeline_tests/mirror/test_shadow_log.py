@@ -37,7 +37,7 @@ def test_bad_lines_are_quarantined_with_a_reason_and_good_ones_kept(tmp_path, wa
     path.write_text("\n".join(lines) + "\n")
     kept, bad = ingest(path, warehouse)
     assert [r.state_hash for r in kept] == ["a" * 64, "b" * 64]
-    assert [(b["line"], b["error"].split(":")[0]) for b in bad] == [(2, "not JSON"), (3, "probability"), (4, "rule_decision")]
+    assert [(b["line"], b["error"].split(":")[0]) for b in bad] == [(2, "not JSON"), (3, "field 'probability'"), (4, "field 'rule_decision'")]
     assert warehouse.query("SELECT count(*) AS n FROM shadow_log")["n"][0] == 2
     assert warehouse.query("SELECT line FROM shadow_quarantine ORDER BY line")["line"].to_list() == [2, 3, 4]
     assert len((tmp_path / "shadow.quarantine.jsonl").read_text().splitlines()) == 3

@@ -3,7 +3,6 @@ real browser clicking a filter and the next-document key."""
 
 import json
 import shutil
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 

@@ -4,7 +4,12 @@ import pytest
 
 from adri_pipeline.routing.contract import ContractError, validate
 from adri_pipeline.routing.examples import CanonicalExample, Session, State, Turn
-from adri_pipeline.routing.serialize import MAX_STATE_CHARS, parse_state, serialize_state, to_request
+from adri_pipeline.routing.serialize import (
+    MAX_STATE_CHARS,
+    parse_state,
+    serialize_state,
+    to_request,
+)
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -3,7 +3,11 @@ import pytest
 from adri_pipeline.routing.benchmark import RunConfig, build, load_source
 from adri_pipeline.routing.builders import build_dataset
 from adri_pipeline.routing.splits import (
-    FROZEN_DIR, FrozenSplitChanged, assign_splits, check_frozen, leaking_groups,
+    FROZEN_DIR,
+    FrozenSplitChanged,
+    assign_splits,
+    check_frozen,
+    leaking_groups,
 )
 from adri_pipeline_tests.conftest import shared
 
