@@ -179,7 +179,11 @@ def cmd_routing(args) -> int:
 
 
 def cmd_mirror(args) -> int:
-    from adri_pipeline.mirror.evaluate import evaluate_log, known_points
+    from adri_pipeline.mirror.evaluate import (
+        evaluate_log,
+        evaluation_folder,
+        known_points,
+    )
     from adri_pipeline.mirror.judges import make_judges
     from adri_pipeline.mirror.replay import replay_html, replay_page_type
     from adri_pipeline.warehouse import Warehouse
@@ -217,10 +221,11 @@ def cmd_mirror(args) -> int:
             return 2
         return 0
     first, second = make_judges(settings.mirror_judges, settings.first_ollama_host)
-    report = evaluate_log(args.log, known_points(settings.mirror_config), first, second, Warehouse(settings.warehouse),
-                          out_dir / args.log.stem)
+    warehouse = Warehouse(settings.warehouse)
+    folder = evaluation_folder(warehouse, args.log)  # the same place the Dagster assets write
+    report = evaluate_log(args.log, known_points(settings.mirror_config), first, second, warehouse, folder)
     print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
-    print(f"recommended configuration (unapproved): {out_dir / args.log.stem / 'recommended_gate.yaml'}")
+    print(f"recommended configuration (unapproved): {folder / 'recommended_gate.yaml'}")
     return 0
 
 

@@ -72,7 +72,7 @@ def run_demo(settings: Settings) -> int:
                   f"{e['mirror_accuracy_when_confident']:.3f} (coverage {e['coverage_at_threshold']:.2f}, "
                   f"judges agree {e['judge_agreement_rate']:.2f}) -> {e['recommendation']} (needs approval)")
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
-    [site] = [e.asset_materialization.metadata["path"].value for e in graph.review.all_events
+    [site] = [e.event_specific_data.materialization.metadata["path"].value for e in graph.review.all_events
               if e.event_type_value == "ASSET_MATERIALIZATION"]
     print(f"review pages (open in a browser): {site}")
     return 0 if graph.success else 1

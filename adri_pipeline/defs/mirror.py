@@ -11,10 +11,11 @@ from adri_pipeline.defs.metadata import file_hash, markdown_table
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.mirror.evaluate import (
     evaluate_point,
+    evaluation_folder,
     judge,
     known_points,
-    recommended_configuration,
     sample_for_judging,
+    write_recommended_configuration,
 )
 from adri_pipeline.mirror.judges import make_judges
 from adri_pipeline.mirror.shadow_log import ingest, read_log
@@ -86,10 +87,7 @@ def recommended_gate_configuration(adri: AdriSettings, mirror_evaluation: pl.Dat
     settings = adri.settings()
     evaluations = {r["decision_point"]: json.loads(r["evaluation"]) for r in mirror_evaluation.iter_rows(named=True)}
     points = {n: p for n, p in known_points(settings.mirror_config).items() if n in evaluations}
-    path = settings.warehouse.parent / "mirror" / f"{settings.mirror_log.stem}_recommended_gate.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    config = recommended_configuration(points, evaluations)
-    path.write_text(yaml.safe_dump(json.loads(json.dumps(config, default=float)), allow_unicode=True, sort_keys=False),
-                    encoding="utf-8")
-    return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(path)),
-                                          "modes": dg.MetadataValue.json({n: p["mode"] for n, p in config["points"].items()})})
+    out_dir = evaluation_folder(adri.warehouse_access(), settings.mirror_log)  # where `adri mirror evaluate` writes
+    path = write_recommended_configuration(out_dir, points, evaluations)
+    modes = {n: p["mode"] for n, p in yaml.safe_load(path.read_text(encoding="utf-8"))["points"].items()}
+    return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(path)), "modes": dg.MetadataValue.json(modes)})

@@ -197,6 +197,21 @@ def recommended_configuration(points: dict[str, DecisionPoint], evaluations: dic
     return out
 
 
+def evaluation_folder(warehouse: Warehouse, log_path: Path) -> Path:
+    """Where one log's outputs go, for the CLI and Dagster alike: <warehouse folder>/mirror/<log stem>/."""
+    return warehouse.path.parent / "mirror" / Path(log_path).stem
+
+
+def write_recommended_configuration(out_dir: Path, points: dict[str, DecisionPoint], evaluations: dict) -> Path:
+    """`recommended_gate.yaml`, unapproved: nothing acts until a person approves it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "recommended_gate.yaml"
+    config = recommended_configuration({n: points[n] for n in evaluations if n in points}, evaluations)
+    path.write_text(yaml.safe_dump(json.loads(json.dumps(config, default=float)), allow_unicode=True, sort_keys=False),
+                    encoding="utf-8")
+    return path
+
+
 def evaluate_log(log_path: Path, points: dict[str, DecisionPoint], first: Judge, second: Judge,
                  warehouse: Warehouse, out_dir: Path, agreement_share: float = 0.1, seed: int = 3) -> dict:
     """Ingest (bad lines quarantined), sample, judge, evaluate each point, write the recommended
@@ -210,10 +225,7 @@ def evaluate_log(log_path: Path, points: dict[str, DecisionPoint], first: Judge,
             continue
         judged = judge(sample_for_judging(mine, agreement_share, seed), point, first, second)
         evaluations[name] = evaluate_point(name, point, mine, judged, seed=seed)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    config = recommended_configuration({n: points[n] for n in evaluations}, evaluations)
-    (out_dir / "recommended_gate.yaml").write_text(
-        yaml.safe_dump(json.loads(json.dumps(config, default=float)), allow_unicode=True, sort_keys=False), encoding="utf-8")
+    write_recommended_configuration(out_dir, points, evaluations)
     report = {"log": str(log_path), "kept": len(good), "quarantined": quarantined, "judges": [first.name, second.name],
               "evaluations": evaluations}
     (out_dir / "mirror_evaluation.json").write_text(json.dumps(report, ensure_ascii=False, indent=1, default=float),

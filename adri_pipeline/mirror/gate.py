@@ -150,7 +150,7 @@ def load_gate_config(path: str | Path) -> GateConfig:
         problems = "; ".join(describe_validation_error(e, "points", "point") for e in exc.errors())
         raise GateConfigError(f"{path}: {problems}") from None
     for name, what in config.describe().items():
-        logger.warning("gate %s: point %s -> %s", path.name, name, what)
+        logger.info("gate %s: point %s -> %s", path.name, name, what)
     return config
 
 

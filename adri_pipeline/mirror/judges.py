@@ -75,6 +75,9 @@ def make_judges(spec: str, host: str) -> tuple[Judge, Judge]:
     names = [n.strip() for n in spec.split(",")]
     if len(names) != 2:
         raise JudgeConfigError(f"judges {spec!r}: give 'truth' or two judges, ollama:<a>,ollama:<b>")
+    missing = [n for n in names if not n.startswith("ollama:") and not Path(n).is_file()]
+    if missing:
+        raise JudgeConfigError(f"judges {spec!r}: {missing[0]!r} is neither ollama:<model> nor a label file")
     first, second = (OllamaJudge(n.removeprefix("ollama:"), host) if n.startswith("ollama:") else FileJudge(n, Path(n))
                      for n in names)
     if not judge_families_differ(first, second):

@@ -123,7 +123,8 @@ def build_d1(utterances: list[Utterance], descriptions: dict[str, str], seed: in
         n = rng.randint(MIN_OPTIONS, min(MAX_OPTIONS, len(intents)))
         others = [i for i in intents if i != utterance.intent]
         include_gold = utterance.intent != NO_MATCH and rng.random() < p_gold_eligible
-        eligible = rng.sample(others, n - 1 if include_gold else n)
+        # a small catalogue has fewer other intents than n (same draws as before for large ones)
+        eligible = rng.sample(others, min(n - 1 if include_gold else n, len(others)))
         if include_gold:
             eligible.insert(rng.randrange(len(eligible) + 1), utterance.intent)
         gold = utterance.intent if include_gold else NO_MATCH

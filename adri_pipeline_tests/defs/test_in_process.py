@@ -17,7 +17,10 @@ def materializations(result, partitioned=True):
 
 def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_corpus):
     graph = materialize_graph(dagster_instance, adri)
-    assert graph.classify.success and graph.results.success and graph.routing.success and graph.mirror.success
+    assert graph.success and graph.review is not None
+    [site] = [e.event_specific_data.materialization.metadata["path"].value for e in graph.review.all_events
+              if e.event_type_value == "ASSET_MATERIALIZATION"]
+    assert site.endswith("review/index.html") and "documents-embedded" in open(site, encoding="utf-8").read()
     n = sample_corpus.documents.height
     assert len(dagster_instance.get_materialized_partitions(CLASSIFICATIONS)) == n
     assets = {e.asset_key.to_user_string() for e in materializations(graph.results, partitioned=False)}
@@ -30,7 +33,7 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchone()[0] == n
         assert con.execute("SELECT count(*) FROM evidence_audits").fetchone()[0] == 6
 
-    again = materialize_graph(dagster_instance, adri)
+    again = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     assert materializations(again.classify) == []  # unchanged documents record nothing
     audits = [e for e in materializations(again.results, partitioned=False)
               if e.asset_key.to_user_string() == "evidence_audits"][0]
@@ -41,14 +44,14 @@ def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, t
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
                         ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
     ollama_stub.fail_after = 9  # the model disappears after 9 answers
-    first = materialize_graph(dagster_instance, adri, raise_on_error=False)
+    first = materialize_graph(dagster_instance, adri, raise_on_error=False, jobs=("classify",))
     assert not first.classify.success
     done = dagster_instance.get_materialized_partitions(CLASSIFICATIONS)
     assert len(done) == 9
 
     ollama_stub.fail_after = None
     calls_before = len(ollama_stub.chats())
-    second = materialize_graph(dagster_instance, adri)
+    second = materialize_graph(dagster_instance, adri, jobs=("classify",))
     assert second.classify.success
     n = sample_corpus.documents.height
     assert len(ollama_stub.chats()) - calls_before == n - 9  # nothing redone
@@ -62,7 +65,7 @@ def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_pat
     monkeypatch.setenv("ADRI_CHECK_MIN_LITERAL_PCT", "100.5")  # unreachable: every variable is "weak"
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), corpus=str(SAMPLE), codebook=str(codebook_copy),
                         backend="embedded")
-    graph = materialize_graph(dagster_instance, adri)
+    graph = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     [check] = [e.asset_check_evaluation_data for e in graph.results.all_events
                if e.event_type_value == "ASSET_CHECK_EVALUATION"]
     assert not check.passed

@@ -45,7 +45,7 @@ def _edit(path, old, new):
 
 
 def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_instance, adri, codebook_copy):
-    materialize_graph(dagster_instance, adri)
+    materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     first = evaluate(codebook_change_sensor, dagster_instance, adri)
     assert first.run_requests == [] and json.loads(first.cursor)["signature"]
 
@@ -64,7 +64,7 @@ def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_insta
 
 
 def test_label_only_edit_renames_results_without_a_model_call(dagster_instance, adri, codebook_copy, monkeypatch):
-    materialize_graph(dagster_instance, adri)
+    materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     _edit(codebook_copy, "qualitativa: Qualitativa", "qualitativa: QUALI")
 
     def no_model_calls(*args, **kwargs):
