@@ -29,17 +29,19 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
 
     from adri_pipeline.pipeline import classify_corpus_file
 
-    bar = tqdm(desc="classifying", unit="doc", disable=not show_progress, file=sys.stderr)
+    bars = []  # created at the first document, so errors before any work print alone
 
     def progress(outcome, total):
-        bar.total = total
-        bar.update(1)
+        if not bars:
+            bars.append(tqdm(desc="classifying", unit="doc", total=total, disable=not show_progress, file=sys.stderr))
+        bars[0].update(1)
 
     try:
         run, corpus = classify_corpus_file(settings, limit=limit, estimate=estimate, progress=progress,
                                            replace_documents=replace_documents)
     finally:
-        bar.close()
+        for bar in bars:
+            bar.close()
     report = run.report
     summary = {
         "model": run.model.model, "codebook": run.codebook.name, "codebook_version": run.codebook.version,

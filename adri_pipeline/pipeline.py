@@ -19,6 +19,7 @@ from pathlib import Path
 
 import polars as pl
 
+from adri_pipeline import faults
 from adri_pipeline.backends import select_backend
 from adri_pipeline.classify import RunReport, classify_corpus
 from adri_pipeline.codebook import Codebook, load_codebook
@@ -210,6 +211,7 @@ def classify_documents(
         report = classify_corpus(documents, codebook, backend, warehouse, limit=limit, estimate=estimate,
                                  concurrency=settings.concurrency, progress=on_document)
     finally:
+        faults.point("before_results")
         figures = refresh_results(warehouse, codebook, model, report.answered if report else touched)
         if report is not None:
             store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)

@@ -18,6 +18,8 @@ import duckdb
 import polars as pl
 import psutil
 
+from adri_pipeline import faults
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
     doc_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHAR, text VARCHAR,
@@ -167,6 +169,7 @@ class Warehouse:
                 con.execute("COPY FROM DATABASE {} TO snapshot_tmp".format(_current_database(con)))
             finally:
                 con.execute("DETACH snapshot_tmp")
+        faults.point("during_snapshot")
         os.replace(tmp, self.snapshot_path)
         return self.snapshot_path
 

@@ -18,7 +18,8 @@ DIGEST = "sha256:" + "ab" * 32
 
 
 class OllamaStub:
-    def __init__(self, models=("qwen-test:latest",), responder=None, delay: float = 0.0, slots: int | None = None):
+    def __init__(self, models=("qwen-test:latest",), responder=None, delay: float = 0.0, slots: int | None = None,
+                 port: int = 0):
         self.models = list(models)
         self.loaded: set[str] = set()
         self.script: list[dict] = []
@@ -98,7 +99,7 @@ class OllamaStub:
                     })
                 self._send(404, {"error": "not found"})
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.server.daemon_threads = True
         self.host = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -137,7 +138,8 @@ def main() -> None:
     from adri_pipeline_tests.fakes import answer_from_request
 
     port_file, delay = sys.argv[1], float(sys.argv[2])
-    stub = OllamaStub(responder=answer_from_request, delay=delay)
+    port = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    stub = OllamaStub(responder=answer_from_request, delay=delay, port=port)
     with stub:
         with open(port_file, "w") as f:
             f.write(stub.host)
