@@ -18,12 +18,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from adri_pipeline.audit import DocumentIndex
-from adri_pipeline.backends.base import (
-    Backend,
-    BackendError,
-    BackendResponse,
-    DocumentFailed,
-)
+from adri_pipeline.backends.base import Backend, BackendError, BackendResponse, DocumentFailed, NotSent
 from adri_pipeline.cache import Ledger, document_keys
 from adri_pipeline.codebook import Codebook
 from adri_pipeline.corpus import Document, as_documents
@@ -38,6 +33,7 @@ from adri_pipeline.warehouse import Warehouse
 log = logging.getLogger(__name__)
 
 ESTIMATE_SAMPLE = 5
+PREFETCH = 2  # documents in flight per server slot
 
 
 @dataclass
@@ -161,7 +157,10 @@ def classify_corpus(
 
     backend.prepare(codebook, prompt)
     concurrency = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
-    pool = ThreadPoolExecutor(max_workers=concurrency)
+    # one more document than slots is always prepared and waiting for a slot (the backend limits what
+    # reaches the server), so a slot never idles while we validate, audit and commit the last answer
+    in_flight = concurrency * PREFETCH
+    pool = ThreadPoolExecutor(max_workers=in_flight)
     abandon = False
     try:
         with Ledger(warehouse).writer() as commit:
@@ -179,6 +178,8 @@ def classify_corpus(
                 document, _ = running.pop(future)
                 try:
                     outcome = future.result()
+                except NotSent:
+                    return  # never asked: the next run does it
                 except DocumentFailed as exc:
                     report.failed.append((document.doc_id, str(exc)))
                     return
@@ -194,7 +195,7 @@ def classify_corpus(
                 if progress:
                     progress(outcome, len(todo))
 
-            for _ in range(concurrency):
+            for _ in range(in_flight):
                 submit_next()
             try:
                 while running:
@@ -202,12 +203,13 @@ def classify_corpus(
                     for future in done:
                         settle(future)
                     backend.check_resources()  # between documents: stop before memory runs out
-                    while len(running) < concurrency and submit_next():
+                    while len(running) < in_flight and submit_next():
                         pass
             except BaseException as exc:
                 if not _is_interruption(exc):
                     raise
                 report.stopped = _stop_reason(exc)
+                getattr(backend, "stop", lambda: None)()  # requests waiting for a slot are not sent
                 for future in [f for f in running if f.cancel()]:
                     running.pop(future)
                 try:

@@ -173,7 +173,8 @@ def test_nothing_to_do_loads_nothing(ollama_stub, sample_corpus, pilot, warehous
 def test_memory_floor_stops_between_documents_and_keeps_what_was_done(ollama_stub, sample_corpus, pilot, warehouse):
     backend = OllamaBackend("qwen-test", [ollama_stub.host], memory_floor_mb=10**9)
     report = classify_corpus(sample_corpus.documents, pilot, backend, warehouse)
-    assert report.classified == 1 and "below the floor" in report.stopped
+    # the first answer, plus the one already queued at the server (kept, not wasted); nothing sent after
+    assert report.classified in (1, 2) and report.requests == report.classified and "below the floor" in report.stopped
     assert not ollama_stub.loaded  # unloaded on the way out
 
 

@@ -70,7 +70,8 @@ def test_an_absent_quote_after_the_retry_is_stored_once_and_never_paid_again(oll
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     first, _ = classify_corpus_file(settings, limit=2)
     assert (first.report.classified, first.report.model_calls) == (2, 4)  # retried once each, then kept
-    assert "evidence absent" in ollama_stub.chats()[1]["messages"][-1]["content"]
+    retries = [r for r in ollama_stub.chats() if len(r["messages"]) == 4]
+    assert len(retries) == 2 and all("evidence absent" in r["messages"][-1]["content"] for r in retries)
     assert first.figures["evidence_by_variable"]["abordagem"]["absent_pct"] == 100.0
     assert first.figures["evidence"]["absent_pct"] > 0 and first.figures["retry_pct"] == 100.0
 
@@ -220,7 +221,8 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
     store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
     run = classify_documents(settings, load_corpus(SAMPLE).documents, origin="test", backend=backend)
     assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped
-    assert run.report.classified == 3 and run.report.requests == 3 + 3  # the drop and its two retries
+    dropped_requests = run.report.requests - 3
+    assert run.report.classified == 3 and dropped_requests in (3, 6)  # each request in flight: a drop + 2 retries
     with duckdb.connect(str(run.snapshot), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchall()[0][0] == 3
 

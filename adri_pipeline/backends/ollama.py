@@ -21,7 +21,7 @@ import httpx
 import ollama
 import psutil
 
-from adri_pipeline.backends.base import BackendError, BackendResponse, DocumentFailed
+from adri_pipeline.backends.base import BackendError, BackendResponse, DocumentFailed, NotSent
 from adri_pipeline.codebook import Codebook
 from adri_pipeline.config import Settings
 from adri_pipeline.corpus import Document
@@ -30,6 +30,7 @@ from adri_pipeline.prompt import Prompt, build_user_message
 log = logging.getLogger(__name__)
 
 NANOSECONDS = 1e9
+QUEUED_PER_HOST = 1  # far below Ollama's OLLAMA_MAX_QUEUE (512): never a 503 of our own making
 
 
 def parse_host(spec: str) -> tuple[str, int]:
@@ -82,16 +83,19 @@ class OllamaBackend:
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
         self.requests_sent = 0  # chat requests really sent, answered or not
+        self._stopping = threading.Event()
         self._count_lock = threading.Lock()
         parsed = [parse_host(h) for h in hosts]
         self.hosts = [host for host, _ in parsed]
         self.clients = [make_client(h, timeout_s) for h in self.hosts]
-        # one token per parallel slot (OLLAMA_NUM_PARALLEL of each server); a request waits for a free slot
+        # one token per parallel slot (OLLAMA_NUM_PARALLEL of each server) plus one request queued at
+        # each server, so a slot that frees starts the next request at once instead of idling for the
+        # round trip (benchmarks/slot_efficiency.py); a request waits here for a token
         self._slots: queue.Queue[int] = queue.Queue()
         for index, (_, slots) in enumerate(parsed):
-            for _ in range(slots):
+            for _ in range(slots + QUEUED_PER_HOST):
                 self._slots.put(index)
-        self.slots = self._slots.qsize()
+        self.slots = sum(slots for _, slots in parsed)
         self._loaded_here: list[int] = []
         self._digest: str | None = None
         self._size_bytes = 0
@@ -183,9 +187,15 @@ class OllamaBackend:
             messages += [{"role": "assistant", "content": previous}, {"role": "user", "content": message}]
         index = self._slots.get()
         try:
+            if self._stopping.is_set():
+                raise NotSent("the run is stopping")
             return self._chat(index, prompt, messages)
         finally:
             self._slots.put(index)
+
+    def stop(self) -> None:
+        """Requests waiting for a slot are not sent (those already at the server finish)."""
+        self._stopping.set()
 
     def _chat(self, index: int, prompt: Prompt, messages: list[dict]) -> BackendResponse:
         host, client = self.hosts[index], self.clients[index]
