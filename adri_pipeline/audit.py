@@ -61,8 +61,13 @@ def normalize(text: str) -> tuple[str, list[int]]:
     return "".join(chars), origin
 
 
+_QUOTE_TABLE = str.maketrans({**{q: None for q in _QUOTES}, **{d: "-" for d in _DASHES}})
+
+
 def _normalized_quote(quote: str) -> str:
-    return normalize(quote)[0].strip(_EDGE_PUNCTUATION)
+    """normalize() without the offset map (quotes need none): the same text, in C loops."""
+    lowered = "".join(map(str.lower, quote.translate(_QUOTE_TABLE)))
+    return " ".join(lowered.split()).strip(_EDGE_PUNCTUATION)
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
@@ -86,7 +91,9 @@ class TextIndex:
 
     def find(self, quote: str, begin: int = 0) -> tuple[int, int] | None:
         """Normalized [start, end) of the quote at or after `begin`, or None."""
-        needle = _normalized_quote(quote)
+        return self.find_normalized(_normalized_quote(quote), begin)
+
+    def find_normalized(self, needle: str, begin: int = 0) -> tuple[int, int] | None:
         if not needle:
             return None
         at = self.normalized.find(needle, begin)
@@ -100,13 +107,14 @@ class DocumentIndex:
         self.fields = {"abstract": TextIndex(abstract), "title": TextIndex(title or "")}
 
 
-def _exact(pieces: list[str], index: TextIndex) -> EvidenceAudit | None:
-    if len(pieces) == 1:
-        found = index.find(pieces[0])
+def _exact(needles: list[str], index: TextIndex) -> EvidenceAudit | None:
+    """Normalized pieces found as they are: one -> literal, several in order -> approximate."""
+    if len(needles) == 1:
+        found = index.find_normalized(needles[0])
         return EvidenceAudit("literal", *index.span(*found), score=100.0) if found else None
     spans, begin = [], 0
-    for piece in pieces:
-        found = index.find(piece, begin)
+    for needle in needles:
+        found = index.find_normalized(needle, begin)
         if not found:
             return None
         spans.append(found)
@@ -137,14 +145,14 @@ def audit_evidence(
         return EvidenceAudit("absent", reason="empty evidence for an informative answer")
     fields = index.fields if isinstance(index, DocumentIndex) else {"abstract": index}
 
-    pieces = [p for p in _ELLIPSIS.split(evidence) if _normalized_quote(p)]
-    if pieces:
+    needles = [n for n in map(_normalized_quote, _ELLIPSIS.split(evidence)) if n]
+    if needles:
         for name, text_index in fields.items():
-            found = _exact(pieces, text_index)
+            found = _exact(needles, text_index)
             if found:
                 return replace(found, field=name)
 
-    needle = _normalized_quote(" ".join(pieces) if pieces else evidence)
+    needle = " ".join(needles) if needles else _normalized_quote(evidence)
     candidates = [(found, name) for name, text_index in fields.items()
                   if (found := _fuzzy(needle, text_index)) is not None]
     if candidates:
