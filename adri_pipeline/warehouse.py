@@ -101,6 +101,15 @@ class Warehouse:
     def __init__(self, path: str | Path, lock_timeout_s: float = 10.0):
         self.path = Path(path)
         self.lock_timeout_s = lock_timeout_s
+        self._schema_ready: tuple | None = None  # the file the schema was last applied to
+
+    def _file_identity(self) -> tuple | None:
+        """(inode, device) of the writer's file: a file replaced under us gets the schema again."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return stat.st_ino, stat.st_dev
 
     @property
     def snapshot_path(self) -> Path:
@@ -122,8 +131,10 @@ class Warehouse:
                     raise WarehouseLocked(_lock_message(self.path, str(exc), self.lock_timeout_s)) from None
                 time.sleep(0.2)
         try:
-            con.execute(SCHEMA)
-            con.execute(MIGRATIONS)
+            if self._schema_ready != self._file_identity():
+                con.execute(SCHEMA)
+                con.execute(MIGRATIONS)
+                self._schema_ready = self._file_identity()
             yield con
         finally:
             con.close()
@@ -337,9 +348,11 @@ def ledger_select(warehouse: Warehouse, columns: list[str], keys: list[str]) -> 
     if not keys:
         return []
     with warehouse.connect() as con:
-        con.execute("CREATE OR REPLACE TEMP TABLE _wanted (cache_key VARCHAR)")
-        con.executemany("INSERT INTO _wanted VALUES (?)", [(k,) for k in keys])
-        return con.execute(f"SELECT {', '.join(columns)} FROM ledger JOIN _wanted USING (cache_key)").fetchall()
+        con.register("_wanted", pl.DataFrame({"cache_key": keys}, schema={"cache_key": pl.String}))
+        try:
+            return con.execute(f"SELECT {', '.join(columns)} FROM ledger JOIN _wanted USING (cache_key)").fetchall()
+        finally:
+            con.unregister("_wanted")
 
 
 @contextmanager
