@@ -153,28 +153,39 @@ def cmd_register(args) -> int:
 
 
 def cmd_routing(args) -> int:
-    from adri_pipeline.routing.benchmark import RunConfig, build
+    from adri_pipeline.routing.benchmark import RunConfig, build, dataset_name, report_folder, with_external_test
+    from adri_pipeline.routing.builders import load_canonical
     from adri_pipeline.routing.report import run_and_report
     from adri_pipeline.warehouse import Warehouse
 
     settings = _settings(args)
     config = RunConfig(dataset=settings.routing_dataset, seed=args.seed)
-    out_dir = settings.warehouse.parent / "routing" / settings.routing_dataset
+    name = dataset_name(settings.routing_dataset)
+    out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
+    candidates = [c.strip() for c in settings.routing_candidates.split(",") if c.strip()]
     if args.action == "build":
         dataset = build(config)
         counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
         print(f"{len(dataset.examples)} examples {counts}; test split frozen, sha256 {dataset.test_hash}")
         return 0
-    if args.action == "run":
-        candidates = [c.strip() for c in settings.routing_candidates.split(",") if c.strip()]
+    if args.action in ("run", "evaluate"):
+        dataset = None
+        if args.action == "evaluate":
+            if not args.test:
+                print("error: evaluate needs --test PATH (a canonical file or folder: every line is test)",
+                      file=sys.stderr)
+                return 2
+            dataset = with_external_test(build(config), load_canonical(args.test))
+            out_dir = out_dir.with_name(f"{name}-on-{dataset_name(str(args.test))}")
         path = run_and_report(config, candidates, Warehouse(settings.warehouse), out_dir,
-                              ollama_host=settings.first_ollama_host)
+                              ollama_host=settings.first_ollama_host, dataset=dataset)
         print(path.read_text(encoding="utf-8"))
         print(f"report: {path}\nplots: {out_dir / 'reliability_D1.png'}, {out_dir / 'coverage_accuracy_D1.png'}")
         return 0
     report = out_dir / "report.md"
     if not report.exists():
-        print(f"error: no report at {report}: run `adri routing run --dataset {settings.routing_dataset}` first", file=sys.stderr)
+        print(f"error: no report at {report}: run `adri routing run --dataset {settings.routing_dataset}` first",
+              file=sys.stderr)
         return 2
     print(report.read_text(encoding="utf-8"))
     return 0
@@ -291,8 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
     register.set_defaults(func=cmd_register)
 
     routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
-    routing.add_argument("action", choices=["build", "run", "report"])
-    routing.add_argument("--dataset", help="sample (default, ADRI_ROUTING_DATASET), ha-pt-BR, ha-pt or clinc150")
+    routing.add_argument("action", choices=["build", "run", "evaluate", "report"])
+    routing.add_argument("--dataset", help="sample (default, ADRI_ROUTING_DATASET), ha-pt-BR, ha-pt, clinc150, sgd, "
+                         "or a canonical JSON-lines file/folder (seed format)")
+    routing.add_argument("--test", type=Path, help="evaluate: a canonical file whose every line is test")
     routing.add_argument("--candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, ollama:<model> "
                          "(default ADRI_ROUTING_CANDIDATES: embedded-zeroshot,embedded-logreg)")
     routing.add_argument("--seed", type=int, default=13)
@@ -340,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
     from adri_pipeline.mirror.gate import GateConfigError
     from adri_pipeline.mirror.judges import JudgeConfigError
     from adri_pipeline.pipeline import NoClassificationRun
+    from adri_pipeline.routing.builders import CanonicalFileError
     from adri_pipeline.routing.contract import RoutingConfigError
     from adri_pipeline.routing.splits import FrozenSplitChanged
     from adri_pipeline.warehouse import DocumentClash, WarehouseLocked
@@ -347,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError,
-            JudgeConfigError, RoutingConfigError, CoderFileError, DocumentClash, NoClassificationRun) as exc:
+            JudgeConfigError, RoutingConfigError, CanonicalFileError, CoderFileError, DocumentClash, NoClassificationRun) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

@@ -27,6 +27,7 @@ def run_demo(settings: Settings) -> int:
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.pipeline import current_figures
     from adri_pipeline.results import figures_lines
+    from adri_pipeline.routing.benchmark import report_folder
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
     corpus_path = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
@@ -53,7 +54,7 @@ def run_demo(settings: Settings) -> int:
     print(f"classification results ({model.model}):")
     print("\n".join(figures_lines(figures)))
 
-    routing_dir = settings.warehouse.parent / "routing" / adri.settings().routing_dataset
+    routing_dir = report_folder(settings.warehouse.parent, adri.settings().routing_dataset)
     figures = json.loads((routing_dir / "metrics.json").read_text(encoding="utf-8"))
     print(f"routing benchmark ({figures['config']['dataset']}, test split sha256 {figures['test_hash'][:12]}):")
     for name, result in figures["results"].items():

@@ -4,7 +4,7 @@ import dagster as dg
 
 from adri_pipeline.defs.metadata import markdown_table
 from adri_pipeline.defs.resources import AdriSettings
-from adri_pipeline.routing.benchmark import RunConfig, build
+from adri_pipeline.routing.benchmark import RunConfig, build, report_folder
 from adri_pipeline.routing.report import run_and_report
 
 
@@ -29,7 +29,7 @@ def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
     import polars as pl
 
     settings = adri.settings()
-    out_dir = settings.warehouse.parent / "routing" / settings.routing_dataset
+    out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
     candidates = [c for c in settings.routing_candidates.split(",") if c]
     report = run_and_report(RunConfig(dataset=settings.routing_dataset), candidates, adri.warehouse_access(),
                             out_dir, ollama_host=settings.first_ollama_host)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,17 +19,20 @@ from adri_pipeline.routing import metrics
 from adri_pipeline.routing.builders import (
     build_dataset,
     clinc_descriptions,
+    load_canonical,
     load_clinc_utterances,
     load_ha_descriptions,
     load_ha_utterances,
+    load_sgd,
 )
 from adri_pipeline.routing.candidates import Calibrated, Encoder, make_candidate
 from adri_pipeline.routing.contract import RoutingConfigError, usable_answers, validate
-from adri_pipeline.routing.examples import CanonicalExample
+from adri_pipeline.routing.examples import CanonicalExample, length_bucket
 from adri_pipeline.routing.serialize import SERIALIZER_VERSION, to_request
-from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups
+from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
 
 SHARED_ROUTING = SHARED_DATA / "routing"
+BUILT_IN = ("sample", "ha-pt-BR", "ha-pt", "clinc150", "sgd")
 SAMPLE_ROUTING = PROJECT_ROOT / "data" / "routing"
 
 
@@ -92,17 +96,55 @@ def load_source(dataset: str):
         return load_clinc_utterances(path), clinc_descriptions(path)
     if dataset == "sample":
         return load_ha_utterances(SAMPLE_ROUTING / "tests", "pt-BR"), load_ha_descriptions(SAMPLE_ROUTING / "intents.yaml")
-    raise RoutingConfigError(f"unknown routing dataset {dataset!r} (ha-pt-BR, ha-pt, clinc150, sample)")
+    raise RoutingConfigError(f"unknown routing dataset {dataset!r} ({', '.join(BUILT_IN)}, or a canonical file)")
+
+
+def report_folder(warehouse_folder: Path, dataset: str) -> Path:
+    """Where a dataset's report goes, for the CLI, the asset and the demo alike."""
+    return warehouse_folder / "routing" / dataset_name(dataset)
+
+
+def dataset_name(dataset: str) -> str:
+    """A built-in dataset's name, or `file-<stem>` for a team's canonical file or folder."""
+    if dataset in BUILT_IN:
+        return dataset
+    return "file-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(dataset).stem).strip("-")
 
 
 def build(config: RunConfig, frozen_dir: Path | None = None) -> Dataset:
-    utterances, descriptions = load_source(config.dataset)
-    examples = build_dataset(utterances, descriptions, config.dataset, seed=config.seed)
-    split_of = assign_splits(examples, seed=config.split_seed)
+    """Examples and frozen splits: built-in builders, real SGD conversations, or a team's canonical
+    file (every line validated; split by group_id like the rest)."""
+    if config.dataset == "sgd":
+        if not SHARED_ROUTING.exists():
+            raise RoutingConfigError(f"dataset 'sgd' reads {SHARED_ROUTING / 'sgd'}, which is not here")
+        examples = load_sgd(SHARED_ROUTING / "sgd", seed=config.seed)
+        split_of = assign_splits(examples, seed=config.split_seed)
+    elif config.dataset not in BUILT_IN:
+        path = Path(config.dataset)
+        if not path.exists():
+            raise RoutingConfigError(f"unknown routing dataset {config.dataset!r}: not a built-in name "
+                                     f"({', '.join(BUILT_IN)}) nor an existing canonical file or folder")
+        examples = load_canonical(path)
+        split_of = assign_splits(examples, seed=config.split_seed)
+    else:
+        utterances, descriptions = load_source(config.dataset)
+        examples, split_of = build_dataset(utterances, descriptions, config.dataset, seed=config.seed,
+                                           split_seed=config.split_seed)
     assert not leaking_groups(examples, split_of)
     test = [e for e in examples if split_of[e.id] == "test"]
     kwargs = {"frozen_dir": frozen_dir} if frozen_dir else {}
-    return Dataset(examples, split_of, check_frozen(config.dataset, test, **kwargs))
+    return Dataset(examples, split_of, check_frozen(dataset_name(config.dataset), test, **kwargs))
+
+
+def with_external_test(fitted_on: Dataset, external: list[CanonicalExample]) -> Dataset:
+    """Fit and calibrate on a dataset's dev/calibration splits; every external example is test."""
+    kept = [e for e in fitted_on.examples if fitted_on.split_of[e.id] != "test"]
+    shared = {e.id for e in kept} & {e.id for e in external} or {e.group_id for e in kept} & {e.group_id for e in external}
+    if shared:
+        raise RoutingConfigError(f"the external test file shares ids or group_ids with the data it is fitted on "
+                                 f"(e.g. {sorted(shared)[0]!r}): that would test on training examples")
+    split_of = {e.id: fitted_on.split_of[e.id] for e in kept} | {e.id: "test" for e in external}
+    return Dataset(kept + external, split_of, split_hash(external))
 
 
 def _choose_threshold(correct, confidence, target: float) -> float:
@@ -159,7 +201,7 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
             request = to_request(example)
             response, seconds = calibrated.respond(request, example.task)
             if run == 0 and encoder is not None:
-                example.metadata.token_counts[name] = encoder.tokens(request["state"])
+                example.metadata.n_tokens[name] = encoder.tokens(request["state"])
             if run == 0:
                 validate("request", request)
                 _, dropped = usable_answers(request, response)
@@ -188,13 +230,14 @@ def _throughput(candidate, test: list[CanonicalExample], batch: int) -> float:
 
 SLICES = {
     "task": lambda e: e.task,
-    "n_options": lambda e: "2-5" if e.metadata.n_options <= 5 else "6-10" if e.metadata.n_options <= 10 else "11-20",
-    "length": lambda e: e.metadata.length_bucket,
-    "ambiguity": lambda e: e.metadata.ambiguity,
-    "turn_position": lambda e: str(e.metadata.turn_index),
+    "n_options": lambda e: "2-5" if len(e.options) <= 5 else "6-10" if len(e.options) <= 10 else "11-20",
+    "length": lambda e: e.metadata.length_bucket or length_bucket(e.utterance),
+    "ambiguity": lambda e: e.metadata.ambiguity or "nao_anotada",
+    "turn_position": lambda e: "?" if e.metadata.turn_index is None else str(e.metadata.turn_index),
     "active_agent": lambda e: e.state.active_agent or "nenhum",
     "adversarial": lambda e: ",".join(e.metadata.adversarial) or "nenhum",
     "origin": lambda e: "sintetico" if e.metadata.synthetic else "real",
+    "language": lambda e: e.metadata.language,
 }
 
 
@@ -211,6 +254,8 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
         coverage, selective_accuracy = metrics.selective_at(correct, confidence, run.threshold.get(task, 1.01))
         entry = {
             "n": group.height, "accuracy": metrics.accuracy(gold, answer),
+            # always answering the most frequent test label: what an accuracy must beat to mean anything
+            "majority_baseline_accuracy": max(gold.count(g) for g in set(gold)) / len(gold),
             "high_confidence_wrong_rate": metrics.high_confidence_wrong_rate(correct, confidence, config.high_confidence),
             "ece": ece, "mce": mce, "aurc": metrics.aurc(correct, confidence),
             "coverage_at_threshold": coverage, "selective_accuracy_at_threshold": selective_accuracy,
@@ -223,7 +268,10 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
             entry |= {"macro_f1": metrics.macro_f1(gold, answer), "per_class": metrics.per_class(gold, answer),
                       "confusion": metrics.confusion(gold, answer), "brier": metrics.brier(probabilities, gold)}
         result["tasks"][task] = entry
-    for slice_name, key in SLICES.items():
+    team_keys = sorted({k for e in dataset.examples for k in (e.metadata.model_extra or {})})
+    slices = SLICES | {f"metadata.{k}": (lambda e, k=k: str((e.metadata.model_extra or {}).get(k, "—")))
+                       for k in team_keys}  # keys a team added inside metadata
+    for slice_name, key in slices.items():
         values = [key(by_id[i]) for i in frame["example_id"].to_list()]
         sliced = frame.with_columns(pl.Series("slice", values))
         result["slices"][slice_name] = {

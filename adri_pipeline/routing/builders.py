@@ -19,14 +19,19 @@ from adri_pipeline.routing.examples import (
     NO_MATCH,
     CanonicalExample,
     Metadata,
-    Session,
     State,
     Turn,
     length_bucket,
 )
+from adri_pipeline.routing.splits import SPLITS, assign_splits
 
 D1_QUESTION = "Qual intenção a mensagem expressa? Responda sem_correspondencia se nenhuma opção servir."
-D2_QUESTION = "A mensagem continua o agente ativo, retoma uma sessão suspensa, inicia um novo agente ou é ambígua?"
+# seed 001, D2: the rule travels with the question every candidate receives
+D2_QUESTION = (
+    "Como o orquestrador deve tratar este turno, considerando o estado da conversa? "
+    "Regra: continuar_agente_ativo quando o enunciado dá sequência à tarefa em curso, mesmo que seja curto "
+    "(\"sim\", \"o segundo\", \"pode ser\"); retomar_sessao quando o usuário volta a um assunto anterior; "
+    "iniciar_novo_agente quando aparece uma intenção nova; desambiguar quando não dá para decidir com segurança.")
 D3_QUESTION = "É possível encaminhar a mensagem sem perguntar nada ao usuário?"
 NO_MATCH_DESCRIPTION = "Nenhuma das opções corresponde à mensagem"
 MIN_OPTIONS, MAX_OPTIONS = 2, 19
@@ -42,7 +47,13 @@ AGENT_OF_PREFIX = (
     ("HassTimerStatus", "timers"),
     ("HassTurn", "casa"), ("HassLightSet", "casa"), ("HassSetPosition", "casa"), ("HassFanSetSpeed", "casa"),
 )
-SHORT_REPLIES = ("sim", "o outro", "esse", "pode ser", "isso")
+SHORT_REPLIES = ("sim", "o outro", "esse", "pode ser", "isso", "o segundo", "sim pfv", "pode")
+# what an agent says when it needs an answer to go on: a short reply to it continues the task
+AGENT_QUESTIONS = ("Qual deles?", "Confirma?", "Quer que eu faça isso agora?", "Para qual cômodo?",
+                   "Posso continuar?", "Prefere o primeiro ou o segundo?")
+AGENT_DONE = ("Certo, feito.", "Pronto.", "Feito!", "Ok, está feito.", "Tudo certo.")
+# the one case where a short reply is not safe to route: the agent itself asked which way to go
+AMBIGUOUS_PROMPT = "Você quer continuar aqui ou voltar ao assunto anterior?"
 ABBREVIATIONS = (("você", "vc"), ("por favor", "pfv"), ("para", "pra"), ("também", "tb"), ("que", "q"))
 
 
@@ -157,8 +168,11 @@ def build_d4(d1: list[CanonicalExample]) -> list[CanonicalExample]:
 
 
 def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: str = "") -> list[CanonicalExample]:
-    """D2 and D3 from composed conversations (synthetic): an active agent with recent turns, one or
-    two suspended sessions, and a new message that continues, resumes, starts anew or is ambiguous."""
+    """D2 and D3 from composed conversations (synthetic): one or two suspended sessions (their turns
+    earlier in the conversation), then the active agent's exchange, then a new message that continues
+    (a request for the same agent, or a short reply to the agent's question), resumes a suspended
+    session, starts a new agent, or - only after the agent asked "continue here or go back?" - is a
+    short "sim" that cannot be routed safely (seed 001's D2 rule)."""
     rng = random.Random(seed)
     by_agent: dict[str, list[Utterance]] = {}
     for utterance in utterances:
@@ -170,35 +184,38 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
         return []
     examples = []
     for index in range(len(utterances) // 2):
-        active, *suspended_agents = rng.sample(agents, 1 + rng.randint(1, 2))
-        newcomer = rng.choice([a for a in agents if a != active and a not in suspended_agents])
+        active, *suspended = rng.sample(agents, 1 + rng.randint(1, 2))
+        newcomer = rng.choice([a for a in agents if a != active and a not in suspended])
         first = rng.choice(by_agent[active])
-        sessions = [Session(agent=a, topic=rng.choice(by_agent[a]).intent.removeprefix("Hass"),
-                            turns=[Turn(role="usuario", text=rng.choice(by_agent[a]).text)])
-                    for a in suspended_agents]
-        turns = [Turn(role="usuario", text=first.text), Turn(role="agente", agent=active, text="Certo, feito.")]
-        kind = rng.choices(["continuar", "retomar", "novo", "ambigua"], weights=[3, 3, 3, 1])[0]
+        turns: list[Turn] = []
+        for agent in suspended:
+            turns += [Turn(role="user", text=rng.choice(by_agent[agent]).text, agent_id=agent),
+                      Turn(role="agent", agent_id=agent, text=rng.choice(AGENT_DONE))]
+        turns.append(Turn(role="user", text=first.text, agent_id=active))
+        kind = rng.choices(["continuar", "resposta_curta", "retomar", "novo", "ambigua"], weights=[2, 2, 3, 3, 1])[0]
+        agent_says = rng.choice(AGENT_QUESTIONS) if kind == "resposta_curta" else rng.choice(AGENT_DONE)
         if kind == "continuar":
             pick = rng.choice([u for u in by_agent[active] if u.text != first.text] or by_agent[active])
             message, gold, tags = pick.text, "continuar_agente_ativo", []
+        elif kind == "resposta_curta":
+            message, gold, tags = rng.choice(SHORT_REPLIES), "continuar_agente_ativo", ["curta_dependente_de_contexto"]
         elif kind == "retomar":
-            target = rng.choice(suspended_agents)
-            pick = rng.choice(by_agent[target])
-            message, gold, tags = pick.text, f"retomar_sessao:{target}", ["volta_a_topico_anterior"]
+            target = rng.choice(suspended)
+            message, gold, tags = rng.choice(by_agent[target]).text, f"retomar_sessao:{target}", ["volta_a_topico_anterior"]
         elif kind == "novo":
-            pick = rng.choice(by_agent[newcomer])
-            message, gold, tags = pick.text, "iniciar_novo_agente", ["mudanca_de_topico"]
+            message, gold, tags = rng.choice(by_agent[newcomer]).text, "iniciar_novo_agente", ["mudanca_de_topico"]
         else:
-            message, gold, tags = rng.choice(SHORT_REPLIES), "desambiguar", ["curta_dependente_de_contexto"]
-            turns[-1] = Turn(role="agente", agent=active,
-                             text="Você quer continuar aqui ou voltar ao assunto anterior?")
+            agent_says = AMBIGUOUS_PROMPT
+            message, gold, tags = rng.choice(("sim", "pode ser", "isso")), "desambiguar", ["curta_dependente_de_contexto"]
+        turns.append(Turn(role="agent", agent_id=active, text=agent_says))
         options = {"continuar_agente_ativo": f"continuar com o agente ativo ({active})"}
-        options |= {f"retomar_sessao:{s.agent}": f"retomar a sessão suspensa de {s.agent} ({s.topic})" for s in sessions}
+        options |= {f"retomar_sessao:{a}": f"retomar a sessão suspensa de {a}" for a in suspended}
         options |= {"iniciar_novo_agente": "iniciar um agente novo para outro assunto",
-                    "desambiguar": "a mensagem é ambígua: perguntar ao usuário"}
-        state = State(active_agent=active, suspended_sessions=sessions, recent_turns=turns)
+                    "desambiguar": "não dá para decidir com segurança: perguntar ao usuário"}
+        state = State(active_agent=active, suspended_sessions=suspended, recent_turns=turns)
         metadata = Metadata(domain=active, language=first.language, source="composto", synthetic=True,
-                            length_bucket=length_bucket(message), ambiguity="alta" if gold == "desambiguar" else "baixa",
+                            length_bucket=length_bucket(message),
+                            ambiguity="alta" if gold == "desambiguar" else "media" if kind == "resposta_curta" else "baixa",
                             turn_index=len(turns), adversarial=tags, n_options=len(options))
         group = f"{dataset}:conversa-{index}"
         examples.append(CanonicalExample(
@@ -212,7 +229,144 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
     return examples
 
 
-def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dataset: str,
-                  seed: int = 13) -> list[CanonicalExample]:
+# -- real multi-service conversations: Schema-Guided Dialogue (English, CC BY-SA 4.0) ------------
+
+SGD_CONTINUE_PER_DIALOGUE = 3  # every service switch is kept; continue turns are sampled (85 % of turns)
+SGD_D1_PER_DIALOGUE = 2
+
+
+def _sgd_turn(turn: dict) -> Turn:
+    service = turn["frames"][0]["service"] if turn["frames"] else None
+    return Turn(role="user" if turn["speaker"] == "USER" else "agent", text=turn["utterance"], agent_id=service)
+
+
+def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[CanonicalExample]:
+    """Real D1, D2 and D4 from SGD dialogues (a seeded sample of `dialogues`; group = dialogue).
+
+    D2 at every user turn after the first: the service of the user's frame against the service of
+    the last system turn (continue), the services seen before (return: retomar_sessao:<service>) or
+    none (a new service); the state is the real preceding turns. D1: the user's active intent among
+    the intents of the services in play plus distractors, described by schemas.json. D4: user turns
+    whose frames name two services with an active intent each (real multi-intent requests)."""
+    rng = random.Random(seed)
+    schemas = json.loads((folder / "schemas.json").read_text(encoding="utf-8"))
+    intent_text = {f"{service}.{intent}": f"{spec['description']}: {text}"
+                   for service, spec in schemas.items() for intent, text in spec["intents"].items()}
+    lines = (folder / "dialogues_multiservice.jsonl").read_text(encoding="utf-8").splitlines()
+    chosen = sorted(rng.sample(range(len(lines)), min(dialogues, len(lines))))
+    examples: list[CanonicalExample] = []
+    for number in chosen:
+        dialogue = json.loads(lines[number])
+        group = f"sgd:{dialogue['dialogue_id']}"
+        turns = dialogue["turns"]
+        seen: list[str] = []
+        d2_continue, d1_here = [], []
+        for index, turn in enumerate(turns):
+            frames = [f for f in turn["frames"] if f.get("service")]
+            if turn["speaker"] != "USER" or not frames:
+                if frames and frames[0]["service"] not in seen:
+                    seen.append(frames[0]["service"])
+                continue
+            service = frames[0]["service"]
+            previous = [t for t in turns[:index] if t["speaker"] == "SYSTEM" and t["frames"]]
+            history = [_sgd_turn(t) for t in turns[:index]]
+            if previous:
+                active = previous[-1]["frames"][0]["service"]
+                suspended = [s for s in seen if s != active]
+                gold = ("continuar_agente_ativo" if service == active else
+                        f"retomar_sessao:{service}" if service in suspended else "iniciar_novo_agente")
+                options = {"continuar_agente_ativo": f"continue with {active}: {schemas[active]['description']}"}
+                options |= {f"retomar_sessao:{s}": f"return to {s}: {schemas[s]['description']}" for s in suspended}
+                options |= {"iniciar_novo_agente": "start a new service for another request",
+                            "desambiguar": "not safe to decide: ask the user"}
+                example = CanonicalExample(
+                    id=f"{group}:t{index:02d}:D2", group_id=group, task="D2",
+                    state=State(active_agent=active, suspended_sessions=suspended, recent_turns=history),
+                    utterance=turn["utterance"], question=D2_QUESTION, question_type="choice", options=options,
+                    gold_label=gold, metadata=Metadata(
+                        taxonomy_version="sgd-dstc8", domain=active, language="en", source="sgd",
+                        length_bucket=length_bucket(turn["utterance"]), ambiguity="baixa", turn_index=index,
+                        adversarial=[] if gold == "continuar_agente_ativo" else
+                        ["volta_a_topico_anterior" if gold.startswith("retomar") else "mudanca_de_topico"],
+                        n_options=len(options)))
+                (d2_continue if gold == "continuar_agente_ativo" else examples).append(example)
+            intents = [f"{f['service']}.{f['active_intent']}" for f in frames if f.get("active_intent")]
+            in_play = sorted({f"{s}.{i}" for s in set(seen) | {f["service"] for f in frames}
+                              for i in schemas[s]["intents"]})
+            distractors = rng.sample(sorted(set(intent_text) - set(in_play)), 3)
+            eligible = sorted(set(in_play) | set(distractors))[:MAX_OPTIONS]
+            if len(intents) == 1 and intents[0] in eligible:
+                options = {i: intent_text[i] for i in eligible} | {NO_MATCH: NO_MATCH_DESCRIPTION}
+                d1_here.append(CanonicalExample(
+                    id=f"{group}:t{index:02d}:D1", group_id=group, task="D1",
+                    state=State(active_agent=seen[-1] if seen else None, eligible_intents=eligible,
+                                recent_turns=history),
+                    utterance=turn["utterance"], question=D1_QUESTION, question_type="choice", options=options,
+                    gold_label=intents[0], metadata=Metadata(
+                        taxonomy_version="sgd-dstc8", domain=frames[0]["service"], language="en", source="sgd",
+                        length_bucket=length_bucket(turn["utterance"]), turn_index=index, n_options=len(options))))
+            elif len(intents) >= 2 and all(i in eligible for i in intents):
+                examples.append(CanonicalExample(
+                    id=f"{group}:t{index:02d}:D4", group_id=group, task="D4",
+                    state=State(eligible_intents=eligible, recent_turns=history), utterance=turn["utterance"],
+                    question="Para cada intenção: a mensagem pede isto?", question_type="noul",
+                    options={i: intent_text[i] for i in eligible}, gold_label=sorted(set(intents)),
+                    metadata=Metadata(taxonomy_version="sgd-dstc8", domain="multi", language="en", source="sgd",
+                                      length_bucket=length_bucket(turn["utterance"]), turn_index=index,
+                                      adversarial=["varias_intencoes"], n_options=len(eligible))))
+        examples += rng.sample(d2_continue, min(SGD_CONTINUE_PER_DIALOGUE, len(d2_continue)))
+        examples += rng.sample(d1_here, min(SGD_D1_PER_DIALOGUE, len(d1_here)))
+    return examples
+
+
+# -- a team's own canonical files -------------------------------------------------------------
+
+class CanonicalFileError(ValueError):
+    """A line of a canonical file that does not follow the format; names the file, line and field."""
+
+
+def load_canonical(path: Path) -> list[CanonicalExample]:
+    """Every example of a JSON-lines file (or of every .jsonl file in a folder), each line checked."""
+    from pydantic import ValidationError
+
+    from adri_pipeline.errors import describe_validation_error
+
+    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+    if not files or not all(f.is_file() for f in files):
+        raise CanonicalFileError(f"{path}: no canonical JSON-lines file here")
+    examples, seen = [], {}
+    for file in files:
+        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                example = CanonicalExample.model_validate_json(line)
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                if problem["type"] == "json_invalid":
+                    raise CanonicalFileError(f"{file}: line {number}: not valid JSON ({problem['msg']})") from None
+                raise CanonicalFileError(f"{file}: line {number}: {describe_validation_error(problem)}") from None
+            if example.id in seen:
+                raise CanonicalFileError(f"{file}: line {number}: id {example.id!r} repeats line {seen[example.id]}")
+            seen[example.id] = number
+            examples.append(example)
+    if not examples:
+        raise CanonicalFileError(f"{path}: no examples")
+    return examples
+
+
+def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int = 13,
+                  split_seed: int = 7) -> tuple[list[CanonicalExample], dict[str, str]]:
+    """(examples, example id -> split). D1/D4 are split by utterance group first; the composed
+    conversations of each split are made only of that split's utterances, so no utterance reaches two
+    splits whatever task it feeds."""
     d1 = build_d1(utterances, descriptions, seed=seed, dataset=dataset)
-    return d1 + build_d4(d1) + build_conversations(utterances, seed=seed + 4, dataset=dataset)
+    examples = d1 + build_d4(d1)
+    split_of = assign_splits(examples, seed=split_seed)
+    split_of_group = {e.group_id: split_of[e.id] for e in d1}
+    for offset, split in enumerate(SPLITS):
+        mine = [u for u in utterances if split_of_group.get(u.group_id) == split]
+        conversations = build_conversations(mine, seed=seed + 4 + offset, dataset=f"{dataset}:{split}")
+        examples += conversations
+        split_of |= {e.id: split for e in conversations}
+    return examples, split_of

@@ -76,14 +76,33 @@ class Encoder:
         return self.model.token_count(text, True)
 
 
-def _session_texts(state: dict) -> dict[str, str]:
-    """What each session option is about, read from the serialized state only."""
+def _exchanges(state: dict) -> dict[str, str]:
+    """Per agent, the user turns that agent answered (the user turn before each of its turns)."""
+    said: dict[str, list[str]] = {}
+    turns = state["turns"]
+    for before, turn in zip(turns, turns[1:]):
+        if turn["role"] == "agent" and before["role"] == "user" and turn["agent"]:
+            said.setdefault(turn["agent"], []).append(before["text"])
+    return {agent: " ".join(texts) for agent, texts in said.items()}
+
+
+def _session_texts(state: dict, criteria: dict | None = None) -> dict[str, str]:
+    """What each session option is about, read from the serialized state (and the options'
+    descriptions, which the request carries) only."""
+    criteria = criteria or {}
     active = state["active_agent"] or ""
-    turns = " ".join(t["text"] for t in state["turns"] if t["role"] == "usuario")
-    texts = {"continuar_agente_ativo": f"{active}: {turns}".strip(": ")}
-    for agent, topic, last_turn in state["suspended"]:
-        texts[f"retomar_sessao:{agent}"] = f"{agent}: {_humanize(topic)}: {last_turn}"
+    exchanges = _exchanges(state)
+    texts = {"continuar_agente_ativo": " ".join(filter(None, (
+        _humanize(active), criteria.get("continuar_agente_ativo", ""), exchanges.get(active, ""))))}
+    for agent, last_turn in state["suspended"]:
+        option = f"retomar_sessao:{agent}"
+        texts[option] = " ".join(filter(None, (_humanize(agent), criteria.get(option, ""), last_turn,
+                                               exchanges.get(agent, ""))))
     return texts
+
+
+def _last_agent_turn(state: dict) -> str:
+    return next((t["text"] for t in reversed(state["turns"]) if t["role"] == "agent"), "")
 
 
 def _choice_options(question: dict) -> list[str]:
@@ -109,12 +128,14 @@ class EmbeddedZeroShot:
         scores[NO_MATCH] = self.no_match_similarity
         return scores
 
-    def _session_scores(self, state: dict) -> dict[str, float]:
-        texts = _session_texts(state)
+    def _session_scores(self, state: dict, criteria: dict | None = None) -> dict[str, float]:
+        """Similarity to what each open session is about; a new agent when far from all of them;
+        "ambiguous" a constant fitted on dev (no word-count rule: a short reply can continue)."""
+        texts = _session_texts(state, criteria)
         scores = self._similarities(state["message"], texts)
         best = max(scores.values(), default=0.0)
         scores["iniciar_novo_agente"] = 2 * self.no_match_similarity - best  # far from every open topic
-        scores["desambiguar"] = self.ambiguous_similarity if len(state["message"].split()) <= 2 else 0.0
+        scores["desambiguar"] = self.ambiguous_similarity
         return scores
 
     def logits(self, request: dict) -> Logits:
@@ -132,7 +153,7 @@ class EmbeddedZeroShot:
                 out[name] = {"sim": max(v for k, v in session.items() if k != "desambiguar"),
                              "nao": session["desambiguar"]}
             elif any(o.startswith("retomar_sessao:") or o in SESSION_OPTIONS for o in options):
-                session = self._session_scores(state)
+                session = self._session_scores(state, question["criteria"])
                 out[name] = {o: session.get(o, 0.0) for o in options}
             else:
                 out[name] = self._intent_scores(state["message"], options, question["criteria"])
@@ -187,12 +208,21 @@ class EmbeddedLogReg:
         return dict(zip(options, self.ranker.decision_function(features).tolist()))
 
     # D2 / D3 -------------------------------------------------------------------------------
-    def _session_features(self, state: dict, options: list[str]) -> np.ndarray:
-        texts = _session_texts(state)
-        similarity = dict(zip(texts, (self.encoder(list(texts.values())) @ self.encoder.message(state["message"])).tolist()))
+    def _session_features(self, state: dict, options: list[str], criteria: dict | None = None) -> np.ndarray:
+        """Per option, what relates the message to the conversation: its similarity to the active
+        agent's exchange and to each suspended session, the gap to the best other one, whether the
+        agent's last turn asked something and how close the message is to it, and the message's
+        length - as features the model weighs, never as a rule."""
+        texts = _session_texts(state, criteria)
+        message = self.encoder.message(state["message"])
+        similarity = dict(zip(texts, (self.encoder(list(texts.values())) @ message).tolist()))
         best = max(similarity.values(), default=0.0)
+        last_agent = _last_agent_turn(state)
+        asked = float(last_agent.rstrip().endswith("?"))
+        to_last = float(self.encoder([last_agent])[0] @ message) if last_agent else 0.0
         words = len(state["message"].split())
-        short = words <= 2
+        short = float(words <= 3)
+        suspended = float(bool(state["suspended"]))
         rows = []
         for option in options:
             kind = [option == "continuar_agente_ativo", option.startswith("retomar_sessao:"),
@@ -201,11 +231,13 @@ class EmbeddedLogReg:
             others = [v for k, v in similarity.items() if k != option]
             gap = own - max(others, default=0.0) if own is not None else 0.0
             rows.append([*kind, own or 0.0, gap, float(own is not None and own >= best),
-                         *(k * best for k in kind), *(k * short for k in kind)])
+                         *(k * best for k in kind), *(k * short for k in kind), *(k * asked for k in kind),
+                         *(k * asked * short for k in kind), *(k * to_last for k in kind),
+                         *(k * suspended for k in kind), *(k * np.log1p(words) for k in kind)])
         return np.asarray(rows, float)
 
-    def _session_logits(self, state: dict, options: list[str]) -> dict[str, float]:
-        scores = self.session_model.decision_function(self._session_features(state, options))
+    def _session_logits(self, state: dict, options: list[str], criteria: dict | None = None) -> dict[str, float]:
+        scores = self.session_model.decision_function(self._session_features(state, options, criteria))
         return dict(zip(options, scores.tolist()))
 
     def logits(self, request: dict) -> Logits:
@@ -224,14 +256,14 @@ class EmbeddedLogReg:
                 p = softmax(session)
                 out[name] = {"sim": float(np.log(1 - p["desambiguar"] + 1e-6)), "nao": float(np.log(p["desambiguar"] + 1e-6))}
             elif any(o.startswith("retomar_sessao:") or o in SESSION_OPTIONS for o in options):
-                out[name] = self._session_logits(state, options)
+                out[name] = self._session_logits(state, options, question["criteria"])
             else:
                 out[name] = self._eligible_logits(state["message"], options, question["criteria"])
         return out
 
     @staticmethod
     def _implied_session_options(state: dict) -> list[str]:
-        return ["continuar_agente_ativo", *(f"retomar_sessao:{a}" for a, _, _ in state["suspended"]),
+        return ["continuar_agente_ativo", *(f"retomar_sessao:{a}" for a, _ in state["suspended"]),
                 "iniciar_novo_agente", "desambiguar"]
 
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
@@ -244,7 +276,7 @@ class EmbeddedLogReg:
                 d1.append((self.encoder.message(state["message"]), questions["D1"]["criteria"], gold, group))
             elif "D2" in questions:
                 options = list(questions["D2"]["criteria"])
-                session_rows.append(self._session_features(state, options))
+                session_rows.append(self._session_features(state, options, questions["D2"]["criteria"]))
                 session_targets += [option == gold for option in options]
         if d1:
             self._fit_intents(d1)

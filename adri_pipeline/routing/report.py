@@ -56,20 +56,31 @@ def _fmt(value) -> str:
         f"{value:.3f}" if isinstance(value, float) else str(value))
 
 
+def _origins(dataset: Dataset) -> dict[tuple[str, str, str], int]:
+    counts: dict[tuple[str, str, str], int] = {}
+    for e in dataset.in_split("test"):
+        key = (e.task, "synthetic" if e.metadata.synthetic else "real", e.metadata.language)
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dict) -> str:
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     lines = [f"# Routing benchmark — {config.dataset}", "",
              f"Contract jev-compat-v1, serializer {config.serializer}; test split frozen, sha256 "
              f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = {counts['dev']}/{counts['calibration']}/{counts['test']}.",
              f"Run config: `{json.dumps(dataclasses.asdict(config), ensure_ascii=False)}`", "",
-             "D2/D3 are conversations composed from real utterances (synthetic): read them apart from D1/D4.", ""]
-    header = ["candidate", "task", "n", "accuracy", "macro_f1", "set_f1", "brier", "ece", "mce", "hc_wrong",
-              "aurc", "coverage@thr", "sel_acc@thr"]
+             "Test data by task, origin and language (synthetic examples are reported apart from real ones: "
+             "read the per-slice table in metrics.json, slice `origin`): "
+             + "; ".join(f"{task} {origin} {language}: {n}" for (task, origin, language), n in sorted(_origins(dataset).items())),
+             ""]
+    header = ["candidate", "task", "n", "accuracy", "majority", "macro_f1", "set_f1", "brier", "ece", "mce",
+              "hc_wrong", "aurc", "coverage@thr", "sel_acc@thr"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, result in results.items():
         for task, m in result["tasks"].items():
             lines.append("| " + " | ".join(_fmt(v) for v in [
-                name, task, m["n"], m["accuracy"], m.get("macro_f1"), m.get("set_f1"), m.get("brier"), m["ece"],
+                name, task, m["n"], m["accuracy"], m.get("majority_baseline_accuracy"), m.get("macro_f1"), m.get("set_f1"), m.get("brier"), m["ece"],
                 m["mce"], m["high_confidence_wrong_rate"], m["aurc"], m["coverage_at_threshold"],
                 m["selective_accuracy_at_threshold"]]) + " |")
     lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong: share of all decisions wrong "

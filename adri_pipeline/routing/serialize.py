@@ -13,7 +13,7 @@ import re
 from adri_pipeline.routing.contract import CONTRACT
 from adri_pipeline.routing.examples import CanonicalExample, State, Turn
 
-SERIALIZER_VERSION = "jev-state-v1"
+SERIALIZER_VERSION = "jev-state-v2"  # v2: the seed's canonical state (sessions are agent ids)
 MAX_STATE_CHARS = 1400
 MAX_TURNS = 6
 MAX_TURN_CHARS = 240
@@ -24,7 +24,7 @@ def _one_line(text: str) -> str:
 
 
 def _turn(turn: Turn) -> str:
-    who = "usuário" if turn.role == "usuario" else f"agente {turn.agent or '?'}"
+    who = "usuário" if turn.role == "user" else f"agente {turn.agent_id or '?'}"
     text = _one_line(turn.text)  # one line per turn, whatever the source
     text = text if len(text) <= MAX_TURN_CHARS else text[: MAX_TURN_CHARS - 1] + "…"
     return f"- {who}: {text}"
@@ -37,13 +37,18 @@ def serialize_facts(facts: dict) -> str:
     return "\n".join(lines + [f"Mensagem: {facts.get('mensagem', '')}"])
 
 
+def _last_exchange(state: State, agent: str) -> str:
+    """What a suspended session was about: the user's last turn to that agent (else its last turn)."""
+    mine = [t for t in state.recent_turns if t.agent_id == agent]
+    return next((t.text for t in reversed(mine) if t.role == "user"), mine[-1].text if mine else "")
+
+
 def serialize_state(state: State, utterance: str, max_chars: int = MAX_STATE_CHARS) -> str:
     head = ["Contexto:", f"Agente ativo: {state.active_agent or 'nenhum'}"]
     if state.suspended_sessions:
         head.append("Sessões suspensas:")
-        for session in state.suspended_sessions:
-            last = next((t.text for t in reversed(session.turns) if t.role == "usuario"), "")
-            head.append(f"- sessão {session.agent} ({session.topic}): {_one_line(last)[:MAX_TURN_CHARS]}")
+        for agent in state.suspended_sessions:
+            head.append(f"- sessão {agent}: {_one_line(_last_exchange(state, agent))[:MAX_TURN_CHARS]}")
     else:
         head.append("Sessões suspensas: nenhuma")
     tail = [f"Mensagem: {utterance}"]
@@ -76,14 +81,14 @@ def to_request(example: CanonicalExample) -> dict:
 
 _FIELD = re.compile(r"^(Agente ativo|Sessões suspensas|Mensagem): (.*)$", re.MULTILINE)
 _TURN = re.compile(r"^- (usuário|agente (\S+)): (.*)$", re.MULTILINE)
-_SESSION = re.compile(r"^- sessão (\S+) \(([^)]*)\): (.*)$", re.MULTILINE)
+_SESSION = re.compile(r"^- sessão (\S+): (.*)$", re.MULTILINE)
 
 
 def parse_state(text: str) -> dict:
     """What a candidate may know: the fields of the serialized text, nothing more."""
     fields = dict(_FIELD.findall(text))
-    suspended = _SESSION.findall(text)  # (agent, topic, last user turn)
-    turns = [{"role": "usuario" if who == "usuário" else "agente", "agent": agent or None, "text": said}
+    suspended = _SESSION.findall(text)  # (agent, last user turn to it)
+    turns = [{"role": "user" if who == "usuário" else "agent", "agent": agent or None, "text": said}
              for who, agent, said in _TURN.findall(text)]
     return {"active_agent": None if fields.get("Agente ativo") == "nenhum" else fields.get("Agente ativo"),
             "suspended": suspended, "turns": turns, "message": fields.get("Mensagem", "")}

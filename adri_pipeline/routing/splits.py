@@ -38,7 +38,7 @@ def assign_splits(examples: list[CanonicalExample], seed: int = 7, folds: int = 
 
 def split_hash(examples: list[CanonicalExample]) -> str:
     # token counts are filled by runs, not by the data: they stay out of the hash
-    payload = json.dumps(sorted(e.model_dump_json(exclude={"metadata": {"token_counts"}}) for e in examples),
+    payload = json.dumps(sorted(e.model_dump_json(exclude={"metadata": {"n_tokens"}}) for e in examples),
                          ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from adri_pipeline.routing.contract import ContractError, validate
-from adri_pipeline.routing.examples import CanonicalExample, Session, State, Turn
+from adri_pipeline.routing.examples import CanonicalExample, State, Turn
 from adri_pipeline.routing.serialize import (
     MAX_STATE_CHARS,
     parse_state,
@@ -15,11 +15,11 @@ GOLDEN = Path(__file__).parent / "golden"
 
 D2 = CanonicalExample(
     id="t:D2:0", group_id="g0", task="D2", utterance="e a lista?",
-    state=State(active_agent="timers",
-                suspended_sessions=[Session(agent="listas", topic="ShoppingListAddItem",
-                                            turns=[Turn(role="usuario", text="põe leite na\nlista")])],
-                recent_turns=[Turn(role="usuario", text="timer de 5 minutos"),
-                              Turn(role="agente", agent="timers", text="Timer iniciado.")]),
+    state=State(active_agent="timers", suspended_sessions=["listas"],
+                recent_turns=[Turn(role="user", text="põe leite na\nlista", agent_id="listas"),
+                              Turn(role="agent", agent_id="listas", text="Leite anotado."),
+                              Turn(role="user", text="timer de 5 minutos", agent_id="timers"),
+                              Turn(role="agent", agent_id="timers", text="Timer iniciado.")]),
     question="Continua, retoma, inicia ou desambigua?", question_type="choice",
     options={"continuar_agente_ativo": "continuar", "retomar_sessao:listas": "retomar listas",
              "iniciar_novo_agente": "novo", "desambiguar": "perguntar"},
@@ -33,13 +33,14 @@ def test_serialization_matches_the_golden_file():
 def test_parse_reads_back_exactly_what_was_serialized():
     state = parse_state(to_request(D2)["state"])
     assert state["active_agent"] == "timers"
-    assert state["suspended"] == [("listas", "ShoppingListAddItem", "põe leite na lista")]
-    assert [t["text"] for t in state["turns"]] == ["timer de 5 minutos", "Timer iniciado."]
+    assert state["suspended"] == [("listas", "põe leite na lista")]
+    assert [t["text"] for t in state["turns"]] == ["põe leite na lista", "Leite anotado.", "timer de 5 minutos",
+                                                   "Timer iniciado."]
     assert state["message"] == "e a lista?"
 
 
 def test_truncation_drops_the_oldest_turns_first():
-    turns = [Turn(role="usuario", text=f"turno {i} " + "x" * 200) for i in range(6)]
+    turns = [Turn(role="user", text=f"turno {i} " + "x" * 200) for i in range(6)]
     text = serialize_state(State(active_agent="a", recent_turns=turns), "mensagem")
     assert len(text) <= MAX_STATE_CHARS
     assert "turno 5" in text and "turno 0" not in text

@@ -15,7 +15,7 @@ from adri_pipeline_tests.conftest import shared
 @pytest.fixture
 def sample_examples():
     utterances, descriptions = load_source("sample")
-    return build_dataset(utterances, descriptions, "sample")
+    return build_dataset(utterances, descriptions, "sample")[0]
 
 
 def test_no_group_in_two_splits_and_every_split_used(sample_examples):
@@ -25,6 +25,19 @@ def test_no_group_in_two_splits_and_every_split_used(sample_examples):
     # D1 and D4 of one utterance share its group, so they always land together
     d1 = {e.id: split_of[e.id] for e in sample_examples if e.task == "D1"}
     assert all(split_of[i.replace(":D1:", ":D4:")] == s for i, s in d1.items())
+
+
+def test_no_utterance_reaches_two_splits_whatever_task_it_feeds():
+    """Composed conversations reuse utterances: they are composed within a split, never across."""
+    utterances, descriptions = load_source("sample")
+    examples, split_of = build_dataset(utterances, descriptions, "sample")
+    splits_of_text: dict[str, set[str]] = {}
+    for e in examples:
+        texts = [e.utterance] + [t.text for t in e.state.recent_turns if t.role == "user"]
+        for text in texts:
+            if len(text.split()) > 3:  # the short replies are shared on purpose
+                splits_of_text.setdefault(text, set()).add(split_of[e.id])
+    assert splits_of_text and all(len(s) == 1 for s in splits_of_text.values())
 
 
 def test_leak_detection_sees_a_group_split_apart(sample_examples):

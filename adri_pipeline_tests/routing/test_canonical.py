@@ -1,0 +1,107 @@
+"""A team's own annotated data in the seed's canonical format: loaded line by line, errors name the
+line and the field, and the same protocol runs on it."""
+
+import json
+
+import pytest
+
+from adri_pipeline.routing.benchmark import RunConfig, build, with_external_test
+from adri_pipeline.routing.builders import D2_QUESTION, CanonicalFileError, load_canonical
+from adri_pipeline.routing.contract import RoutingConfigError
+from adri_pipeline.routing.serialize import to_request
+
+OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_sessao:listas": "voltar às listas",
+           "iniciar_novo_agente": "outro assunto", "desambiguar": "perguntar ao usuário"}
+
+
+def line(i: int, gold: str = "continuar_agente_ativo", utterance: str = "sim pfv", **extra) -> dict:
+    """Exactly the shape of seed 001 section 3."""
+    return {
+        "id": f"conv-{i:06d}-t04-D2", "group_id": f"conv-{i:06d}", "task": "D2",
+        "state": {"active_agent": "timers", "suspended_sessions": ["listas"],
+                  "recent_turns": [{"role": "user", "text": "põe leite na lista", "agent_id": "listas"},
+                                   {"role": "agent", "agent_id": "listas", "text": "Anotado."},
+                                   {"role": "user", "text": "um timer de 10 minutos"},
+                                   {"role": "agent", "agent_id": "timers", "text": "Começo agora?"}],
+                  "eligible_intents": []},
+        "utterance": utterance, "question": "Como o orquestrador deve tratar este turno?",
+        "question_type": "choice", "options": OPTIONS, "gold_label": gold,
+        "metadata": {"taxonomy_version": "v0.1", "domain": "casa", "length_bucket": "curto", "ambiguity": "media",
+                     "turn_index": 4, "adversarial": ["curta_dependente_de_contexto"], "n_options": 4,
+                     "synthetic": False, "author": "equipe-a"},
+        **extra,
+    }
+
+
+def write(path, rows):
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_seed_format_file_loads_and_keeps_the_teams_metadata(tmp_path):
+    [example] = load_canonical(write(tmp_path / "d2.jsonl", [line(1, annotator_labels=["continuar_agente_ativo",
+                                                                                        "desambiguar"],
+                                                                 adjudicated_label="continuar_agente_ativo")]))
+    assert example.state.suspended_sessions == ["listas"] and example.state.recent_turns[1].agent_id == "listas"
+    assert example.metadata.model_extra == {"author": "equipe-a"} and example.annotator_labels[1] == "desambiguar"
+    assert "- sessão listas: põe leite na lista" in to_request(example)["state"]
+
+
+@pytest.mark.parametrize("broken, message", [
+    ({"gold_label": "transferir"}, "line 2: gold_label 'transferir' is not among the options"),
+    ({"cliente": "x"}, "line 2: field 'cliente': Extra inputs are not permitted"),
+    ({"state": {"recent_turns": [{"role": "usuario", "text": "oi"}]}}, "line 2: field 'state.recent_turns.0.role'"),
+    ({"utterance": None}, "line 2: field 'utterance'"),
+])
+def test_a_broken_line_names_the_line_and_the_field(tmp_path, broken, message):
+    rows = [line(1), {k: v for k, v in {**line(2), **broken}.items() if v is not None}]
+    with pytest.raises(CanonicalFileError, match=message):
+        load_canonical(write(tmp_path / "d2.jsonl", rows))
+
+
+def test_a_line_that_is_not_json_is_named(tmp_path):
+    path = tmp_path / "d2.jsonl"
+    path.write_text(json.dumps(line(1)) + "\n{oops\n", encoding="utf-8")
+    with pytest.raises(CanonicalFileError, match="d2.jsonl: line 2: not valid JSON"):
+        load_canonical(path)
+
+
+def test_the_d2_rule_reaches_every_candidate_in_the_question():
+    assert "mesmo que seja curto" in D2_QUESTION and "desambiguar quando não dá para decidir" in D2_QUESTION
+
+
+def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
+    from adri_pipeline.routing.report import run_and_report
+    from adri_pipeline.warehouse import Warehouse
+
+    golds = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
+    texts = {"continuar_agente_ativo": "sim pfv", "retomar_sessao:listas": "e a lista de compras?",
+             "iniciar_novo_agente": "qual a previsão do tempo amanhã?"}
+    rows = [line(i, gold=golds[i % 3], utterance=texts[golds[i % 3]] + f" ({i})") for i in range(36)]
+    team_file = write(tmp_path / "equipe.jsonl", rows)
+    frozen = tmp_path / "frozen"
+    dataset = build(RunConfig(dataset=str(team_file)), frozen_dir=frozen)
+    assert (frozen / "file-equipe.test.sha256").exists()
+    report = run_and_report(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
+                            Warehouse(tmp_path / "w.duckdb"), tmp_path / "run", dataset=dataset)
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert metrics["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == len(dataset.in_split("test"))
+    assert "metadata.author" in metrics["results"]["embedded-logreg"]["slices"] and report.exists()
+
+    with pytest.raises(RoutingConfigError, match="shares ids or group_ids"):
+        with_external_test(dataset, load_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
+    external = load_canonical(write(tmp_path / "externo.jsonl", [
+        line(1000 + i, gold=golds[i % 3], utterance=texts[golds[i % 3]]) for i in range(9)]))
+    evaluated = with_external_test(dataset, external)
+    assert {e.id for e in evaluated.in_split("test")} == {e.id for e in external}
+    run_and_report(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
+                   Warehouse(tmp_path / "w.duckdb"), tmp_path / "eval", dataset=evaluated)
+    assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == 9
+
+
+def test_the_json_schema_in_contracts_is_the_models_own():
+    from adri_pipeline.routing.contract import SCHEMAS
+    from adri_pipeline.routing.examples import CanonicalExample
+
+    stored = json.loads((SCHEMAS / "canonical_example.schema.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in stored.items() if not k.startswith("$")} == CanonicalExample.model_json_schema()
