@@ -54,6 +54,7 @@ class RunConfig:
     high_confidence: float = 0.85
     ece_bins: int = 10
     h1_margin_pp: float = 3.0
+    h2_min_coverage: float = 0.5  # abstaining on more than half the decisions does not count as helping
     h3_p95_ms: float = 50.0
     h3_cost_per_1000_usd: float = 0.01
 
@@ -312,7 +313,10 @@ def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: Ru
         low, high = metrics.bootstrap_interval(
             lambda idx: correct[idx][kept[idx]].mean() - correct[idx].mean() if kept[idx].any() else None,
             len(correct), rng)
-        h2 = {"verdict": "supported" if low > 0 else "not supported",
+        coverage = d1.get("coverage_at_threshold") or 0.0
+        # seed 001 H2: abstention must help "sem derrubar demais a cobertura"
+        h2 = {"verdict": "supported" if low > 0 and coverage >= config.h2_min_coverage else "not supported",
+              "min_coverage": config.h2_min_coverage,
               "selective_accuracy": d1.get("selective_accuracy_at_threshold"), "coverage": d1.get("coverage_at_threshold"),
               "full_coverage_accuracy": d1.get("accuracy"), "gain_ci95": [float(low), float(high)]}
         p95 = result["latency_ms"].get("p95", float("nan"))

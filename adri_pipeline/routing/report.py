@@ -56,6 +56,15 @@ def _fmt(value) -> str:
         f"{value:.3f}" if isinstance(value, float) else str(value))
 
 
+def annotation_agreement(dataset: Dataset) -> dict:
+    """Cohen's kappa and Krippendorff's alpha between the first two annotators, when the data has them."""
+    pairs = [e.annotator_labels[:2] for e in dataset.examples if len(e.annotator_labels) >= 2]
+    if not pairs:
+        return {}
+    as_text = [["|".join(sorted(v)) if isinstance(v, list) else str(v) for v in pair] for pair in pairs]
+    return {"examples": len(pairs), **metrics.annotator_agreement([a for a, _ in as_text], [b for _, b in as_text])}
+
+
 def _origins(dataset: Dataset) -> dict[tuple[str, str, str], int]:
     counts: dict[tuple[str, str, str], int] = {}
     for e in dataset.in_split("test"):
@@ -113,11 +122,17 @@ def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_reliability(runs, "D1", config.ece_bins, out_dir / "reliability_D1.png")
     plot_coverage(runs, "D1", out_dir / "coverage_accuracy_D1.png")
+    agreement = annotation_agreement(dataset)
     (out_dir / "metrics.json").write_text(json.dumps(
         {"config": dataclasses.asdict(config), "test_hash": dataset.test_hash, "results": results,
-         "hypotheses": hypotheses}, ensure_ascii=False, indent=1, default=float), encoding="utf-8")
+         "hypotheses": hypotheses, "annotator_agreement": agreement}, ensure_ascii=False, indent=1, default=float),
+        encoding="utf-8")
     path = out_dir / "report.md"
-    path.write_text(markdown(dataset, config, results, hypotheses), encoding="utf-8")
+    text = markdown(dataset, config, results, hypotheses)
+    if agreement:
+        text += ("\n## Annotation\n\nExamples with two annotators: " + ", ".join(
+            f"{k} {_fmt(v)}" for k, v in agreement.items()) + " (seed 001 §4: kappa / alpha in the report).\n")
+    path.write_text(text, encoding="utf-8")
     return path
 
 

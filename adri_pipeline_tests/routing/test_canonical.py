@@ -77,7 +77,8 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     golds = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
     texts = {"continuar_agente_ativo": "sim pfv", "retomar_sessao:listas": "e a lista de compras?",
              "iniciar_novo_agente": "qual a previsão do tempo amanhã?"}
-    rows = [line(i, gold=golds[i % 3], utterance=texts[golds[i % 3]] + f" ({i})") for i in range(36)]
+    rows = [line(i, gold=golds[i % 3], utterance=texts[golds[i % 3]] + f" ({i})",
+                 annotator_labels=[golds[i % 3], golds[i % 3] if i % 4 else "desambiguar"]) for i in range(36)]
     team_file = write(tmp_path / "equipe.jsonl", rows)
     frozen = tmp_path / "frozen"
     dataset = build(RunConfig(dataset=str(team_file)), frozen_dir=frozen)
@@ -87,6 +88,8 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == len(dataset.in_split("test"))
     assert "metadata.author" in metrics["results"]["embedded-logreg"]["slices"] and report.exists()
+    agreement = metrics["annotator_agreement"]
+    assert agreement["examples"] == 36 and 0 < agreement["cohen_kappa"] < 1 and "Annotation" in report.read_text()
 
     with pytest.raises(RoutingConfigError, match="shares ids or group_ids"):
         with_external_test(dataset, load_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
@@ -104,4 +107,5 @@ def test_the_json_schema_in_contracts_is_the_models_own():
     from adri_pipeline.routing.examples import CanonicalExample
 
     stored = json.loads((SCHEMAS / "canonical_example.schema.json").read_text(encoding="utf-8"))
-    assert {k: v for k, v in stored.items() if not k.startswith("$")} == CanonicalExample.model_json_schema()
+    expected = json.loads(json.dumps(CanonicalExample.model_json_schema()))
+    assert {k: v for k, v in stored.items() if k not in ("$schema", "$id")} == expected
