@@ -236,3 +236,15 @@ def test_a_server_that_comes_back_after_a_drop_loses_nothing(ollama_stub, tmp_pa
     run = classify_documents(settings_for(ollama_stub, tmp_path, SAMPLE), load_corpus(SAMPLE).documents.head(3),
                              origin="test", backend=backend)
     assert (run.report.classified, run.report.stopped, run.report.requests) == (3, "", 4)
+
+
+def test_the_quality_check_runs_without_dagster_on_the_recorded_model(ollama_stub, tmp_path):
+    from adri_pipeline.pipeline import check_quality
+
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    classify_corpus_file(settings, limit=10)
+    partial = check_quality(settings)
+    assert not partial.passed and "answered 43.5 % < 95.0" in partial.description  # 10 of 23 documents
+    assert partial.figures["model"] == "ollama:qwen-test"
+    classify_corpus_file(settings)
+    assert check_quality(settings).passed
