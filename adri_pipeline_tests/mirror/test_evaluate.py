@@ -133,22 +133,10 @@ def test_savings_compare_runs_with_controls_on_and_off(tmp_path):
 
 @pytest.mark.slow
 def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, warehouse):
-    import csv
-    import itertools
-    import sys
-
     from adri_pipeline.mirror.replay import PAGE_TYPE_POINT, replay_page_type
-    from adri_pipeline_tests.conftest import shared
+    from adri_pipeline_tests.mirror.test_replay import pdap_subset
 
-    source = shared("mirror/pdap/labeled-urls-headers_all.csv")
-    subset = tmp_path / "pdap.csv"  # the first 600 records, kept in the test's temporary folder only
-    csv.field_size_limit(sys.maxsize)
-    with source.open(encoding="utf-8", newline="") as f, subset.open("w", encoding="utf-8", newline="") as out:
-        reader = csv.DictReader(f)
-        writer = csv.DictWriter(out, fieldnames=reader.fieldnames)
-        writer.writeheader()
-        writer.writerows(itertools.islice(reader, 600))
-    replay_page_type(tmp_path / "page.jsonl", subset)
+    replay_page_type(tmp_path / "page.jsonl", pdap_subset(tmp_path, 600))
     report = evaluate_log(tmp_path / "page.jsonl", {"page_type": PAGE_TYPE_POINT}, FileJudge("a"), FileJudge("b"),
                           warehouse, tmp_path / "out")
     diagnosis = report["evaluations"]["page_type"]["failure_diagnosis"]

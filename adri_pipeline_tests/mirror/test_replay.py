@@ -36,17 +36,22 @@ def test_html_replay_logs_every_page_with_truth_and_returns_the_rules_answers(tm
     assert {r["truth"] for r in records} <= {"sim", "nao"} and all(r["mirror_decision"] for r in records)
 
 
-@pytest.mark.slow
-def test_page_type_replay_holds_out_whole_sites(tmp_path):
+def pdap_subset(folder, records: int):
+    """The first `records` PDAP rows, kept in the test's temporary folder only (never in the repository)."""
     source = shared("mirror/pdap/labeled-urls-headers_all.csv")
-    subset = tmp_path / "pdap.csv"  # the first 300 records, kept in the test's temporary folder only
+    subset = folder / "pdap.csv"
     csv.field_size_limit(sys.maxsize)
     with source.open(encoding="utf-8", newline="") as f, subset.open("w", encoding="utf-8", newline="") as out:
         reader = csv.DictReader(f)
         writer = csv.DictWriter(out, fieldnames=reader.fieldnames)
         writer.writeheader()
-        writer.writerows(itertools.islice(reader, 300))
-    summary = replay_page_type(tmp_path / "page.jsonl", subset)
+        writer.writerows(itertools.islice(reader, records))
+    return subset
+
+
+@pytest.mark.slow
+def test_page_type_replay_holds_out_whole_sites(tmp_path):
+    summary = replay_page_type(tmp_path / "page.jsonl", pdap_subset(tmp_path, 300))
     records = [json.loads(line) for line in (tmp_path / "page.jsonl").read_text().splitlines()]
     assert len(records) == summary["decisions"] and summary["trained_on"] + summary["decisions"] <= 300
     assert all(r["truth"] and r["mirror_decision"] and 0 <= r["probability"] <= 1 for r in records)
