@@ -349,6 +349,7 @@ class Calibrated:
         self.candidate = candidate
         self.name = candidate.name
         self.temperature: dict[str, float] = {}
+        self.last_native_confidence: float | None = None  # the uncalibrated max probability (T = 1)
 
     def fit_temperature(self, requests: list[dict], golds: list, tasks: list[str]) -> None:
         grid = np.exp(np.linspace(np.log(0.005), np.log(20.0), 60))
@@ -365,6 +366,8 @@ class Calibrated:
         started = time.perf_counter()
         logits = self.candidate.logits(request)
         answers = {}
+        native = [max(softmax(option_logits).values()) for option_logits in logits.values()]
+        self.last_native_confidence = float(np.mean(native)) if native else None
         for name, option_logits in logits.items():
             probabilities = softmax(option_logits, self.temperature.get(task, 1.0))
             best = max(probabilities, key=probabilities.get)

@@ -27,6 +27,54 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert metrics["candidate"].to_list() == ["embedded-logreg", "embedded-zeroshot"]
     runs = warehouse.query("SELECT DISTINCT run_config FROM routing_predictions")
     assert json.loads(runs["run_config"][0])["seed"] == 13
+    logreg = figures["results"]["embedded-logreg"]
+    assert logreg["latency_per_turn_ms_percentiles"]["p95"] >= logreg["latency_ms"]["p50"]
+    assert sum(c["count"] for c in logreg["error_causes"].values()) == sum(
+        round(t["n"] * (1 - t["accuracy"])) for t in logreg["tasks"].values())
+    assert figures["hypotheses"]["embedded-logreg"]["H3"]["compared_with"].startswith("stated price")
+    native = warehouse.query("SELECT native_confidence FROM routing_predictions WHERE candidate = 'embedded-logreg'")
+    assert native["native_confidence"].drop_nulls().len() == native.height
+
+
+def _run(name, correct):
+    import polars as pl
+
+    from adri_pipeline.routing.benchmark import CandidateRun
+
+    frame = pl.DataFrame({"example_id": [f"e{i}" for i in range(len(correct))], "task": ["D1"] * len(correct),
+                          "correct": correct})
+    return CandidateRun(name, frame, {}, {}, 0, 0, 0, [], 0)
+
+
+@pytest.mark.parametrize("mine, llm, verdict", [
+    ([True] * 475 + [False] * 25, [True] * 480 + [False] * 20, "non-inferior"),  # 1 pp behind
+    ([True] * 300 + [False] * 200, [True] * 475 + [False] * 25, "inferior"),  # 35 pp behind
+])
+def test_h1_is_a_paired_bootstrap_against_the_margin(mine, llm, verdict):
+    import numpy as np
+
+    from adri_pipeline.routing.benchmark import _non_inferiority
+
+    result = _non_inferiority(_run("a", mine), _run("ollama:x", llm), "D1", RunConfig(), np.random.default_rng(1))
+    assert result["verdict"] == verdict and result["n"] == 500
+    assert result["gap_ci95_pp"][0] <= result["gap_pp"] <= result["gap_ci95_pp"][1]
+
+
+def test_error_causes_follow_the_seeds_taxonomy():
+    from adri_pipeline.routing.benchmark import error_cause
+    from adri_pipeline.routing.builders import load_canonical  # noqa: F401 (the canonical shape)
+    from adri_pipeline.routing.examples import CanonicalExample, Metadata, State
+
+    def example(**metadata):
+        return CanonicalExample(id="x", group_id="g", task="D2", state=State(active_agent="a"), utterance="sim",
+                                question="?", question_type="choice",
+                                options={"continuar_agente_ativo": "c", "desambiguar": "d"},
+                                gold_label="continuar_agente_ativo", metadata=Metadata(**metadata))
+    assert error_cause(example(), "transferir") == "instrucao"
+    assert error_cause(example(ambiguity="alta"), "desambiguar") == "ambiguidade"
+    assert error_cause(example(adversarial=["curta_dependente_de_contexto"]), "desambiguar") == "contexto_insuficiente"
+    assert error_cause(example(adversarial=["abreviacao"]), "desambiguar") == "linguagem"
+    assert error_cause(example(), "desambiguar") == "modelo"
 
 
 @pytest.mark.slow
