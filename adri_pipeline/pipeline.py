@@ -192,7 +192,7 @@ def classify_documents(
     prompt = build_prompt(codebook)
     store_codebook(warehouse, codebook, prompt)
     run_id = run_id or uuid.uuid4().hex
-    log.warning("classification run %s: %s (digest %s), codebook %s", run_id[:8], model.model,
+    log.info("classification run %s: %s (digest %s), codebook %s", run_id[:8], model.model,
                 model.digest[:19] or "-", codebook.content_hash[:12])
     touched: list[str] = []
     checkpoints = _Checkpoints(settings.results_every_documents, settings.results_every_minutes)

@@ -131,7 +131,8 @@ def test_the_server_killed_mid_request_and_restarted_loses_nothing(tmp_path):
     host = port_file.read_text()
     warehouse = tmp_path / "wh" / "adri.duckdb"
     process = classify(host, warehouse)
-    time.sleep(2.0)  # a few documents in, one request in flight
+    snapshot = warehouse.with_name("adri_snapshot.duckdb")
+    wait_until(snapshot.exists, timeout=120, what="the first partial results (5 documents in)")
     server.send_signal(signal.SIGKILL)
     server.wait()
     time.sleep(0.5)
@@ -227,7 +228,7 @@ def test_an_analyst_holding_the_snapshot_does_not_stop_a_run(stub, tmp_path):
 
 def test_two_runs_at_once_on_one_warehouse_the_second_is_told_who_holds_it(stub, tmp_path):
     warehouse = tmp_path / "wh" / "adri.duckdb"
-    stub.delay = 0.5  # the first run lasts ~6 s: longer than the second one's start-up
+    stub.delay = 1.0  # the first run lasts ~12 s: longer than the second one's start-up, even on a busy machine
     first = classify(stub.host, warehouse)
     wait_until(lambda: len(stub.chats()) >= 2, what="the first run to start")
     env = {**os.environ, "ADRI_OLLAMA_HOSTS": stub.host}

@@ -246,6 +246,28 @@ def _turn_latencies(run: CandidateRun, by_id: dict[str, CanonicalExample]) -> li
     return list(turns.values())
 
 
+def abstention_comparison(frame: pl.DataFrame, by_id: dict[str, CanonicalExample], thresholds: dict) -> dict:
+    """Seed 001 task 60: on turns that have both, abstaining when D3 says "nao" (explicit) against
+    abstaining when the routing decision's confidence is below its calibrated threshold (derived):
+    the coverage each keeps and the routing accuracy on what it keeps."""
+    rows = {(by_id[r["example_id"]].group_id, by_id[r["example_id"]].utterance, r["task"]): r
+            for r in frame.iter_rows(named=True)}
+    pairs = [(rows[(g, u, "D3")], r) for (g, u, task), r in rows.items()
+             if task in ("D1", "D2") and (g, u, "D3") in rows]
+    if not pairs:
+        return {}
+
+    def kept(which):
+        chosen = [route for d3, route in pairs if which(d3, route)]
+        return {"coverage": len(chosen) / len(pairs),
+                "accuracy_on_kept": float(np.mean([r["correct"] for r in chosen])) if chosen else float("nan")}
+
+    return {"turns": len(pairs),
+            "explicit_d3": kept(lambda d3, route: d3["answer"] == "sim"),
+            "derived_confidence": kept(lambda d3, route: route["confidence"] >= thresholds.get(route["task"], 1.01)),
+            "no_abstention_accuracy": float(np.mean([route["correct"] for _, route in pairs]))}
+
+
 ERROR_CAUSES = ("instrucao", "ambiguidade", "contexto_insuficiente", "truncamento", "linguagem", "modelo")
 
 
@@ -343,6 +365,7 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
     result["latency_per_turn_ms_percentiles"] = {k: v * 1000 for k, v in metrics.percentiles(
         _turn_latencies(run, by_id)).items()}
     result["error_causes"] = error_causes(frame, by_id)
+    result["abstention_d3_vs_confidence"] = abstention_comparison(frame, by_id, run.threshold)
     result["latency_per_turn_ms"] = mean_latency * 1000 * decisions / max(turns, 1)
     result["throughput_per_s_at_batch"] = {"batch": config.batch, "per_s": run.throughput_per_s}
     result["cost_per_1000_usd"] = metrics.cost_per_thousand(mean_latency * decisions, decisions, config.hourly_price_usd)

@@ -179,12 +179,12 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
         agent = agent_of(utterance.intent)
         if agent:
             by_agent.setdefault(agent, []).append(utterance)
-    agents = sorted(a for a, items in by_agent.items() if len(items) >= 3)
-    if len(agents) < 4:
+    agents = sorted(by_agent)  # a split may hold only a few utterances per agent: one is enough
+    if len(agents) < 3:  # an active agent, a suspended one, a newcomer
         return []
     examples = []
     for index in range(len(utterances) // 2):
-        active, *suspended = rng.sample(agents, 1 + rng.randint(1, 2))
+        active, *suspended = rng.sample(agents, 1 + rng.randint(1, min(2, len(agents) - 2)))
         newcomer = rng.choice([a for a in agents if a != active and a not in suspended])
         first = rng.choice(by_agent[active])
         turns: list[Turn] = []

@@ -32,6 +32,8 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert sum(c["count"] for c in logreg["error_causes"].values()) == sum(
         round(t["n"] * (1 - t["accuracy"])) for t in logreg["tasks"].values())
     assert figures["hypotheses"]["embedded-logreg"]["H3"]["compared_with"].startswith("stated price")
+    abstention = logreg["abstention_d3_vs_confidence"]  # composed turns carry both D2 and D3
+    assert abstention["turns"] > 0 and 0 <= abstention["explicit_d3"]["coverage"] <= 1
     native = warehouse.query("SELECT native_confidence FROM routing_predictions WHERE candidate = 'embedded-logreg'")
     assert native["native_confidence"].drop_nulls().len() == native.height
 
