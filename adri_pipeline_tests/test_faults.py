@@ -226,6 +226,7 @@ def test_an_analyst_holding_the_snapshot_does_not_stop_a_run(stub, tmp_path):
         assert con.execute("SELECT count(*) FROM ledger").fetchall()[0][0] == N  # republished under the analyst
 
 
+@pytest.mark.slow
 def test_two_runs_at_once_on_one_warehouse_the_second_is_told_who_holds_it(stub, tmp_path):
     warehouse = tmp_path / "wh" / "adri.duckdb"
     stub.delay = 1.0  # the first run lasts ~12 s: longer than the second one's start-up, even on a busy machine
