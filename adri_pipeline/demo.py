@@ -51,12 +51,13 @@ def run_demo(settings: Settings) -> int:
 
     warehouse = Warehouse(settings.warehouse)
     model, figures = current_figures(warehouse, load_codebook(codebook_path))
-    print(f"classification results ({model.model}):")
+    print(f"classification results ({model.model}; synthetic abstracts written for the demo):")
     print("\n".join(figures_lines(figures)))
 
     routing_dir = report_folder(settings.warehouse.parent, adri.settings().routing_dataset)
     figures = json.loads((routing_dir / "metrics.json").read_text(encoding="utf-8"))
-    print(f"routing benchmark ({figures['config']['dataset']}, test split sha256 {figures['test_hash'][:12]}):")
+    print(f"routing benchmark ({figures['config']['dataset']}: synthetic utterances written for the project, "
+          f"test split sha256 {figures['test_hash'][:12]}):")
     for name, result in figures["results"].items():
         d1 = result["tasks"]["D1"]
         print(f"  {name:<18} D1 n={d1['n']} accuracy {d1['accuracy']:.3f}  macro-F1 {d1['macro_f1']:.3f}  ECE {d1['ece']:.3f}  "
@@ -69,7 +70,7 @@ def run_demo(settings: Settings) -> int:
         evaluations = read_mirror_evaluations(warehouse)
         for row in evaluations.iter_rows(named=True):
             e = json.loads(row["evaluation"])
-            print(f"mirror {row['decision_point']}: rule {e['rule_accuracy']:.3f} vs mirror-when-confident "
+            print(f"mirror {row['decision_point']} (synthetic shadow log): rule {e['rule_accuracy']:.3f} vs mirror-when-confident "
                   f"{e['mirror_accuracy_when_confident']:.3f} (coverage {e['coverage_at_threshold']:.2f}, "
                   f"judges agree {e['judge_agreement_rate']:.2f}) -> {e['recommendation']} (needs approval)")
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
