@@ -419,5 +419,9 @@ def store_routing_tables(warehouse: Warehouse, dataset: str, frames: dict[str, p
         for table, frame in frames.items():
             con.register("frame", frame)
             con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM frame LIMIT 0")
+            existing = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
+            for name, dtype, *_ in con.execute("DESCRIBE SELECT * FROM frame").fetchall():
+                if name not in existing:  # a column added since the table was created: migrate it
+                    con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {dtype}')
             con.unregister("frame")
             warehouse.replace_rows(con, table, frame, "dataset = ?", [dataset])

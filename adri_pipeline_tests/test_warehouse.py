@@ -77,3 +77,26 @@ def test_a_snapshot_left_half_written_by_a_killed_process_is_removed(warehouse, 
     leftover.write_bytes(b"half a database")
     warehouse.publish_snapshot()
     assert not leftover.exists() and warehouse.snapshot_path.exists()
+
+
+def test_routing_tables_gain_the_columns_a_newer_version_writes(warehouse):
+    from adri_pipeline.warehouse import store_routing_tables
+
+    store_routing_tables(warehouse, "d", {"routing_predictions": pl.DataFrame({"dataset": ["d"], "answer": ["a"]})})
+    newer = pl.DataFrame({"dataset": ["d"], "answer": ["b"], "native_confidence": [0.7]})
+    store_routing_tables(warehouse, "d", {"routing_predictions": newer})
+    assert warehouse.query("SELECT * FROM routing_predictions").rows() == [("d", "b", 0.7)]
+
+
+def test_a_warehouse_from_before_this_round_gains_the_new_columns(tmp_path):
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:  # the shape these tables had before evidence fields and sources
+        con.execute("CREATE TABLE classification_values (doc_id VARCHAR, model VARCHAR, codebook_hash VARCHAR, "
+                    "codebook_version VARCHAR, variable VARCHAR, value VARCHAR, label VARCHAR, evidencia VARCHAR, "
+                    "audit_status VARCHAR, evidence_start INTEGER, evidence_end INTEGER, attempt INTEGER, "
+                    "cache_key VARCHAR)")
+        con.execute("INSERT INTO classification_values (doc_id, variable) VALUES ('d1', 'abordagem')")
+    with Warehouse(path).connect() as con:
+        columns = {row[0] for row in con.execute("DESCRIBE classification_values").fetchall()}
+        assert {"evidence_field", "evidence_flag"} <= columns
+        assert con.execute("SELECT doc_id FROM classification_values").fetchall() == [("d1",)]  # rows kept
