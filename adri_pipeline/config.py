@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from adri_pipeline.corpus import DEFAULT_MAX_TEXT_CHARS
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Real data kept beside the project (never copied into it); tests and benchmarks skip when absent.
 SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
@@ -37,7 +39,7 @@ class Settings(BaseSettings):
     request_timeout_s: float = 300.0
     keep_alive: str = "10m"
     num_ctx: int = 8192
-    max_text_chars: int = Field(default=20_000, ge=500)  # longer abstracts are cut for the model, with a note
+    max_text_chars: int = Field(default=DEFAULT_MAX_TEXT_CHARS, ge=500)  # longer abstracts are cut for the model, with a note
     seed: int = 42
     temperature: float = 0.0
     memory_floor_mb: int = 1024

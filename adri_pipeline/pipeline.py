@@ -95,8 +95,7 @@ def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdenti
     fresh = assemble_results(warehouse, documents, codebook, model)
     store_results(warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash,
                   None if doc_ids is None else documents["doc_id"].to_list())
-    values, docs, pending = read_results(warehouse, model.model, codebook.content_hash)
-    figures = summarize(Results(values, docs, pending))
+    figures = figures_of(warehouse, model, codebook)
     store_figures(warehouse, figures_table(figures, model.model, codebook.content_hash),
                   model.model, codebook.content_hash)
     return figures
@@ -110,10 +109,15 @@ def recorded_model(warehouse: Warehouse) -> ModelIdentity:
     return ModelIdentity(run["backend"], run["model"], run["model_digest"], json.loads(run["params"]))
 
 
+def figures_of(warehouse: Warehouse, model: ModelIdentity, codebook: Codebook) -> dict:
+    """The seed's figures over everything the (model, codebook) holds."""
+    return summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
+
+
 def current_figures(warehouse: Warehouse, codebook: Codebook) -> tuple[ModelIdentity, dict]:
-    """The recorded model and the seed's figures over everything it holds for this codebook."""
+    """The recorded model and its figures for this codebook."""
     model = recorded_model(warehouse)
-    return model, summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
+    return model, figures_of(warehouse, model, codebook)
 
 
 @dataclass
@@ -129,17 +133,17 @@ def check_quality(settings: Settings) -> Quality:
     warehouse = Warehouse(settings.warehouse)
     codebook = load_codebook(settings.codebook)
     model = recorded_model(warehouse)
-    values, _, _ = read_results(warehouse, model.model, codebook.content_hash)
+    values, documents, pending = read_results(warehouse, model.model, codebook.content_hash)
+    figures = summarize(Results(values, documents, pending))  # the seed's figures: one way to count literal
+    answered = set(documents["doc_id"].to_list())
     doc_ids = read_documents(warehouse)["doc_id"].to_list()
-    included, rows = coverage_totals(warehouse)
-    answered = set(values["doc_id"].to_list())
     missing = [d for d in doc_ids if d not in answered]
+    included, rows = coverage_totals(warehouse)
     valid_pct = 100 * len(answered) / max(len(doc_ids), 1)
-    quoted = values.filter(pl.col("audit_status") != "waived")
-    literal_pct = 100 * (quoted["audit_status"] == "literal").mean() if quoted.height else 100.0
-    weak = {name: round(100 * (group["audit_status"] == "literal").mean(), 1)
-            for (name,), group in quoted.group_by("variable", maintain_order=True)}
-    weak = {k: v for k, v in weak.items() if v < settings.check_min_literal_pct}
+    evidence = figures.get("evidence", {}).get("literal_pct")
+    literal_pct = 100.0 if evidence is None else evidence  # nothing quoted: nothing to doubt
+    weak = {name: shares["literal_pct"] for name, shares in figures.get("evidence_by_variable", {}).items()
+            if shares["literal_pct"] is not None and shares["literal_pct"] < settings.check_min_literal_pct}
     coverage_pct = 100 * included / max(rows, 1)
     problems = []
     if valid_pct < settings.check_min_valid_pct:

@@ -19,7 +19,6 @@ from adri_pipeline.codebook import Codebook
 from adri_pipeline.corpus import as_documents
 from adri_pipeline.prompt import build_prompt
 
-AUDIT_STATUSES = ("literal", "approximate", "absent", "waived")
 QUOTED_STATUSES = ("literal", "approximate", "absent")  # shares among non-waived evidence
 OVER_20_WORDS = "over_20_words"
 

@@ -47,12 +47,12 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     context.instance.add_run_tags(context.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
 
-    def progress(outcome, total):
-        if outcome.valid and len(outcome_log) % 50 == 0:
-            context.log.info(f"{len(outcome_log)}/{total} documents classified")
-        outcome_log.append(outcome.document.doc_id)
+    outcome_log: list[str] = []  # every document the model answered in this run
 
-    outcome_log: list[str] = []
+    def progress(outcome, total):
+        outcome_log.append(outcome.document.doc_id)
+        if len(outcome_log) % 50 == 0:
+            context.log.info(f"{len(outcome_log)}/{total} documents answered")
     run = classify_documents(settings, documents, origin="dagster", run_id=context.run_id, progress=progress,
                              backend=backend)
     report = run.report

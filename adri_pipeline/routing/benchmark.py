@@ -268,9 +268,6 @@ def abstention_comparison(frame: pl.DataFrame, by_id: dict[str, CanonicalExample
             "no_abstention_accuracy": float(np.mean([route["correct"] for _, route in pairs]))}
 
 
-ERROR_CAUSES = ("instrucao", "ambiguidade", "contexto_insuficiente", "truncamento", "linguagem", "modelo")
-
-
 def error_cause(example: CanonicalExample, answer: str) -> str:
     """Seed 001 tasks 72-73, first matching cause: an answer outside the options (instruction), an
     ambiguous case, a reply that depends on context, a state cut by the serializer, adversarial
