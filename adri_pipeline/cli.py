@@ -1,4 +1,5 @@
-"""`adri` command line: classify, agree, snapshot, demo. Portuguese aliases for the flags users know."""
+"""`adri` command line: classify, agree, suggest, review, snapshot, routing, mirror, demo. Portuguese
+aliases for the flags users know."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from adri_pipeline.results import figures_lines
 # flag -> setting, for every subcommand: flags override ADRI_* variables, which override defaults
 _FLAGS = {"warehouse": "warehouse", "corpus": "corpus", "codebook": "codebook", "backend": "backend",
           "model": "model", "concurrency": "concurrency", "coders": "coders", "dataset": "routing_dataset",
-          "candidates": "routing_candidates", "judges": "mirror_judges", "config": "mirror_config"}
+          "candidates": "routing_candidates", "judges": "mirror_judges", "config": "mirror_config",
+          "coders_corpus": "coders_corpus", "holdout": "holdout"}
 
 
 def _settings(args) -> Settings:
@@ -101,15 +103,34 @@ def cmd_classify(args) -> int:
 
 
 def cmd_agree(args) -> int:
-    from adri_pipeline.agreement import agreement_table, load_coder_labels
-    from adri_pipeline.codebook import load_codebook
-    from adri_pipeline.warehouse import Warehouse, read_values
+    """Agreement per (model, variable) against the coders, with confusion tables; `--cv` adds the
+    trained embedded model cross-validated and the zero-shot model on the coded documents."""
+    import polars as pl
+
+    from adri_pipeline.coders import agreement
 
     settings = _settings(args)
-    codebook = load_codebook(settings.codebook)
-    coders = load_coder_labels(args.coders, codebook)
-    results = read_values(Warehouse(settings.warehouse), codebook.content_hash)
-    print(agreement_table(results, coders))
+    if settings.coders is None:
+        print("error: give the coders' file (--coders or ADRI_CODERS)", file=sys.stderr)
+        return 2
+    result = agreement(settings, cross_validated=args.cv, folds=args.folds)
+    with pl.Config(tbl_rows=200, tbl_width_chars=160, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
+        print(f"{result.documents} coded documents in {settings.coders}")
+        print(result.table)
+        if args.confusion:
+            for (model, variable), table in result.confusions.items():
+                print(f"\n{model} / {variable} (rows: coder)")
+                print(table)
+    return 0
+
+
+def cmd_suggest(args) -> int:
+    """The uncoded documents where a code helps most, with the reason (or a seeded random draw)."""
+    from adri_pipeline.coders import suggest
+
+    settings = _settings(args)
+    for item in suggest(settings, n=args.n, seed=args.seed, corpus=args.corpus):
+        print(f"{item.doc_id}\t{item.reason}\t{item.title[:90]}")
     return 0
 
 
@@ -282,10 +303,33 @@ def build_parser() -> argparse.ArgumentParser:
                           help="parallel requests (match OLLAMA_NUM_PARALLEL)")
     classify.set_defaults(func=cmd_classify)
 
+    def coders_flags(p):
+        p.add_argument("--coders", "--codificadores", type=Path, help="coders' CSV (env ADRI_CODERS)")
+        p.add_argument("--coders-corpus", "--corpus-codificado", type=Path,
+                       help="corpus file or folder holding the coded documents, if not in the warehouse")
+        p.add_argument("--holdout", type=Path, help="ids reserved for independent evaluation (never used)")
+
+    classify.add_argument("--coders", "--codificadores", type=Path,
+                          help="coders' CSV: the embedded backend learns from it (env ADRI_CODERS)")
+    classify.add_argument("--coders-corpus", "--corpus-codificado", type=Path,
+                          help="corpus holding the coded documents, if not in the warehouse")
+
     agree = sub.add_parser("agree", aliases=["concordancia"], help="agreement and kappa against human coders")
     common(agree)
-    agree.add_argument("--coders", "--codificadores", type=Path, required=True)
+    coders_flags(agree)
+    agree.add_argument("--cv", "--validacao-cruzada", action="store_true",
+                       help="also the embedded model trained on the codes, cross-validated, and zero-shot")
+    agree.add_argument("--folds", type=_positive_int, default=5)
+    agree.add_argument("--confusion", "--confusao", action="store_true", help="print the confusion tables")
     agree.set_defaults(func=cmd_agree)
+
+    suggest = sub.add_parser("suggest", aliases=["sugerir"], help="which documents to code next")
+    common(suggest)
+    coders_flags(suggest)
+    suggest.add_argument("--corpus", type=Path, help="where to look for uncoded documents (default ADRI_CORPUS)")
+    suggest.add_argument("--n", "--limite", type=_positive_int, default=20)
+    suggest.add_argument("--seed", type=int, default=20261130, help="for the random draw when nothing is coded yet")
+    suggest.set_defaults(func=cmd_suggest)
 
     review = sub.add_parser("review", aliases=["revisar"], help="write the static review pages (HTML)")
     common(review)

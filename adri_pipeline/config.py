@@ -19,13 +19,21 @@ SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "sha
 BackendName = Literal["auto", "ollama", "embedded"]
 
 
+def _existing(path: Path) -> Path | None:
+    return path if path.is_file() else None
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ADRI_", extra="forbid", populate_by_name=True)
 
     warehouse: Path = Field(default=PROJECT_ROOT / "data" / "warehouse" / "adri.duckdb")
     corpus: Path = Field(default=PROJECT_ROOT / "data" / "sample_corpus.jsonl")
     codebook: Path = Field(default=PROJECT_ROOT / "codebooks" / "pilot.yaml")
-    coders: Path | None = None  # CSV of human codes (doc_id, variable, value)
+    coders: Path | None = None  # CSV of human codes (doc_id, variable, value, evidencia); trains the embedded model
+    # where the coded documents' texts are when the warehouse lacks them (default: the corpus)
+    coders_corpus: Path | None = None
+    # ids reserved for independent evaluation: never trained on, never suggested for coding
+    holdout: Path | None = Field(default_factory=lambda: _existing(SHARED_DATA / "corpus" / "holdout_ids.txt"))
     display_language: str = "pt"
     analysis_language: str = "en"
 

@@ -23,6 +23,7 @@ from adri_pipeline import faults
 from adri_pipeline.backends import select_backend
 from adri_pipeline.classify import RunReport, classify_corpus
 from adri_pipeline.codebook import Codebook, load_codebook
+from adri_pipeline.coders import embedded_backend
 from adri_pipeline.config import Settings
 from adri_pipeline.corpus import Corpus, load_corpus
 from adri_pipeline.prompt import build_prompt
@@ -72,6 +73,12 @@ class ClassificationRun:
     snapshot: Path
     wall_seconds: float
     replaced_documents: list[str] = field(default_factory=list)
+
+
+def resolve_backend(settings: Settings, allow_fallback: bool = False):
+    """The backend a run uses, chosen once; the embedded one is trained on the coder file when one is
+    configured (ADRI_CODERS), else zero-shot."""
+    return select_backend(settings, allow_fallback=allow_fallback, embedded=lambda: embedded_backend(settings))
 
 
 def read_corpus(settings: Settings) -> Corpus:
@@ -189,7 +196,7 @@ def classify_documents(
     an interrupt, an error)."""
     started_at, started = datetime.now(timezone.utc), time.perf_counter()
     if backend is None:
-        backend = select_backend(settings, allow_fallback=allow_fallback)  # before anything is written
+        backend = resolve_backend(settings, allow_fallback=allow_fallback)  # before anything is written
     model = ModelIdentity.of(backend)
     warehouse = Warehouse(settings.warehouse)
     codebook = load_codebook(settings.codebook)
@@ -243,7 +250,7 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
     corpus = read_corpus(settings)
     for note in corpus.notes:
         log.warning(note)
-    backend = select_backend(settings, allow_fallback=True)
+    backend = resolve_backend(settings, allow_fallback=True)
     replaced = store_corpus(Warehouse(settings.warehouse), corpus, replace=replace_documents)
     for doc_id in replaced:
         log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)

@@ -78,6 +78,10 @@ CREATE TABLE IF NOT EXISTS classification_figures (
     literal_pct DOUBLE, approximate_pct DOUBLE, absent_pct DOUBLE, waived BIGINT,
     over_20_words BIGINT, seconds_median DOUBLE, seconds_p90 DOUBLE
 );
+CREATE TABLE IF NOT EXISTS document_vectors (
+    vector_key VARCHAR, encoder VARCHAR, doc_id VARCHAR, spans JSON, dim INTEGER,
+    document BLOB, windows BLOB, PRIMARY KEY (vector_key, encoder)
+);
 """
 
 # Columns added after a table first shipped: applied to existing warehouses on connect.
@@ -367,6 +371,29 @@ def ledger_writer(warehouse: Warehouse, columns: list[str]) -> Iterator:
 
 
 # -- named reads for checks, agreement and reports ---------------------------------------------
+
+# -- document vectors (coders.py decides what and when; this is how) -------------------------------
+
+VECTOR_COLUMNS = ["vector_key", "encoder", "doc_id", "spans", "dim", "document", "windows"]
+
+
+def read_vectors(warehouse: Warehouse, keys: list[str], encoder: str) -> list[tuple]:
+    """Cached vectors (in VECTOR_COLUMNS order) of the given content keys for this encoder."""
+    with warehouse.connect() as con:
+        con.register("_wanted", pl.DataFrame({"vector_key": keys}, schema={"vector_key": pl.String}))
+        try:
+            return con.execute(f"SELECT {', '.join(VECTOR_COLUMNS)} FROM document_vectors JOIN _wanted "
+                               "USING (vector_key) WHERE encoder = ?", [encoder]).fetchall()
+        finally:
+            con.unregister("_wanted")
+
+
+def store_vectors(warehouse: Warehouse, rows: list[tuple]) -> None:
+    if rows:
+        with warehouse.connect() as con:
+            con.executemany(f"INSERT OR REPLACE INTO document_vectors ({', '.join(VECTOR_COLUMNS)}) "
+                            f"VALUES ({', '.join('?' for _ in VECTOR_COLUMNS)})", rows)
+
 
 def read_values(warehouse: Warehouse, codebook_hash: str) -> pl.DataFrame:
     """Every model's `classification_values` for one codebook."""

@@ -43,7 +43,11 @@ def wait_until(condition, timeout=60, what="condition"):
 
 
 def ledger(warehouse: Path) -> list[str]:
+    """Documents in the ledger; none when the process died before (or while) creating it: a kill right
+    after the digest request can land inside the schema creation."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
+        if not con.execute("SELECT 1 FROM information_schema.tables WHERE table_name = 'ledger'").fetchall():
+            return []
         return [row[0] for row in con.execute("SELECT doc_id FROM ledger").fetchall()]
 
 

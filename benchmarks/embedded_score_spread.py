@@ -14,7 +14,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adri_pipeline.backends.embedded import EmbeddedBackend, windows  # noqa: E402
+from adri_pipeline.backends.embedded import EmbeddedBackend, embed_document  # noqa: E402
 from adri_pipeline.classify import as_documents  # noqa: E402
 from adri_pipeline.codebook import load_codebook  # noqa: E402
 from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA  # noqa: E402
@@ -31,13 +31,12 @@ def main() -> None:
     settings = backend.settings
     spreads: dict[str, list[float]] = {name: [] for name in codebook.variables}
     for document in as_documents(load_corpus(corpus).documents.head(limit)):
-        spans = windows(document.abstract) or [(0, len(document.abstract))]
-        texts = [document.abstract[s:e] for s, e in spans]
-        matrix = np.atleast_2d(backend._encoder.passage(texts + [f"{document.title}. {document.text}"]))
+        vectors = embed_document(document, title_window=False)
         for name, var in codebook.variables.items():
             options, targets = backend._targets[name]
-            per_window = matrix[:-1] @ targets.T
-            scores = (1 - settings.document_weight) * per_window.max(axis=0) + settings.document_weight * (targets @ matrix[-1])
+            per_window = vectors.windows @ targets.T
+            scores = ((1 - settings.document_weight) * per_window.max(axis=0)
+                      + settings.document_weight * (targets @ vectors.document))
             if var.type == "boolean":
                 spreads[name].append(float(scores[options.index("true")] - scores[options.index("false")]))
             elif var.type == "text":

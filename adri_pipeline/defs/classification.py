@@ -4,10 +4,10 @@ results per (model, codebook), evidence audits, agreement with coders, checks.""
 import dagster as dg
 import polars as pl
 
-from adri_pipeline.agreement import agreement_table, load_coder_labels
-from adri_pipeline.backends import select_backend
+from adri_pipeline.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
 from adri_pipeline.codebook import load_codebook
 from adri_pipeline.defs.codebook import codebook, prompt_signature
+from adri_pipeline.defs.coders import coded_model
 from adri_pipeline.defs.corpus import corpus, documents_partitions
 from adri_pipeline.defs.io_managers import content_hash, versioned
 from adri_pipeline.defs.metadata import markdown_table
@@ -17,6 +17,7 @@ from adri_pipeline.pipeline import (
     classify_documents,
     recorded_model,
     refresh_results,
+    resolve_backend,
 )
 from adri_pipeline.results import figures_table
 from adri_pipeline.warehouse import (
@@ -30,7 +31,7 @@ from adri_pipeline.warehouse import (
 
 @dg.asset(
     group_name="classification", partitions_def=documents_partitions,
-    backfill_policy=dg.BackfillPolicy.single_run(), deps=[corpus, prompt_signature],
+    backfill_policy=dg.BackfillPolicy.single_run(), deps=[corpus, prompt_signature, coded_model],
     output_required=False, kinds={"duckdb"},
 )
 def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
@@ -43,7 +44,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     documents = read_documents(warehouse, keys)
     if documents.height < len(keys):
         context.log.warning(f"{len(keys) - documents.height} partition keys are not in the corpus any more")
-    backend = select_backend(settings, allow_fallback=False)
+    backend = resolve_backend(settings, allow_fallback=False)
     context.instance.add_run_tags(context.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
 
@@ -111,12 +112,9 @@ def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) 
     book = load_codebook(settings.codebook)
     if settings.coders is None:
         context.log.info("no coder labels configured (ADRI_CODERS): agreement table left empty")
-        empty = agreement_table(pl.DataFrame(schema={"model": pl.String, "doc_id": pl.String,
-                                                     "variable": pl.String, "value": pl.String}),
-                                pl.DataFrame(schema={"doc_id": pl.String, "variable": pl.String, "value": pl.String}))
-        return versioned(empty, coders="none configured")
+        return versioned(pl.DataFrame(schema=AGREEMENT_SCHEMA), coders="none configured")
     results = read_values(Warehouse(settings.warehouse), book.content_hash)
-    table = agreement_table(results, load_coder_labels(settings.coders, book))
+    table = agreement_table(results, load_coder_labels(settings.coders, book), book)
     return versioned(table, coders=str(settings.coders), table=markdown_table(table))
 
 

@@ -9,6 +9,7 @@ from adri_pipeline.defs.classification import (
     validation_agreement,
 )
 from adri_pipeline.defs.codebook import prompt_signature
+from adri_pipeline.defs.coders import coded_model
 from adri_pipeline.defs.corpus import corpus
 from adri_pipeline.defs.reports import analyst_snapshot, review_site
 
@@ -47,4 +48,9 @@ mirror_evaluation_job = dg.define_asset_job(
 review_job = dg.define_asset_job(
     "review_job", selection=dg.AssetSelection.assets(review_site),
     description="Write the static review pages from what the warehouse and the reports hold.",
+)
+
+coded_model_job = dg.define_asset_job(
+    "coded_model_job", selection=dg.AssetSelection.assets(coded_model),
+    description="Fit the embedded model on the coders' codes and measure it cross-validated.",
 )

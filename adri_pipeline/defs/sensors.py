@@ -8,6 +8,7 @@ from adri_pipeline.codebook import load_codebook
 from adri_pipeline.defs.corpus import documents_partitions
 from adri_pipeline.defs.jobs import (
     classify_documents_job,
+    coded_model_job,
     range_tags,
     refresh_results_job,
 )
@@ -56,6 +57,26 @@ def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettin
     request = dg.RunRequest(job_name=classify_documents_job.name, run_key=f"signature-{signature[:16]}",
                             tags=range_tags(keys))
     return dg.SensorResult(run_requests=[request], cursor=cursor)
+
+
+@dg.sensor(jobs=[coded_model_job, classify_documents_job], minimum_interval_seconds=60)
+def new_codes_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
+    """A changed coders' file refits the coded model; when the embedded backend is the one in use, every
+    document is asked again (the new fit's cache keys are new; Ollama's are untouched)."""
+    settings = adri.settings()
+    if settings.coders is None:
+        return dg.SkipReason("no coders' file configured (ADRI_CODERS)")
+    coders_hash = file_hash(settings.coders)
+    if context.cursor is None:
+        return dg.SensorResult(cursor=coders_hash, skip_reason=dg.SkipReason("first look at the coders' file"))
+    if context.cursor == coders_hash:
+        return dg.SkipReason("coders' file unchanged")
+    requests = [dg.RunRequest(job_name=coded_model_job.name, run_key=f"coded-{coders_hash[:16]}")]
+    keys = context.instance.get_dynamic_partitions(documents_partitions.name)
+    if settings.backend == "embedded" and keys:
+        requests.append(dg.RunRequest(job_name=classify_documents_job.name, run_key=f"codes-{coders_hash[:16]}",
+                                      tags=range_tags(keys)))
+    return dg.SensorResult(run_requests=requests, cursor=coders_hash)
 
 
 @dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[classify_documents_job],

@@ -251,9 +251,7 @@ def coder_values(path: Path, codebook: Codebook) -> pl.DataFrame:
     from adri_pipeline.agreement import load_coder_labels
 
     coded = load_coder_labels(path, codebook)
-    raw = pl.read_csv(path, infer_schema_length=0)
-    evidencia = raw["evidencia"].to_list() if "evidencia" in raw.columns else [None] * raw.height
-    return coded.with_columns(pl.Series("evidencia", evidencia), pl.col("value").alias("label"),
+    return coded.with_columns(pl.col("value").alias("label"),
                               pl.lit(None, pl.String).alias("audit_status"),
                               pl.lit(None, pl.String).alias("evidence_field"),
                               pl.lit(None, pl.Int32).alias("evidence_start"),

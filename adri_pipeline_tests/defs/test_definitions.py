@@ -12,10 +12,11 @@ def test_definitions_load_with_every_asset_job_sensor_and_schedule():
     assert keys == {"corpus", "codebook", "prompt_signature", "classifications", "classification_results",
                     "evidence_audits", "validation_agreement", "analyst_snapshot",
                     "routing_examples", "routing_benchmark", "shadow_log", "mirror_sample", "mirror_judgements",
-                    "mirror_evaluation", "recommended_gate_configuration", "review_site"}
+                    "mirror_evaluation", "recommended_gate_configuration", "review_site", "coder_file",
+                    "coded_model"}
     assert defs.resolve_job_def("classify_documents_job").partitions_def.name == "documents"
     assert {s.name for s in defs.sensors} == {
-        "new_documents_sensor", "codebook_change_sensor", "results_after_classification_sensor",
+        "new_documents_sensor", "codebook_change_sensor", "new_codes_sensor", "results_after_classification_sensor",
         "results_after_failed_classification_sensor"}
     assert [s.name for s in defs.schedules] == ["nightly_backfill_schedule"]
 
