@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/slot_efficiency.py 120 4 600
 	$(BIN)/python benchmarks/classification_overhead.py 1000
 	$(BIN)/python benchmarks/dagster_range_run.py 200
+	$(BIN)/python benchmarks/coded_model.py
 
 ui: $(STAMP)
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \

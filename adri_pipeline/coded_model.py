@@ -3,8 +3,10 @@
 ADR 0011 measures accuracy "contra codificação humana ... na validação"; those codes also teach. Per
 variable, from the coded documents' vectors (document and <= 20-word windows, `DocumentVectors`):
 
-- enum / boolean: a logistic regression on the document vector; the answer is its most probable class,
-  the evidence the window that model scores highest for that class;
+- the document is read as its e5 vector (which sees the first 512 tokens only) next to the mean of its
+  windows (which covers the whole abstract: a long thesis abstract states its method near the end);
+- enum / boolean: a logistic regression on that; the answer is its most probable class, the evidence
+  the window that model scores highest for that class (a window read as a one-window document);
 - list (one-vs-rest per value) and text (informed or not): the values and periods are named in a
   sentence, which the coders quote, so a window model learns from the windows that overlap the coder's
   evidence; a value is chosen when the mean of the window model's best window and the document model
@@ -29,7 +31,7 @@ from sklearn.model_selection import GroupKFold
 
 from adri_pipeline.codebook import NO_INFORMATION_VALUES, Codebook
 
-TRAINING_VERSION = "2026-11-30.1"  # bump when fitting or answering changes: it is part of every cache key
+TRAINING_VERSION = "2026-11-30.3"  # bump when fitting or answering changes: it is part of every cache key
 NO_INFORMATION = "nao_informado"
 
 
@@ -58,6 +60,17 @@ class CodedDocument:
     vectors: DocumentVectors
     codes: dict[str, str]  # variable -> canonical value ("a|b" for lists, "true"/"false")
     evidence: dict[str, tuple[str, int, int] | None]  # variable -> where the coder's quote is, if found
+
+
+def document_features(vectors: DocumentVectors) -> np.ndarray:
+    """[document vector, normalized mean of the windows]."""
+    mean = vectors.windows.mean(axis=0)
+    return np.concatenate([vectors.document, mean / (np.linalg.norm(mean) or 1.0)])
+
+
+def window_features(vectors: DocumentVectors) -> np.ndarray:
+    """Each window read as a document of one window, for the document models to score."""
+    return np.hstack([vectors.windows, vectors.windows])
 
 
 def _logistic(params: TrainingParams) -> LogisticRegression:
@@ -101,9 +114,9 @@ class _ValueModel:
 
     def probability(self, vectors: DocumentVectors, weight: float) -> tuple[float, int]:
         """(combined probability, index of the best window)."""
-        by_document = float(_probability(self.document, vectors.document[None, :], True)[0])
+        by_document = float(_probability(self.document, document_features(vectors)[None, :], True)[0])
         if self.window is None:
-            return by_document, int(_probability(self.document, vectors.windows, True).argmax())
+            return by_document, int(_probability(self.document, window_features(vectors), True).argmax())
         by_window = _probability(self.window, vectors.windows, True)
         best = int(by_window.argmax())
         return weight * float(by_window[best]) + (1 - weight) * by_document, best
@@ -135,11 +148,11 @@ class CodedModel:
 
     def _single(self, name, var, vectors: DocumentVectors) -> tuple[dict, float]:
         model = self.single[name]
-        probabilities = model.predict_proba(vectors.document[None, :])[0]
+        probabilities = model.predict_proba(document_features(vectors)[None, :])[0]
         ranked = np.sort(probabilities)[::-1]
         margin = float(ranked[0] - ranked[1]) if len(ranked) > 1 else 1.0
         label = model.classes_[int(probabilities.argmax())]
-        quote = vectors.texts[int(_probability(model, vectors.windows, label).argmax())]
+        quote = vectors.texts[int(_probability(model, window_features(vectors), label).argmax())]
         if var.type == "boolean":
             value = label == "true"
             return {"evidencia": quote if value else "", "valor": value}, margin
@@ -177,7 +190,7 @@ def model_digest(codebook: Codebook, params: TrainingParams, encoder: str, rows:
 def fit(coded: list[CodedDocument], codebook: Codebook, params: TrainingParams, digest: str) -> CodedModel:
     """One model per variable from the coded documents (each document once)."""
     model = CodedModel(codebook, params, digest, [d.doc_id for d in coded])
-    documents = np.vstack([d.vectors.document for d in coded]) if coded else np.zeros((0, 0))
+    documents = np.vstack([document_features(d.vectors) for d in coded]) if coded else np.zeros((0, 0))
     for name, var in codebook.variables.items():
         labelled = [(i, d.codes[name]) for i, d in enumerate(coded) if name in d.codes]
         if not labelled:

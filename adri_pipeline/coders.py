@@ -27,7 +27,7 @@ from adri_pipeline.agreement import (
     load_coder_labels,
 )
 from adri_pipeline.audit import DocumentIndex, audit_evidence
-from adri_pipeline.backends.embedded import EmbeddedBackend, embed_document, encoder_name
+from adri_pipeline.backends.embedded import VECTORS_VERSION, EmbeddedBackend, embed_document, encoder_name
 from adri_pipeline.codebook import Codebook, load_codebook
 from adri_pipeline.coded_model import (
     CodedDocument,
@@ -78,7 +78,7 @@ def vector_key(document: Document) -> str:
 
 def document_vectors(warehouse: Warehouse, documents: list[Document]) -> list[DocumentVectors]:
     """Vectors of each document, from the warehouse cache or embedded now (and cached)."""
-    encoder = encoder_name()
+    encoder = f"{encoder_name()}/{VECTORS_VERSION}"
     keys = [vector_key(d) for d in documents]
     cached = {row[0]: row for row in read_vectors(warehouse, keys, encoder)}
     fresh = []
@@ -173,7 +173,7 @@ class Agreement:
     documents: int
 
 
-def _answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
+def answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
     rows = [{"model": model, "doc_id": doc_id, "variable": variable, "value": canonical(answer["valor"])}
             for doc_id, by_variable in answers.items() for variable, answer in by_variable.items()]
     return pl.DataFrame(rows, schema={"model": pl.String, "doc_id": pl.String, "variable": pl.String,
@@ -194,12 +194,12 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5)
     if cross_validated:
         sample = coded_sample(settings)
         predictions = cross_validate(sample.documents, codebook, TrainingParams(), folds)
-        frames.append(_answers_frame(f"embedded trained ({folds}-fold cross-validated)",
+        frames.append(answers_frame(f"embedded trained ({folds}-fold cross-validated)",
                                      {p.doc_id: p.answer for p in predictions}))
         backend = EmbeddedBackend()
         backend.prepare(codebook, None)
-        frames.append(_answers_frame(ZERO_SHOT, {c.doc_id: backend.zero_shot(c.vectors) for c in sample.documents}))
-    results = pl.concat(frames) if frames else _answers_frame("", {})
+        frames.append(answers_frame(ZERO_SHOT, {c.doc_id: backend.zero_shot(c.vectors) for c in sample.documents}))
+    results = pl.concat(frames) if frames else answers_frame("", {})
     table = agreement_table(results, coders, codebook)
     confusions = {(m, v): confusion_table(results, coders, codebook, m, v)
                   for m, v in table.select("model", "variable").iter_rows()}

@@ -56,3 +56,17 @@ def test_answers_vary_with_the_document(sample_corpus, pilot):
     backend.prepare(pilot, prompt)
     values = {backend.classify(prompt, d).content["abordagem"]["valor"] for d in as_documents(sample_corpus.documents)}
     assert len(values) >= 3
+
+
+def test_a_long_title_is_cut_into_quotable_windows():
+    """Found on real data: a 40-word title was one window, so a trained answer quoting it broke the
+    20-word rule and the document failed."""
+    from adri_pipeline.backends.embedded import embed_document
+    from adri_pipeline.corpus import Document
+
+    title = " ".join(f"palavra{i}" for i in range(45))
+    document = Document("d1", title, "Um resumo curto. Com duas frases.", "Um resumo curto. Com duas frases.")
+    vectors = embed_document(document)
+    titles = [(s, e) for field, s, e in vectors.spans if field == "title"]
+    assert len(titles) >= 3 and all(len(title[s:e].split()) <= 20 for s, e in titles)
+    assert len(vectors.texts) == len(vectors.spans) == vectors.windows.shape[0]

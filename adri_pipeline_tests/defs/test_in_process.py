@@ -101,3 +101,26 @@ def test_downstream_assets_use_the_model_the_classification_run_recorded(dagster
     assert metadata["model"].value == "ollama:qwen-test" and metadata["documents"].value == 23
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         assert con.execute("SELECT DISTINCT model FROM classification_values").fetchall() == [("ollama:qwen-test",)]
+
+
+def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with_it(dagster_instance, adri, tmp_path):
+    """Synthetic codes (test_coders.synthetic_codes) on the first 14 sample documents."""
+    from adri_pipeline.corpus import as_documents, load_corpus
+    from adri_pipeline.definitions import defs
+    from adri_pipeline.defs.in_process import resources_for
+    from adri_pipeline_tests.test_coders import synthetic_codes
+
+    codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:14])
+    trained = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,
+                           backend="embedded", coders=str(codes))
+    result = defs.resolve_job_def("coded_model_job").execute_in_process(
+        instance=dagster_instance, resources=resources_for(trained))
+    [materialization] = result.asset_materializations_for_node("coded_model")
+    digest = materialization.metadata["digest"].value
+    assert materialization.tags["dagster/data_version"] == digest
+    assert "trained (5-fold cross-validated)" in materialization.metadata["agreement"].value
+
+    graph = materialize_graph(dagster_instance, trained, jobs=("classify",))
+    assert graph.classify.success
+    model = graph.classify.dagster_run.tags["adri/model"]
+    assert model.endswith(f"+coded-{digest[:12]}")

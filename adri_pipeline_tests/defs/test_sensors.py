@@ -79,3 +79,28 @@ def test_label_only_edit_renames_results_without_a_model_call(dagster_instance, 
         "WHERE variable = 'abordagem' AND value = 'qualitativa' AND codebook_hash = ?",
         [load_codebook(codebook_copy).content_hash])
     assert labels["label"].to_list() == ["QUALI"]
+
+
+def test_new_codes_refit_the_model_and_reclassify_only_with_the_embedded_backend(dagster_instance, adri, tmp_path):
+    from adri_pipeline.defs.sensors import new_codes_sensor
+
+    codes = tmp_path / "codes.csv"
+    codes.write_text("doc_id,variable,value\nsample-001,abordagem,qualitativa\n")
+    with_codes = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,
+                              backend="embedded", coders=str(codes))
+    assert isinstance(evaluate(new_codes_sensor, dagster_instance, adri), dg.SkipReason)  # no coder file
+    first = evaluate(new_codes_sensor, dagster_instance, with_codes)
+    assert not first.run_requests  # the first look only records the file
+    assert isinstance(evaluate(new_codes_sensor, dagster_instance, with_codes, first.cursor), dg.SkipReason)
+
+    dagster_instance.add_dynamic_partitions("documents", ["sample-001", "sample-002"])
+    codes.write_text("doc_id,variable,value\nsample-001,abordagem,teorica\n")
+    changed = evaluate(new_codes_sensor, dagster_instance, with_codes, first.cursor)
+    assert [r.job_name for r in changed.run_requests] == ["coded_model_job", "classify_documents_job"]
+    assert changed.run_requests[1].tags["dagster/asset_partition_range_end"] == "sample-002"
+
+    with_ollama = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,
+                               backend="ollama", coders=str(codes))
+    codes.write_text("doc_id,variable,value\nsample-001,abordagem,mista\n")
+    only_refit = evaluate(new_codes_sensor, dagster_instance, with_ollama, changed.cursor)
+    assert [r.job_name for r in only_refit.run_requests] == ["coded_model_job"]  # Ollama's answers stand

@@ -100,6 +100,10 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     run_and_report(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
                    Warehouse(tmp_path / "w.duckdb"), tmp_path / "eval", dataset=evaluated)
     assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == 9
+    # failed before: the evaluation's rows replaced the run's (both were stored under the fit data's name)
+    stored = Warehouse(tmp_path / "w.duckdb").query(
+        "SELECT dataset, count(*) AS n FROM routing_predictions GROUP BY dataset ORDER BY dataset").rows()
+    assert stored == [("eval", 9), ("run", len(dataset.in_split("test")))]
 
 
 def test_the_json_schema_in_contracts_is_the_models_own():
@@ -109,3 +113,17 @@ def test_the_json_schema_in_contracts_is_the_models_own():
     stored = json.loads((SCHEMAS / "canonical_example.schema.json").read_text(encoding="utf-8"))
     expected = json.loads(json.dumps(CanonicalExample.model_json_schema()))
     assert {k: v for k, v in stored.items() if k not in ("$schema", "$id")} == expected
+
+
+def test_the_projects_hand_written_d2_turns_are_seed_format_and_balanced():
+    """data/routing/handwritten_d2.jsonl: 40 D2 turns written by hand (synthetic, labelled so), ten per
+    decision, with the D2 rule in every question."""
+    from collections import Counter
+
+    from adri_pipeline.config import PROJECT_ROOT
+
+    examples = load_canonical(PROJECT_ROOT / "data" / "routing" / "handwritten_d2.jsonl")
+    kinds = Counter(e.gold_label.split(":")[0] for e in examples)
+    assert kinds == {"continuar_agente_ativo": 10, "retomar_sessao": 10, "iniciar_novo_agente": 10, "desambiguar": 10}
+    assert all(e.question == D2_QUESTION and e.metadata.synthetic and e.metadata.language == "pt-BR" for e in examples)
+    assert all(t.role in ("user", "agent") and t.agent_id for e in examples for t in e.state.recent_turns)
