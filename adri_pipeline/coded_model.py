@@ -30,6 +30,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
 from adri_pipeline.codebook import NO_INFORMATION_VALUES, Codebook
+from adri_pipeline.prompt import build_prompt
 
 TRAINING_VERSION = "2026-11-30.3"  # bump when fitting or answering changes: it is part of every cache key
 NO_INFORMATION = "nao_informado"
@@ -180,8 +181,9 @@ class CodedModel:
 def model_digest(codebook: Codebook, params: TrainingParams, encoder: str, rows: list[tuple],
                  texts: list[str]) -> str:
     """Hash of everything a fit depends on: the codes (with evidence), the coded texts, the encoder,
-    the codebook's signature and the training settings."""
-    payload = json.dumps([TRAINING_VERSION, params.model_dump(), encoder, codebook.content_hash,
+    the codebook's prompt signature (not its labels: a label-only edit must not cost a reclassification)
+    and the training settings."""
+    payload = json.dumps([TRAINING_VERSION, params.model_dump(), encoder, build_prompt(codebook).signature,
                           sorted(rows), sorted(hashlib.sha256(t.encode()).hexdigest() for t in texts)],
                          sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -81,18 +81,19 @@ def document_vectors(warehouse: Warehouse, documents: list[Document]) -> list[Do
     encoder = f"{encoder_name()}/{VECTORS_VERSION}"
     keys = [vector_key(d) for d in documents]
     cached = {row[0]: row for row in read_vectors(warehouse, keys, encoder)}
-    fresh = []
+    pending = []
     for done, (document, key) in enumerate(zip(documents, keys), start=1):
-        if key not in cached:
-            vectors = embed_document(document)
-            row = (key, encoder, document.doc_id, json.dumps(vectors.spans), vectors.document.shape[0],
-                   vectors.document.astype(np.float32).tobytes(), vectors.windows.astype(np.float32).tobytes())
-            cached[key] = row
-            fresh.append(row)
-            if len(fresh) % 50 == 0:
-                store_vectors(warehouse, fresh[-50:])
-                log.info("embedded %d/%d documents", done, len(documents))
-    store_vectors(warehouse, fresh[len(fresh) - len(fresh) % 50:])
+        if key in cached:
+            continue
+        vectors = embed_document(document)
+        cached[key] = (key, encoder, document.doc_id, json.dumps(vectors.spans), vectors.document.shape[0],
+                       vectors.document.astype(np.float32).tobytes(), vectors.windows.astype(np.float32).tobytes())
+        pending.append(cached[key])
+        if len(pending) == 50:  # a long first embedding keeps what it did if stopped
+            store_vectors(warehouse, pending)
+            pending = []
+            log.info("embedded %d/%d documents", done, len(documents))
+    store_vectors(warehouse, pending)
     return [_vectors(cached[key], document) for key, document in zip(keys, documents)]
 
 
@@ -151,7 +152,10 @@ def train(settings: Settings, params: TrainingParams | None = None) -> CodedMode
     sample = coded_sample(settings)
     texts = [" ".join(d.vectors.texts) for d in sample.documents]
     digest = model_digest(sample.codebook, params, encoder_name(), sample.rows, texts)
-    model = fit(sample.documents, sample.codebook, params, digest)
+    try:
+        model = fit(sample.documents, sample.codebook, params, digest)
+    except ValueError as exc:
+        raise CoderFileError(f"{settings.coders}: {exc}") from None
     log.info("coded model %s: %d documents from %s%s", digest[:12], len(sample.documents), settings.coders,
              f" ({sample.dropped_second_codes} second codes not trained on)" if sample.dropped_second_codes else "")
     return model
@@ -193,7 +197,10 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5)
     documents = coders["doc_id"].n_unique()
     if cross_validated:
         sample = coded_sample(settings)
-        predictions = cross_validate(sample.documents, codebook, TrainingParams(), folds)
+        try:
+            predictions = cross_validate(sample.documents, codebook, TrainingParams(), folds)
+        except ValueError as exc:
+            raise CoderFileError(f"{settings.coders}: {exc}") from None
         frames.append(answers_frame(f"embedded trained ({folds}-fold cross-validated)",
                                      {p.doc_id: p.answer for p in predictions}))
         backend = EmbeddedBackend()

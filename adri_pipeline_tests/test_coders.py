@@ -161,3 +161,23 @@ def test_the_projects_coded_sample_quotes_its_documents_and_spares_the_holdout(p
             document = documents[doc_id]
             audit = audit_evidence(evidence, DocumentIndex(document.abstract, document.title), False)
             assert audit.status == "literal" and len(evidence.split()) <= 20, (doc_id, variable, evidence)
+
+
+def test_a_label_only_codebook_edit_keeps_the_trained_model_and_its_cache_keys(coded, tmp_path):
+    settings, _ = coded
+    relabelled = tmp_path / "pilot.yaml"
+    relabelled.write_text(PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
+                                                                    "qualitativa: Pesquisa qualitativa"), encoding="utf-8")
+    edited = coders.embedded_backend(settings.model_copy(update={"codebook": relabelled}))
+    assert edited.model == coders.embedded_backend(settings).model
+    redefined = tmp_path / "redefined.yaml"
+    redefined.write_text(PILOT.read_text(encoding="utf-8").replace("Abordagem metodológica predominante",
+                                                                   "Abordagem metodológica principal"), encoding="utf-8")
+    assert coders.embedded_backend(settings.model_copy(update={"codebook": redefined})).model != edited.model
+
+
+def test_too_few_coded_documents_is_a_clear_error_not_a_traceback(coded, tmp_path):
+    settings, documents = coded
+    few = synthetic_codes(tmp_path / "few.csv", documents[:3])
+    with pytest.raises(CoderFileError, match="few.csv: cross-validation needs at least 5 coded documents"):
+        coders.agreement(settings.model_copy(update={"coders": few}), cross_validated=True)

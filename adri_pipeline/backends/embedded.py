@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from adri_pipeline.backends.base import BackendResponse
+from adri_pipeline.backends.base import BackendError, BackendResponse
 from adri_pipeline.codebook import NO_INFORMATION_VALUES, Codebook, Variable
 from adri_pipeline.coded_model import TRAINING_VERSION, CodedModel, DocumentVectors
 from adri_pipeline.corpus import Document, body_start
-from adri_pipeline.prompt import EVIDENCE_MAX_CHARS, EVIDENCE_MAX_WORDS, Prompt
+from adri_pipeline.prompt import EVIDENCE_MAX_CHARS, EVIDENCE_MAX_WORDS, Prompt, build_prompt
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _WORD = re.compile(r"\S+")
@@ -142,8 +142,8 @@ class EmbeddedBackend:
     def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
         self._codebook = codebook
         if self.trained is not None:
-            if self.trained.codebook.content_hash != codebook.content_hash:
-                raise ValueError("the coded model was trained against another codebook; train it again")
+            if build_prompt(self.trained.codebook).signature != prompt.signature:
+                raise BackendError("the coded model was trained against another codebook definition; train it again")
             return
         encoder = self.encoder
         self._targets = {name: self._embed_targets(encoder, var) for name, var in codebook.variables.items()}
