@@ -48,9 +48,12 @@ ZERO_SHOT = "embedded zero-shot"
 
 
 def holdout_ids(settings: Settings) -> set[str]:
-    """Ids reserved for independent evaluation (one per line, '#' comments)."""
-    if settings.holdout is None or not Path(settings.holdout).is_file():
+    """Ids reserved for independent evaluation (one per line, '#' comments). A holdout file that was
+    named but is not there is an error: silently using nothing would leak the reserved documents."""
+    if settings.holdout is None:
         return set()
+    if not Path(settings.holdout).is_file():
+        raise CoderFileError(f"{settings.holdout}: holdout file not found (ADRI_HOLDOUT, --holdout)")
     lines = Path(settings.holdout).read_text(encoding="utf-8").splitlines()
     return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
 
