@@ -17,6 +17,8 @@ class AdriSettings(dg.ConfigurableResource):
     corpus: str | None = None
     codebook: str | None = None
     coders: str | None = None
+    coders_corpus: str | None = None  # where the coded documents' texts are, if not in the warehouse
+    holdout: str | None = None  # ids never trained on or suggested (default ../shared/data/corpus/holdout_ids.txt)
     backend: str | None = None
     model: str | None = None
     ollama_hosts: str | None = None  # comma-separated, as ADRI_OLLAMA_HOSTS
