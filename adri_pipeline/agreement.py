@@ -122,7 +122,8 @@ def confusion_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codeb
     frame = pl.DataFrame(pairs, schema={"coder": pl.String, "model": pl.String}, orient="row")
     if frame.is_empty():
         return frame
-    return frame.pivot(on="model", index="coder", values="model", aggregate_function="len").fill_null(0).sort("coder")
+    table = frame.pivot(on="model", index="coder", values="model", aggregate_function="len").fill_null(0)
+    return table.select("coder", *sorted(c for c in table.columns if c != "coder")).sort("coder")
 
 
 def _joined(results: pl.DataFrame, coders: pl.DataFrame) -> pl.DataFrame:
