@@ -158,7 +158,8 @@ class EmbeddedBackend:
                 for value, spec in var.values.items()
                 if var.type == "boolean" or value not in NO_INFORMATION_VALUES
             }
-        return list(options), np.atleast_2d(encoder.query(list(options.values())))
+        with _ENGINE_LOCK:
+            return list(options), np.atleast_2d(encoder.query(list(options.values())))
 
     def classify(self, prompt: Prompt, document: Document, retry=None) -> BackendResponse:
         started = time.perf_counter()
