@@ -230,4 +230,7 @@ def classify_corpus(
         pool.shutdown(wait=not abandon, cancel_futures=True)
         backend.close()
         report.requests = getattr(backend, "requests_sent", report.model_calls)
+    if report.stopped:  # an interrupt may land between a commit and its bookkeeping: the ledger decides
+        known = Ledger(warehouse).known(keys)
+        report.answered = [d.doc_id for d, k in zip(docs, keys) if k in known]
     return report

