@@ -201,29 +201,22 @@ def fit(coded: list[CodedDocument], codebook: Codebook, params: TrainingParams, 
         if var.type in ("enum", "boolean"):
             model.single[name] = _fit(documents[rows], [v for _, v in labelled], params)
             continue
-        targets = ([v for v in var.values if v != NO_INFORMATION] if var.type == "list" else ["__informed__"])
+        targets = [v for v in var.values if v != NO_INFORMATION] if var.type == "list" else ["informed"]
         model.per_value[name], model.never_predicted[name] = {}, []
         for target in targets:
-            has = [_has(value, target) for _, value in labelled]
+            has = [value != NO_INFORMATION if var.type == "text" else target in value.split("|")
+                   for _, value in labelled]
             if sum(has) < params.min_positive or all(has):
                 model.never_predicted[name].append(target)
                 continue
             windows, window_labels = [], []
-            for (i, _), positive in zip(labelled, has):
-                hits = _overlaps(coded[i].vectors, coded[i].evidence.get(name)) if positive else None
+            for (i, _), positive in zip(labelled, has):  # a positive document's windows under its quote
                 windows.append(coded[i].vectors.windows)
-                window_labels.extend(hits if hits is not None else [False] * len(coded[i].vectors.spans))
+                window_labels.extend(_overlaps(coded[i].vectors, coded[i].evidence.get(name) if positive else None))
             window_model = (_logistic(params).fit(np.vstack(windows), window_labels)
                             if sum(window_labels) >= params.min_positive else None)
-            key = "informed" if var.type == "text" else target
-            model.per_value[name][key] = _ValueModel(_logistic(params).fit(documents[rows], has), window_model)
+            model.per_value[name][target] = _ValueModel(_logistic(params).fit(documents[rows], has), window_model)
     return model
-
-
-def _has(value: str, target: str) -> bool:
-    if target == "__informed__":
-        return value != NO_INFORMATION
-    return target in value.split("|")
 
 
 @dataclass

@@ -39,7 +39,7 @@ from adri_pipeline.coded_model import (
     model_digest,
 )
 from adri_pipeline.config import Settings
-from adri_pipeline.corpus import Document, as_documents, load_corpus
+from adri_pipeline.corpus import Document, as_documents, read_corpus
 from adri_pipeline.warehouse import Warehouse, read_documents, read_values, read_vectors, store_vectors
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def _documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str], sou
     missing = [d for d in doc_ids if d not in found]
     if missing:
         path = source or settings.corpus
-        corpus = load_corpus(path, settings.display_language, settings.analysis_language, settings.max_text_chars)
+        corpus = read_corpus(settings, path)
         found.update({d.doc_id: d for d in as_documents(corpus.documents.filter(pl.col("doc_id").is_in(missing)))})
         missing = [d for d in doc_ids if d not in found]
         if missing:
@@ -149,10 +149,11 @@ def coded_sample(settings: Settings) -> CodedSample:
     return CodedSample(codebook, coded, first.rows(), labels.height - first.height)
 
 
-def train(settings: Settings, params: TrainingParams | None = None) -> CodedModel:
-    """Fit the per-variable models on the coder file; deterministic for the same file, texts and settings."""
+def train(settings: Settings, params: TrainingParams | None = None, sample: CodedSample | None = None) -> CodedModel:
+    """Fit the per-variable models on the coder file (its `sample`, when the caller already read it);
+    deterministic for the same file, texts and settings."""
     params = params or TrainingParams()
-    sample = coded_sample(settings)
+    sample = sample or coded_sample(settings)
     texts = [" ".join(d.vectors.texts) for d in sample.documents]
     digest = model_digest(sample.codebook, params, encoder_name(), sample.rows, texts)
     try:
@@ -187,7 +188,8 @@ def answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
                                       "value": pl.String})
 
 
-def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5) -> Agreement:
+def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
+              sample: CodedSample | None = None) -> Agreement:
     """Every stored model's results against the coders; with `cross_validated`, also the trained
     embedded model (each document answered by a model fitted without it) and the zero-shot model on
     the same documents."""
@@ -199,7 +201,7 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5)
         frames.append(read_values(warehouse, codebook.content_hash).select("model", "doc_id", "variable", "value"))
     documents = coders["doc_id"].n_unique()
     if cross_validated:
-        sample = coded_sample(settings)
+        sample = sample or coded_sample(settings)
         try:
             predictions = cross_validate(sample.documents, codebook, TrainingParams(), folds)
         except ValueError as exc:
@@ -228,23 +230,20 @@ class Suggestion:
 
 def suggest(settings: Settings, n: int = 20, seed: int = 20261130, corpus: Path | None = None) -> list[Suggestion]:
     """Uncoded documents where a code helps most: where the stored embedded and LLM results disagree,
-    then where the trained model is least sure (smallest mean margin between its top answers). With no coder file (or no trained model yet), a seeded
-    random draw. Never a document already coded or reserved (holdout)."""
+    then where the trained model is least sure (smallest mean margin between its top answers). With no
+    coder file, a seeded random draw. Never a document already coded or reserved (holdout)."""
     warehouse = Warehouse(settings.warehouse)
-    source = corpus or settings.corpus
-    pool = load_corpus(source, settings.display_language, settings.analysis_language, settings.max_text_chars)
-    coded = set()
-    if settings.coders is not None:
-        coded = set(load_coder_labels(settings.coders, load_codebook(settings.codebook))["doc_id"])
-    excluded = coded | holdout_ids(settings)
-    candidates = [d for d in as_documents(pool.documents) if d.doc_id not in excluded]
+    pool = as_documents(read_corpus(settings, corpus).documents)
+    reserved = holdout_ids(settings)
     if settings.coders is None:
-        ids = sorted(d.doc_id for d in candidates)
-        titles = {d.doc_id: d.title for d in candidates}
-        drawn = random.Random(seed).sample(ids, min(n, len(ids)))
+        titles = {d.doc_id: d.title for d in pool if d.doc_id not in reserved}
+        drawn = random.Random(seed).sample(sorted(titles), min(n, len(titles)))
         return [Suggestion(d, titles[d], f"random draw (seed {seed}): no codes yet", 0.0) for d in drawn]
-    model = train(settings)
-    disagreements = _disagreements(warehouse, load_codebook(settings.codebook), {d.doc_id for d in candidates})
+    sample = coded_sample(settings)
+    model = train(settings, sample=sample)
+    excluded = {d.doc_id for d in sample.documents} | reserved
+    candidates = [d for d in pool if d.doc_id not in excluded]
+    disagreements = _disagreements(warehouse, sample.codebook, {d.doc_id for d in candidates})
     vectors = document_vectors(warehouse, candidates)
     suggestions = []
     for document, vecs in zip(candidates, vectors):

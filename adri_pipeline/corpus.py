@@ -17,8 +17,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
+
+if TYPE_CHECKING:
+    from adri_pipeline.config import Settings
 
 SUPPORTED_SUFFIXES = (".jsonl", ".csv", ".xlsx")
 
@@ -275,3 +279,10 @@ def load_corpus(
         raise CorpusError(f"{path}: no document with an abstract to classify ({rows} rows read)")
     frame = pl.DataFrame(list(documents.values()), schema=DOCUMENT_SCHEMA)
     return Corpus(frame, pl.DataFrame(coverage), skipped, notes)
+
+
+def read_corpus(settings: "Settings", path: str | Path | None = None) -> Corpus:
+    """A corpus file or folder (the configured one by default) read with the settings' languages and
+    text limit, as every caller reads it."""
+    return load_corpus(path or settings.corpus, settings.display_language, settings.analysis_language,
+                       settings.max_text_chars)

@@ -25,7 +25,7 @@ from adri_pipeline.classify import RunReport, classify_corpus
 from adri_pipeline.codebook import Codebook, load_codebook
 from adri_pipeline.coders import embedded_backend
 from adri_pipeline.config import Settings
-from adri_pipeline.corpus import Corpus, load_corpus
+from adri_pipeline.corpus import Corpus, read_corpus
 from adri_pipeline.prompt import build_prompt
 from adri_pipeline.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.warehouse import (
@@ -79,12 +79,6 @@ def resolve_backend(settings: Settings, allow_fallback: bool = False):
     """The backend a run uses, chosen once; the embedded one is trained on the coder file when one is
     configured (ADRI_CODERS), else zero-shot."""
     return select_backend(settings, allow_fallback=allow_fallback, embedded=lambda: embedded_backend(settings))
-
-
-def read_corpus(settings: Settings) -> Corpus:
-    """The configured corpus file(s), as every caller reads them."""
-    return load_corpus(settings.corpus, settings.display_language, settings.analysis_language,
-                       settings.max_text_chars)
 
 
 def new_documents(settings: Settings, known: set[str]) -> tuple[list[str], list[str]]:

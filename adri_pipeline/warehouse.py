@@ -347,16 +347,24 @@ def read_mirror_evaluations(warehouse: Warehouse) -> pl.DataFrame:
 
 # -- ledger (cache.py decides what goes in; this is how) ----------------------------------------
 
-def ledger_select(warehouse: Warehouse, columns: list[str], keys: list[str]) -> list[tuple]:
-    """`columns` of the ledger rows whose cache_key is among `keys`."""
+def _rows_by_key(warehouse: Warehouse, table: str, key: str, columns: list[str], keys: list[str],
+                 where: str = "", params=()) -> list[tuple]:
+    """`columns` of the rows whose `key` is among `keys` (joined against the keys as a frame: thousands
+    of keys stay one query)."""
     if not keys:
         return []
     with warehouse.connect() as con:
-        con.register("_wanted", pl.DataFrame({"cache_key": keys}, schema={"cache_key": pl.String}))
+        con.register("_wanted", pl.DataFrame({key: keys}, schema={key: pl.String}))
         try:
-            return con.execute(f"SELECT {', '.join(columns)} FROM ledger JOIN _wanted USING (cache_key)").fetchall()
+            return con.execute(f"SELECT {', '.join(columns)} FROM {table} JOIN _wanted USING ({key})"
+                               + (f" WHERE {where}" if where else ""), list(params)).fetchall()
         finally:
             con.unregister("_wanted")
+
+
+def ledger_select(warehouse: Warehouse, columns: list[str], keys: list[str]) -> list[tuple]:
+    """`columns` of the ledger rows whose cache_key is among `keys`."""
+    return _rows_by_key(warehouse, "ledger", "cache_key", columns, keys)
 
 
 @contextmanager
@@ -379,13 +387,7 @@ VECTOR_COLUMNS = ["vector_key", "encoder", "doc_id", "spans", "dim", "document",
 
 def read_vectors(warehouse: Warehouse, keys: list[str], encoder: str) -> list[tuple]:
     """Cached vectors (in VECTOR_COLUMNS order) of the given content keys for this encoder."""
-    with warehouse.connect() as con:
-        con.register("_wanted", pl.DataFrame({"vector_key": keys}, schema={"vector_key": pl.String}))
-        try:
-            return con.execute(f"SELECT {', '.join(VECTOR_COLUMNS)} FROM document_vectors JOIN _wanted "
-                               "USING (vector_key) WHERE encoder = ?", [encoder]).fetchall()
-        finally:
-            con.unregister("_wanted")
+    return _rows_by_key(warehouse, "document_vectors", "vector_key", VECTOR_COLUMNS, keys, "encoder = ?", [encoder])
 
 
 def store_vectors(warehouse: Warehouse, rows: list[tuple]) -> None:

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from adri_pipeline.coders import agreement, train
+from adri_pipeline.coders import agreement, coded_sample, train
 from adri_pipeline.defs.codebook import prompt_signature
 from adri_pipeline.defs.corpus import corpus
 from adri_pipeline.defs.metadata import file_hash, markdown_table
@@ -26,8 +26,9 @@ def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Mat
     if settings.coders is None:
         return dg.MaterializeResult(data_version=dg.DataVersion("zero-shot"),
                                     metadata={"coders": "none configured (ADRI_CODERS): the embedded model stays zero-shot"})
-    model = train(settings)
-    measured = agreement(settings, cross_validated=True)
+    sample = coded_sample(settings)  # read once: the fit and its cross-validation share it
+    model = train(settings, sample=sample)
+    measured = agreement(settings, cross_validated=True, sample=sample)
     context.log.info(f"coded model {model.digest[:12]} fitted on {len(model.documents)} documents")
     return dg.MaterializeResult(
         data_version=dg.DataVersion(model.digest),

@@ -2,10 +2,10 @@
 
 import dagster as dg
 
+from adri_pipeline.corpus import read_corpus
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import markdown_table
 from adri_pipeline.defs.resources import AdriSettings
-from adri_pipeline.pipeline import read_corpus
 from adri_pipeline.warehouse import store_corpus
 
 documents_partitions = dg.DynamicPartitionsDefinition(name="documents")
