@@ -12,6 +12,7 @@ from pathlib import Path
 
 from adri_pipeline.config import Settings
 from adri_pipeline.results import figures_lines
+from adri_pipeline.stopping import install_stop_handlers
 
 # flag -> setting, for every subcommand: flags override ADRI_* variables, which override defaults
 _FLAGS = {"warehouse": "warehouse", "corpus": "corpus", "codebook": "codebook", "backend": "backend",
@@ -372,24 +373,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _install_stop_handlers() -> None:
-    """Ctrl+C and SIGTERM (systemd, Docker, Kubernetes, Dagster's run termination) both stop the run
-    the same way: no new documents, results and snapshot for what was done. Installed explicitly, so a
-    process started in the background with SIGINT ignored still stops on Ctrl+C."""
-    import signal
-
-    def terminate(signum, frame):
-        raise KeyboardInterrupt("SIGTERM")
-
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, terminate)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    _install_stop_handlers()
+    install_stop_handlers()
     from adri_pipeline.agreement import CoderFileError
     from adri_pipeline.backends.base import BackendError
     from adri_pipeline.codebook import CodebookError

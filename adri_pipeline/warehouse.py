@@ -19,6 +19,7 @@ import polars as pl
 import psutil
 
 from adri_pipeline import faults
+from adri_pipeline.stopping import interrupt_from
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS documents (
@@ -101,6 +102,20 @@ class WarehouseLocked(RuntimeError):
     """Another process holds the writer's file; the message says what to do."""
 
 
+@contextmanager
+def interrupts_given_back() -> Iterator[None]:
+    """A Ctrl+C or SIGTERM that DuckDB swallowed inside a query comes out as the KeyboardInterrupt it
+    was, so a run stops the way it does anywhere else (see stopping.py); DuckDB rolled the interrupted
+    statement back."""
+    try:
+        yield
+    except Exception as exc:
+        interrupt = interrupt_from(exc)
+        if interrupt is None:
+            raise
+        raise interrupt from exc
+
+
 class Warehouse:
     def __init__(self, path: str | Path, lock_timeout_s: float = 10.0):
         self.path = Path(path)
@@ -135,11 +150,12 @@ class Warehouse:
                     raise WarehouseLocked(_lock_message(self.path, str(exc), self.lock_timeout_s)) from None
                 time.sleep(0.2)
         try:
-            if self._schema_ready != self._file_identity():
-                con.execute(SCHEMA)
-                con.execute(MIGRATIONS)
-                self._schema_ready = self._file_identity()
-            yield con
+            with interrupts_given_back():
+                if self._schema_ready != self._file_identity():
+                    con.execute(SCHEMA)
+                    con.execute(MIGRATIONS)
+                    self._schema_ready = self._file_identity()
+                yield con
         finally:
             con.close()
 
@@ -373,7 +389,8 @@ def ledger_writer(warehouse: Warehouse, columns: list[str]) -> Iterator:
     sql = f"INSERT OR REPLACE INTO ledger ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
     with warehouse.connect() as con:
         def commit(record: dict) -> None:
-            con.execute(sql, [record[c] for c in columns])
+            with interrupts_given_back():  # the run's connection stays open: translate at each commit
+                con.execute(sql, [record[c] for c in columns])
 
         yield commit
 

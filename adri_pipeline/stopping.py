@@ -1,0 +1,37 @@
+"""How a run is told to stop: Ctrl+C and SIGTERM both raise KeyboardInterrupt in the main thread (the
+SIGTERM one says "SIGTERM", so the CLI exits 143 rather than 130).
+
+DuckDB checks for signals while it runs a query and, when one lands there, swallows the
+KeyboardInterrupt and raises `RuntimeError("Query interrupted")` instead (seen in CI: a Ctrl+C during a
+ledger commit ended the run with a traceback and exit 1 instead of results and exit 130).
+`warehouse.py` gives the interrupt back with `interrupt_from`, naming the signal recorded here.
+"""
+
+from __future__ import annotations
+
+import signal
+
+_last_signal: str | None = None
+
+
+def install_stop_handlers() -> None:
+    """Installed explicitly, so a process started in the background with SIGINT ignored still stops on
+    Ctrl+C; systemd, Docker, Kubernetes and Dagster's run termination send SIGTERM."""
+
+    def stop(signum, frame):
+        global _last_signal
+        _last_signal = signal.Signals(signum).name
+        raise KeyboardInterrupt("SIGTERM") if signum == signal.SIGTERM else KeyboardInterrupt()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+def interrupt_from(exc: BaseException) -> KeyboardInterrupt | None:
+    """The KeyboardInterrupt a database error stands for, if it is DuckDB's "Query interrupted"."""
+    import duckdb
+
+    if isinstance(exc, duckdb.InterruptException) or (
+            type(exc) is RuntimeError and str(exc) == "Query interrupted"):
+        return KeyboardInterrupt("SIGTERM") if _last_signal == "SIGTERM" else KeyboardInterrupt()
+    return None
