@@ -210,7 +210,7 @@ class EmbeddedLogReg:
         self.ranker = LogisticRegression(C=1.0, max_iter=2000)  # (message, option) -> is it the one
         self.session_model = LogisticRegression(C=1.0, max_iter=2000)
         self.agent_model = LogisticRegression(C=C, max_iter=2000)  # message -> the agent it is addressed to
-        self.d4_margin = 0.0  # in ranker logits; fitted on dev's multi-intent requests
+        self.d4_model = LogisticRegression(C=1.0, max_iter=2000)  # (message, intent) -> asked for, on dev's D4
 
     # D1 / D4 -------------------------------------------------------------------------------
     def _option_features(self, vector: np.ndarray, intent_probabilities: dict[str, float],
@@ -328,7 +328,11 @@ class EmbeddedLogReg:
         state = parse_state(request["state"])
         questions = request["questions"]
         if _is_multi_intent(questions):
-            return _yes_within(self._d4_scores(state["message"], questions), list(questions), self.d4_margin)
+            scores = self._d4_scores(state["message"], questions)
+            if not hasattr(self.d4_model, "classes_"):
+                return _yes_within(scores, list(questions), 0.0)
+            yes = self.d4_model.decision_function(self._d4_features(state, questions, scores))
+            return {o: {"sim": float(v), "nao": 0.0} for o, v in zip(questions, yes)}
         out: Logits = {}
         for name, question in questions.items():
             options = _choice_options(question)
@@ -346,6 +350,17 @@ class EmbeddedLogReg:
         return self._eligible_logits(message, list(questions) + [NO_MATCH],
                                      {o: q["instructions"].removeprefix("A mensagem pede: ").rstrip("?")
                                       for o, q in questions.items()})
+
+    def _d4_features(self, state: dict, questions: dict, scores: dict[str, float]) -> np.ndarray:
+        """Per intent: its ranker score, the gap to the best other option and to no-match, whether it
+        ranks first, and whether it belongs to the agent the conversation was just with (that agent's
+        id in the option): a message that carries context over ("a rental car there") refers back to
+        that agent's request."""
+        last_agent = next((t["agent"] for t in reversed(state["turns"]) if t["role"] == "agent" and t["agent"]), "")
+        best = max(scores[o] for o in questions)
+        return np.asarray([[scores[o], scores[o] - max(v for k, v in scores.items() if k != o),
+                            scores[o] - scores[NO_MATCH], float(scores[o] >= best),
+                            float(bool(last_agent) and last_agent in o)] for o in questions], float)
 
     @staticmethod
     def _implied_session_options(state: dict) -> list[str]:
@@ -366,10 +381,13 @@ class EmbeddedLogReg:
             self._fit_intents(d1)
         if d2:
             self._fit_session(d2)
-        d4 = [(self._d4_scores(parse_state(r["state"])["message"], r["questions"]), list(r["questions"]), gold)
-              for r, gold in _multi_intent_golds(requests, golds)]
-        if d1 and d4:  # the ranker scores the intents; dev's multi-intent requests say how many to take
-            self.d4_margin = _best_margin(d4, np.linspace(0.0, 4.0, 41))
+        rows, targets = [], []
+        for request, gold in _multi_intent_golds(requests, golds) if d1 else []:
+            state, questions = parse_state(request["state"]), request["questions"]
+            rows.append(self._d4_features(state, questions, self._d4_scores(state["message"], questions)))
+            targets += [option in gold for option in questions]
+        if len(set(targets)) == 2:  # the ranker scores the intents; dev's multi-intent requests say which to take
+            self.d4_model.fit(np.vstack(rows), targets)
 
     def _fit_intents(self, d1: list[tuple]) -> None:
         """The ranker learns from out-of-fold intent probabilities (grouped folds), so it does not
