@@ -15,8 +15,9 @@ _last_signal: str | None = None
 
 
 def install_stop_handlers() -> None:
-    """Installed explicitly, so a process started in the background with SIGINT ignored still stops on
-    Ctrl+C; systemd, Docker, Kubernetes and Dagster's run termination send SIGTERM."""
+    """Ctrl+C and SIGTERM (systemd, Docker, Kubernetes, Dagster's run termination) stop a run the same
+    way: no new documents, results and snapshot for what was done. Installed explicitly, so a process
+    started in the background with SIGINT ignored still stops on Ctrl+C."""
 
     def stop(signum, frame):
         global _last_signal
