@@ -392,6 +392,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.func(args)
+    except KeyboardInterrupt as exc:  # where a run cannot stop on its own terms: start-up, a second Ctrl+C
+        which = "SIGTERM" if exc.args == ("SIGTERM",) else "Ctrl+C"
+        print(f"interrupted ({which}): what was committed is kept; run the same command to go on", file=sys.stderr)
+        return 143 if which == "SIGTERM" else 130
     except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError,
             JudgeConfigError, RoutingConfigError, CanonicalFileError, CoderFileError, DocumentClash, NoClassificationRun) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -37,3 +37,23 @@ def test_suggest_without_codes_draws_at_random_and_agree_asks_for_the_coders(tmp
     assert code == 0 and len(lines) == 3 and all("random draw (seed 20261130)" in line for line in lines)
     assert main(["agree", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
     assert "give the coders' file" in capsys.readouterr().err
+
+
+def test_an_interrupt_while_the_model_is_prepared_exits_quietly_and_the_next_run_goes_on(tmp_path, capsys, monkeypatch):
+    """A Ctrl+C during start-up (seen while the embedded model embedded the codebook's options) printed
+    a Python traceback; it is now one line and the exit code of the signal."""
+    from adri_pipeline.backends.embedded import EmbeddedBackend
+
+    warehouse = tmp_path / "w.duckdb"
+    command = ["classify", "--corpus", str(SAMPLE), "--backend", "embedded", "--limit", "3", "--warehouse", str(warehouse)]
+    for interrupt, code in ((KeyboardInterrupt(), 130), (KeyboardInterrupt("SIGTERM"), 143)):
+        def interrupted(self, codebook, prompt, interrupt=interrupt):
+            raise interrupt
+
+        with monkeypatch.context() as patch:
+            patch.setattr(EmbeddedBackend, "prepare", interrupted)
+            assert main(command) == code
+        err = capsys.readouterr().err
+        assert "interrupted (" in err and "run the same command to go on" in err and "Traceback" not in err
+    assert main(command) == 0
+    assert "classified now 3, failed 0" in capsys.readouterr().out
