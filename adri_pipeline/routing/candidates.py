@@ -133,6 +133,24 @@ def _best_margin(scored: list[tuple[dict[str, float], list[str], set]], grid) ->
     return float(max(grid, key=lambda m: (exact(m), -m)))
 
 
+def _out_of_fold(vectors: np.ndarray, labels: list[str], groups: list[str], C: float) -> list[dict[str, float] | None]:
+    """Each row's class probabilities from a model fitted without its group (grouped folds), so a
+    ranker trained on them does not learn to trust a model that has seen the very message. None where
+    no fold could be fitted (a single group, or a single class left to train on)."""
+    out: list[dict[str, float] | None] = [None] * len(labels)
+    if len(set(groups)) < 2:
+        return out
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for train, held in GroupKFold(n_splits=min(5, len(set(groups)))).split(vectors, labels, groups):
+            if len({labels[i] for i in train}) < 2:
+                continue
+            model = LogisticRegression(C=C, max_iter=2000).fit(vectors[train], [labels[i] for i in train])
+            for i, row in zip(held, model.predict_proba(vectors[held])):
+                out[i] = dict(zip(model.classes_, row.tolist()))
+    return out
+
+
 class EmbeddedZeroShot:
     name = "embedded-zeroshot"
 
@@ -295,29 +313,19 @@ class EmbeddedLogReg:
 
     def _fit_session(self, d2: list[tuple]) -> None:
         """The agent model learns whom dev messages were addressed to; the session ranker learns from
-        its out-of-fold probabilities (grouped folds), as the intent ranker does."""
-        addressed = [(i, self._addressed_agent(state, gold)) for i, (state, *_, gold, _) in enumerate(d2)]
-        addressed = [(i, agent) for i, agent in addressed if agent]
+        its out-of-fold probabilities, as the intent ranker does."""
         vectors = [self.encoder.message(state["message"]) for state, *_ in d2]
-        out_of_fold: dict[int, dict[str, float]] = {}
+        addressed = [(i, agent) for i, (state, _, gold, _) in enumerate(d2) if (agent := self._addressed_agent(state, gold))]
+        out_of_fold: dict[int, dict[str, float] | None] = {}
         if len({agent for _, agent in addressed}) > 1:
-            X = np.stack([vectors[i] for i, _ in addressed])
-            y = [agent for _, agent in addressed]
+            X, y = np.stack([vectors[i] for i, _ in addressed]), [agent for _, agent in addressed]
             self.agent_model.fit(X, y)
-            groups = [d2[i][-1] for i, _ in addressed]
-            folds = GroupKFold(n_splits=min(5, len(set(groups)))).split(X, y, groups) if len(set(groups)) > 1 else []
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                for train, held in folds:
-                    if len({y[j] for j in train}) < 2:
-                        continue  # these few keep the full model's probabilities
-                    model = LogisticRegression(C=self.agent_model.C, max_iter=2000).fit(X[train], [y[j] for j in train])
-                    for j, row in zip(held, model.predict_proba(X[held])):
-                        out_of_fold[addressed[j][0]] = dict(zip(model.classes_, row.tolist()))
+            probabilities = _out_of_fold(X, y, [d2[i][-1] for i, _ in addressed], self.agent_model.C)
+            out_of_fold = {i: p for (i, _), p in zip(addressed, probabilities)}
         rows, targets = [], []
-        for i, (state, options, criteria, gold, _) in enumerate(d2):
-            rows.append(self._session_features(state, options, criteria, out_of_fold.get(i), vectors[i]))
-            targets += [option == gold for option in options]
+        for i, (state, criteria, gold, _) in enumerate(d2):
+            rows.append(self._session_features(state, list(criteria), criteria, out_of_fold.get(i), vectors[i]))
+            targets += [option == gold for option in criteria]
         self.session_model.fit(np.vstack(rows), targets)
 
     def _session_logits(self, state: dict, options: list[str], criteria: dict | None = None) -> dict[str, float]:
@@ -376,7 +384,7 @@ class EmbeddedLogReg:
             if "D1" in questions:
                 d1.append((self.encoder.message(state["message"]), questions["D1"]["criteria"], gold, group))
             elif "D2" in questions:
-                d2.append((state, list(questions["D2"]["criteria"]), questions["D2"]["criteria"], gold, group))
+                d2.append((state, questions["D2"]["criteria"], gold, group))
         if d1:
             self._fit_intents(d1)
         if d2:
@@ -396,18 +404,13 @@ class EmbeddedLogReg:
         vectors = np.stack([v for v, _, _ in labelled])
         intents = [g for _, g, _ in labelled]
         self.intent_model.fit(vectors, intents)
-        out_of_fold: list[dict[str, float]] = [{} for _ in labelled]
-        folds = GroupKFold(n_splits=min(5, len({grp for *_, grp in labelled})))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            for train, held in folds.split(vectors, intents, [grp for *_, grp in labelled]):
-                model = LogisticRegression(C=self.intent_model.C, max_iter=2000).fit(vectors[train], [intents[i] for i in train])
-                for i, row in zip(held, model.predict_proba(vectors[held])):
-                    out_of_fold[i] = dict(zip(model.classes_, row.tolist()))
+        out_of_fold = _out_of_fold(vectors, intents, [grp for *_, grp in labelled], self.intent_model.C)
         position = {id(v): i for i, (v, _, _) in enumerate(labelled)}
         rows, targets = [], []
         for vector, criteria, gold, _ in d1:
-            probabilities = out_of_fold[position[id(vector)]] if id(vector) in position else self._intent_probabilities(vector)
+            probabilities = out_of_fold[position[id(vector)]] if id(vector) in position else None
+            if probabilities is None:
+                probabilities = self._intent_probabilities(vector)
             options = list(criteria)
             rows.append(self._option_features(vector, probabilities, options, criteria))
             targets += [option == gold for option in options]
