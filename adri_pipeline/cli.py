@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from adri_pipeline.classification.results import figures_lines
 from adri_pipeline.config import Settings
-from adri_pipeline.results import figures_lines
 from adri_pipeline.stopping import install_stop_handlers
 
 # flag -> setting, for every subcommand: flags override ADRI_* variables, which override defaults
@@ -30,7 +30,7 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
     """Classify the corpus file through the application layer and return the printed summary."""
     from tqdm import tqdm
 
-    from adri_pipeline.pipeline import classify_corpus_file
+    from adri_pipeline.classification.service import classify_corpus_file
 
     bars = []  # created at the first document, so errors before any work print alone
 
@@ -63,7 +63,7 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
         summary["replaced_documents"] = run.replaced_documents
     if estimate and report.seconds:
         # ADR 0011: "--estimar classifica 5 documentos e projeta o tempo do resto"
-        from adri_pipeline.routing.metrics import percentiles
+        from adri_pipeline.jev.metrics import percentiles
 
         median, p90 = percentiles(report.seconds, (50, 90)).values()
         remaining = report.to_classify - report.sampled
@@ -108,7 +108,7 @@ def cmd_agree(args) -> int:
     trained embedded model cross-validated and the zero-shot model on the coded documents."""
     import polars as pl
 
-    from adri_pipeline.coders import agreement
+    from adri_pipeline.classification.coders import agreement
 
     settings = _settings(args)
     if settings.coders is None:
@@ -127,7 +127,7 @@ def cmd_agree(args) -> int:
 
 def cmd_suggest(args) -> int:
     """The uncoded documents where a code helps most, with the reason (or a seeded random draw)."""
-    from adri_pipeline.coders import suggest
+    from adri_pipeline.classification.coders import suggest
 
     settings = _settings(args)
     for item in suggest(settings, n=args.n, seed=args.seed, corpus=args.corpus):
@@ -137,7 +137,7 @@ def cmd_suggest(args) -> int:
 
 def cmd_review(args) -> int:
     """Write the static review site and print the index page's path."""
-    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.reports.review import build_review
     from adri_pipeline.warehouse import Warehouse
 
@@ -200,7 +200,7 @@ def cmd_routing(args) -> int:
             dataset = with_external_test(build(config), load_canonical(args.test))
             out_dir = out_dir.with_name(f"{name}-on-{dataset_name(str(args.test))}")
         path = run_and_report(config, candidates, Warehouse(settings.warehouse), out_dir,
-                              ollama_host=settings.first_ollama_host, dataset=dataset)
+                              settings=settings, dataset=dataset)
         print(path.read_text(encoding="utf-8"))
         print(f"report: {path}\nplots: {out_dir / 'reliability_D1.png'}, {out_dir / 'coverage_accuracy_D1.png'}")
         return 0
@@ -255,7 +255,7 @@ def cmd_mirror(args) -> int:
             print(f"error: {args.log}: {exc}", file=sys.stderr)
             return 2
         return 0
-    first, second = make_judges(settings.mirror_judges, settings.first_ollama_host)
+    first, second = make_judges(settings.mirror_judges, settings)
     warehouse = Warehouse(settings.warehouse)
     folder = evaluation_folder(warehouse, args.log)  # the same place the Dagster assets write
     report = evaluate_log(args.log, known_points(settings.mirror_config), first, second, warehouse, folder)
@@ -378,17 +378,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     install_stop_handlers()
-    from adri_pipeline.agreement import CoderFileError
-    from adri_pipeline.backends.base import BackendError
-    from adri_pipeline.codebook import CodebookError
-    from adri_pipeline.corpus import CorpusError
-    from adri_pipeline.mirror.gate import GateConfigError
-    from adri_pipeline.mirror.judges import JudgeConfigError
-    from adri_pipeline.pipeline import NoClassificationRun
-    from adri_pipeline.routing.builders import CanonicalFileError
-    from adri_pipeline.routing.contract import RoutingConfigError
-    from adri_pipeline.routing.splits import FrozenSplitChanged
-    from adri_pipeline.warehouse import DocumentClash, WarehouseLocked
+    from adri_pipeline.errors import AdriError
 
     try:
         return args.func(args)
@@ -396,8 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         which = "SIGTERM" if exc.args == ("SIGTERM",) else "Ctrl+C"
         print(f"interrupted ({which}): what was committed is kept; run the same command to go on", file=sys.stderr)
         return 143 if which == "SIGTERM" else 130
-    except (CodebookError, CorpusError, BackendError, WarehouseLocked, FrozenSplitChanged, GateConfigError,
-            JudgeConfigError, RoutingConfigError, CanonicalFileError, CoderFileError, DocumentClash, NoClassificationRun) as exc:
+    except AdriError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

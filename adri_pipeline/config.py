@@ -10,13 +10,13 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from adri_pipeline.corpus import DEFAULT_MAX_TEXT_CHARS
-
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Real data kept beside the project (never copied into it); tests and benchmarks skip when absent.
 SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
-BackendName = Literal["auto", "ollama", "embedded"]
+DEFAULT_MAX_TEXT_CHARS = 20_000  # ~5,000 tokens of Portuguese: fits num_ctx 8192 beside the codebook
+
+BackendName = Literal["auto", "ollama", "openai", "embedded"]
 
 
 def _existing(path: Path) -> Path | None:
@@ -43,6 +43,13 @@ class Settings(BaseSettings):
     ollama_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: ["http://127.0.0.1:11434"],
         validation_alias=AliasChoices("ollama_hosts", "ADRI_OLLAMA_HOSTS", "OLLAMA_HOST"))
+    # OpenAI-compatible servers (llama-server, vLLM, LM Studio): "http://a:8000/v1*16,http://b:8000/v1*16"
+    openai_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["http://127.0.0.1:8080/v1"],
+        validation_alias=AliasChoices("openai_hosts", "ADRI_OPENAI_HOSTS", "OPENAI_BASE_URL"))
+    # answer length cap for OpenAI-compatible servers: a grammar that allows whitespace lets a small
+    # model pad its JSON for hundreds of tokens; ample for a codebook of a dozen variables
+    max_tokens: int = Field(default=1024, ge=64)
     concurrency: int = Field(default=1, ge=1, le=64)
     request_timeout_s: float = 300.0
     keep_alive: str = "10m"
@@ -68,15 +75,20 @@ class Settings(BaseSettings):
     check_min_literal_pct: float = 90.0
     check_min_coverage_pct: float = 80.0
 
-    @field_validator("ollama_hosts", mode="before")
+    @field_validator("ollama_hosts", "openai_hosts", mode="before")
     @classmethod
     def _comma_separated(cls, value):
         return [h.strip() for h in value.split(",") if h.strip()] if isinstance(value, str) else value
 
-    @property
-    def first_ollama_host(self) -> str:
-        """The first host's URL (judges and routing candidates talk to one server)."""
-        return self.ollama_hosts[0].partition("*")[0].strip()
+    def hosts_for(self, provider: str) -> list[str]:
+        """The configured hosts (with their '*slots') of a model provider: 'ollama' or 'openai'."""
+        return self.openai_hosts if provider == "openai" else self.ollama_hosts
+
+    def model_options(self, provider: str) -> dict:
+        """Everything besides model and prompt that changes an answer; part of every cache key."""
+        if provider == "openai":
+            return {"temperature": float(self.temperature), "seed": int(self.seed), "max_tokens": int(self.max_tokens)}
+        return self.ollama_options
 
     @property
     def ollama_options(self) -> dict:

@@ -22,11 +22,11 @@ def run_demo(settings: Settings) -> int:
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
     import dagster as dg
 
-    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.classification.codebook import load_codebook
+    from adri_pipeline.classification.results import figures_lines
+    from adri_pipeline.classification.service import current_figures
     from adri_pipeline.defs.in_process import materialize_graph
     from adri_pipeline.defs.resources import AdriSettings
-    from adri_pipeline.pipeline import current_figures
-    from adri_pipeline.results import figures_lines
     from adri_pipeline.routing.benchmark import report_folder
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 

@@ -1,8 +1,13 @@
-"""One way to say what is wrong in a validated file: the entry (variable, decision point) and the field."""
+"""One base for the errors a user can act on (`AdriError`: the CLI prints its message and exits 2),
+and one way to say what is wrong in a validated file: the entry (variable, decision point) and the field."""
 
 from __future__ import annotations
 
 import re
+
+
+class AdriError(Exception):
+    """Bad input or a missing service, said so that the user knows what to do; nothing stored was changed."""
 
 
 def describe_validation_error(error: dict, collection: str = "", noun: str = "") -> str:

@@ -19,6 +19,7 @@ import polars as pl
 import psutil
 
 from adri_pipeline import faults
+from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import interrupt_from
 
 SCHEMA = """
@@ -98,7 +99,7 @@ ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS main_model_calls BIGINT;
 """
 
 
-class WarehouseLocked(RuntimeError):
+class WarehouseLocked(AdriError, RuntimeError):
     """Another process holds the writer's file; the message says what to do."""
 
 
@@ -226,7 +227,7 @@ def _current_database(con) -> str:
     return con.execute("SELECT current_database()").fetchall()[0][0]  # duckdb 2: fetchone leaves the result open
 
 
-class DocumentClash(ValueError):
+class DocumentClash(AdriError, ValueError):
     """A document id already stored with another title or abstract, from another file."""
 
 

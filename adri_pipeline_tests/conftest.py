@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from adri_pipeline.codebook import load_codebook
+from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.corpus import load_corpus
 from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA
-from adri_pipeline.corpus import load_corpus
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.fakes import answer_from_request
-from adri_pipeline_tests.ollama_server import OllamaStub
+from adri_pipeline_tests.model_server import ModelServerStub
 
 PILOT = PROJECT_ROOT / "codebooks" / "pilot.yaml"
 SAMPLE = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
@@ -40,7 +40,7 @@ def codebook_copy(tmp_path) -> Path:
 
 @pytest.fixture
 def ollama_stub():
-    with OllamaStub(responder=answer_from_request) as stub:
+    with ModelServerStub(responder=answer_from_request) as stub:
         yield stub
 
 

@@ -42,7 +42,7 @@ def test_suggest_without_codes_draws_at_random_and_agree_asks_for_the_coders(tmp
 def test_an_interrupt_while_the_model_is_prepared_exits_quietly_and_the_next_run_goes_on(tmp_path, capsys, monkeypatch):
     """A Ctrl+C during start-up (seen while the embedded model embedded the codebook's options) printed
     a Python traceback; it is now one line and the exit code of the signal."""
-    from adri_pipeline.backends.embedded import EmbeddedBackend
+    from adri_pipeline.classification.backends.embedded import EmbeddedBackend
 
     warehouse = tmp_path / "w.duckdb"
     command = ["classify", "--corpus", str(SAMPLE), "--backend", "embedded", "--limit", "3", "--warehouse", str(warehouse)]

@@ -18,7 +18,7 @@ import pytest
 
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 from adri_pipeline_tests.fakes import answer_from_request, document_text
-from adri_pipeline_tests.ollama_server import OllamaStub
+from adri_pipeline_tests.model_server import ModelServerStub
 
 N = 23  # documents with an abstract in the sample
 
@@ -59,7 +59,7 @@ def table_hashes(warehouse: Path) -> dict[str, str]:
                 for t in tables}
 
 
-def resume_and_check(stub: OllamaStub, warehouse: Path, kept_before: list[str]) -> None:
+def resume_and_check(stub: ModelServerStub, warehouse: Path, kept_before: list[str]) -> None:
     """Rerun to the end: nothing kept is asked again, every document ends in the results once."""
     asked_before = len(stub.chats())
     process = classify(stub.host, warehouse)
@@ -76,7 +76,7 @@ def resume_and_check(stub: OllamaStub, warehouse: Path, kept_before: list[str]) 
 
 
 def _texts() -> dict[str, str]:
-    from adri_pipeline.corpus import load_corpus
+    from adri_pipeline.classification.corpus import load_corpus
 
     documents = load_corpus(SAMPLE).documents
     return dict(zip(documents["doc_id"], documents["text"]))
@@ -84,7 +84,7 @@ def _texts() -> dict[str, str]:
 
 @pytest.fixture
 def stub():
-    with OllamaStub(responder=answer_from_request) as server:
+    with ModelServerStub(responder=answer_from_request) as server:
         yield server
 
 
@@ -126,7 +126,7 @@ def test_the_server_killed_mid_request_and_restarted_loses_nothing(tmp_path):
 
     def start_server(port: int = 0) -> subprocess.Popen:
         port_file.unlink(missing_ok=True)
-        server = subprocess.Popen([sys.executable, "-m", "adri_pipeline_tests.ollama_server", str(port_file), "0.2",
+        server = subprocess.Popen([sys.executable, "-m", "adri_pipeline_tests.model_server", str(port_file), "0.2",
                                    str(port)])
         wait_until(lambda: port_file.exists() and port_file.read_text(), what="the server's port")
         return server
@@ -172,12 +172,12 @@ def test_a_503_storm_is_retried_and_counted(stub, tmp_path):
 
 
 def test_a_503_storm_that_does_not_end_fails_the_document_with_the_reason(stub, tmp_path, warehouse, pilot):
-    from adri_pipeline.backends.ollama import OllamaBackend
-    from adri_pipeline.classify import classify_corpus
-    from adri_pipeline.corpus import load_corpus
+    from adri_pipeline.classification.backends.served import ServedBackend
+    from adri_pipeline.classification.corpus import load_corpus
+    from adri_pipeline.classification.runner import classify_corpus
 
     stub.script = [{"status": 503, "error": "server busy"}] * 6
-    backend = OllamaBackend("qwen-test", [stub.host], backoff_s=0.01)
+    backend = ServedBackend("ollama", "qwen-test", [stub.host], backoff_s=0.01)
     report = classify_corpus(load_corpus(SAMPLE).documents.head(1), pilot, backend, warehouse)
     assert report.failed == [("sample-001", f"{stub.host} answered 503: server busy")]
     assert (report.classified, report.requests) == (0, 6)  # the first try and 5 retries

@@ -5,7 +5,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from adri_pipeline.cache import Ledger
+from adri_pipeline.classification.ledger import Ledger
 from adri_pipeline.warehouse import Warehouse, WarehouseLocked, store_corpus
 
 
@@ -125,7 +125,7 @@ def test_a_signal_landing_inside_a_ledger_commit_stops_like_anywhere_else(wareho
     import signal
     import threading
 
-    from adri_pipeline.cache import LEDGER_COLUMNS
+    from adri_pipeline.classification.ledger import LEDGER_COLUMNS
 
     record = {c: None for c in LEDGER_COLUMNS}
     for trial in range(12):

@@ -19,16 +19,16 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adri_pipeline.audit import DocumentIndex, TextIndex, audit_evidence  # noqa: E402
-from adri_pipeline.backends.ollama import OllamaBackend  # noqa: E402
-from adri_pipeline.classify import classify_corpus  # noqa: E402
-from adri_pipeline.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.audit import DocumentIndex, TextIndex, audit_evidence  # noqa: E402
+from adri_pipeline.classification.backends.served import ServedBackend  # noqa: E402
+from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.corpus import load_corpus  # noqa: E402
+from adri_pipeline.classification.results import assemble_results  # noqa: E402
+from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
 from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
-from adri_pipeline.corpus import load_corpus  # noqa: E402
-from adri_pipeline.results import assemble_results  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
-from adri_pipeline_tests.ollama_server import OllamaStub  # noqa: E402
+from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
 
 
 def corpus_of(n: int) -> pl.DataFrame:
@@ -49,9 +49,9 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     codebook = load_codebook(PROJECT_ROOT / "codebooks" / "pilot.yaml")
     documents = corpus_of(n)
-    with tempfile.TemporaryDirectory() as tmp, OllamaStub(responder=answer_from_request) as stub:
+    with tempfile.TemporaryDirectory() as tmp, ModelServerStub(responder=answer_from_request) as stub:
         warehouse = Warehouse(Path(tmp) / "bench.duckdb")
-        backend = OllamaBackend("qwen-test", [stub.host])
+        backend = ServedBackend("ollama", "qwen-test", [stub.host])
 
         started = time.perf_counter()
         first = classify_corpus(documents, codebook, backend, warehouse)

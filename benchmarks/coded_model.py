@@ -23,10 +23,10 @@ from sklearn.model_selection import GroupKFold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adri_pipeline.agreement import agreement_table, load_coder_labels  # noqa: E402
-from adri_pipeline.backends.embedded import EmbeddedBackend  # noqa: E402
-from adri_pipeline.coded_model import TrainingParams, fit  # noqa: E402
-from adri_pipeline.coders import ZERO_SHOT, agreement, answers_frame, coded_sample, train  # noqa: E402
+from adri_pipeline.classification.agreement import agreement_table, load_coder_labels  # noqa: E402
+from adri_pipeline.classification.backends.embedded import EmbeddedBackend  # noqa: E402
+from adri_pipeline.classification.coded_model import TrainingParams, fit  # noqa: E402
+from adri_pipeline.classification.coders import ZERO_SHOT, agreement, answers_frame, coded_sample, train  # noqa: E402
 from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA, Settings  # noqa: E402
 
 CODERS = PROJECT_ROOT / "data" / "coders" / "pilot_coded.csv"
@@ -88,7 +88,7 @@ def main() -> None:
             print(f"  {variable:12s} " + "  ".join(f"{name}: {rows[name][variable]:24s}" for name in rows))
 
         if args.classify:
-            from adri_pipeline.pipeline import classify_corpus_file
+            from adri_pipeline.classification.service import classify_corpus_file
 
             run_settings = settings.model_copy(update={"backend": "embedded"})
             started = time.perf_counter()
@@ -100,7 +100,7 @@ def main() -> None:
 
 
 def settings_variables(settings: Settings) -> list[str]:
-    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.classification.codebook import load_codebook
 
     return list(load_codebook(settings.codebook).variables)
 

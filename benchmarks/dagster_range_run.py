@@ -21,17 +21,17 @@ warnings.filterwarnings("ignore")
 
 import dagster as dg  # noqa: E402
 
-from adri_pipeline.backends.ollama import OllamaBackend  # noqa: E402
-from adri_pipeline.classify import classify_corpus  # noqa: E402
-from adri_pipeline.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.backends.served import ServedBackend  # noqa: E402
+from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
 from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
 from adri_pipeline.definitions import defs  # noqa: E402
+from adri_pipeline.defs.classification.jobs import range_tags  # noqa: E402
 from adri_pipeline.defs.in_process import register_documents, resources_for  # noqa: E402
-from adri_pipeline.defs.jobs import range_tags  # noqa: E402
 from adri_pipeline.defs.resources import AdriSettings  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
-from adri_pipeline_tests.ollama_server import OllamaStub  # noqa: E402
+from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
 from benchmarks.classification_overhead import corpus_of  # noqa: E402
 
 
@@ -55,12 +55,12 @@ def main() -> None:
     (tmp / "home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     os.environ["DAGSTER_HOME"] = str(tmp / "home")
 
-    with OllamaStub(responder=answer_from_request) as stub:
-        from adri_pipeline.corpus import load_corpus
+    with ModelServerStub(responder=answer_from_request) as stub:
+        from adri_pipeline.classification.corpus import load_corpus
 
         loaded = load_corpus(corpus_file).documents
         engine, engine_s = timed(lambda: classify_corpus(
-            loaded, load_codebook(codebook), OllamaBackend("qwen-test", [stub.host]), Warehouse(tmp / "engine.duckdb")))
+            loaded, load_codebook(codebook), ServedBackend("ollama", "qwen-test", [stub.host]), Warehouse(tmp / "engine.duckdb")))
         assert engine.classified == n
 
         adri = AdriSettings(warehouse=str(tmp / "dagster.duckdb"), corpus=str(corpus_file), codebook=str(codebook),

@@ -14,12 +14,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adri_pipeline.backends.embedded import EmbeddedBackend, embed_document  # noqa: E402
-from adri_pipeline.classify import as_documents  # noqa: E402
-from adri_pipeline.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.backends.embedded import EmbeddedBackend, embed_document  # noqa: E402
+from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.corpus import load_corpus  # noqa: E402
+from adri_pipeline.classification.prompt import build_prompt  # noqa: E402
+from adri_pipeline.classification.runner import as_documents  # noqa: E402
 from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA  # noqa: E402
-from adri_pipeline.corpus import load_corpus  # noqa: E402
-from adri_pipeline.prompt import build_prompt  # noqa: E402
 
 
 def main() -> None:

@@ -20,22 +20,22 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adri_pipeline.backends.ollama import OllamaBackend  # noqa: E402
-from adri_pipeline.classify import classify_corpus  # noqa: E402
-from adri_pipeline.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.backends.served import ServedBackend  # noqa: E402
+from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
 from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
-from adri_pipeline_tests.ollama_server import OllamaStub  # noqa: E402
+from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
 from benchmarks.classification_overhead import corpus_of  # noqa: E402
 
 COMPLETION_TOKENS = 123  # what the loopback server reports per answer
 
 
 def run(documents, codebook, slots: int, seconds_per_request: float) -> float:
-    with tempfile.TemporaryDirectory() as tmp, OllamaStub(responder=answer_from_request, delay=seconds_per_request,
+    with tempfile.TemporaryDirectory() as tmp, ModelServerStub(responder=answer_from_request, delay=seconds_per_request,
                                                           slots=slots) as stub:
-        backend = OllamaBackend("qwen-test", [f"{stub.host}*{slots}"])
+        backend = ServedBackend("ollama", "qwen-test", [f"{stub.host}*{slots}"])
         started = time.perf_counter()
         report = classify_corpus(documents, codebook, backend, Warehouse(Path(tmp) / "bench.duckdb"))
         elapsed = time.perf_counter() - started

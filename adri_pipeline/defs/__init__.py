@@ -1,3 +1,4 @@
-"""The Dagster skin, one module per capability (as dagster-open-platform keeps defs/<domain>/): thin
-assets over the application layer (adri_pipeline.pipeline), plus resources, IO manager, jobs,
-sensors and schedule. adri_pipeline/definitions.py merges them into one code location."""
+"""The Dagster skin, one folder per domain (as dagster-open-platform keeps defs/<domain>/): thin assets,
+jobs, sensors and checks over each domain's application module (classification/service.py,
+routing/service.py, mirror/service.py), plus the shared resources and IO manager.
+adri_pipeline/definitions.py merges them into one code location."""

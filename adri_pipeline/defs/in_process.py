@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import dagster as dg
 
+from adri_pipeline.classification.service import new_documents
 from adri_pipeline.definitions import defs
-from adri_pipeline.defs.corpus import documents_partitions
+from adri_pipeline.defs.classification.corpus import documents_partitions
+from adri_pipeline.defs.classification.jobs import range_tags
 from adri_pipeline.defs.io_managers import DuckDBContentHashIOManager
-from adri_pipeline.defs.jobs import range_tags
 from adri_pipeline.defs.resources import AdriSettings
-from adri_pipeline.pipeline import new_documents
 
 ALL_JOBS = ("classify", "results", "routing", "mirror", "review")
 

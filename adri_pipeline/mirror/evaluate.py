@@ -20,10 +20,10 @@ import numpy as np
 import polars as pl
 import yaml
 
+from adri_pipeline.jev import metrics
 from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
 from adri_pipeline.mirror.judges import Judge
 from adri_pipeline.mirror.shadow_log import ingest
-from adri_pipeline.routing import metrics
 from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
 
 MIN_CONFIDENT_CASES = 30

@@ -37,10 +37,10 @@ from typing import Callable, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from adri_pipeline.errors import describe_validation_error
+from adri_pipeline.errors import AdriError, describe_validation_error
+from adri_pipeline.jev.contract import CONTRACT
+from adri_pipeline.jev.serialize import serialize_facts
 from adri_pipeline.mirror.redact import Redactor, keyed_state_hash
-from adri_pipeline.routing.contract import CONTRACT
-from adri_pipeline.routing.serialize import serialize_facts
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ ACTING_MODES = ("control", "veto", "warn")  # the mirror's answer reaches the ca
 HASH_KEY_ENV = "ADRI_MIRROR_HASH_KEY"
 
 
-class GateConfigError(ValueError):
+class GateConfigError(AdriError, ValueError):
     """The message names the file and the decision point."""
 
 

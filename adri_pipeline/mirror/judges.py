@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 from typing import Protocol
 
+from adri_pipeline.errors import AdriError
+from adri_pipeline.jev.serialize import serialize_facts
 from adri_pipeline.mirror.gate import DecisionPoint
-from adri_pipeline.routing.serialize import serialize_facts
 
 
 class Judge(Protocol):
@@ -33,53 +34,71 @@ class FileJudge:
         return self.labels.get(record["state_hash"], record.get("truth")) if self.labels else record.get("truth")
 
 
-class OllamaJudge:
-    """An LLM judge; the answer is constrained to the point's options by the JSON schema."""
+class LLMJudge:
+    """An LLM judge (ollama:<model> or openai:<model>); the answer is constrained to the point's
+    options by the JSON schema. Its family is what the server reports about the model."""
 
-    def __init__(self, model: str, host: str, timeout_s: float = 120.0):
-        from adri_pipeline.backends.ollama import make_client
+    def __init__(self, name: str, settings=None, timeout_s: float = 120.0):
+        from adri_pipeline.models import chat_server
 
-        self.name = f"ollama:{model}"
-        self.model = model
-        self.client = make_client(host, timeout_s)
+        self.name = name
+        self.server, self.model = chat_server(name, settings, timeout_s)
+        self._family: str | None = None
+
+    @property
+    def family(self) -> str:
+        if self._family is None:
+            self._family = self.server.family(self.model) or self.model
+        return self._family
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:
         schema = {"type": "object", "required": ["resposta"],
                   "properties": {"resposta": {"type": "string", "enum": list(point.options)}}}
         options = "\n".join(f"- {o}: {d}" for o, d in point.options.items())
-        response = self.client.chat(
-            model=self.model, format=schema, think=False, options={"temperature": 0, "seed": 42},
+        answer = self.server.chat(
+            self.model, schema=schema, options={"temperature": 0.0, "seed": 42, "max_tokens": 64},
             messages=[{"role": "user", "content": f"{serialize_facts(record['state'])}\n\n{point.question}\n{options}"}])
         try:
-            answer = json.loads(response.message.content).get("resposta")
+            parsed = json.loads(answer.raw)
         except json.JSONDecodeError:
             return None
-        return answer if answer in point.options else None
+        label = parsed.get("resposta") if isinstance(parsed, dict) else None
+        return label if label in point.options else None
 
 
 def judge_families_differ(first: Judge, second: Judge) -> bool:
-    """'ollama:qwen2.5:7b' vs 'ollama:gemma3:4b' -> families qwen2.5 and gemma3."""
+    """By the family each server reports for its model (Ollama's `show` details, the weights' file or
+    repository name for OpenAI-compatible servers); a label file is its own family."""
     def family(judge):
-        return judge.name.split(":")[1].split("-")[0] if judge.name.startswith("ollama:") else judge.name
+        return getattr(judge, "family", judge.name)
     return family(first) != family(second)
 
 
-class JudgeConfigError(ValueError):
+class JudgeConfigError(AdriError, ValueError):
     pass
 
 
-def make_judges(spec: str, host: str) -> tuple[Judge, Judge]:
-    """'truth' (labels carried by the log or a file) or two judges 'ollama:<a>,ollama:<b>'."""
+def make_judges(spec: str, settings=None) -> tuple[Judge, Judge]:
+    """'truth' (labels carried by the log or a file) or two judges such as 'ollama:<a>,openai:<b>';
+    `settings` (config.Settings) says where their servers are."""
     if spec == "truth":
         return FileJudge("truth-a"), FileJudge("truth-b")
     names = [n.strip() for n in spec.split(",")]
     if len(names) != 2:
-        raise JudgeConfigError(f"judges {spec!r}: give 'truth' or two judges, ollama:<a>,ollama:<b>")
-    missing = [n for n in names if not n.startswith("ollama:") and not Path(n).is_file()]
+        raise JudgeConfigError(f"judges {spec!r}: give 'truth' or two judges, e.g. ollama:<a>,openai:<b>")
+    def is_llm(name):
+        return name.startswith(("ollama:", "openai:"))
+    missing = [n for n in names if not is_llm(n) and not Path(n).is_file()]
     if missing:
-        raise JudgeConfigError(f"judges {spec!r}: {missing[0]!r} is neither ollama:<model> nor a label file")
-    first, second = (OllamaJudge(n.removeprefix("ollama:"), host) if n.startswith("ollama:") else FileJudge(n, Path(n))
-                     for n in names)
-    if not judge_families_differ(first, second):
+        raise JudgeConfigError(
+            f"judges {spec!r}: {missing[0]!r} is neither ollama:<model>, openai:<model> nor a label file")
+    first, second = (LLMJudge(n, settings) if is_llm(n) else FileJudge(n, Path(n)) for n in names)
+    from adri_pipeline.models import ModelMissing, ServerUnreachable, TimedOut
+
+    try:
+        differ = judge_families_differ(first, second)
+    except (ServerUnreachable, TimedOut, ModelMissing) as exc:
+        raise JudgeConfigError(f"judges {spec!r}: a judge's server cannot say what model it serves ({exc})") from None
+    if not differ:
         raise JudgeConfigError(f"judges {names} are of the same model family; pick two families")
     return first, second

@@ -30,9 +30,9 @@ from sklearn.model_selection import (
 )
 
 from adri_pipeline.config import SHARED_DATA
+from adri_pipeline.jev.contract import CONTRACT
 from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig
 from adri_pipeline.mirror.shadow_log import ShadowLog
-from adri_pipeline.routing.contract import CONTRACT
 
 SHARED_MIRROR = SHARED_DATA / "mirror"
 

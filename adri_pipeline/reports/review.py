@@ -27,7 +27,7 @@ from pathlib import Path
 
 import polars as pl
 
-from adri_pipeline.codebook import Codebook
+from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.warehouse import (
     Warehouse,
     read_documents,
@@ -248,7 +248,7 @@ def compare_page(warehouse: Warehouse, codebook: Codebook, left: tuple[str, pl.D
 
 def coder_values(path: Path, codebook: Codebook) -> pl.DataFrame:
     """The coders' file in the shape of `classification_values` (no offsets unless it has them)."""
-    from adri_pipeline.agreement import load_coder_labels
+    from adri_pipeline.classification.agreement import load_coder_labels
 
     coded = load_coder_labels(path, codebook)
     return coded.with_columns(pl.col("value").alias("label"),

@@ -15,7 +15,10 @@ import polars as pl
 import psutil
 
 from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA
-from adri_pipeline.routing import metrics
+from adri_pipeline.jev import metrics
+from adri_pipeline.jev.contract import RoutingConfigError, usable_answers, validate
+from adri_pipeline.jev.examples import CanonicalExample, length_bucket
+from adri_pipeline.jev.serialize import SERIALIZER_VERSION, to_request
 from adri_pipeline.routing.builders import (
     build_dataset,
     clinc_descriptions,
@@ -26,9 +29,6 @@ from adri_pipeline.routing.builders import (
     load_sgd,
 )
 from adri_pipeline.routing.candidates import Calibrated, Encoder, make_candidate
-from adri_pipeline.routing.contract import RoutingConfigError, usable_answers, validate
-from adri_pipeline.routing.examples import CanonicalExample, length_bucket
-from adri_pipeline.routing.serialize import SERIALIZER_VERSION, to_request
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
 
 SHARED_ROUTING = SHARED_DATA / "routing"
@@ -57,6 +57,9 @@ class RunConfig:
     h2_min_coverage: float = 0.5  # abstaining on more than half the decisions does not count as helping
     h3_p95_ms: float = 50.0
     h3_cost_per_1000_usd: float = 0.01
+    # an LLM baseline answers the first N calibration and test examples of each task (0 = all); H1 is
+    # then paired on those N test examples
+    llm_max_examples: int = 0
 
 
 @dataclass
@@ -172,12 +175,31 @@ def _decisions(example: CanonicalExample, response: dict) -> dict:
             "correct": str(answer["answer"]) == str(example.gold_label), "probabilities": json.dumps(answer["probabilities"])}
 
 
+def is_llm(name: str) -> bool:
+    """The LLM baselines: 'ollama:<model>' or 'openai:<model>'."""
+    return name.startswith(("ollama:", "openai:"))
+
+
+def _limited(examples: list[CanonicalExample], limit: int) -> list[CanonicalExample]:
+    """The first `limit` examples of each task (all when 0): an LLM baseline on a CPU answers in seconds."""
+    if not limit:
+        return examples
+    seen: dict[str, int] = {}
+    kept = []
+    for example in examples:
+        seen[example.task] = seen.get(example.task, 0) + 1
+        if seen[example.task] <= limit:
+            kept.append(example)
+    return kept
+
+
 def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
-                  ollama_host: str = "http://127.0.0.1:11434") -> CandidateRun:
+                  settings=None) -> CandidateRun:
+    """`settings` (config.Settings) says where an LLM baseline's server is."""
     process = psutil.Process(os.getpid())
     rss_before = process.memory_info().rss
     started = time.perf_counter()
-    candidate = make_candidate(name, encoder, ollama_host)
+    candidate = make_candidate(name, encoder, settings)
     load_seconds = time.perf_counter() - started
 
     dev = dataset.in_split("dev")
@@ -186,7 +208,8 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     fit_seconds = time.perf_counter() - started
 
     calibrated = Calibrated(candidate)
-    calibration = dataset.in_split("calibration")
+    limit = config.llm_max_examples if is_llm(name) else 0
+    calibration = _limited(dataset.in_split("calibration"), limit)
     calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
                                [e.task for e in calibration])
     thresholds = {}
@@ -195,7 +218,7 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
         thresholds[task] = _choose_threshold([r["correct"] for r in rows], [r["confidence"] for r in rows],
                                              config.target_selective_accuracy)
 
-    test = dataset.in_split("test")
+    test = _limited(dataset.in_split("test"), limit)
     rows, latencies, discarded = [], [], 0
     latency_by_example: dict[str, list[float]] = {}
     encoder = getattr(candidate, "encoder", None)
@@ -272,7 +295,7 @@ def error_cause(example: CanonicalExample, answer: str) -> str:
     """Seed 001 tasks 72-73, first matching cause: an answer outside the options (instruction), an
     ambiguous case, a reply that depends on context, a state cut by the serializer, adversarial
     language, else the model."""
-    from adri_pipeline.routing.serialize import MAX_STATE_CHARS, MAX_TURNS, serialize_state
+    from adri_pipeline.jev.serialize import MAX_STATE_CHARS, MAX_TURNS, serialize_state
 
     meta = example.metadata
     if example.task != "D4" and answer not in example.options and not (
@@ -387,11 +410,11 @@ def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: R
 def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: RunConfig) -> dict:
     """H1 non-inferiority vs the LLM baseline (D1 accuracy, margin), H2 abstention helps selective
     accuracy (bootstrap 95 % CI of the gain), H3 p95 latency and cost within targets."""
-    baseline = next((r for name, r in results.items() if name.startswith("ollama:")), None)
+    baseline = next((r for name, r in results.items() if is_llm(name)), None)
     out = {}
     rng = np.random.default_rng(config.seed)
     for name, result in results.items():
-        if name.startswith("ollama:"):
+        if is_llm(name):
             continue
         d1 = result["tasks"].get("D1", {})
         if baseline:
@@ -401,7 +424,7 @@ def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: Ru
             h1["verdict"] = ("non-inferior" if verdicts_h1 == {"non-inferior"} else
                              "inferior" if "inferior" in verdicts_h1 else "inconclusive")
         else:
-            h1 = {"verdict": "not evaluated", "reason": "no LLM baseline predictions (no Ollama server in this run)"}
+            h1 = {"verdict": "not evaluated", "reason": "no LLM baseline in this run (add ollama:<model> or openai:<model> to the candidates)"}
         frame = runs[name].predictions.filter(pl.col("task") == "D1")
         correct = frame["correct"].to_numpy().astype(float)
         kept = (frame["confidence"].to_numpy() >= frame["threshold"].to_numpy())

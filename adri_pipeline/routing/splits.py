@@ -12,13 +12,14 @@ from pathlib import Path
 from sklearn.model_selection import StratifiedGroupKFold
 
 from adri_pipeline.config import PROJECT_ROOT
-from adri_pipeline.routing.examples import CanonicalExample
+from adri_pipeline.errors import AdriError
+from adri_pipeline.jev.examples import CanonicalExample
 
 FROZEN_DIR = PROJECT_ROOT / "contracts" / "jev" / "frozen"
 SPLITS = ("dev", "calibration", "test")
 
 
-class FrozenSplitChanged(RuntimeError):
+class FrozenSplitChanged(AdriError, RuntimeError):
     """The test split differs from the one frozen in the repository: results would not compare."""
 
 

@@ -105,10 +105,10 @@ def test_downstream_assets_use_the_model_the_classification_run_recorded(dagster
 
 def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with_it(dagster_instance, adri, tmp_path):
     """Synthetic codes (test_coders.synthetic_codes) on the first 14 sample documents."""
-    from adri_pipeline.corpus import as_documents, load_corpus
+    from adri_pipeline.classification.corpus import as_documents, load_corpus
     from adri_pipeline.definitions import defs
     from adri_pipeline.defs.in_process import resources_for
-    from adri_pipeline_tests.test_coders import synthetic_codes
+    from adri_pipeline_tests.classification.test_coders import synthetic_codes
 
     codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:14])
     trained = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,

@@ -3,7 +3,7 @@ import json
 import pytest
 import yaml
 
-from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.config import PROJECT_ROOT, Settings
 from adri_pipeline.mirror.evaluate import (
     evaluate_log,
     evaluate_point,
@@ -11,8 +11,8 @@ from adri_pipeline.mirror.evaluate import (
     sample_for_judging,
 )
 from adri_pipeline.mirror.gate import DecisionPoint, load_gate_config
-from adri_pipeline.mirror.judges import FileJudge, OllamaJudge, judge_families_differ
-from adri_pipeline_tests.ollama_server import OllamaStub
+from adri_pipeline.mirror.judges import FileJudge, LLMJudge, judge_families_differ
+from adri_pipeline_tests.model_server import ModelServerStub
 
 POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"}, threshold=0.85)
 
@@ -41,14 +41,16 @@ def test_cases_the_judges_disagree_on_are_excluded():
     assert evaluation["mirror_accuracy"] == 1.0 and evaluation["rule_accuracy"] == 0.0
 
 
-def test_two_ollama_judges_of_different_families_through_the_loopback_server():
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_two_llm_judges_of_different_families_through_the_loopback_server(provider):
     def responder(request):
         return json.dumps({"resposta": "sim" if request["model"].startswith("qwen") else "nao"})
 
-    with OllamaStub(models=("qwen2.5:7b", "gemma3:4b"), responder=responder) as stub:
-        qwen, gemma = OllamaJudge("qwen2.5:7b", stub.host), OllamaJudge("gemma3:4b", stub.host)
-        assert judge_families_differ(qwen, gemma)
-        assert not judge_families_differ(qwen, OllamaJudge("qwen2.5:14b", stub.host))
+    with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"), responder=responder) as stub:
+        settings = Settings(ollama_hosts=[stub.host], openai_hosts=[stub.host + "/v1"])
+        qwen, gemma = LLMJudge(f"{provider}:qwen2.5:7b", settings), LLMJudge(f"{provider}:gemma3:4b", settings)
+        assert judge_families_differ(qwen, gemma)  # as each server reports them
+        assert not judge_families_differ(qwen, LLMJudge(f"{provider}:qwen2.5:14b", settings))
         judged = judge(sample_for_judging([record(0, "sim", "nao")]), POINT, qwen, gemma)
         schema = stub.chats()[0]["format"]["properties"]["resposta"]
     assert schema["enum"] == ["sim", "nao"]

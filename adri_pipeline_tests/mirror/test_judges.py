@@ -4,8 +4,10 @@ import json
 
 import pytest
 
+from adri_pipeline.config import Settings
 from adri_pipeline.mirror.gate import DecisionPoint
 from adri_pipeline.mirror.judges import FileJudge, JudgeConfigError, make_judges
+from adri_pipeline_tests.model_server import ModelServerStub
 
 POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"})
 
@@ -19,7 +21,16 @@ def test_a_label_file_wins_over_the_logs_truth(tmp_path):
     assert FileJudge("truth").label(POINT, {"state_hash": "h1", "truth": "sim"}) == "sim"
 
 
-@pytest.mark.parametrize("spec", ["ollama:qwen2.5:7b,ollama:qwen2.5:14b", "ollama:qwen2.5:7b", "gpt:x,gpt:y"])
-def test_judges_of_one_family_or_an_unknown_spec_are_refused(spec):
-    with pytest.raises(JudgeConfigError):
-        make_judges(spec, "http://127.0.0.1:9")
+@pytest.mark.parametrize("spec, says", [
+    ("ollama:qwen2.5:7b,ollama:qwen2.5:14b", "same model family"),
+    ("ollama:qwen2.5:7b,openai:qwen2.5:14b", "same model family"),  # the family, not the server, decides
+    ("ollama:qwen2.5:7b", "two judges"), ("gpt:x,gpt:y", "neither")])
+def test_judges_of_one_family_or_an_unknown_spec_are_refused(spec, says):
+    with ModelServerStub(models=("qwen2.5:7b", "qwen2.5:14b")) as stub:
+        with pytest.raises(JudgeConfigError, match=says):
+            make_judges(spec, Settings(ollama_hosts=[stub.host], openai_hosts=[stub.host + "/v1"]))
+
+
+def test_a_judge_whose_server_is_down_is_named():
+    with pytest.raises(JudgeConfigError, match="cannot say what model it serves"):
+        make_judges("ollama:qwen2.5:7b,openai:gemma", Settings(ollama_hosts=["http://127.0.0.1:9"]))

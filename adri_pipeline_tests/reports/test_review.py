@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import Settings
-from adri_pipeline.pipeline import classify_corpus_file
 from adri_pipeline.reports.review import build_review, disagreements, highlight
 from adri_pipeline.warehouse import Warehouse, read_documents, read_results
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
@@ -49,7 +49,7 @@ def two_models(tmp_path_factory):
     """The sample classified by the embedded default and by a loopback 'Ollama' model that quotes
     the title for one variable and an invented sentence for another."""
     from adri_pipeline_tests.fakes import answer_from_request  # noqa: F401 (same responder family)
-    from adri_pipeline_tests.ollama_server import OllamaStub
+    from adri_pipeline_tests.model_server import ModelServerStub
 
     folder = tmp_path_factory.mktemp("review")
     corpus = folder / "corpus.jsonl"
@@ -68,10 +68,10 @@ def two_models(tmp_path_factory):
 
     settings = Settings(warehouse=folder / "wh" / "adri.duckdb", corpus=corpus, codebook=PILOT, backend="embedded")
     classify_corpus_file(settings)
-    with OllamaStub(responder=responder) as stub:
+    with ModelServerStub(responder=responder) as stub:
         classify_corpus_file(settings.model_copy(update={"backend": "ollama", "model": "qwen-test",
                                                           "ollama_hosts": [stub.host]}))
-    from adri_pipeline.codebook import load_codebook
+    from adri_pipeline.classification.codebook import load_codebook
 
     codebook = load_codebook(PILOT)
     site = build_review(Warehouse(settings.warehouse), codebook)

@@ -63,9 +63,9 @@ def test_h1_is_a_paired_bootstrap_against_the_margin(mine, llm, verdict):
 
 
 def test_error_causes_follow_the_seeds_taxonomy():
+    from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
     from adri_pipeline.routing.benchmark import error_cause
     from adri_pipeline.routing.builders import load_canonical  # noqa: F401 (the canonical shape)
-    from adri_pipeline.routing.examples import CanonicalExample, Metadata, State
 
     def example(**metadata):
         return CanonicalExample(id="x", group_id="g", task="D2", state=State(active_agent="a"), utterance="sim",

@@ -1,7 +1,7 @@
 """Builders emit canonical examples whose gold is always one of the options offered."""
 
+from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.routing.builders import Utterance, build_conversations, build_d1, build_d4
-from adri_pipeline.routing.examples import NO_MATCH
 
 UTTERANCES = [Utterance(f"frase {i} de {intent}", intent, f"g{i % 7}", "test", "pt-BR")
               for i, intent in enumerate(["HassTurnOn", "HassListAddItem", "HassStartTimer", "HassGetWeather",

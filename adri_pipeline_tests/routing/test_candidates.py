@@ -2,14 +2,16 @@ import json
 
 import pytest
 
-from adri_pipeline.routing.candidates import Calibrated, OllamaCandidate
-from adri_pipeline.routing.contract import ContractError, usable_answers, validate
-from adri_pipeline.routing.serialize import to_request
-from adri_pipeline_tests.ollama_server import OllamaStub
-from adri_pipeline_tests.routing.test_serialize import D2
+from adri_pipeline.config import Settings
+from adri_pipeline.jev.contract import ContractError, RoutingConfigError, usable_answers, validate
+from adri_pipeline.jev.serialize import to_request
+from adri_pipeline.routing.candidates import Calibrated, LLMCandidate
+from adri_pipeline_tests.jev.test_serialize import D2
+from adri_pipeline_tests.model_server import ModelServerStub
 
 
-def test_ollama_candidate_through_the_loopback_server_gives_a_contract_response():
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_llm_candidate_through_the_loopback_server_gives_a_contract_response(provider):
     def responder(request):
         schema = request["format"]["properties"]
         options = list(schema["D2"]["properties"]["probabilidades"]["required"])
@@ -17,8 +19,9 @@ def test_ollama_candidate_through_the_loopback_server_gives_a_contract_response(
         assert "Mensagem: e a lista?" in request["messages"][1]["content"]  # the serialized state, nothing else
         return json.dumps({"D2": {"probabilidades": probabilities}})
 
-    with OllamaStub(responder=responder) as stub:
-        candidate = Calibrated(OllamaCandidate("qwen-test", stub.host))
+    with ModelServerStub(responder=responder) as stub:
+        settings = Settings(ollama_hosts=[stub.host], openai_hosts=[stub.host + "/v1"])
+        candidate = Calibrated(LLMCandidate(f"{provider}:qwen-test", settings))
         request = to_request(D2)
         response, seconds = candidate.respond(request, "D2")
     validate("response", response)
@@ -42,8 +45,8 @@ def test_answers_naming_an_option_not_offered_are_discarded_and_counted():
 def test_a_multi_intent_message_can_get_two_intents_once_dev_shows_some():
     """D4 used to answer "sim" only for an intent that beat every other option, the other asked-for
     intent included: no set of two was possible (SGD D4: 0 exact sets of 57)."""
+    from adri_pipeline.jev.examples import NO_MATCH
     from adri_pipeline.routing.candidates import _best_margin, _yes_within
-    from adri_pipeline.routing.examples import NO_MATCH
 
     def said_yes(scores, margin):
         return {o for o, q in _yes_within(scores, [k for k in scores if k != NO_MATCH], margin).items()
@@ -67,8 +70,8 @@ def test_the_session_ranker_learns_whom_a_message_is_addressed_to():
     hand-written turns). The candidate now learns from dev's conversations which agent a message is
     for, and a request for an agent on no screen is mass outside all of them. One dialogue only:
     grouped folds cannot split it, so the agent model's own probabilities are used."""
+    from adri_pipeline.jev.examples import CanonicalExample, State, Turn
     from adri_pipeline.routing.candidates import EmbeddedLogReg
-    from adri_pipeline.routing.examples import CanonicalExample, State, Turn
 
     said = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?"],
             "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música"],
@@ -108,8 +111,8 @@ def test_multi_intent_answers_learn_the_request_a_message_refers_back_to():
     """SGD's two-service turns are a new request plus the one the message carries context over from
     ("a rental car there" after a bus booking). The D4 model learns that from dev: the intent of the
     agent just spoken with is "sim" along with the new request."""
+    from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, State, Turn
     from adri_pipeline.routing.candidates import EmbeddedLogReg
-    from adri_pipeline.routing.examples import NO_MATCH, CanonicalExample, State, Turn
 
     intents = {"Buses_1.BuyBusTicket": "Bus service: buy a bus ticket", "Weather_1.GetWeather": "Weather: get the weather",
                "RentalCars_1.GetCarsAvailable": "Rental cars: find cars available",
@@ -141,3 +144,21 @@ def test_multi_intent_answers_learn_the_request_a_message_refers_back_to():
     held_out = d4(6, "Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel", "Buses_1")
     logits = candidate.logits(to_request(held_out))
     assert {o for o, q in logits.items() if q["sim"] > q["nao"]} == {"Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel"}
+
+
+def test_an_llm_answer_that_is_cut_or_out_of_range_counts_as_the_models_miss():
+    with ModelServerStub() as stub:
+        stub.script = [{"content": '{"D2": {"probabilidades": {"continuar_agente_ativo": 0.'},
+                       {"content": json.dumps({"D2": {"probabilidades": {"continuar_agente_ativo": 7,
+                                                                         "iniciar_novo_agente": "x"}}})}]
+        candidate = LLMCandidate("openai:qwen-test", Settings(openai_hosts=[stub.host + "/v1"]))
+        cut = candidate.logits(to_request(D2))["D2"]
+        clipped = candidate.logits(to_request(D2))["D2"]
+    assert len(set(cut.values())) == 1  # nothing learned from a cut answer: all options equal
+    assert clipped["continuar_agente_ativo"] == pytest.approx(0.0) and clipped["iniciar_novo_agente"] < -10
+
+
+def test_an_llm_candidate_whose_server_is_down_is_named_before_any_work():
+    candidate = LLMCandidate("openai:gemma3-270m", Settings(openai_hosts=["http://127.0.0.1:9/v1"]))
+    with pytest.raises(RoutingConfigError, match="candidate openai:gemma3-270m: no server at http://127.0.0.1:9/v1"):
+        candidate.check()

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
+from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.routing.benchmark import RunConfig, build, with_external_test
 from adri_pipeline.routing.builders import D2_QUESTION, CanonicalFileError, load_canonical
-from adri_pipeline.routing.contract import RoutingConfigError
-from adri_pipeline.routing.serialize import to_request
 
 OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_sessao:listas": "voltar às listas",
            "iniciar_novo_agente": "outro assunto", "desambiguar": "perguntar ao usuário"}
@@ -107,8 +107,8 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
 
 
 def test_the_json_schema_in_contracts_is_the_models_own():
-    from adri_pipeline.routing.contract import SCHEMAS
-    from adri_pipeline.routing.examples import CanonicalExample
+    from adri_pipeline.jev.contract import SCHEMAS
+    from adri_pipeline.jev.examples import CanonicalExample
 
     stored = json.loads((SCHEMAS / "canonical_example.schema.json").read_text(encoding="utf-8"))
     expected = json.loads(json.dumps(CanonicalExample.model_json_schema()))

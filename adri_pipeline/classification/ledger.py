@@ -1,0 +1,56 @@
+"""Content-hash cache: the ledger of valid answers, keyed by everything that can change an answer.
+
+key = sha256(user message, prompt signature, model + digest, prompt version, params). Labels and the
+codebook version are not in it, so a label-only edit finds every answer already in the ledger.
+Each answer is committed on its own the moment it is valid: `kill -9` loses at most the documents
+in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from adri_pipeline.classification.corpus import Document
+from adri_pipeline.classification.prompt import Prompt, build_user_message
+from adri_pipeline.warehouse import Warehouse, ledger_select, ledger_writer
+
+LEDGER_COLUMNS = (
+    "cache_key", "doc_id", "model", "model_digest", "backend", "signature", "prompt_version",
+    "params", "response", "audit", "attempts", "valid_first_try", "json_valid_first_try", "seconds",
+    "prompt_tokens", "completion_tokens",
+)
+
+
+def cache_key(document: Document, prompt: Prompt, model: str, digest: str, params: dict) -> str:
+    payload = json.dumps(
+        [build_user_message(document.title_text, document.text), prompt.signature, model, digest,
+         prompt.prompt_version, params],
+        sort_keys=True, ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def document_keys(documents: list[Document], prompt: Prompt, backend) -> list[str]:
+    """The cache key of each document for this prompt and model (a backend, or the identity a run
+    recorded: anything with .model, .digest and .params), in document order."""
+    return [cache_key(d, prompt, backend.model, backend.digest, backend.params) for d in documents]
+
+
+class Ledger:
+    def __init__(self, warehouse: Warehouse):
+        self.warehouse = warehouse
+
+    def known(self, keys: list[str]) -> set[str]:
+        return {row[0] for row in ledger_select(self.warehouse, ["cache_key"], keys)}
+
+    def rows(self, keys: list[str]) -> list[tuple]:
+        """(cache_key, response, audit, attempts, valid_first_try, json_valid_first_try, seconds,
+        prompt_tokens, completion_tokens) for the keys the ledger holds."""
+        return ledger_select(self.warehouse, ["cache_key", "response", "audit", "attempts", "valid_first_try",
+                                              "json_valid_first_try", "seconds", "prompt_tokens",
+                                              "completion_tokens"], keys)
+
+    def writer(self):
+        """One connection for the run; every commit(record) is its own transaction."""
+        return ledger_writer(self.warehouse, list(LEDGER_COLUMNS))

@@ -1,0 +1,155 @@
+"""Results per (model, codebook hash), reassembled from the ledger with the codebook's display labels,
+and the seed's figures over them.
+
+No model is called here: a label-only codebook change produces renamed results from stored answers.
+The figures follow ADR 0011's table: "JSON válido na primeira tentativa", "Nova tentativa usada",
+"Evidência literal (sem as dispensadas) 94,8%; aproximada 3,5%; ausente 1,7%" per variable, and
+seconds per document as median and 90th percentile.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import polars as pl
+
+from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.classification.corpus import as_documents
+from adri_pipeline.classification.ledger import Ledger, document_keys
+from adri_pipeline.classification.prompt import build_prompt
+
+QUOTED_STATUSES = ("literal", "approximate", "absent")  # shares among non-waived evidence
+OVER_20_WORDS = "over_20_words"
+
+VALUE_SCHEMA = {
+    "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
+    "variable": pl.String, "value": pl.String, "label": pl.String, "evidencia": pl.String,
+    "audit_status": pl.String, "evidence_field": pl.String, "evidence_start": pl.Int32,
+    "evidence_end": pl.Int32, "evidence_flag": pl.String, "attempt": pl.Int32, "cache_key": pl.String,
+}
+DOCUMENT_SCHEMA = {
+    "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
+    "source": pl.String, "attempts": pl.Int32, "json_valid_first_try": pl.Boolean,
+    "valid_first_try": pl.Boolean, "seconds": pl.Float64, "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64, "cache_key": pl.String,
+}
+
+
+@dataclass
+class Results:
+    values: pl.DataFrame  # one row per (doc, variable)
+    documents: pl.DataFrame  # one row per doc
+    pending: int  # documents with no answer that follows the codebook yet
+
+
+def _as_text(value) -> str:
+    if isinstance(value, list):
+        return "|".join(str(v) for v in value)
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _label(var, value) -> str:
+    if isinstance(value, list):
+        return "; ".join(var.label(v) for v in value)
+    return var.label(value)
+
+
+def assemble_results(warehouse, documents: pl.DataFrame, codebook: Codebook, model) -> Results:
+    """`model` is anything with .model, .digest and .params (a backend or the identity a run recorded)."""
+    prompt = build_prompt(codebook)
+    docs = as_documents(documents)
+    sources = dict(zip(documents["doc_id"], documents["source"])) if "source" in documents.columns else {}
+    keys = dict(zip(document_keys(docs, prompt, model), (d.doc_id for d in docs)))
+    ledger = Ledger(warehouse).rows(list(keys))
+
+    order = {doc_id: i for i, doc_id in enumerate(keys.values())}
+    ledger.sort(key=lambda row: order[keys[row[0]]])
+    base = {"model": model.model, "codebook_hash": codebook.content_hash, "codebook_version": codebook.version}
+    value_rows, document_rows = [], []
+    for key, response, audit, attempts, first_try, json_first_try, seconds, p_tokens, c_tokens in ledger:
+        doc_id = keys[key]
+        answer, audits = json.loads(response), json.loads(audit)
+        kept_attempt = 1 if first_try else attempts
+        for name, var in codebook.variables.items():
+            item, check = answer[name], audits.get(name, {})
+            value_rows.append({
+                "doc_id": doc_id, **base, "variable": name, "value": _as_text(item["valor"]),
+                "label": _label(var, item["valor"]), "evidencia": item["evidencia"],
+                "audit_status": check.get("status"), "evidence_field": check.get("field") or (
+                    "abstract" if check.get("start") is not None else None),
+                "evidence_start": check.get("start"), "evidence_end": check.get("end"),
+                "evidence_flag": OVER_20_WORDS if check.get("flags") else None,
+                "attempt": kept_attempt, "cache_key": key,
+            })
+        document_rows.append({
+            "doc_id": doc_id, **base, "source": sources.get(doc_id), "attempts": attempts,
+            "json_valid_first_try": first_try if json_first_try is None else json_first_try,
+            "valid_first_try": first_try, "seconds": seconds, "prompt_tokens": p_tokens,
+            "completion_tokens": c_tokens, "cache_key": key,
+        })
+    return Results(pl.DataFrame(value_rows, schema=VALUE_SCHEMA), pl.DataFrame(document_rows, schema=DOCUMENT_SCHEMA),
+                   pending=len(docs) - len(document_rows))
+
+
+def _pct(part: int, whole: int) -> float | None:
+    return round(100 * part / whole, 1) if whole else None
+
+
+def _evidence_figures(values: pl.DataFrame) -> dict:
+    statuses = values["audit_status"].to_list()
+    quoted = sum(s in QUOTED_STATUSES for s in statuses)
+    figures = {f"{s}_pct": _pct(statuses.count(s), quoted) for s in QUOTED_STATUSES}
+    figures["waived"] = statuses.count("waived")
+    figures["over_20_words"] = int((values["evidence_flag"] == OVER_20_WORDS).sum()) if values.height else 0
+    return figures
+
+
+def summarize(results: Results) -> dict:
+    """The seed's figures: printed by the CLI, shown in Dagster metadata, stored per variable."""
+    docs, values = results.documents, results.values
+    n = docs.height
+    summary = {"documents": n, "pending": results.pending}
+    if not n:
+        return summary
+    summary["json_valid_first_try_pct"] = _pct(int(docs["json_valid_first_try"].sum()), n)
+    summary["valid_first_try_pct"] = _pct(int(docs["valid_first_try"].sum()), n)
+    summary["retry_pct"] = _pct(int((docs["attempts"] > 1).sum()), n)
+    summary["seconds_median"] = round(docs["seconds"].median(), 3)
+    summary["seconds_p90"] = round(docs["seconds"].quantile(0.9, "nearest"), 3)
+    summary["evidence"] = _evidence_figures(values)
+    summary["evidence_by_variable"] = {
+        name: _evidence_figures(group) for (name,), group in values.group_by("variable", maintain_order=True)
+    }
+    return summary
+
+
+def figures_table(summary: dict, model: str, codebook_hash: str) -> pl.DataFrame:
+    """`classification_figures`: one row for all variables ('*') and one per variable."""
+    if not summary.get("documents"):
+        return pl.DataFrame()
+    overall = {k: summary[k] for k in ("documents", "json_valid_first_try_pct", "valid_first_try_pct",
+                                        "retry_pct", "seconds_median", "seconds_p90")}
+    rows = [{"model": model, "codebook_hash": codebook_hash, "variable": "*", **overall, **summary["evidence"]}]
+    rows += [{"model": model, "codebook_hash": codebook_hash, "variable": name, "documents": summary["documents"],
+              **figures} for name, figures in summary["evidence_by_variable"].items()]
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def figures_lines(figures: dict) -> list[str]:
+    """The seed's figures (summarize) as the lines the CLI and the demo print."""
+    if not figures.get("documents"):
+        return []
+    ev = figures["evidence"]
+    lines = [
+        f"results: {figures['documents']} documents ({figures['pending']} in the warehouse without an answer)",
+        f"JSON valid first try {figures['json_valid_first_try_pct']} %, follows the codebook first try "
+        f"{figures['valid_first_try_pct']} %, retry used {figures['retry_pct']} %; "
+        f"seconds/doc median {figures['seconds_median']}, p90 {figures['seconds_p90']}",
+        f"evidence (non-waived): literal {ev['literal_pct']} %, approximate {ev['approximate_pct']} %, "
+        f"absent {ev['absent_pct']} %; waived {ev['waived']}; over 20 words {ev['over_20_words']}",
+    ]
+    lines += [f"  {name:<14} literal {shares['literal_pct']} %  approximate {shares['approximate_pct']} %  "
+              f"absent {shares['absent_pct']} %  waived {shares['waived']}"
+              for name, shares in figures["evidence_by_variable"].items()]
+    return lines

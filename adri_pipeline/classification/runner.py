@@ -1,0 +1,236 @@
+"""The per-document loop: cache lookup, model call, validation, one retry, commit, progress.
+
+ADR 0011: "Uma nova tentativa por documento quando a resposta foge do codebook ou alguma evidência
+sai ausente [...]; fica a melhor das duas. Um documento sem resposta válida não vai para o cache".
+So the better attempt is committed whenever it follows the codebook, absent quotes included (they
+are an audit status, never a reason to pay again); only a document with no answer that follows the
+codebook is listed with its reason and retried by the next run. Ctrl+C, SIGTERM, a memory stop or a
+server that went away stop taking new documents; what was committed stays and results are written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from adri_pipeline.classification.audit import DocumentIndex
+from adri_pipeline.classification.backends.base import Backend, BackendError, BackendResponse, DocumentFailed, NotSent
+from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.classification.corpus import Document, as_documents
+from adri_pipeline.classification.ledger import Ledger, document_keys
+from adri_pipeline.classification.prompt import Prompt, build_prompt, build_retry_message
+from adri_pipeline.classification.validation import (
+    CheckedResponse,
+    check_response,
+    codebook_examples_text,
+)
+from adri_pipeline.warehouse import Warehouse
+
+log = logging.getLogger(__name__)
+
+ESTIMATE_SAMPLE = 5
+PREFETCH = 2  # documents in flight per server slot
+
+
+@dataclass
+class Attempt:
+    response: BackendResponse
+    checked: CheckedResponse
+
+
+@dataclass
+class DocumentOutcome:
+    document: Document
+    key: str
+    attempts: list[Attempt]
+    kept: int  # index into attempts
+    retry_message: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.attempts[self.kept].checked.valid
+
+    def ledger_record(self, backend: Backend, prompt: Prompt) -> dict:
+        kept = self.attempts[self.kept]
+        return {
+            "cache_key": self.key, "doc_id": self.document.doc_id, "model": backend.model,
+            "model_digest": backend.digest, "backend": backend.name, "signature": prompt.signature,
+            "prompt_version": prompt.prompt_version,
+            "params": json.dumps(backend.params, sort_keys=True),
+            "response": json.dumps(kept.checked.content, ensure_ascii=False),
+            "audit": json.dumps({k: {**a.as_dict(), "flags": kept.checked.flags.get(k, [])}
+                                 for k, a in kept.checked.audits.items()}, ensure_ascii=False),
+            "attempts": len(self.attempts), "valid_first_try": self.attempts[0].checked.valid,
+            "json_valid_first_try": self.attempts[0].checked.json_valid,
+            "seconds": sum(a.response.seconds for a in self.attempts),
+            "prompt_tokens": sum(a.response.prompt_tokens for a in self.attempts),
+            "completion_tokens": sum(a.response.completion_tokens for a in self.attempts),
+        }
+
+
+@dataclass
+class RunReport:
+    model: str
+    documents: int
+    cached: int = 0
+    classified: int = 0
+    model_calls: int = 0  # answers received
+    requests: int = 0  # requests really sent, answered or not (timeouts, drops, 503s included)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list)
+    to_classify: int = 0
+    sampled: int = 0  # documents attempted by --estimate
+    stopped: str = ""  # why the run stopped early, if it did
+    answered: list[str] = field(default_factory=list)  # doc ids with an answer in the ledger after the run
+
+    @property
+    def all_failed(self) -> bool:
+        """Something needed the model and nothing came back valid."""
+        return bool(self.failed) and self.classified == 0
+
+
+def classify_document(
+    document: Document, key: str, codebook: Codebook, prompt: Prompt, backend: Backend, examples: str
+) -> DocumentOutcome:
+    index = DocumentIndex(document.abstract, document.title)
+    first = backend.classify(prompt, document)
+    attempts = [Attempt(first, check_response(first.content, codebook, prompt, index, examples))]
+    outcome = DocumentOutcome(document, key, attempts, kept=0)
+    if attempts[0].checked.needs_retry:
+        outcome.retry_message = build_retry_message(attempts[0].checked.retry_reasons())
+        previous = first.raw or json.dumps(first.content, ensure_ascii=False)
+        second = backend.classify(prompt, document, retry=(previous, outcome.retry_message))
+        attempts.append(Attempt(second, check_response(second.content, codebook, prompt, index, examples)))
+        # min() keeps the first attempt on a tie
+        outcome.kept = min(range(2), key=lambda i: attempts[i].checked.badness())
+    return outcome
+
+
+def _is_interruption(exc: BaseException) -> bool:
+    """Ctrl+C / SIGTERM (KeyboardInterrupt), a stop reason from the backend, or an orchestrator's
+    own interrupt (Dagster raises a BaseException on run termination)."""
+    if isinstance(exc, (KeyboardInterrupt, BackendError)):
+        return True
+    return not isinstance(exc, (Exception, SystemExit, GeneratorExit))
+
+
+def _stop_reason(exc: BaseException) -> str:
+    if isinstance(exc, BackendError):
+        return str(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        return f"interrupted ({exc.args[0] if exc.args else 'Ctrl+C'})"
+    return f"interrupted ({type(exc).__name__})"
+
+
+def classify_corpus(
+    documents: pl.DataFrame,
+    codebook: Codebook,
+    backend: Backend,
+    warehouse: Warehouse,
+    *,
+    limit: int | None = None,
+    estimate: bool = False,
+    concurrency: int = 1,
+    progress=None,
+) -> RunReport:
+    """Classify what the ledger lacks. `progress(outcome, total)` is called after each document,
+    in this thread, so it may write to the warehouse (partial results)."""
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit must be at least 1 (got {limit})")
+    prompt = build_prompt(codebook)
+    examples = codebook_examples_text(codebook)
+    docs = as_documents(documents.head(limit) if limit else documents)
+    keys = document_keys(docs, prompt, backend)
+    known = Ledger(warehouse).known(keys)
+    todo = [(d, k) for d, k in zip(docs, keys) if k not in known]
+    report = RunReport(backend.model, len(docs), cached=len(docs) - len(todo), to_classify=len(todo),
+                       answered=[d.doc_id for d, k in zip(docs, keys) if k in known])
+    if estimate:
+        todo = todo[:ESTIMATE_SAMPLE]
+        report.sampled = len(todo)
+    if not todo:
+        return report
+
+    backend.prepare(codebook, prompt)
+    concurrency = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
+    # one more document than slots is always prepared and waiting for a slot (the backend limits what
+    # reaches the server), so a slot never idles while we validate, audit and commit the last answer
+    in_flight = concurrency * PREFETCH
+    pool = ThreadPoolExecutor(max_workers=in_flight)
+    abandon = False
+    try:
+        with Ledger(warehouse).writer() as commit:
+            pending = iter(todo)
+            running: dict = {}
+
+            def submit_next() -> bool:
+                item = next(pending, None)
+                if item is not None:
+                    running[pool.submit(classify_document, *item, codebook, prompt, backend, examples)] = item
+                return item is not None
+
+            def settle(future) -> None:
+                """Commit a finished document when its answer follows the codebook; record why if not."""
+                document, _ = running.pop(future)
+                try:
+                    outcome = future.result()
+                except NotSent:
+                    return  # never asked: the next run does it
+                except DocumentFailed as exc:
+                    report.failed.append((document.doc_id, str(exc)))
+                    return
+                report.model_calls += len(outcome.attempts)
+                if outcome.valid:
+                    commit(outcome.ledger_record(backend, prompt))
+                    report.classified += 1
+                    report.answered.append(document.doc_id)
+                    report.seconds.append(sum(a.response.seconds for a in outcome.attempts))
+                else:
+                    problems = outcome.attempts[outcome.kept].checked.problems
+                    report.failed.append((document.doc_id, "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())))
+                if progress:
+                    progress(outcome, len(todo))
+
+            for _ in range(in_flight):
+                submit_next()
+            try:
+                while running:
+                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                    for future in done:
+                        settle(future)
+                    backend.check_resources()  # between documents: stop before memory runs out
+                    while len(running) < in_flight and submit_next():
+                        pass
+            except BaseException as exc:
+                if not _is_interruption(exc):
+                    raise
+                report.stopped = _stop_reason(exc)
+                getattr(backend, "stop", lambda: None)()  # requests waiting for a slot are not sent
+                for future in [f for f in running if f.cancel()]:
+                    running.pop(future)
+                try:
+                    for future in list(running):  # already at the model: keep what comes back
+                        wait([future])
+                        try:
+                            settle(future)
+                        except BackendError:
+                            pass
+                except KeyboardInterrupt:  # a second Ctrl+C: stop waiting now
+                    abandon = True
+                    lost = [document.doc_id for document, _ in running.values()]
+                    report.stopped += (f"; second interrupt: {len(lost)} request(s) in flight abandoned "
+                                       f"({', '.join(lost)}), redone next run")
+                if isinstance(exc, BackendError) and report.classified == 0 and not report.cached:
+                    raise
+    finally:
+        pool.shutdown(wait=not abandon, cancel_futures=True)
+        backend.close()
+        report.requests = getattr(backend, "requests_sent", report.model_calls)
+    if report.stopped:  # an interrupt may land between a commit and its bookkeeping: the ledger decides
+        known = Ledger(warehouse).known(keys)
+        report.answered = [d.doc_id for d, k in zip(docs, keys) if k in known]
+    return report

@@ -1,0 +1,255 @@
+"""The classification operations users run, called alike by the CLI, the Dagster assets and the demo.
+
+A run resolves its backend once, before anything is written, and records it (`classification_runs`);
+downstream steps read that record instead of choosing again. Results accumulate per (model, codebook):
+a run replaces the rows of the documents it touched, never others. During a long run the results and
+the analyst snapshot are republished every N documents or M minutes, and once more however the run
+ends (ADR 0011: "a primeira regravação parcial mostrou 256 (206 + 50 novos)").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+from adri_pipeline import faults
+from adri_pipeline.classification.backends import select_backend
+from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.coders import embedded_backend
+from adri_pipeline.classification.corpus import Corpus, read_corpus
+from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline.classification.results import Results, assemble_results, figures_table, summarize
+from adri_pipeline.classification.runner import RunReport, classify_corpus
+from adri_pipeline.config import Settings
+from adri_pipeline.errors import AdriError
+from adri_pipeline.warehouse import (
+    Warehouse,
+    coverage_totals,
+    last_run,
+    read_documents,
+    read_results,
+    record_run,
+    store_codebook,
+    store_corpus,
+    store_failures,
+    store_figures,
+    store_results,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a run classified with: enough to rebuild its cache keys without loading the model."""
+
+    backend: str
+    model: str
+    digest: str
+    params: dict = field(hash=False)
+
+    @classmethod
+    def of(cls, backend) -> "ModelIdentity":
+        return cls(backend.name, backend.model, backend.digest, backend.params)
+
+
+class NoClassificationRun(AdriError, RuntimeError):
+    """Results were asked for before any classification run recorded its model."""
+
+
+@dataclass
+class ClassificationRun:
+    run_id: str
+    model: ModelIdentity
+    codebook: Codebook
+    report: RunReport
+    figures: dict
+    snapshot: Path
+    wall_seconds: float
+    replaced_documents: list[str] = field(default_factory=list)
+
+
+def resolve_backend(settings: Settings, allow_fallback: bool = False):
+    """The backend a run uses, chosen once; the embedded one is trained on the coder file when one is
+    configured (ADRI_CODERS), else zero-shot."""
+    return select_backend(settings, allow_fallback=allow_fallback, embedded=lambda: embedded_backend(settings))
+
+
+def new_documents(settings: Settings, known: set[str]) -> tuple[list[str], list[str]]:
+    """(every document id of the configured corpus, those not in `known`), in corpus order: what
+    the new-documents sensor and `adri register` turn into partitions."""
+    doc_ids = read_corpus(settings).documents["doc_id"].to_list()
+    return doc_ids, [d for d in doc_ids if d not in known]
+
+
+def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
+                    doc_ids: list[str] | None = None) -> dict:
+    """Rebuild results of the given documents (every stored document when None) from the ledger, then
+    the figures over everything the (model, codebook) holds. No model call."""
+    documents = read_documents(warehouse, doc_ids)
+    fresh = assemble_results(warehouse, documents, codebook, model)
+    store_results(warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash,
+                  None if doc_ids is None else documents["doc_id"].to_list())
+    figures = figures_of(warehouse, model, codebook)
+    store_figures(warehouse, figures_table(figures, model.model, codebook.content_hash),
+                  model.model, codebook.content_hash)
+    return figures
+
+
+def recorded_model(warehouse: Warehouse) -> ModelIdentity:
+    """The model the latest classification run resolved: downstream steps never choose again."""
+    run = last_run(warehouse)
+    if run is None:
+        raise NoClassificationRun(f"{warehouse.path}: no classification run recorded yet; classify first")
+    return ModelIdentity(run["backend"], run["model"], run["model_digest"], json.loads(run["params"]))
+
+
+def figures_of(warehouse: Warehouse, model: ModelIdentity, codebook: Codebook) -> dict:
+    """The seed's figures over everything the (model, codebook) holds."""
+    return summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
+
+
+def current_figures(warehouse: Warehouse, codebook: Codebook) -> tuple[ModelIdentity, dict]:
+    """The recorded model and its figures for this codebook."""
+    model = recorded_model(warehouse)
+    return model, figures_of(warehouse, model, codebook)
+
+
+@dataclass
+class Quality:
+    passed: bool
+    description: str
+    figures: dict
+
+
+def check_quality(settings: Settings) -> Quality:
+    """Answered documents, literal evidence (overall and per variable) and corpus coverage of the
+    recorded model's results against the thresholds in Settings; a failure names documents and variables."""
+    warehouse = Warehouse(settings.warehouse)
+    codebook = load_codebook(settings.codebook)
+    model = recorded_model(warehouse)
+    values, documents, pending = read_results(warehouse, model.model, codebook.content_hash)
+    figures = summarize(Results(values, documents, pending))  # the seed's figures: one way to count literal
+    answered = set(documents["doc_id"].to_list())
+    doc_ids = read_documents(warehouse)["doc_id"].to_list()
+    missing = [d for d in doc_ids if d not in answered]
+    included, rows = coverage_totals(warehouse)
+    valid_pct = 100 * len(answered) / max(len(doc_ids), 1)
+    evidence = figures.get("evidence", {}).get("literal_pct")
+    literal_pct = 100.0 if evidence is None else evidence  # nothing quoted: nothing to doubt
+    weak = {name: shares["literal_pct"] for name, shares in figures.get("evidence_by_variable", {}).items()
+            if shares["literal_pct"] is not None and shares["literal_pct"] < settings.check_min_literal_pct}
+    coverage_pct = 100 * included / max(rows, 1)
+    problems = []
+    if valid_pct < settings.check_min_valid_pct:
+        problems.append(f"answered {valid_pct:.1f} % < {settings.check_min_valid_pct}; without answer: {missing[:20]}")
+    if literal_pct < settings.check_min_literal_pct or weak:
+        problems.append(f"literal {literal_pct:.1f} %; variables below {settings.check_min_literal_pct}: {weak}")
+    if coverage_pct < settings.check_min_coverage_pct:
+        problems.append(f"coverage {coverage_pct:.1f} % < {settings.check_min_coverage_pct}")
+    return Quality(not problems, "; ".join(problems) or "all thresholds met",
+                   {"model": model.model, "valid_pct": round(valid_pct, 1), "literal_pct": round(literal_pct, 1),
+                    "coverage_pct": round(coverage_pct, 1), "documents_without_answer": len(missing)})
+
+
+class _Checkpoints:
+    """Due every `every` documents or `minutes` minutes, whichever comes first."""
+
+    def __init__(self, every: int, minutes: float):
+        self.every, self.seconds = every, minutes * 60
+        self.since, self.last = 0, time.monotonic()
+
+    def due(self) -> bool:
+        self.since += 1
+        if self.since >= self.every or time.monotonic() - self.last >= self.seconds:
+            self.since, self.last = 0, time.monotonic()
+            return True
+        return False
+
+
+def classify_documents(
+    settings: Settings,
+    documents: pl.DataFrame,
+    *,
+    origin: str,
+    allow_fallback: bool = False,
+    run_id: str | None = None,
+    limit: int | None = None,
+    estimate: bool = False,
+    progress=None,
+    backend=None,
+) -> ClassificationRun:
+    """Classify what the ledger lacks among `documents` (already stored in the warehouse); results,
+    figures, failures and the snapshot are written for what was done however the run ends (a stop,
+    an interrupt, an error)."""
+    started_at, started = datetime.now(timezone.utc), time.perf_counter()
+    if backend is None:
+        backend = resolve_backend(settings, allow_fallback=allow_fallback)  # before anything is written
+    model = ModelIdentity.of(backend)
+    warehouse = Warehouse(settings.warehouse)
+    codebook = load_codebook(settings.codebook)
+    prompt = build_prompt(codebook)
+    store_codebook(warehouse, codebook, prompt)
+    run_id = run_id or uuid.uuid4().hex
+    log.info("classification run %s: %s (digest %s), codebook %s", run_id[:8], model.model,
+                model.digest[:19] or "-", codebook.content_hash[:12])
+    touched: list[str] = []
+    checkpoints = _Checkpoints(settings.results_every_documents, settings.results_every_minutes)
+
+    def on_document(outcome, total):
+        if outcome.valid:
+            touched.append(outcome.document.doc_id)
+        if progress:
+            progress(outcome, total)
+        if checkpoints.due() and touched:
+            refresh_results(warehouse, codebook, model, touched)
+            warehouse.publish_snapshot()
+
+    report = None
+    try:
+        report = classify_corpus(documents, codebook, backend, warehouse, limit=limit, estimate=estimate,
+                                 concurrency=settings.concurrency, progress=on_document)
+    finally:
+        faults.point("before_results")
+        figures = refresh_results(warehouse, codebook, model, report.answered if report else touched)
+        if report is not None:
+            store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
+        record_run(warehouse, {
+            "run_id": run_id, "origin": origin, "started_at": started_at,
+            "finished_at": datetime.now(timezone.utc), "backend": model.backend, "model": model.model,
+            "model_digest": model.digest, "params": json.dumps(model.params, sort_keys=True),
+            "codebook_hash": codebook.content_hash, "signature": prompt.signature,
+            "selected": report.documents if report else None, "cached": report.cached if report else None,
+            "classified": report.classified if report else len(touched),
+            "failed": len(report.failed) if report else None,
+            "model_calls": report.model_calls if report else None,
+            "stopped": report.stopped if report else "error", "figures": json.dumps(figures, default=float),
+        })
+        snapshot = warehouse.publish_snapshot()
+    return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started)
+
+
+def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int | None = None,
+                         estimate: bool = False, replace_documents: bool = False,
+                         progress=None) -> tuple[ClassificationRun, Corpus]:
+    """The CLI's path: load the corpus file, classify it, results accumulate with earlier corpora.
+    `auto` may fall back to the embedded model here: a person is watching, and is told loudly."""
+    load_codebook(settings.codebook)  # bad input fails before anything is written
+    corpus = read_corpus(settings)
+    for note in corpus.notes:
+        log.warning(note)
+    backend = resolve_backend(settings, allow_fallback=True)
+    replaced = store_corpus(Warehouse(settings.warehouse), corpus, replace=replace_documents)
+    for doc_id in replaced:
+        log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)
+    run = classify_documents(settings, corpus.documents, origin=origin, limit=limit, estimate=estimate,
+                             progress=progress, backend=backend)
+    run.replaced_documents = replaced
+    return run, corpus

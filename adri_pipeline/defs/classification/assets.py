@@ -1,0 +1,126 @@
+"""Group `classification`: per-document classifications (one dynamic partition per document),
+results per (model, codebook), evidence audits, agreement with coders, checks."""
+
+import dagster as dg
+import polars as pl
+
+from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
+from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.results import figures_table
+from adri_pipeline.classification.service import (
+    check_quality,
+    classify_documents,
+    recorded_model,
+    refresh_results,
+    resolve_backend,
+)
+from adri_pipeline.defs.classification.codebook import codebook, prompt_signature
+from adri_pipeline.defs.classification.coders import coded_model
+from adri_pipeline.defs.classification.corpus import corpus, documents_partitions
+from adri_pipeline.defs.io_managers import content_hash, versioned
+from adri_pipeline.defs.metadata import markdown_table
+from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.warehouse import (
+    Warehouse,
+    evidence_audit_shares,
+    read_documents,
+    read_results,
+    read_values,
+)
+
+
+@dg.asset(
+    group_name="classification", partitions_def=documents_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(), deps=[corpus, prompt_signature, coded_model],
+    output_required=False, kinds={"duckdb"},
+)
+def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
+    """Classifies the documents of the run's key range that the ledger lacks, with the backend resolved
+    once (recorded in the run's tags and `classification_runs`; `auto` never falls back here). A
+    materialization is recorded only for documents whose result is new to Dagster."""
+    settings = adri.settings()
+    warehouse = Warehouse(settings.warehouse)
+    keys = list(context.partition_keys)
+    documents = read_documents(warehouse, keys)
+    if documents.height < len(keys):
+        context.log.warning(f"{len(keys) - documents.height} partition keys are not in the corpus any more")
+    backend = resolve_backend(settings, allow_fallback=False)
+    context.instance.add_run_tags(context.run_id, {"adri/model": backend.model,
+                                                   "adri/model_digest": backend.digest or "-"})
+
+    outcome_log: list[str] = []  # every document the model answered in this run
+
+    def progress(outcome, total):
+        outcome_log.append(outcome.document.doc_id)
+        if len(outcome_log) % 50 == 0:
+            context.log.info(f"{len(outcome_log)}/{total} documents answered")
+    run = classify_documents(settings, documents, origin="dagster", run_id=context.run_id, progress=progress,
+                             backend=backend)
+    report = run.report
+    materialized = context.instance.get_materialized_partitions(context.asset_key)
+    answered = set(report.answered)
+    fresh = (answered & set(outcome_log)) | (answered - materialized)  # new now, or cached but never recorded
+    for doc_id in (k for k in keys if k in fresh):
+        yield dg.AssetMaterialization(asset_key=context.asset_key, partition=doc_id,
+                                      metadata={"model": run.model.model})
+    context.log.info(f"{report.documents} documents in range: {report.cached} cached, "
+                     f"{report.classified} classified, {len(report.failed)} failed, "
+                     f"{len(fresh)} materializations recorded; results and snapshot refreshed")
+    for doc_id, reason in report.failed[:20]:
+        context.log.warning(f"no answer that follows the codebook for {doc_id}: {reason}")
+    if report.stopped:
+        raise dg.Failure(description=f"stopped early: {report.stopped}")
+
+
+@dg.asset(group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"})
+def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
+    """Tables `classification_values`, `classification_documents` and `classification_figures` for the
+    model the latest classification run recorded and the current codebook: no model call, no choosing."""
+    settings = adri.settings()
+    warehouse = Warehouse(settings.warehouse)
+    book = load_codebook(settings.codebook)
+    model = recorded_model(warehouse)
+    summary = refresh_results(warehouse, book, model)
+    values, _, _ = read_results(warehouse, model.model, book.content_hash)
+    table = figures_table(summary, model.model, book.content_hash)
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(content_hash(values)),
+        metadata={
+            "model": model.model, "model_digest": model.digest, "codebook_hash": book.content_hash,
+            "codebook_version": book.version, "documents": summary["documents"], "pending": summary["pending"],
+            "json_valid_first_try_pct": summary.get("json_valid_first_try_pct"),
+            "valid_first_try_pct": summary.get("valid_first_try_pct"), "retry_pct": summary.get("retry_pct"),
+            "seconds_median": summary.get("seconds_median"), "seconds_p90": summary.get("seconds_p90"),
+            "figures": markdown_table(table) if table.height else "none",
+        },
+    )
+
+
+@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager")
+def evidence_audits(adri: AdriSettings) -> dg.Output:
+    """Share of literal / approximate / absent / waived evidence per (model, codebook, variable)."""
+    settings = adri.settings()
+    book = load_codebook(settings.codebook)
+    frame = evidence_audit_shares(Warehouse(settings.warehouse), book.content_hash)
+    return versioned(frame, table=markdown_table(frame))
+
+
+@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager")
+def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
+    """Agreement and Cohen's kappa per (model, variable) against human coders (ADRI_CODERS)."""
+    settings = adri.settings()
+    book = load_codebook(settings.codebook)
+    if settings.coders is None:
+        context.log.info("no coder labels configured (ADRI_CODERS): agreement table left empty")
+        return versioned(pl.DataFrame(schema=AGREEMENT_SCHEMA), coders="none configured")
+    results = read_values(Warehouse(settings.warehouse), book.content_hash)
+    table = agreement_table(results, load_coder_labels(settings.coders, book), book)
+    return versioned(table, coders=str(settings.coders), table=markdown_table(table))
+
+
+@dg.asset_check(asset=classification_results, blocking=False)
+def classification_quality(adri: AdriSettings) -> dg.AssetCheckResult:
+    """Valid responses, literal evidence (overall and per variable) and corpus coverage against the
+    thresholds in Settings; a failure names the documents and variables."""
+    quality = check_quality(adri.settings())
+    return dg.AssetCheckResult(passed=quality.passed, description=quality.description, metadata=quality.figures)

@@ -1,0 +1,34 @@
+"""Group `codebook`: the codebook file (observed by content hash) and the prompt signature."""
+
+
+import dagster as dg
+
+from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline.defs.metadata import file_hash
+from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.warehouse import store_codebook
+
+
+@dg.observable_source_asset(group_name="codebook")
+def codebook(adri: AdriSettings) -> dg.DataVersion:
+    """The codebook YAML; its version is the hash of the whole file (labels included)."""
+    return dg.DataVersion(file_hash(adri.settings().codebook))
+
+
+@dg.asset(group_name="codebook", deps=[codebook], kinds={"duckdb"})
+def prompt_signature(adri: AdriSettings) -> dg.MaterializeResult:
+    """System message + response schema. Its data version is the signature, so a label-only edit
+    leaves the classifications fresh while the results still get renamed."""
+    book = load_codebook(adri.settings().codebook)
+    prompt = build_prompt(book)
+    store_codebook(adri.warehouse_access(), book, prompt)
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(prompt.signature),
+        metadata={
+            "signature": prompt.signature, "codebook_hash": book.content_hash,
+            "codebook_version": book.version, "prompt_version": prompt.prompt_version,
+            "variables": ", ".join(book.variables),
+            "system_message": dg.MetadataValue.md(f"```\n{prompt.system_message}\n```"),
+        },
+    )

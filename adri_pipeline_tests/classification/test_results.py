@@ -1,0 +1,44 @@
+"""The seed's figures over stored results."""
+
+import polars as pl
+
+from adri_pipeline.classification.results import (
+    DOCUMENT_SCHEMA,
+    VALUE_SCHEMA,
+    Results,
+    figures_lines,
+    figures_table,
+    summarize,
+)
+
+
+def frames():
+    values = pl.DataFrame([
+        {"doc_id": "a", "variable": "v1", "audit_status": "literal", "evidence_flag": None},
+        {"doc_id": "a", "variable": "v2", "audit_status": "waived", "evidence_flag": None},
+        {"doc_id": "b", "variable": "v1", "audit_status": "approximate", "evidence_flag": "over_20_words"},
+        {"doc_id": "b", "variable": "v2", "audit_status": "absent", "evidence_flag": None},
+    ]).with_columns([pl.lit(None, dtype).alias(c) for c, dtype in VALUE_SCHEMA.items()
+                     if c not in ("doc_id", "variable", "audit_status", "evidence_flag")])
+    documents = pl.DataFrame([
+        {"doc_id": "a", "attempts": 1, "json_valid_first_try": True, "valid_first_try": True, "seconds": 1.0},
+        {"doc_id": "b", "attempts": 2, "json_valid_first_try": True, "valid_first_try": False, "seconds": 3.0},
+    ]).with_columns([pl.lit(None, dtype).alias(c) for c, dtype in DOCUMENT_SCHEMA.items()
+                     if c not in ("doc_id", "attempts", "json_valid_first_try", "valid_first_try", "seconds")])
+    return Results(values, documents, pending=1)
+
+
+def test_shares_are_among_non_waived_evidence_as_the_seed_reports_them():
+    figures = summarize(frames())
+    assert (figures["documents"], figures["pending"], figures["retry_pct"]) == (2, 1, 50.0)
+    assert (figures["json_valid_first_try_pct"], figures["valid_first_try_pct"]) == (100.0, 50.0)
+    evidence = figures["evidence"]
+    assert (evidence["literal_pct"], evidence["approximate_pct"], evidence["absent_pct"]) == (33.3, 33.3, 33.3)
+    assert (evidence["waived"], evidence["over_20_words"]) == (1, 1)
+    assert figures["evidence_by_variable"]["v2"]["absent_pct"] == 100.0
+
+
+def test_the_figures_table_has_an_overall_row_and_one_per_variable():
+    table = figures_table(summarize(frames()), "m", "h")
+    assert table["variable"].to_list() == ["*", "v1", "v2"] and table["documents"].to_list() == [2, 2, 2]
+    assert any(line.startswith("  v2") for line in figures_lines(summarize(frames())))

@@ -1,0 +1,69 @@
+"""kill -9 loses nothing and redoes nothing; Ctrl+C writes the partial result."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import duckdb
+
+from adri_pipeline_tests.classification.test_runner import run
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+from adri_pipeline_tests.fakes import document_text
+
+
+def start_classify(stub, warehouse):
+    env = {**os.environ, "OLLAMA_HOST": stub.host, "ADRI_OLLAMA_HOSTS": stub.host}
+    return subprocess.Popen(
+        [sys.executable, "-m", "adri_pipeline.cli", "classify", "--corpus", str(SAMPLE),
+         "--codebook", str(PILOT), "--backend", "ollama", "--model", "qwen-test",
+         "--warehouse", str(warehouse.path)],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_chats(stub, n, timeout=60):
+    deadline = time.monotonic() + timeout
+    while len(stub.chats()) < n:
+        assert time.monotonic() < deadline, "classification never reached the server"
+        time.sleep(0.02)
+
+
+def ledger_docs(warehouse):
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        return {row[0] for row in con.execute("SELECT doc_id FROM ledger").fetchall()}
+
+
+def test_kill_9_mid_run_then_rerun_loses_nothing_and_repeats_nothing(ollama_stub, sample_corpus, pilot, warehouse):
+    ollama_stub.delay = 0.1
+    process = start_classify(ollama_stub, warehouse)
+    wait_for_chats(ollama_stub, 8)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    answered_before_kill = len(ollama_stub.chats())
+    committed = ledger_docs(warehouse)
+    assert answered_before_kill - 2 <= len(committed) <= answered_before_kill  # at most those in flight (slot + queued)
+
+    ollama_stub.delay = 0.0
+    before = len(ollama_stub.chats())
+    report = run(ollama_stub, sample_corpus, pilot, warehouse)
+    asked_again = {document_text(r) for r in ollama_stub.chats()[before:]}
+    texts = dict(zip(sample_corpus.documents["doc_id"], sample_corpus.documents["text"]))
+    assert not asked_again & {texts[d] for d in committed}  # nothing redone
+    assert report.cached == len(committed)
+    assert ledger_docs(warehouse) == set(texts)  # nothing lost
+
+
+def test_ctrl_c_writes_the_partial_result(ollama_stub, warehouse):
+    ollama_stub.delay = 0.1
+    process = start_classify(ollama_stub, warehouse)
+    wait_for_chats(ollama_stub, 5)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stdout
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        ledger = con.execute("SELECT count(*) FROM ledger").fetchone()[0]
+        results = con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
+    assert 4 <= ledger < 23 and results == ledger
+    assert warehouse.snapshot_path.exists()

@@ -1,0 +1,284 @@
+"""The application layer: results you can trust (issue 9), through the real `ollama` client and the
+loopback server."""
+
+import json
+
+import duckdb
+import polars as pl
+import pytest
+
+from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
+from adri_pipeline.classification.corpus import CorpusError, load_corpus
+from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline.classification.service import classify_corpus_file, recorded_model
+from adri_pipeline.config import Settings
+from adri_pipeline.warehouse import DocumentClash, Warehouse, store_corpus
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+from adri_pipeline_tests.fakes import answer, document_text
+
+
+def write_corpus(path, frame: pl.DataFrame):
+    path.write_text("".join(json.dumps({"id": r["doc_id"], "title": r["title"], "abstract": r["abstract"]},
+                                       ensure_ascii=False) + "\n" for r in frame.iter_rows(named=True)),
+                    encoding="utf-8")
+    return path
+
+
+def settings_for(stub, tmp_path, corpus, **overrides):
+    overrides = {"backend": "ollama", "model": "qwen-test", "ollama_hosts": [stub.host], **overrides}
+    return Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=corpus, codebook=PILOT, **overrides)
+
+
+def title_of(request) -> str:
+    user = [m for m in request["messages"] if m["role"] == "user"][0]["content"]
+    return user.split("\n", 1)[0].removeprefix("Título: ")
+
+
+def test_a_title_quote_is_literal_with_offsets_into_the_title():
+    title = "O “Escola sem Partido” na Câmara"
+    result = audit_evidence('o "Escola sem Partido" na', DocumentIndex("Um resumo sobre outra coisa.", title), False)
+    assert (result.status, result.field) == ("literal", "title")
+    assert title[result.start:result.end] == "O “Escola sem Partido” na"
+    in_abstract = audit_evidence("outra coisa", DocumentIndex("Um resumo sobre outra coisa.", title), False)
+    assert in_abstract.field == "abstract"
+
+
+def test_title_quotes_through_the_server_are_stored_with_their_field(ollama_stub, tmp_path):
+    def quote_the_title(request):
+        content = answer(request["format"], document_text(request))
+        for item in content.values():
+            item["evidencia"] = title_of(request)
+        return json.dumps(content, ensure_ascii=False)
+
+    ollama_stub.responder = quote_the_title
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    run, corpus = classify_corpus_file(settings, limit=3)
+    assert run.report.model_calls == 3  # no retry: the model read the title
+    values = Warehouse(settings.warehouse).query(
+        "SELECT v.*, d.title FROM classification_values v JOIN documents d USING (doc_id)")
+    assert set(values["audit_status"]) == {"literal"} and set(values["evidence_field"]) == {"title"}
+    for row in values.iter_rows(named=True):
+        assert row["title"][row["evidence_start"]:row["evidence_end"]] == row["title"].strip()
+
+
+def test_an_absent_quote_after_the_retry_is_stored_once_and_never_paid_again(ollama_stub, tmp_path):
+    def one_invented_quote(request):
+        return json.dumps(answer(request["format"], document_text(request),
+                                 {"abordagem": {"evidencia": "uma frase que o resumo não tem"}}), ensure_ascii=False)
+
+    ollama_stub.responder = one_invented_quote
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    first, _ = classify_corpus_file(settings, limit=2)
+    assert (first.report.classified, first.report.model_calls) == (2, 4)  # retried once each, then kept
+    retries = [r for r in ollama_stub.chats() if len(r["messages"]) == 4]
+    assert len(retries) == 2 and all("evidence absent" in r["messages"][-1]["content"] for r in retries)
+    assert first.figures["evidence_by_variable"]["abordagem"]["absent_pct"] == 100.0
+    assert first.figures["evidence"]["absent_pct"] > 0 and first.figures["retry_pct"] == 100.0
+
+    calls = len(ollama_stub.chats())
+    again, _ = classify_corpus_file(settings, limit=2)
+    assert again.report.model_calls == 0 and len(ollama_stub.chats()) == calls
+    ledger = Warehouse(settings.warehouse).query("SELECT doc_id FROM ledger")
+    assert ledger.height == 2
+
+
+def test_a_second_corpus_adds_to_the_results_of_the_first(ollama_stub, tmp_path, sample_corpus):
+    docs = sample_corpus.documents
+    a = write_corpus(tmp_path / "a.jsonl", docs.head(5))
+    b = write_corpus(tmp_path / "b.jsonl", docs.slice(5, 4))
+    settings = settings_for(ollama_stub, tmp_path, a)
+    classify_corpus_file(settings)
+    run_b, _ = classify_corpus_file(settings.model_copy(update={"corpus": b}))
+    warehouse = Warehouse(settings.warehouse)
+    stored = warehouse.query("SELECT DISTINCT doc_id FROM classification_values")["doc_id"].to_list()
+    assert sorted(stored) == sorted(docs["doc_id"].head(9).to_list())
+    sources = dict(warehouse.query("SELECT doc_id, source FROM classification_documents").iter_rows())
+    assert sources[docs["doc_id"][0]] == str(a) and sources[docs["doc_id"][8]] == str(b)
+    assert run_b.figures["documents"] == 9
+
+
+def test_an_empty_corpus_is_an_error_and_changes_nothing(ollama_stub, tmp_path, sample_corpus):
+    settings = settings_for(ollama_stub, tmp_path, write_corpus(tmp_path / "a.jsonl", sample_corpus.documents.head(3)))
+    classify_corpus_file(settings)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    before = Warehouse(settings.warehouse).query("SELECT * FROM classification_values ORDER BY ALL")
+    with pytest.raises(CorpusError, match="empty.jsonl: no document with an abstract"):
+        classify_corpus_file(settings.model_copy(update={"corpus": empty}))
+    assert Warehouse(settings.warehouse).query("SELECT * FROM classification_values ORDER BY ALL").equals(before)
+
+
+def test_the_same_id_with_another_text_in_another_file_stops_naming_both_files(ollama_stub, tmp_path, sample_corpus):
+    first = sample_corpus.documents.head(2)
+    a = write_corpus(tmp_path / "a.jsonl", first)
+    b = write_corpus(tmp_path / "b.jsonl", first.with_columns(pl.lit("Outro resumo, outro texto.").alias("abstract")))
+    settings = settings_for(ollama_stub, tmp_path, a)
+    classify_corpus_file(settings)
+    with pytest.raises(DocumentClash, match=r"b\.jsonl: line 1: .*already stored from .*a\.jsonl line 1"):
+        classify_corpus_file(settings.model_copy(update={"corpus": b}))
+    stored = Warehouse(settings.warehouse).query("SELECT abstract FROM documents ORDER BY doc_id")
+    assert stored["abstract"].to_list() == first.sort("doc_id")["abstract"].to_list()
+    run, _ = classify_corpus_file(settings.model_copy(update={"corpus": b}), replace_documents=True)
+    assert sorted(run.replaced_documents) == sorted(first["doc_id"].to_list())
+
+
+def test_partial_results_and_snapshot_are_republished_during_the_run(ollama_stub, tmp_path):
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE, results_every_documents=5)
+    seen_in_snapshot = []
+
+    def progress(outcome, total):
+        snapshot = settings.warehouse.with_name("adri_snapshot.duckdb")
+        if snapshot.exists():
+            with duckdb.connect(str(snapshot), read_only=True) as con:
+                seen_in_snapshot.append(con.execute(
+                    "SELECT count(DISTINCT doc_id) FROM classification_documents").fetchall()[0][0])
+
+    classify_corpus_file(settings, progress=progress)
+    assert 5 in seen_in_snapshot and 10 in seen_in_snapshot  # before the run ended
+
+
+def test_a_run_stopped_midway_has_what_it_did_in_the_results_and_the_snapshot(ollama_stub, tmp_path):
+    ollama_stub.fail_after = 6  # the model disappears after 6 answers: the run stops
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    run, _ = classify_corpus_file(settings)
+    assert run.report.stopped and run.report.classified == 6
+    with duckdb.connect(str(run.snapshot), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchall()[0][0] == 6
+        assert con.execute("SELECT stopped FROM classification_runs").fetchall()[0][0] == run.report.stopped
+
+
+def test_the_run_records_the_model_it_resolved(ollama_stub, tmp_path):
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    run, _ = classify_corpus_file(settings, limit=2)
+    recorded = recorded_model(Warehouse(settings.warehouse))
+    assert recorded == run.model and recorded.model == "ollama:qwen-test"
+    assert recorded.digest.startswith("sha256:")
+
+
+def test_estimate_projects_only_the_documents_still_to_do(ollama_stub, tmp_path):
+    from adri_pipeline.cli import run_classification
+
+    summary = run_classification(settings_for(ollama_stub, tmp_path, SAMPLE), estimate=True, show_progress=False)
+    assert summary["estimate"]["sampled"] == 5 and summary["estimate"]["remaining_documents"] == 23 - 5
+
+
+def test_a_bad_coder_file_is_a_clear_error(tmp_path, pilot):
+    from adri_pipeline.classification.agreement import CoderFileError, load_coder_labels
+
+    bad = tmp_path / "coders.csv"
+    bad.write_text("doc_id,variable,value\nsample-001,abordagem,qualitativa\nsample-002,abordagem,astrologica\n")
+    with pytest.raises(CoderFileError, match=r"coders.csv: line 3: value 'astrologica' is not one of"):
+        load_coder_labels(bad, pilot)
+    with pytest.raises(CoderFileError, match="coder file not found"):
+        load_coder_labels(tmp_path / "missing.csv", pilot)
+
+
+def test_every_document_failing_is_a_failed_run(ollama_stub, tmp_path, capsys, monkeypatch):
+    from adri_pipeline.cli import main
+
+    monkeypatch.setenv("ADRI_OLLAMA_HOSTS", ollama_stub.host)
+    ollama_stub.responder = lambda request: "isto não é JSON"
+    code = main(["classify", "--corpus", str(SAMPLE), "--codebook", str(PILOT), "--backend", "ollama",
+                 "--model", "qwen-test", "--warehouse", str(tmp_path / "w.duckdb"), "--limit", "2"])
+    out = capsys.readouterr().out
+    assert code == 1 and "failed 2" in out and "model calls 4" in out
+
+
+@pytest.mark.parametrize("limit", ["0", "-5"])
+def test_limit_must_be_at_least_one(limit, capsys):
+    from adri_pipeline.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["classify", "--corpus", str(SAMPLE), "--limit", limit])
+    assert exit_info.value.code == 2 and "must be at least 1" in capsys.readouterr().err
+
+
+def test_the_figures_table_holds_the_seed_figures_per_variable(ollama_stub, tmp_path):
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    classify_corpus_file(settings, limit=4)
+    figures = Warehouse(settings.warehouse).query("SELECT * FROM classification_figures ORDER BY variable")
+    overall = figures.filter(pl.col("variable") == "*").row(0, named=True)
+    assert overall["documents"] == 4 and overall["json_valid_first_try_pct"] == 100.0
+    assert overall["literal_pct"] == 100.0 and overall["retry_pct"] == 0.0
+    assert set(figures["variable"]) == {"*", *build_prompt_variables()}
+
+
+def build_prompt_variables():
+    from adri_pipeline.classification.codebook import load_codebook
+
+    return set(build_prompt(load_codebook(PILOT)).schema["properties"])
+
+
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_was_done(ollama_stub, tmp_path,
+                                                                                         provider):
+    from adri_pipeline.classification.backends.served import ServedBackend
+    from adri_pipeline.classification.service import classify_documents
+
+    ollama_stub.drop_after = 3  # three answers, then every request is dropped without a response
+    host = ollama_stub.host + ("/v1" if provider == "openai" else "")
+    backend = ServedBackend(provider, "qwen-test", [host], backoff_s=0.01, reconnect_retries=2)
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
+    run = classify_documents(settings, load_corpus(SAMPLE).documents, origin="test", backend=backend)
+    assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped
+    dropped_requests = run.report.requests - 3
+    assert run.report.classified == 3 and dropped_requests in (3, 6)  # each request in flight: a drop + 2 retries
+    with duckdb.connect(str(run.snapshot), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchall()[0][0] == 3
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_a_server_that_comes_back_after_a_drop_loses_nothing(ollama_stub, tmp_path, provider):
+    from adri_pipeline.classification.backends.served import ServedBackend
+    from adri_pipeline.classification.service import classify_documents
+
+    ollama_stub.script = [{"drop": True}]
+    host = ollama_stub.host + ("/v1" if provider == "openai" else "")
+    backend = ServedBackend(provider, "qwen-test", [host], backoff_s=0.01)
+    run = classify_documents(settings_for(ollama_stub, tmp_path, SAMPLE), load_corpus(SAMPLE).documents.head(3),
+                             origin="test", backend=backend)
+    assert (run.report.classified, run.report.stopped, run.report.requests) == (3, "", 4)
+
+
+def test_the_quality_check_runs_without_dagster_on_the_recorded_model(ollama_stub, tmp_path):
+    from adri_pipeline.classification.service import check_quality
+
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    classify_corpus_file(settings, limit=10)
+    partial = check_quality(settings)
+    assert not partial.passed and "answered 43.5 % < 95.0" in partial.description  # 10 of 23 documents
+    assert partial.figures["model"] == "ollama:qwen-test"
+    classify_corpus_file(settings)
+    assert check_quality(settings).passed
+
+
+def test_openai_backend_from_the_settings_stores_answers_and_a_rerun_asks_nothing(ollama_stub, tmp_path):
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE, backend="openai", openai_hosts=[ollama_stub.host + "/v1"])
+    run, _ = classify_corpus_file(settings, limit=4)
+    assert run.report.classified == 4 and run.model.model == "openai:qwen-test"
+    request = ollama_stub.chats()[0]
+    assert request["max_tokens"] == settings.max_tokens and request["seed"] == settings.seed
+    assert request["response_format"]["type"] == "json_schema"
+    asked = len(ollama_stub.chats())
+    again, _ = classify_corpus_file(settings, limit=4)
+    assert again.report.model_calls == 0 and len(ollama_stub.chats()) == asked
+
+
+def test_a_server_without_json_schema_mode_is_asked_for_plain_json(ollama_stub, tmp_path):
+    from adri_pipeline.classification.codebook import load_codebook
+    from adri_pipeline_tests.fakes import answer_from_request
+
+    schema = build_prompt(load_codebook(PILOT)).schema  # what the system message describes, in JSON mode
+    ollama_stub.responder = lambda request: answer_from_request({**request, "format": schema})
+    ollama_stub.reject_json_schema = True
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE, backend="openai", openai_hosts=[ollama_stub.host + "/v1"])
+    run, _ = classify_corpus_file(settings, limit=2)
+    assert run.report.classified == 2
+    kinds = [r["response_format"]["type"] for _, r in ollama_stub.requests if "response_format" in r]
+    # each document is answered once, in plain JSON, validated after; json_schema is not asked again once refused
+    # (two documents in flight may both have tried it before the first refusal came back)
+    assert kinds.count("json_object") == 2 and 1 <= kinds.count("json_schema") <= 2
+    assert kinds.index("json_object") >= kinds.count("json_schema")

@@ -1,0 +1,106 @@
+import json
+
+import dagster as dg
+
+from adri_pipeline.classification.backends.embedded import EmbeddedBackend
+from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.definitions import defs
+from adri_pipeline.defs.classification.sensors import codebook_change_sensor, new_documents_sensor
+from adri_pipeline.defs.in_process import materialize_graph, resources_for
+from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline_tests.conftest import SAMPLE
+
+
+def evaluate(sensor, instance, adri, cursor=None):
+    with dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources_for(adri)) as context:
+        return sensor(context)
+
+
+def test_new_documents_become_partitions_and_one_range_run(dagster_instance, adri, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    corpus.write_text("\n".join(lines[:10]) + "\n", encoding="utf-8")
+    adri = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=str(corpus), backend="embedded")
+
+    result = evaluate(new_documents_sensor, dagster_instance, adri)
+    added = result.dynamic_partitions_requests[0].partition_keys
+    assert added == [f"sample-{i:03d}" for i in range(1, 11)]
+    [request] = result.run_requests
+    assert request.tags["dagster/asset_partition_range_start"] == "sample-001"
+    assert request.tags["dagster/asset_partition_range_end"] == "sample-010"
+    dagster_instance.add_dynamic_partitions("documents", added)
+
+    assert isinstance(evaluate(new_documents_sensor, dagster_instance, adri, result.cursor), dg.SkipReason)
+
+    corpus.write_text("\n".join(lines[:13]) + "\n", encoding="utf-8")  # three new documents
+    grown = evaluate(new_documents_sensor, dagster_instance, adri, result.cursor)
+    assert grown.dynamic_partitions_requests[0].partition_keys == ["sample-011", "sample-012", "sample-013"]
+    assert grown.run_requests[0].tags["dagster/asset_partition_range_start"] == "sample-011"
+
+
+def _edit(path, old, new):
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_instance, adri, codebook_copy):
+    materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
+    first = evaluate(codebook_change_sensor, dagster_instance, adri)
+    assert first.run_requests == [] and json.loads(first.cursor)["signature"]
+
+    _edit(codebook_copy, "qualitativa: Qualitativa", "qualitativa: Pesquisa qualitativa")
+    labels = evaluate(codebook_change_sensor, dagster_instance, adri, first.cursor)
+    assert [r.job_name for r in labels.run_requests] == ["refresh_results_job"]
+
+    _edit(codebook_copy, "Recorte geográfico do objeto estudado.", "Escala geográfica do objeto.")
+    definition = evaluate(codebook_change_sensor, dagster_instance, adri, labels.cursor)
+    [request] = definition.run_requests
+    assert request.job_name == "classify_documents_job"
+    assert request.tags["dagster/asset_partition_range_start"] == "sample-001"
+    assert request.tags["dagster/asset_partition_range_end"] == "sample-023"  # 024 has no abstract
+
+    assert isinstance(evaluate(codebook_change_sensor, dagster_instance, adri, definition.cursor), dg.SkipReason)
+
+
+def test_label_only_edit_renames_results_without_a_model_call(dagster_instance, adri, codebook_copy, monkeypatch):
+    materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
+    _edit(codebook_copy, "qualitativa: Qualitativa", "qualitativa: QUALI")
+
+    def no_model_calls(*args, **kwargs):
+        raise AssertionError("a label-only edit must not call the model")
+
+    monkeypatch.setattr(EmbeddedBackend, "classify", no_model_calls)
+    result = defs.resolve_job_def("refresh_results_job").execute_in_process(
+        instance=dagster_instance, resources=resources_for(adri))
+    assert result.success
+    labels = adri.warehouse_access().query(
+        "SELECT DISTINCT label FROM classification_values "
+        "WHERE variable = 'abordagem' AND value = 'qualitativa' AND codebook_hash = ?",
+        [load_codebook(codebook_copy).content_hash])
+    assert labels["label"].to_list() == ["QUALI"]
+
+
+def test_new_codes_refit_the_model_and_reclassify_only_with_the_embedded_backend(dagster_instance, adri, tmp_path):
+    from adri_pipeline.defs.classification.sensors import new_codes_sensor
+
+    codes = tmp_path / "codes.csv"
+    codes.write_text("doc_id,variable,value\nsample-001,abordagem,qualitativa\n")
+    with_codes = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,
+                              backend="embedded", coders=str(codes))
+    assert isinstance(evaluate(new_codes_sensor, dagster_instance, adri), dg.SkipReason)  # no coder file
+    first = evaluate(new_codes_sensor, dagster_instance, with_codes)
+    assert not first.run_requests  # the first look only records the file
+    assert isinstance(evaluate(new_codes_sensor, dagster_instance, with_codes, first.cursor), dg.SkipReason)
+
+    dagster_instance.add_dynamic_partitions("documents", ["sample-001", "sample-002"])
+    codes.write_text("doc_id,variable,value\nsample-001,abordagem,teorica\n")
+    changed = evaluate(new_codes_sensor, dagster_instance, with_codes, first.cursor)
+    assert [r.job_name for r in changed.run_requests] == ["coded_model_job", "classify_documents_job"]
+    assert changed.run_requests[1].tags["dagster/asset_partition_range_end"] == "sample-002"
+
+    with_ollama = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,
+                               backend="ollama", coders=str(codes))
+    codes.write_text("doc_id,variable,value\nsample-001,abordagem,mista\n")
+    only_refit = evaluate(new_codes_sensor, dagster_instance, with_ollama, changed.cursor)
+    assert [r.job_name for r in only_refit.run_requests] == ["coded_model_job"]  # Ollama's answers stand

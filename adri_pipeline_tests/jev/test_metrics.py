@@ -1,0 +1,61 @@
+"""Each metric against a small case computed by hand."""
+
+import math
+
+import pytest
+
+from adri_pipeline.jev import metrics
+
+
+def test_ece_and_mce_by_hand():
+    # bins of width 0.5: [0, .5] holds conf .2 (wrong) and .4 (right): acc .5, conf .3, gap .2
+    #                    (.5, 1] holds .6 (right), .8 (right), 1.0 (wrong): acc 2/3, conf .8, gap 2/15
+    correct = [False, True, True, True, False]
+    confidence = [0.2, 0.4, 0.6, 0.8, 1.0]
+    ece, mce = metrics.ece_mce(correct, confidence, bins=2)
+    assert ece == pytest.approx(2 / 5 * 0.2 + 3 / 5 * (0.8 - 2 / 3))
+    assert mce == pytest.approx(0.2)
+
+
+def test_aurc_by_hand():
+    # sorted by confidence: right, wrong, right -> selective accuracy 1, 1/2, 2/3 -> risks 0, 1/2, 1/3
+    assert metrics.aurc([True, False, True], [0.9, 0.8, 0.1]) == pytest.approx((0 + 0.5 + 1 / 3) / 3)
+    coverage, accuracy = metrics.selective_curve([True, False, True], [0.9, 0.8, 0.1])
+    assert coverage.tolist() == pytest.approx([1 / 3, 2 / 3, 1.0])
+
+
+def test_brier_over_offered_options_by_hand():
+    # (0.7-1)^2 + 0.2^2 + 0.1^2 = 0.14 ; second: gold gets 0.5 -> 0.25 + 0.25 = 0.5
+    value = metrics.brier([{"a": 0.7, "b": 0.2, "c": 0.1}, {"a": 0.5, "b": 0.5}], ["a", "b"])
+    assert value == pytest.approx((0.14 + 0.5) / 2)
+
+
+def test_high_confidence_wrong_rate_counts_over_all_decisions():
+    rate = metrics.high_confidence_wrong_rate([True, False, False, True], [0.9, 0.95, 0.5, 0.86], threshold=0.85)
+    assert rate == pytest.approx(1 / 4)
+
+
+def test_set_f1_by_hand():
+    # {a,b} vs {a}: 2*1/(2+1) = 2/3 ; {} vs {} = 1 ; {c} vs {d} = 0
+    assert metrics.set_f1([{"a", "b"}, set(), {"c"}], [{"a"}, set(), {"d"}]) == pytest.approx((2 / 3 + 1 + 0) / 3)
+
+
+def test_macro_f1_averages_gold_classes():
+    # class x: P 1, R .5 -> F 2/3 ; class y: P 2/3, R 1 -> F .8
+    assert metrics.macro_f1(["x", "x", "y", "y"], ["x", "y", "y", "y"]) == pytest.approx((2 / 3 + 0.8) / 2)
+
+
+def test_selective_at_threshold_and_cost():
+    coverage, accuracy = metrics.selective_at([True, False, True, True], [0.9, 0.6, 0.7, 0.2], 0.65)
+    assert (coverage, accuracy) == (0.5, 1.0)
+    assert metrics.cost_per_thousand(total_seconds=36.0, decisions=1000, hourly_price=0.5) == pytest.approx(0.005)
+    assert math.isnan(metrics.aurc([], []))
+
+
+def test_inter_annotator_agreement_by_hand():
+    # a: x x y y ; b: x y y y -> p_o = .75 ; p_e = (.5*.25 + .5*.75) = .5 ; kappa = .5
+    # alpha (nominal, 2 coders, 8 values: x3 y5): D_o = 2/8 ; D_e = 2*3*5/(8*7) = 30/56 ; alpha = 1 - .25/(30/56)
+    result = metrics.annotator_agreement(["x", "x", "y", "y"], ["x", "y", "y", "y"])
+    assert result["agreement"] == 0.75 and result["cohen_kappa"] == pytest.approx(0.5)
+    assert result["krippendorff_alpha"] == pytest.approx(1 - 0.25 / (30 / 56))
+    assert metrics.krippendorff_alpha_nominal([["a", "a"], ["b", "b", None]]) == pytest.approx(1.0)
