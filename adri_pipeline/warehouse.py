@@ -2,7 +2,7 @@
 
 DuckDB allows one writer per file and an open read-only session blocks every writer, so analysts
 never open the writer's file: they read `<name>_snapshot.duckdb`, republished atomically after each
-run that writes (see DESIGN §3).
+run that writes (docs/classification.md).
 """
 
 from __future__ import annotations

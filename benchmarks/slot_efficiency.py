@@ -1,4 +1,4 @@
-"""Does the pipeline keep a server's parallel slots busy? (issue 14 (a); the seed's 13-hour pilot is
+"""Does the pipeline keep a server's parallel slots busy? (issue 14 (a); ADR 0011's 13-hour pilot is
 `documents / (slots / seconds per document)`.)
 
 A loopback server speaking Ollama's API emulates a model that generates `tokens/s` with N parallel

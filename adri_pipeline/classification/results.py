@@ -1,5 +1,5 @@
 """Results per (model, codebook hash), reassembled from the ledger with the codebook's display labels,
-and the seed's figures over them.
+and the ADR's figures over them.
 
 No model is called here: a label-only codebook change produces renamed results from stored answers.
 The figures follow ADR 0011's table: "JSON válido na primeira tentativa", "Nova tentativa usada",
@@ -106,7 +106,7 @@ def _evidence_figures(values: pl.DataFrame) -> dict:
 
 
 def summarize(results: Results) -> dict:
-    """The seed's figures: printed by the CLI, shown in Dagster metadata, stored per variable."""
+    """The ADR's figures: printed by the CLI, shown in Dagster metadata, stored per variable."""
     docs, values = results.documents, results.values
     n = docs.height
     summary = {"documents": n, "pending": results.pending}
@@ -137,7 +137,7 @@ def figures_table(summary: dict, model: str, codebook_hash: str) -> pl.DataFrame
 
 
 def figures_lines(figures: dict) -> list[str]:
-    """The seed's figures (summarize) as the lines the CLI and the demo print."""
+    """The ADR's figures (summarize) as the lines the CLI and the demo print."""
     if not figures.get("documents"):
         return []
     ev = figures["evidence"]

@@ -98,13 +98,13 @@ def classify_document(
 ) -> DocumentOutcome:
     index = DocumentIndex(document.abstract, document.title)
     first = backend.classify(prompt, document)
-    attempts = [Attempt(first, check_response(first.content, codebook, prompt, index, examples))]
+    attempts = [Attempt(first, check_response(first.content, codebook, prompt, index, examples, first.cut))]
     outcome = DocumentOutcome(document, key, attempts, kept=0)
     if attempts[0].checked.needs_retry:
         outcome.retry_message = build_retry_message(attempts[0].checked.retry_reasons())
         previous = first.raw or json.dumps(first.content, ensure_ascii=False)
         second = backend.classify(prompt, document, retry=(previous, outcome.retry_message))
-        attempts.append(Attempt(second, check_response(second.content, codebook, prompt, index, examples)))
+        attempts.append(Attempt(second, check_response(second.content, codebook, prompt, index, examples, second.cut)))
         # min() keeps the first attempt on a tie
         outcome.kept = min(range(2), key=lambda i: attempts[i].checked.badness())
     return outcome

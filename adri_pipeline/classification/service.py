@@ -112,7 +112,7 @@ def recorded_model(warehouse: Warehouse) -> ModelIdentity:
 
 
 def figures_of(warehouse: Warehouse, model: ModelIdentity, codebook: Codebook) -> dict:
-    """The seed's figures over everything the (model, codebook) holds."""
+    """The ADR's figures over everything the (model, codebook) holds."""
     return summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
 
 
@@ -136,7 +136,7 @@ def check_quality(settings: Settings) -> Quality:
     codebook = load_codebook(settings.codebook)
     model = recorded_model(warehouse)
     values, documents, pending = read_results(warehouse, model.model, codebook.content_hash)
-    figures = summarize(Results(values, documents, pending))  # the seed's figures: one way to count literal
+    figures = summarize(Results(values, documents, pending))  # the ADR's figures: one way to count literal
     answered = set(documents["doc_id"].to_list())
     doc_ids = read_documents(warehouse)["doc_id"].to_list()
     missing = [d for d in doc_ids if d not in answered]

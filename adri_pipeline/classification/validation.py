@@ -89,10 +89,12 @@ def _validator(schema_json: str) -> Draft202012Validator:
 
 
 def check_response(
-    content, codebook: Codebook, prompt: Prompt, index: DocumentIndex, examples_text: str = ""
+    content, codebook: Codebook, prompt: Prompt, index: DocumentIndex, examples_text: str = "", cut: bool = False
 ) -> CheckedResponse:
+    """`cut`: the server stopped the answer at its length cap (said so in the reason)."""
     if not isinstance(content, dict):
-        return CheckedResponse(None, {RESPONSE: ["response is not a JSON object"]})
+        why = " (cut at the answer-length cap, ADRI_MAX_TOKENS)" if cut else ""
+        return CheckedResponse(None, {RESPONSE: [f"response is not a JSON object{why}"]})
     problems: dict[str, list[str]] = defaultdict(list)
     json_valid = True
     unexpected = set(content) - set(codebook.variables)

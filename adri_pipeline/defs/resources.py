@@ -1,30 +1,22 @@
-"""Dagster resources: the one settings object, configured from the launchpad."""
+"""Dagster resources: the one settings object (config.Settings), configurable from the launchpad."""
 
 from __future__ import annotations
 
+import pathlib
+import types
+import typing
+
 import dagster as dg
-from pydantic import PrivateAttr
+from pydantic import PrivateAttr, create_model
 
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
 
 
-class AdriSettings(dg.ConfigurableResource):
+class _SettingsResource(dg.ConfigurableResource):
     """Launchpad overrides on top of ADRI_* environment variables; a field left unset (None) keeps the
     environment's or the default value. Settings are built once per run."""
 
-    warehouse: str | None = None
-    corpus: str | None = None
-    codebook: str | None = None
-    coders: str | None = None
-    coders_corpus: str | None = None  # where the coded documents' texts are, if not in the warehouse
-    holdout: str | None = None  # ids never trained on or suggested (default ../shared/data/corpus/holdout_ids.txt)
-    backend: str | None = None
-    model: str | None = None
-    ollama_hosts: str | None = None  # comma-separated, as ADRI_OLLAMA_HOSTS
-    concurrency: int | None = None
-    routing_dataset: str | None = None
-    mirror_log: str | None = None
     _settings: Settings | None = PrivateAttr(default=None)
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
@@ -38,3 +30,21 @@ class AdriSettings(dg.ConfigurableResource):
 
     def warehouse_access(self) -> Warehouse:
         return Warehouse(self.settings().warehouse)
+
+
+def _launchpad_type(annotation) -> type:
+    """What the launchpad can edit: numbers and booleans as they are; paths, choices and host lists
+    as text (host lists comma-separated, as in ADRI_OLLAMA_HOSTS)."""
+    if annotation in (int, float, bool):
+        return annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _launchpad_type(inner[0]) if len(inner) == 1 and inner[0] is not pathlib.Path else str
+    return str
+
+
+# one field per setting, derived: a setting added to config.Settings is on the launchpad with no second list
+AdriSettings = create_model(
+    "AdriSettings", __base__=_SettingsResource, __module__=__name__,
+    **{name: (_launchpad_type(field.annotation) | None, None) for name, field in Settings.model_fields.items()},
+)

@@ -1,4 +1,4 @@
-"""The canonical example, exactly as seed 001 section 3 writes it: one typed decision with its state,
+"""The canonical example, exactly as the JEV design section 3 writes it: one typed decision with its state,
 options and gold label, plus optional annotation fields (section 4: two annotators, a justification,
 an adjudicated label).
 

@@ -13,7 +13,7 @@ import re
 from adri_pipeline.jev.contract import CONTRACT
 from adri_pipeline.jev.examples import CanonicalExample, State, Turn
 
-SERIALIZER_VERSION = "jev-state-v2"  # v2: the seed's canonical state (sessions are agent ids)
+SERIALIZER_VERSION = "jev-state-v2"  # v2: the JEV design's canonical state (sessions are agent ids)
 MAX_STATE_CHARS = 1400
 MAX_TURNS = 6
 MAX_TURN_CHARS = 240

@@ -2,7 +2,7 @@
 
 All disagreements are sampled and a seeded share of agreements; agreement cases carry the weight
 1/share so the accuracies estimate the whole log. Only cases both judges label identically count.
-Confident failures are diagnosed as seed 002 does: "Se os juízes acertam com o mesmo texto e o espelho
+Confident failures are diagnosed as the mirror design does: "Se os juízes acertam com o mesmo texto e o espelho
 não, falha o estado que lhe damos; se o espelho duvida, costuma falhar a pergunta".
 Recommendation: `promote` when, on the cases where the mirror is confident (p >= threshold), its
 accuracy beats the rule's with a bootstrap 95 % interval above zero and enough cases; `retire` when
@@ -17,14 +17,12 @@ import random
 from pathlib import Path
 
 import numpy as np
-import polars as pl
 import yaml
 
 from adri_pipeline.jev import metrics
 from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
 from adri_pipeline.mirror.judges import Judge
-from adri_pipeline.mirror.shadow_log import ingest
-from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
+from adri_pipeline.warehouse import Warehouse
 
 MIN_CONFIDENT_CASES = 30
 
@@ -210,27 +208,3 @@ def write_recommended_configuration(out_dir: Path, points: dict[str, DecisionPoi
     path.write_text(yaml.safe_dump(json.loads(json.dumps(config, default=float)), allow_unicode=True, sort_keys=False),
                     encoding="utf-8")
     return path
-
-
-def evaluate_log(log_path: Path, points: dict[str, DecisionPoint], first: Judge, second: Judge,
-                 warehouse: Warehouse, out_dir: Path, agreement_share: float = 0.1, seed: int = 3) -> dict:
-    """Ingest (bad lines quarantined), sample, judge, evaluate each point, write the recommended
-    configuration (`recommended_gate.yaml`, unapproved) and `mirror_evaluation.json`."""
-    good, quarantined = ingest(log_path, warehouse)
-    records = [r.model_dump(mode="json") for r in good if r.decision_point != TASK_RECORD]
-    evaluations = {}
-    for name, point in points.items():
-        mine = [r for r in records if r["decision_point"] == name]
-        if not mine:
-            continue
-        judged = judge(sample_for_judging(mine, agreement_share, seed), point, first, second)
-        evaluations[name] = evaluate_point(name, point, mine, judged, seed=seed)
-    write_recommended_configuration(out_dir, points, evaluations)
-    report = {"log": str(log_path), "kept": len(good), "quarantined": quarantined, "judges": [first.name, second.name],
-              "evaluations": evaluations}
-    (out_dir / "mirror_evaluation.json").write_text(json.dumps(report, ensure_ascii=False, indent=1, default=float),
-                                                    encoding="utf-8")
-    rows = pl.DataFrame([{"decision_point": n, "log": str(log_path), "recommendation": e["recommendation"],
-                          "evaluation": json.dumps(e, default=float)} for n, e in evaluations.items()])
-    store_mirror_evaluations(warehouse, str(log_path), rows)
-    return report

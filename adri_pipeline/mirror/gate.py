@@ -1,7 +1,7 @@
 """Runtime gate: the rule decides; the mirror is logged beside it (shadow) or, once a person has
 approved the evidence, may act in one direction only. Usable by an agent platform without Dagster.
 
-Seed 002 decides the defaults and the controls: "Numa instalação nova, o espelho chega desligado"
+the mirror design decides the defaults and the controls: "Numa instalação nova, o espelho chega desligado"
 (points default to `off`, configurations to `approved: false`); "Em segurança, só pode endurecer
 [...] Algumas [...] nunca podem mandar" (`harden_order`, `never_control`); a veto "pode retirar um
 «sim» da regra se tiver a certeza de que é «não», mas nunca acrescentar um" (mode `veto`); the
@@ -22,6 +22,7 @@ o mesmo estado, vão todas numa só chamada" (`decide_many`).
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import secrets
@@ -61,7 +62,8 @@ class DecisionPoint(BaseModel):
     options: dict[str, str] = Field(default_factory=dict)  # choice / noul (sim, nao)
     score_range: tuple[float, float] = (0.0, 1.0)  # score questions: the answer must lie in it
     mode: Literal["off", "shadow", "control", "veto", "warn"] = "off"
-    threshold: float = Field(default=0.85, ge=0.5, le=1.0)
+    # the mirror design: "Quando manda, o espelho só decide se a sua probabilidade chega a 0,85"; stricter is allowed
+    threshold: float = Field(default=0.85, ge=0.85, le=1.0)
     timeout_s: float = Field(default=0.5, gt=0)
     quota_per_minute: int = Field(default=600, ge=0)
     safety: bool = False
@@ -186,6 +188,18 @@ class _Asked:
     failure: str  # "" when the answer is usable
 
 
+def _number(value) -> float | None:
+    """A finite int or float as the mirror sent it; None for anything else (strings, bools, NaN, inf)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _probability(value) -> float | None:
+    number = _number(value)
+    return number if number is not None and 0.0 <= number <= 1.0 else None
+
+
 class Gate:
     def __init__(self, config: GateConfig, rules: dict[str, Rule], mirrors: dict[str, Mirror], log=None,
                  run_id: str | None = None, hash_key: bytes | None = None):
@@ -273,7 +287,7 @@ class Gate:
 
         if asked.failure:
             return rule(asked.failure)
-        if asked.probability < point.threshold:
+        if not asked.probability >= point.threshold:  # written so that a NaN can never pass
             return rule("low_confidence")
         if point.mode == "warn":
             return Decision(rule_answer, "rule", "advisory", asked.answer, asked.probability, advisory=asked.answer)
@@ -320,13 +334,17 @@ class Gate:
             return _Asked(None, None, latency, "no_answer")
         try:
             if point.question_type == "score":
-                option = float(answer["answer"])
-                probability = float(answer["confidence"])
+                option = _number(answer["answer"])
+                probability = _probability(answer["confidence"])
             else:
                 option = str(answer["answer"])
-                probability = float((answer.get("probabilities") or {}).get(option, answer["confidence"]))
-        except (KeyError, TypeError, ValueError):
+                probability = _probability((answer.get("probabilities") or {}).get(option, answer["confidence"]))
+        except KeyError:
             return _Asked(None, None, latency, "mirror_error")
+        if option is None:
+            return _Asked(None, None, latency, "mirror_error")
+        if probability is None:  # NaN, infinity, outside [0, 1], a string, a bool: a broken mirror never commands
+            return _Asked(option, None, latency, "invalid_confidence")
         if not point.accepts(option):
             return _Asked(option, probability, latency, "invalid_option")
         return _Asked(option, probability, latency, "")
@@ -378,7 +396,7 @@ class Gate:
 
     def task_finished(self, task_id: str, seconds: float, main_model_calls: int = 0, controls: bool | None = None) -> None:
         """One record per finished task, so `adri mirror savings` can compare runs with the controls
-        on and off (seed 002: "863 segundos [...] sem eles, 1.124 (23 % menos)")."""
+        on and off (the mirror design: "863 segundos [...] sem eles, 1.124 (23 % menos)")."""
         if self.log is None:
             return
         acting = any(p.mode in ACTING_MODES for p in self.config.points.values()) if controls is None else controls

@@ -10,6 +10,7 @@ from typing import Protocol
 from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.serialize import serialize_facts
 from adri_pipeline.mirror.gate import DecisionPoint
+from adri_pipeline.models.base import family_from_name
 
 
 class Judge(Protocol):
@@ -48,7 +49,8 @@ class LLMJudge:
     @property
     def family(self) -> str:
         if self._family is None:
-            self._family = self.server.family(self.model) or self.model
+            # Ollama says "qwen2", a file name says "qwen-2.5...": both are the qwen family
+            self._family = family_from_name(self.server.family(self.model) or self.model)
         return self._family
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:

@@ -1,5 +1,5 @@
 """Personal data out of a state before it leaves the caller: the mirror, the log and the state hash
-all see the redacted state (seed 002: "Os dados pessoais são ocultados antes de sair").
+all see the redacted state (the mirror design: "Os dados pessoais são ocultados antes de sair").
 
 Strings, dictionary keys and numbers are all checked: a CPF or phone given as a number
 (`"cpf": 12345678909`) is as personal as the same digits in a string.

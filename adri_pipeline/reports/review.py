@@ -7,7 +7,7 @@ so that models can be compared with human coders. The site answers:
 - documents-*.html  per (model, codebook): every document's title and abstract with each variable's
                     evidence highlighted in place from the stored offsets, coloured by audit status
 - compare-*.html    two models (or a model and the coders' file) on the same documents, disagreements first
-- summary.html      the seed's figures per (model, codebook) with a bar chart per variable
+- summary.html      the ADR's figures per (model, codebook) with a bar chart per variable
 - routing.html      the routing benchmark report(s); mirror.html the mirror evaluation(s)
 
 All corpus text is escaped. Highlights are rendered here, not by script, so the page is checkable
@@ -288,7 +288,7 @@ def summary_page(warehouse: Warehouse, sets: list[dict]) -> str:
                                        "retry_pct", "literal_pct", "approximate_pct", "absent_pct", "waived",
                                        "over_20_words", "seconds_median", "seconds_p90"])
                      + bar_chart(per_variable))
-    return page("Summary — the seed's figures", "".join(parts) or '<p class="muted">no results yet</p>')
+    return page("Summary — the ADR's figures", "".join(parts) or '<p class="muted">no results yet</p>')
 
 
 def routing_page(routing_root: Path, out: Path) -> str:

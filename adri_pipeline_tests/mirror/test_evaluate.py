@@ -5,13 +5,13 @@ import yaml
 
 from adri_pipeline.config import PROJECT_ROOT, Settings
 from adri_pipeline.mirror.evaluate import (
-    evaluate_log,
     evaluate_point,
     judge,
     sample_for_judging,
 )
-from adri_pipeline.mirror.gate import DecisionPoint, load_gate_config
+from adri_pipeline.mirror.gate import DecisionPoint
 from adri_pipeline.mirror.judges import FileJudge, LLMJudge, judge_families_differ
+from adri_pipeline.mirror.service import evaluate_log
 from adri_pipeline_tests.model_server import ModelServerStub
 
 POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"}, threshold=0.85)
@@ -46,7 +46,7 @@ def test_two_llm_judges_of_different_families_through_the_loopback_server(provid
     def responder(request):
         return json.dumps({"resposta": "sim" if request["model"].startswith("qwen") else "nao"})
 
-    with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"), responder=responder) as stub:
+    with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b", "qwen2.5:14b"), responder=responder) as stub:
         settings = Settings(ollama_hosts=[stub.host], openai_hosts=[stub.host + "/v1"])
         qwen, gemma = LLMJudge(f"{provider}:qwen2.5:7b", settings), LLMJudge(f"{provider}:gemma3:4b", settings)
         assert judge_families_differ(qwen, gemma)  # as each server reports them
@@ -58,14 +58,23 @@ def test_two_llm_judges_of_different_families_through_the_loopback_server(provid
     assert evaluate_point("p", POINT, [record(0, "sim", "nao")], judged)["counted"] == 0
 
 
+def settings_for(log, warehouse, config=PROJECT_ROOT / "data" / "mirror" / "gate.yaml") -> Settings:
+    return Settings(mirror_log=log, mirror_config=config, mirror_judges="truth", warehouse=warehouse.path)
+
+
+def config_file(tmp_path, points: dict):
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump({"points": {n: p.model_dump(mode="json") for n, p in points.items()}}))
+    return path
+
+
 def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
-    config = load_gate_config(PROJECT_ROOT / "data" / "mirror" / "gate.yaml")
-    report = evaluate_log(PROJECT_ROOT / "data" / "mirror" / "sample_shadow_log.jsonl", config.points,
-                          FileJudge("a"), FileJudge("b"), warehouse, tmp_path)
+    report = evaluate_log(settings_for(PROJECT_ROOT / "data" / "mirror" / "sample_shadow_log.jsonl", warehouse),
+                          warehouse)
     evaluation = report["evaluations"]["confirmar_transferencia"]
     assert evaluation["recommendation"] == "promote"
     assert evaluation["control_accuracy"] > evaluation["rule_accuracy"]
-    recommended = yaml.safe_load((tmp_path / "recommended_gate.yaml").read_text())
+    recommended = yaml.safe_load(open(report["recommended_configuration"]).read())
     assert recommended["approved"] is False
     assert recommended["points"]["confirmar_transferencia"]["mode"] == "control"
     assert recommended["points"]["confirmar_transferencia"]["harden_order"] == ["executar", "confirmar", "vetar"]
@@ -92,7 +101,7 @@ def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
         gate.decide("p", {"i": i})
     release.set()
     gate.close()
-    report = evaluate_log(log_path, {"p": point}, FileJudge("a"), FileJudge("b"), warehouse, tmp_path / "out")
+    report = evaluate_log(settings_for(log_path, warehouse, config_file(tmp_path, {"p": point})), warehouse)
     evaluation = report["evaluations"]["p"]
     assert evaluation["dropped_queue_full"] == gate.dropped["p"] >= 3
     assert evaluation["logged"] == 6
@@ -135,13 +144,28 @@ def test_savings_compare_runs_with_controls_on_and_off(tmp_path):
 
 @pytest.mark.slow
 def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, warehouse):
-    from adri_pipeline.mirror.replay import PAGE_TYPE_POINT, replay_page_type
+    from adri_pipeline.mirror.replay import replay_page_type
     from adri_pipeline_tests.mirror.test_replay import pdap_subset
 
     replay_page_type(tmp_path / "page.jsonl", pdap_subset(tmp_path, 600))
-    report = evaluate_log(tmp_path / "page.jsonl", {"page_type": PAGE_TYPE_POINT}, FileJudge("a"), FileJudge("b"),
-                          warehouse, tmp_path / "out")
+    report = evaluate_log(settings_for(tmp_path / "page.jsonl", warehouse, config_file(tmp_path, {})), warehouse)
     diagnosis = report["evaluations"]["page_type"]["failure_diagnosis"]
     wrong = diagnosis["state_lacks_information"]["count"] + diagnosis["question_unclear"]["count"]
     assert wrong > 0 and diagnosis["question_unclear"]["examples"]
     assert all(e["mirror_decision"] != e["judge_a"] for e in diagnosis["question_unclear"]["examples"])
+
+
+def test_the_cli_and_dagster_evaluate_a_log_alike(tmp_path, dagster_instance):
+    """One application module: `adri mirror evaluate` and the Dagster assets store the same evaluations."""
+    from adri_pipeline.cli import main
+    from adri_pipeline.defs.in_process import materialize_graph
+    from adri_pipeline.defs.resources import AdriSettings
+    from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
+
+    log = PROJECT_ROOT / "data" / "mirror" / "sample_shadow_log.jsonl"
+    assert main(["mirror", "evaluate", "--log", str(log), "--warehouse", str(tmp_path / "cli" / "w.duckdb")]) == 0
+    adri = AdriSettings(warehouse=str(tmp_path / "dagster" / "w.duckdb"), mirror_log=str(log), backend="embedded")
+    materialize_graph(dagster_instance, adri, jobs=("mirror",))
+    by_cli = read_mirror_evaluations(Warehouse(tmp_path / "cli" / "w.duckdb"))
+    by_dagster = read_mirror_evaluations(Warehouse(tmp_path / "dagster" / "w.duckdb"))
+    assert by_cli.height > 0 and by_cli.drop("log").equals(by_dagster.drop("log"))

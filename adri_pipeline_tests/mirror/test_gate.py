@@ -70,6 +70,31 @@ def test_rule_decides_on_every_kind_of_mirror_failure(mirror, overrides, reason)
     assert (decision.answer, decision.source, decision.reason) == ("executar", "rule", reason)
 
 
+def mirror_with_confidence(confidence):
+    def mirror(request):
+        return {"contract": "jev-compat-v1", "answers": {"p": {"answer": "sim", "confidence": confidence}}}
+    return mirror
+
+
+@pytest.mark.parametrize("confidence", [float("nan"), float("inf"), 5.0, -0.1, "0.99", True, None, [0.99]])
+def test_a_malformed_confidence_never_commands(confidence):
+    """Failed before: NaN passed `probability < threshold` and strings or 5.0 were read as confident."""
+    config = GateConfig.model_validate({"approved": True, "points": {"p": {
+        "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"}}})
+    log = MemoryLog()
+    gate = Gate(config, {"p": lambda state: "nao"}, {"p": mirror_with_confidence(confidence)}, log)
+    decision = gate.decide("p", {"valor": 1})
+    assert (decision.answer, decision.source) == ("nao", "rule")
+    assert decision.reason in ("invalid_confidence", "mirror_error")
+    json.dumps(log.records, allow_nan=False)  # what is logged is plain JSON, no NaN
+
+
+def test_the_control_threshold_cannot_go_below_the_designs_085():
+    with pytest.raises(ValueError, match="threshold"):
+        DecisionPoint(question="q?", options={"sim": "s", "nao": "n"}, threshold=0.5)
+    assert DecisionPoint(question="q?", options={"sim": "s", "nao": "n"}, threshold=0.9).threshold == 0.9
+
+
 def test_quota_lets_through_only_so_many_calls_per_minute():
     gate = gate_with(mirror_answering("vetar"), quota_per_minute=2)
     reasons = [gate.decide("p", {"valor": 50}).reason for _ in range(4)]

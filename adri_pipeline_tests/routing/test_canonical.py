@@ -71,7 +71,7 @@ def test_the_d2_rule_reaches_every_candidate_in_the_question():
 
 
 def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
-    from adri_pipeline.routing.report import run_and_report
+    from adri_pipeline.routing.service import run_benchmark
     from adri_pipeline.warehouse import Warehouse
 
     golds = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
@@ -83,8 +83,8 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     frozen = tmp_path / "frozen"
     dataset = build(RunConfig(dataset=str(team_file)), frozen_dir=frozen)
     assert (frozen / "file-equipe.test.sha256").exists()
-    report = run_and_report(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
-                            Warehouse(tmp_path / "w.duckdb"), tmp_path / "run", dataset=dataset)
+    report = run_benchmark(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
+                            Warehouse(tmp_path / "w.duckdb"), tmp_path / "run", dataset=dataset).report
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == len(dataset.in_split("test"))
     assert "metadata.author" in metrics["results"]["embedded-logreg"]["slices"] and report.exists()
@@ -97,7 +97,7 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
         line(1000 + i, gold=golds[i % 3], utterance=texts[golds[i % 3]]) for i in range(9)]))
     evaluated = with_external_test(dataset, external)
     assert {e.id for e in evaluated.in_split("test")} == {e.id for e in external}
-    run_and_report(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
+    run_benchmark(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
                    Warehouse(tmp_path / "w.duckdb"), tmp_path / "eval", dataset=evaluated)
     assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == 9
     # failed before: the evaluation's rows replaced the run's (both were stored under the fit data's name)

@@ -19,6 +19,7 @@ class BackendResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     timings: dict = field(default_factory=dict)
+    cut: bool = False  # the server stopped at the answer-length cap (a small model padding its JSON)
 
 
 class BackendError(AdriError, RuntimeError):

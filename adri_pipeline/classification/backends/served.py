@@ -226,5 +226,6 @@ class ServedBackend:
             seconds=time.perf_counter() - started,
             prompt_tokens=answer.prompt_tokens,
             completion_tokens=answer.completion_tokens,
-            timings={**answer.timings, "host": host, "finish_reason": answer.finish_reason},
+            timings={**answer.timings, "host": host},
+            cut=answer.finish_reason == "length",
         )

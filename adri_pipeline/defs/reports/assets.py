@@ -17,7 +17,7 @@ def analyst_snapshot(adri: AdriSettings) -> dg.MaterializeResult:
 @dg.asset(group_name="reports", deps=[analyst_snapshot, "routing_benchmark", "recommended_gate_configuration"])
 def review_site(adri: AdriSettings) -> dg.MaterializeResult:
     """Static review pages (HTML, opened from disk): evidence highlighted in each abstract, models
-    compared, the seed's figures, the routing and mirror reports."""
+    compared, the ADR's figures, the routing and mirror reports."""
     settings = adri.settings()
     site = build_review(adri.warehouse_access(), load_codebook(settings.codebook), coders=settings.coders)
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(site.index)), "pages": len(site.pages)})

