@@ -10,7 +10,13 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+# the source checkout (tests, benchmarks, the Dagster workspace); an installed package never needs it
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+# what the package ships and reads, installed or not: the pilot codebook, the jev-compat-v1 schemas
+# and frozen test splits, the sample corpus, routing catalogue, mirror log and the coders' file
+BUNDLED = Path(__file__).resolve().parent / "bundled"
+PILOT_CODEBOOK = BUNDLED / "codebooks" / "pilot.yaml"
+SAMPLE_CORPUS = BUNDLED / "data" / "sample_corpus.jsonl"
 # Real data kept beside the project (never copied into it); tests and benchmarks skip when absent.
 SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
@@ -26,9 +32,10 @@ def _existing(path: Path) -> Path | None:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ADRI_", extra="forbid", populate_by_name=True)
 
-    warehouse: Path = Field(default=PROJECT_ROOT / "data" / "warehouse" / "adri.duckdb")
-    corpus: Path = Field(default=PROJECT_ROOT / "data" / "sample_corpus.jsonl")
-    codebook: Path = Field(default=PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    # outputs go under the folder the command runs in (the repository, for `make demo`)
+    warehouse: Path = Field(default_factory=lambda: Path.cwd() / "data" / "warehouse" / "adri.duckdb")
+    corpus: Path = SAMPLE_CORPUS
+    codebook: Path = PILOT_CODEBOOK
     coders: Path | None = None  # CSV of human codes (doc_id, variable, value, evidencia); trains the embedded model
     # where the coded documents' texts are when the warehouse lacks them (default: the corpus)
     coders_corpus: Path | None = None
@@ -67,8 +74,8 @@ class Settings(BaseSettings):
     routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
     routing_candidates: str = "embedded-zeroshot,embedded-logreg"
 
-    mirror_log: Path = Field(default=PROJECT_ROOT / "data" / "mirror" / "sample_shadow_log.jsonl")
-    mirror_config: Path = Field(default=PROJECT_ROOT / "data" / "mirror" / "gate.yaml")
+    mirror_log: Path = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
+    mirror_config: Path = BUNDLED / "data" / "mirror" / "gate.yaml"
     mirror_judges: str = "truth"  # or two judges of different families: ollama:<a>,ollama:<b>
 
     # asset check thresholds, in percent

@@ -8,11 +8,15 @@ import os
 import time
 import warnings
 
-from adri_pipeline.config import PROJECT_ROOT, Settings
+from pathlib import Path
+
+from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, Settings
 
 
 def run_demo(settings: Settings) -> int:
-    home = os.environ.setdefault("DAGSTER_HOME", str(PROJECT_ROOT / ".dagster_home"))
+    """Everything it writes goes under the folder it runs in: the warehouse (data/warehouse/) and the
+    Dagster instance (.dagster_home/, unless DAGSTER_HOME says otherwise)."""
+    home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd() / ".dagster_home"))
     os.makedirs(home, exist_ok=True)
     instance_yaml = os.path.join(home, "dagster.yaml")
     if not os.path.exists(instance_yaml):
@@ -30,8 +34,8 @@ def run_demo(settings: Settings) -> int:
     from adri_pipeline.routing.benchmark import report_folder
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
-    corpus_path = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
-    codebook_path = PROJECT_ROOT / "codebooks" / "pilot.yaml"
+    corpus_path = SAMPLE_CORPUS
+    codebook_path = PILOT_CODEBOOK
     adri = AdriSettings(warehouse=str(settings.warehouse), corpus=str(corpus_path),
                         codebook=str(codebook_path), backend="embedded")
     print(f"adri demo: {corpus_path.name} x {codebook_path.name}, embedded default, "

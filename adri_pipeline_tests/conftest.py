@@ -7,13 +7,13 @@ import pytest
 
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.corpus import load_corpus
-from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA
+from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, SHARED_DATA
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.fakes import answer_from_request
 from adri_pipeline_tests.model_server import ModelServerStub
 
-PILOT = PROJECT_ROOT / "codebooks" / "pilot.yaml"
-SAMPLE = PROJECT_ROOT / "data" / "sample_corpus.jsonl"
+PILOT = PILOT_CODEBOOK
+SAMPLE = SAMPLE_CORPUS
 
 
 @pytest.fixture

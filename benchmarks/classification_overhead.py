@@ -25,7 +25,7 @@ from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
 from adri_pipeline.classification.corpus import load_corpus  # noqa: E402
 from adri_pipeline.classification.results import assemble_results  # noqa: E402
 from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
-from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
+from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
 from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
@@ -33,7 +33,7 @@ from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
 
 def corpus_of(n: int) -> pl.DataFrame:
     """n distinct documents made from the sample (distinct text -> distinct cache keys)."""
-    base = load_corpus(PROJECT_ROOT / "data" / "sample_corpus.jsonl").documents
+    base = load_corpus(SAMPLE_CORPUS).documents
     copies = (n + base.height - 1) // base.height
     frame = pl.concat([
         base.with_columns(
@@ -47,7 +47,7 @@ def corpus_of(n: int) -> pl.DataFrame:
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
-    codebook = load_codebook(PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    codebook = load_codebook(PILOT_CODEBOOK)
     documents = corpus_of(n)
     with tempfile.TemporaryDirectory() as tmp, ModelServerStub(responder=answer_from_request) as stub:
         warehouse = Warehouse(Path(tmp) / "bench.duckdb")

@@ -24,7 +24,7 @@ import dagster as dg  # noqa: E402
 from adri_pipeline.classification.backends.served import ServedBackend  # noqa: E402
 from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
 from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
-from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
+from adri_pipeline.config import PILOT_CODEBOOK  # noqa: E402
 from adri_pipeline.definitions import defs  # noqa: E402
 from adri_pipeline.defs.classification.jobs import range_tags  # noqa: E402
 from adri_pipeline.defs.in_process import register_documents, resources_for  # noqa: E402
@@ -50,7 +50,7 @@ def main() -> None:
         for row in documents.iter_rows(named=True):
             f.write(json.dumps({"id": row["doc_id"], "title": row["title"], "abstract": row["abstract"]},
                                ensure_ascii=False) + "\n")
-    codebook = PROJECT_ROOT / "codebooks" / "pilot.yaml"
+    codebook = PILOT_CODEBOOK
     (tmp / "home").mkdir()
     (tmp / "home" / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     os.environ["DAGSTER_HOME"] = str(tmp / "home")

@@ -19,13 +19,13 @@ from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
 from adri_pipeline.classification.corpus import load_corpus  # noqa: E402
 from adri_pipeline.classification.prompt import build_prompt  # noqa: E402
 from adri_pipeline.classification.runner import as_documents  # noqa: E402
-from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA  # noqa: E402
+from adri_pipeline.config import PILOT_CODEBOOK, SHARED_DATA  # noqa: E402
 
 
 def main() -> None:
     corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else SHARED_DATA / "corpus" / "openalex_direito_alimentacao.jsonl"
     limit = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    codebook = load_codebook(PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    codebook = load_codebook(PILOT_CODEBOOK)
     backend = EmbeddedBackend()
     backend.prepare(codebook, build_prompt(codebook))
     settings = backend.settings

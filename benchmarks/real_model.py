@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from adri_pipeline.classification.results import figures_lines  # noqa: E402
 from adri_pipeline.classification.service import classify_corpus_file  # noqa: E402
-from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA, Settings  # noqa: E402
+from adri_pipeline.config import PILOT_CODEBOOK, SHARED_DATA, Settings  # noqa: E402
 from adri_pipeline.models import llama_server  # noqa: E402
 
 
@@ -54,7 +54,7 @@ def run(corpus: Path, slots: int, folder: Path) -> None:
     try:
         settings = Settings(warehouse=folder / f"slots{slots}" / "adri.duckdb", corpus=corpus, backend="openai",
                             model=llama_server.ALIAS, openai_hosts=[f"http://127.0.0.1:{port}/v1*{slots}"],
-                            codebook=PROJECT_ROOT / "codebooks" / "pilot.yaml")
+                            codebook=PILOT_CODEBOOK)
         started = time.perf_counter()
         classification, _ = classify_corpus_file(settings, progress=progress)
         wall = time.perf_counter() - started

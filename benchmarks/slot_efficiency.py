@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from adri_pipeline.classification.backends.served import ServedBackend  # noqa: E402
 from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
 from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
-from adri_pipeline.config import PROJECT_ROOT  # noqa: E402
+from adri_pipeline.config import PILOT_CODEBOOK  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
 from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
@@ -48,7 +48,7 @@ def main() -> None:
     slots = int(sys.argv[2]) if len(sys.argv) > 2 else 4
     tokens_per_s = float(sys.argv[3]) if len(sys.argv) > 3 else 600.0
     seconds = COMPLETION_TOKENS / tokens_per_s
-    codebook = load_codebook(PROJECT_ROOT / "codebooks" / "pilot.yaml")
+    codebook = load_codebook(PILOT_CODEBOOK)
     documents = corpus_of(n)
     print(f"emulated model: {tokens_per_s:g} tokens/s x {COMPLETION_TOKENS} tokens = {seconds * 1000:.0f} ms per "
           f"request, {slots} slots; {n} synthetic documents")

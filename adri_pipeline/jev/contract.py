@@ -1,4 +1,4 @@
-"""Contract jev-compat-v1: JSON Schemas in contracts/jev/schemas, and the check that discards
+"""Contract jev-compat-v1: JSON Schemas in adri_pipeline/bundled/contracts/jev/schemas, and the check that discards
 answers naming an option the question did not offer."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from functools import lru_cache
 
 from jsonschema import Draft202012Validator
 
-from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.config import BUNDLED
 from adri_pipeline.errors import AdriError
 
 CONTRACT = "jev-compat-v1"
-SCHEMAS = PROJECT_ROOT / "contracts" / "jev" / "schemas"
+SCHEMAS = BUNDLED / "contracts" / "jev" / "schemas"
 
 
 class ContractError(AdriError, ValueError):

@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import psutil
 
-from adri_pipeline.config import PROJECT_ROOT, SHARED_DATA
+from adri_pipeline.config import BUNDLED, SHARED_DATA
 from adri_pipeline.jev import metrics
 from adri_pipeline.jev.contract import RoutingConfigError, usable_answers, validate
 from adri_pipeline.jev.examples import CanonicalExample, length_bucket
@@ -33,7 +33,7 @@ from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_gr
 
 SHARED_ROUTING = SHARED_DATA / "routing"
 BUILT_IN = ("sample", "ha-pt-BR", "ha-pt", "clinc150", "sgd")
-SAMPLE_ROUTING = PROJECT_ROOT / "data" / "routing"
+SAMPLE_ROUTING = BUNDLED / "data" / "routing"
 
 
 @dataclass

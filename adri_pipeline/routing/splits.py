@@ -1,6 +1,6 @@
 """dev / calibration / test by group_id (a group never spans two splits), stratified by gold label,
 seeded. The test split is frozen before any tuning: its hash is recorded in the repository
-(contracts/jev/frozen/) and every later build fails loudly if the test split changes."""
+(adri_pipeline/bundled/contracts/jev/frozen/) and every later build fails loudly if the test split changes."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 from sklearn.model_selection import StratifiedGroupKFold
 
-from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline.config import BUNDLED
 from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.examples import CanonicalExample
 
-FROZEN_DIR = PROJECT_ROOT / "contracts" / "jev" / "frozen"
+FROZEN_DIR = BUNDLED / "contracts" / "jev" / "frozen"
 SPLITS = ("dev", "calibration", "test")
 
 

@@ -3,7 +3,7 @@ import json
 import pytest
 import yaml
 
-from adri_pipeline.config import PROJECT_ROOT, Settings
+from adri_pipeline.config import BUNDLED, Settings
 from adri_pipeline.mirror.evaluate import (
     evaluate_point,
     judge,
@@ -58,7 +58,7 @@ def test_two_llm_judges_of_different_families_through_the_loopback_server(provid
     assert evaluate_point("p", POINT, [record(0, "sim", "nao")], judged)["counted"] == 0
 
 
-def settings_for(log, warehouse, config=PROJECT_ROOT / "data" / "mirror" / "gate.yaml") -> Settings:
+def settings_for(log, warehouse, config=BUNDLED / "data" / "mirror" / "gate.yaml") -> Settings:
     return Settings(mirror_log=log, mirror_config=config, mirror_judges="truth", warehouse=warehouse.path)
 
 
@@ -69,7 +69,7 @@ def config_file(tmp_path, points: dict):
 
 
 def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
-    report = evaluate_log(settings_for(PROJECT_ROOT / "data" / "mirror" / "sample_shadow_log.jsonl", warehouse),
+    report = evaluate_log(settings_for(BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl", warehouse),
                           warehouse)
     evaluation = report["evaluations"]["confirmar_transferencia"]
     assert evaluation["recommendation"] == "promote"
@@ -162,7 +162,7 @@ def test_the_cli_and_dagster_evaluate_a_log_alike(tmp_path, dagster_instance):
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
-    log = PROJECT_ROOT / "data" / "mirror" / "sample_shadow_log.jsonl"
+    log = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
     assert main(["mirror", "evaluate", "--log", str(log), "--warehouse", str(tmp_path / "cli" / "w.duckdb")]) == 0
     adri = AdriSettings(warehouse=str(tmp_path / "dagster" / "w.duckdb"), mirror_log=str(log), backend="embedded")
     materialize_graph(dagster_instance, adri, jobs=("mirror",))
