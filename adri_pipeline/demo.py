@@ -7,7 +7,6 @@ import json
 import os
 import time
 import warnings
-
 from pathlib import Path
 
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, Settings

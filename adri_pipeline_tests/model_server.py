@@ -90,18 +90,9 @@ class ModelServerStub:
                         stub.loaded.add(model)
                     return self._send(200, {"model": model, "response": "", "done": True})
                 if self.path == "/api/chat":
-                    step = stub._next_step(request)
-                    if stub.slots:
-                        with stub.slots:
-                            time.sleep(step.get("delay", stub.delay))
-                    else:
-                        time.sleep(step.get("delay", stub.delay))
-                    if step.get("drop"):
-                        self.close_connection = True
-                        self.connection.shutdown(socket.SHUT_RDWR)
+                    step = self._take_step(request, lambda message: {"error": message})
+                    if step is None:
                         return
-                    if step.get("status", 200) != 200:
-                        return self._send(step["status"], {"error": step.get("error", "error")})
                     stub.loaded.add(model)
                     return self._send(200, {
                         "model": model, "created_at": "2026-11-29T00:00:00Z",
@@ -112,6 +103,21 @@ class ModelServerStub:
                     })
                 self._send(404, {"error": "not found"})
 
+            def _take_step(self, request: dict, error_body) -> dict | None:
+                """The next scripted step, after its delay in a slot; None when it was answered here
+                (a dropped connection, an error status in the API's own error shape)."""
+                step = stub._next_step(request)
+                with stub.slots or _nothing():
+                    time.sleep(step.get("delay", stub.delay))
+                if step.get("drop"):
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return None
+                if step.get("status", 200) != 200:
+                    self._send(step["status"], error_body(step.get("error", "error")))
+                    return None
+                return step
+
             def _openai_chat(self, request: dict):
                 model = request.get("model", "")
                 if not stub.knows(model):
@@ -120,15 +126,9 @@ class ModelServerStub:
                 if stub.reject_json_schema and (request.get("response_format") or {}).get("type") == "json_schema":
                     return self._send(400, {"error": {"message": "response_format json_schema is not supported",
                                                       "type": "invalid_request_error"}})
-                step = stub._next_step(request)
-                with stub.slots or _nothing():
-                    time.sleep(step.get("delay", stub.delay))
-                if step.get("drop"):
-                    self.close_connection = True
-                    self.connection.shutdown(socket.SHUT_RDWR)
+                step = self._take_step(request, lambda message: {"error": {"message": message}})
+                if step is None:
                     return
-                if step.get("status", 200) != 200:
-                    return self._send(step["status"], {"error": {"message": step.get("error", "error")}})
                 return self._send(200, {
                     "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": model,
                     "choices": [{"index": 0, "finish_reason": step.get("finish_reason", "stop"),

@@ -9,15 +9,8 @@ from __future__ import annotations
 import httpx
 import ollama
 
-from adri_pipeline.models.base import (
-    ChatAnswer,
-    ModelInfo,
-    ModelMissing,
-    Overloaded,
-    ServerError,
-    ServerUnreachable,
-    TimedOut,
-)
+from adri_pipeline.models import base
+from adri_pipeline.models.base import ChatAnswer, ModelInfo
 
 NANOSECONDS = 1e9
 
@@ -49,20 +42,20 @@ class OllamaServer:
             return fn(*args, **kwargs)
         except ollama.ResponseError as exc:
             if exc.status_code == 404:
-                raise ModelMissing(exc.error) from None
+                raise base.ModelMissing(exc.error) from None
             if exc.status_code in (429, 503):
-                raise Overloaded(exc.status_code, exc.error) from None
-            raise ServerError(exc.status_code, exc.error) from None
+                raise base.Overloaded(exc.status_code, exc.error) from None
+            raise base.ServerError(exc.status_code, exc.error) from None
         except httpx.TimeoutException:
-            raise TimedOut(f"{self.host} did not answer within {self.timeout_s:g} s") from None
+            raise base.TimedOut(f"{self.host} did not answer within {self.timeout_s:g} s") from None
         except (ConnectionError, httpx.TransportError) as exc:
-            raise ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
+            raise base.ServerUnreachable(f"{type(exc).__name__}: {exc}") from None
 
     def model_info(self, model: str) -> ModelInfo:
         listed = self._call(self.client.list)
         match = [m for m in listed.models if _same_model(m.model, model)]
         if not match:
-            raise ModelMissing(f"model {model!r} is not pulled on {self.host}")
+            raise base.ModelMissing(f"model {model!r} is not pulled on {self.host}")
         return ModelInfo(model, match[0].digest or "", match[0].size or 0)
 
     def family(self, model: str) -> str:

@@ -19,16 +19,8 @@ from pathlib import Path
 import httpx
 import openai
 
-from adri_pipeline.models.base import (
-    ChatAnswer,
-    ModelInfo,
-    ModelMissing,
-    Overloaded,
-    ServerError,
-    ServerUnreachable,
-    TimedOut,
-    family_from_name,
-)
+from adri_pipeline.models import base
+from adri_pipeline.models.base import ChatAnswer, ModelInfo, family_from_name
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 _VOLATILE_CARD_FIELDS = ("created", "permission", "object")
@@ -63,15 +55,15 @@ class OpenAIServer:
         try:
             return fn(*args, **kwargs)
         except openai.NotFoundError as exc:
-            raise ModelMissing(_message(exc)) from None
+            raise base.ModelMissing(_message(exc)) from None
         except openai.APITimeoutError:
-            raise TimedOut(f"{self.host} did not answer within {self.timeout_s:g} s") from None
+            raise base.TimedOut(f"{self.host} did not answer within {self.timeout_s:g} s") from None
         except openai.APIConnectionError as exc:
-            raise ServerUnreachable(f"{type(exc.__cause__ or exc).__name__}: {exc.__cause__ or exc}") from None
+            raise base.ServerUnreachable(f"{type(exc.__cause__ or exc).__name__}: {exc.__cause__ or exc}") from None
         except openai.APIStatusError as exc:
             if exc.status_code in (429, 503):
-                raise Overloaded(exc.status_code, _message(exc)) from None
-            raise ServerError(exc.status_code, _message(exc)) from None
+                raise base.Overloaded(exc.status_code, _message(exc)) from None
+            raise base.ServerError(exc.status_code, _message(exc)) from None
 
     def _listed(self) -> list[dict]:
         return [m.model_dump() for m in self._call(self.client.models.list).data]
@@ -81,7 +73,7 @@ class OpenAIServer:
         card = next((c for c in cards if c.get("id") == model), None)
         if card is None:
             served = ", ".join(sorted(c.get("id", "?") for c in cards)) or "none"
-            raise ModelMissing(f"model {model!r} is not served at {self.host} (it serves: {served})")
+            raise base.ModelMissing(f"model {model!r} is not served at {self.host} (it serves: {served})")
         props = self._props()
         path = props.get("model_path") or ""
         meta = card.get("meta") or {}
@@ -129,7 +121,7 @@ class OpenAIServer:
                     self.client.chat.completions.create, model=model, messages=messages, **request,
                     response_format={"type": "json_schema",
                                      "json_schema": {"name": "answer", "schema": schema, "strict": True}})
-            except ServerError as exc:
+            except base.ServerError as exc:
                 said = str(exc).lower()
                 if exc.status not in (400, 422) or not ("response_format" in said or "json_schema" in said):
                     raise

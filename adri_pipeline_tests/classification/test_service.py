@@ -282,3 +282,11 @@ def test_a_server_without_json_schema_mode_is_asked_for_plain_json(ollama_stub, 
     # (two documents in flight may both have tried it before the first refusal came back)
     assert kinds.count("json_object") == 2 and 1 <= kinds.count("json_schema") <= 2
     assert kinds.index("json_object") >= kinds.count("json_schema")
+
+
+def test_an_answer_cut_at_the_token_cap_says_so(ollama_stub, tmp_path):
+    ollama_stub.script = [{"content": '{"abordagem": {"evidencia": "1000000', "finish_reason": "length"}] * 2
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE, backend="openai", openai_hosts=[ollama_stub.host + "/v1"])
+    run, _ = classify_corpus_file(settings, limit=1)
+    [(_, reason)] = run.report.failed
+    assert "not a JSON object (cut at the answer-length cap, ADRI_MAX_TOKENS)" in reason
