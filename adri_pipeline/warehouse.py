@@ -96,6 +96,7 @@ ALTER TABLE classification_documents ADD COLUMN IF NOT EXISTS source VARCHAR;
 ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS run_id VARCHAR;
 ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS task_id VARCHAR;
 ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS main_model_calls BIGINT;
+ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS exposed_fields VARCHAR;  -- JSON list
 """
 
 

@@ -389,6 +389,7 @@ class Gate:
             "state": redacted, "rule_decision": _as_logged(rule_answer), "mirror_decision": _as_logged(asked.answer),
             "probability": asked.probability, "latency_ms": round(1000 * asked.latency_s, 3),
             "mode": mode, "used": used, "outcome": outcome,
+            "exposed_fields": list(self.config.points[name].expose_fields) if name in self.config.points else [],
         }
         if self.run_id:
             record["run_id"] = self.run_id

@@ -34,6 +34,9 @@ class ShadowRecord(BaseModel):
     run_id: str | None = None  # savings: runs with the controls on and off
     task_id: str | None = None  # task records (decision_point "_task"): latency_ms is the task's time
     main_model_calls: int | None = None
+    # state fields the point's configuration shows the mirror unredacted (expose_fields): the judges
+    # must read what the mirror read, so these pass; every other field is redacted again on ingest
+    exposed_fields: list[str] = Field(default_factory=list)
 
 
 class ShadowLog:
@@ -46,27 +49,31 @@ class ShadowLog:
         self._lock = threading.Lock()
 
     def write(self, record: dict) -> None:
+        keep = set(record.get("exposed_fields") or ())
         record = {"timestamp": datetime.now(timezone.utc).isoformat(), **record,
-                  "state": self.redactor(record.get("state", {}))}
+                  "state": self.redactor(record.get("state", {}), keep=keep)}
         line = json.dumps(record, ensure_ascii=False)
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
 
 
-def read_log(path: str | Path) -> tuple[list[ShadowRecord], list[dict]]:
-    """(valid records, quarantined lines with line number and error)."""
+def read_log(path: str | Path, redactor: Redactor | None = None) -> tuple[list[ShadowRecord], list[dict]]:
+    """(valid records, quarantined lines with line number and error). Whoever wrote the log, what
+    comes out is redacted: each record's state (but its exposed fields) and each bad line's text."""
+    redactor = redactor or Redactor()
     good, bad = [], []
     with Path(path).open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, start=1):
             if not line.strip():
                 continue
             try:
-                good.append(ShadowRecord.model_validate(json.loads(line)))
+                record = ShadowRecord.model_validate(json.loads(line))
+                good.append(record.model_copy(update={"state": redactor(record.state, keep=set(record.exposed_fields))}))
             except json.JSONDecodeError as exc:
-                bad.append({"line": number, "error": f"not JSON: {exc.msg}", "raw": line.rstrip("\n")})
+                bad.append({"line": number, "error": f"not JSON: {exc.msg}", "raw": redactor.text(line.rstrip("\n"))})
             except ValidationError as exc:
-                bad.append({"line": number, "error": describe_validation_error(exc.errors()[0]),
-                            "raw": line.rstrip("\n")})
+                bad.append({"line": number, "error": redactor.text(describe_validation_error(exc.errors()[0])),
+                            "raw": redactor.text(line.rstrip("\n"))})
     return good, bad
 
 
@@ -75,7 +82,8 @@ def ingest(path: str | Path, warehouse: Warehouse) -> tuple[list[ShadowRecord], 
     `<log>.quarantine.jsonl` file beside the log. Returns (records kept, quarantined lines)."""
     path = Path(path)
     good, bad = read_log(path)
-    rows = pl.DataFrame([{**r.model_dump(mode="json", exclude={"state"}), "state": json.dumps(r.state, ensure_ascii=False),
+    rows = pl.DataFrame([{**r.model_dump(mode="json", exclude={"state", "exposed_fields"}),
+                          "state": json.dumps(r.state, ensure_ascii=False), "exposed_fields": json.dumps(r.exposed_fields),
                           "source": str(path)} for r in good]) if good else pl.DataFrame()
     quarantine = pl.DataFrame([{**b, "source": str(path)} for b in bad]) if bad else pl.DataFrame()
     store_shadow_log(warehouse, str(path), rows, quarantine)

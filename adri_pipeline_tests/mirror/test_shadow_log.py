@@ -46,3 +46,50 @@ def test_bad_lines_are_quarantined_with_a_reason_and_good_ones_kept(tmp_path, wa
     kept, bad = ingest(path, warehouse)
     assert (len(kept), bad) == (1, []) and not (tmp_path / "shadow.quarantine.jsonl").exists()
     assert warehouse.query("SELECT count(*) AS n FROM shadow_quarantine")["n"][0] == 0
+
+
+PERSONAL = ("123.456.789-09", "ana@x.org")
+
+
+def test_personal_data_in_a_log_written_by_someone_else_is_never_stored_in_the_clear(tmp_path, warehouse, capsys):
+    """Failed before: quarantined lines kept their raw text (file, table) and a valid line's state was
+    stored as written."""
+    from adri_pipeline.cli import main
+
+    path = tmp_path / "shadow.jsonl"
+    path.write_text("\n".join([
+        json.dumps({**GOOD, "state": {"cliente": "ana@x.org", "cpf": "123.456.789-09"}}),
+        '{"not json": "cpf 123.456.789-09, ana@x.org"',
+        json.dumps({**GOOD, "probability": 7, "state": {"cliente": "ana@x.org 123.456.789-09"}}),
+    ]) + "\n")
+    kept, bad = ingest(path, warehouse)
+    assert len(kept) == 1 and len(bad) == 2
+    assert main(["mirror", "evaluate", "--log", str(path), "--warehouse", str(warehouse.path)]) == 0
+    stored = [str(row) for table in ("shadow_log", "shadow_quarantine")
+              for row in warehouse.query(f"SELECT * FROM {table}").rows()]
+    printed = capsys.readouterr()
+    for where in [str(kept), str(bad), (tmp_path / "shadow.quarantine.jsonl").read_text(), *stored,
+                  printed.out, printed.err]:
+        assert not any(value in where for value in PERSONAL), where
+
+
+def test_fields_a_point_exposes_reach_the_log_as_the_mirror_saw_them(tmp_path):
+    """The judges read what the mirror read: an exposed field is not redacted a second time."""
+    from adri_pipeline.mirror.gate import Gate, GateConfig
+    from adri_pipeline.mirror.shadow_log import read_log
+
+    point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow",
+             "expose_fields": ["pedido"]}
+    seen = []
+
+    def mirror(request):
+        seen.append(request)
+        return {"contract": "jev-compat-v1", "answers": {"p": {"answer": "sim", "confidence": 0.9}}}
+
+    gate = Gate(GateConfig.model_validate({"points": {"p": point}}), {"p": lambda s: "nao"}, {"p": mirror},
+                ShadowLog(tmp_path / "s.jsonl"))
+    gate.decide("p", {"pedido": "pedido 1234-5678", "cliente": "ana@x.org"})
+    gate.close()
+    [record], bad = read_log(tmp_path / "s.jsonl")
+    assert not bad and record.state == {"pedido": "pedido 1234-5678", "cliente": "[EMAIL]"}
+    assert "pedido 1234-5678" in json.dumps(seen, ensure_ascii=False)
