@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from adri_pipeline.errors import AdriError, describe_validation_error
 from adri_pipeline.jev.contract import CONTRACT
@@ -47,6 +47,7 @@ logger = logging.getLogger(__name__)
 
 Rule = Callable[[dict], str | float]
 Mirror = Callable[[dict], dict]  # jev-compat-v1 request -> response
+CONTROL_THRESHOLD = 0.85
 ACTING_MODES = ("control", "veto", "warn")  # the mirror's answer reaches the caller: needs approval
 HASH_KEY_ENV = "ADRI_MIRROR_HASH_KEY"
 
@@ -62,8 +63,9 @@ class DecisionPoint(BaseModel):
     options: dict[str, str] = Field(default_factory=dict)  # choice / noul (sim, nao)
     score_range: tuple[float, float] = (0.0, 1.0)  # score questions: the answer must lie in it
     mode: Literal["off", "shadow", "control", "veto", "warn"] = "off"
-    # the mirror design: "Quando manda, o espelho só decide se a sua probabilidade chega a 0,85"; stricter is allowed
-    threshold: float = Field(default=0.85, ge=0.85, le=1.0)
+    # the mirror design: "Quando manda, o espelho só decide se a sua probabilidade chega a 0,85": control
+    # and veto need at least CONTROL_THRESHOLD; shadow and warn (which never command) may look lower
+    threshold: float = Field(default=0.85, ge=0.5, le=1.0)
     timeout_s: float = Field(default=0.5, gt=0)
     quota_per_minute: int = Field(default=600, ge=0)
     safety: bool = False
@@ -73,6 +75,9 @@ class DecisionPoint(BaseModel):
 
     @model_validator(mode="after")
     def _only_hardening(self) -> "DecisionPoint":
+        if self.mode in ("control", "veto") and self.threshold < CONTROL_THRESHOLD:
+            raise ValueError(f"threshold: mode {self.mode} commands only at p >= {CONTROL_THRESHOLD} "
+                             f"(got {self.threshold}); a lower threshold is for shadow or warn")
         if self.question_type != "score" and not self.options:
             raise ValueError(f"a {self.question_type} question needs options")
         if self.question_type == "score" and self.score_range[0] >= self.score_range[1]:
@@ -122,7 +127,8 @@ class GateConfig(BaseModel):
     queue_size: int = Field(default=1000, ge=1)
     shadow_workers: int = Field(default=2, ge=1)
     redact_names: list[str] = Field(default_factory=list)
-    approved: bool = False  # nothing acts on the caller's path until a person approves the evidence
+    # nothing acts on the caller's path until a person approves the evidence: true, not "yes" or 1
+    approved: StrictBool = False
     state_hash_key_env: str = HASH_KEY_ENV  # environment variable holding the secret for state_hash
     note: str = ""
     evidence: dict = Field(default_factory=dict)
@@ -237,7 +243,7 @@ class Gate:
         return self.decide_many(state, [name])[name]
 
     def decide_many(self, state: dict, names: list[str]) -> dict[str, Decision]:
-        """Several questions about one state: one mirror request per mirror, each answer validated
+        """Several questions about one state: one mirror request per mirror and exposure set, each answer validated
         and gated on its own (a missing answer falls back for its question only)."""
         rule_answers = {name: self.rules[name](state) for name in names}  # the caller's own code
         try:
@@ -301,13 +307,16 @@ class Gate:
 
     # -- the mirror ------------------------------------------------------------------------
     def _ask_many(self, names: list[str], state: dict) -> dict[str, _Asked]:
-        """Quota per point, then one request per mirror for the points that have quota."""
+        """Quota per point, then one request per mirror and exposure set for the points that have quota."""
         asked = {n: _Asked(None, None, 0.0, "quota_exhausted") for n in names
                  if not self._take_quota(n, self.config.points[n])}
-        groups: dict[int, list[str]] = {}
+        # one request per mirror and per set of exposed fields: a field one point may see is never sent
+        # in a request that asks another point
+        groups: dict[tuple, list[str]] = {}
         for name in names:
             if name not in asked:
-                groups.setdefault(id(self.mirrors[name]), []).append(name)
+                key = (id(self.mirrors[name]), frozenset(self.config.points[name].expose_fields))
+                groups.setdefault(key, []).append(name)
         for group in groups.values():
             asked |= self._ask(group, state)
         return asked

@@ -10,14 +10,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import re
+from decimal import Decimal
 
 _PATTERNS = (
     ("[EMAIL]", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
-    ("[CNPJ]", re.compile(r"\b\d{2}\.?\d{3}\.?\d{3}/?\d{4}-?\d{2}\b")),
-    ("[CPF]", re.compile(r"\b\d{3}\.?\d{3}\.?\d{3}-?\d{2}\b")),
-    ("[TELEFONE]", re.compile(r"(?<!\w)0[38]00[\s-]?\d{3}[\s-]?\d{4}\b")),  # 0800 123 4567
-    ("[TELEFONE]", re.compile(r"(?<!\w)(?:\+?55\s?)?(?:\(?\d{2}\)?\s?)?9?\d{4}[-\s]?\d{4}\b")),
+    # separators as people type them: dots, spaces, dashes, slashes, or none
+    ("[CNPJ]", re.compile(r"\b\d{2}[.\s]?\d{3}[.\s]?\d{3}[/\s]?\d{4}[-.\s]?\d{2}\b")),
+    ("[CPF]", re.compile(r"\b\d{3}[.\s]?\d{3}[.\s]?\d{3}[-.\s]?\d{2}\b")),
+    ("[TELEFONE]", re.compile(r"(?<!\w)0[38]00[\s.-]?\d{3}[\s.-]?\d{4}\b")),  # 0800 123 4567
+    ("[TELEFONE]", re.compile(r"(?<!\w)(?:\+?55[\s.-]?)?(?:\(?\d{2}\)?[\s.-]?)?9?\d{4}[-\s.]?\d{4}\b")),
 )
 
 
@@ -38,14 +41,21 @@ class Redactor:
             return self.text(value)
         if isinstance(value, bool) or value is None:
             return value
-        if isinstance(value, (int, float)):
+        if isinstance(value, (int, float, Decimal)):
+            if isinstance(value, float) and not math.isfinite(value):
+                return None  # not JSON, and no personal datum either
             digits = str(value) if isinstance(value, int) else f"{value:.0f}" if value == int(value) else ""
-            return self.text(digits) if digits and self.text(digits) != digits else value
+            if digits and self.text(digits) != digits:
+                return self.text(digits)
+            return float(value) if isinstance(value, Decimal) else value
+        if isinstance(value, (bytes, bytearray)):
+            return self.text(bytes(value).decode("utf-8", errors="replace"))
         if isinstance(value, dict):
             return {(k if k in keep else self.text(str(k))): (v if k in keep else self(v)) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [self(v) for v in value]
-        return value
+        if isinstance(value, (list, tuple, set, frozenset)):
+            items = sorted(value, key=repr) if isinstance(value, (set, frozenset)) else value
+            return [self(v) for v in items]
+        return self.text(str(value))  # anything else (dates, objects) as the text it would be logged as
 
 
 def keyed_state_hash(state: dict, key: bytes) -> str:

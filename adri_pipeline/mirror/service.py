@@ -42,7 +42,7 @@ def decision_records(settings: Settings, warehouse: Warehouse | None = None) -> 
         good, quarantined = ingest(settings.mirror_log, warehouse)
     else:
         good, quarantined = read_log(settings.mirror_log)
-    records = [r.model_dump(mode="json") for r in good if r.decision_point != TASK_RECORD]
+    records = [r.model_dump(mode="json", exclude={"exposed_fields"}) for r in good if r.decision_point != TASK_RECORD]
     return ShadowRecords(records, len(good), quarantined)
 
 

@@ -89,10 +89,23 @@ def test_a_malformed_confidence_never_commands(confidence):
     json.dumps(log.records, allow_nan=False)  # what is logged is plain JSON, no NaN
 
 
-def test_the_control_threshold_cannot_go_below_the_designs_085():
-    with pytest.raises(ValueError, match="threshold"):
-        DecisionPoint(question="q?", options={"sim": "s", "nao": "n"}, threshold=0.5)
-    assert DecisionPoint(question="q?", options={"sim": "s", "nao": "n"}, threshold=0.9).threshold == 0.9
+@pytest.mark.parametrize("mode", ["control", "veto"])
+def test_a_point_that_commands_needs_the_designs_085(tmp_path, mode):
+    """Failed before: control loaded with threshold 0.5."""
+    path = tmp_path / "gate.yaml"
+    path.write_text(f"approved: true\npoints:\n  p: {{question: 'q?', question_type: noul, options: {{sim: s, nao: n}}, "
+                    f"mode: {mode}, threshold: 0.5}}\n")
+    with pytest.raises(GateConfigError, match=r"point 'p', field 'threshold'.*0\.85"):
+        load_gate_config(path)
+    assert DecisionPoint(question="q?", options={"sim": "s", "nao": "n"}, mode="warn", threshold=0.6).threshold == 0.6
+
+
+@pytest.mark.parametrize("approved", ["yes", 1, "true"])
+def test_approval_is_a_strict_boolean(approved):
+    """Failed before: "yes" and 1 counted as approval."""
+    with pytest.raises(ValueError, match="approved"):
+        GateConfig.model_validate({"approved": approved, "points": {"p": {
+            "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"}}})
 
 
 def test_quota_lets_through_only_so_many_calls_per_minute():
@@ -326,3 +339,20 @@ def test_exposed_fields_reach_the_mirror_unredacted():
     gate = Gate(config, {"p": rule}, {"p": lambda r: seen.append(r) or mirror_answering("vetar")(r)})
     gate.decide("p", {"valor": 1, "telefone_loja": "(11) 3333-4444", "cliente": "(11) 98888-7777"})
     assert "(11) 3333-4444" in seen[0]["state"] and "98888-7777" not in seen[0]["state"]
+
+
+def test_a_field_exposed_to_one_point_is_never_sent_for_another():
+    """Failed before: decide_many sent one request for every point, with every point's exposed fields."""
+    seen = []
+
+    def mirror(request):
+        seen.append(request)
+        return {"contract": "jev-compat-v1", "answers": {name: {"answer": "executar", "confidence": 0.95}
+                                                         for name in request["questions"]}}
+
+    config = GateConfig(points={"p": point(expose_fields=["telefone_loja"]), "q": point()}, approved=True)
+    gate = Gate(config, {"p": rule, "q": rule}, {"p": mirror, "q": mirror})
+    gate.decide_many({"valor": 1, "telefone_loja": "(11) 3333-4444"}, ["p", "q"])
+    by_point = {tuple(sorted(r["questions"])): r["state"] for r in seen}
+    assert set(by_point) == {("p",), ("q",)}
+    assert "(11) 3333-4444" in by_point[("p",)] and "3333-4444" not in by_point[("q",)]

@@ -93,3 +93,48 @@ def test_fields_a_point_exposes_reach_the_log_as_the_mirror_saw_them(tmp_path):
     [record], bad = read_log(tmp_path / "s.jsonl")
     assert not bad and record.state == {"pedido": "pedido 1234-5678", "cliente": "[EMAIL]"}
     assert "pedido 1234-5678" in json.dumps(seen, ensure_ascii=False)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+SEPARATOR = st.sampled_from(["", ".", " "])  # between the digit groups of a CPF as people type it
+
+
+def digits(n):
+    return st.text(alphabet="0123456789", min_size=n, max_size=n)
+
+
+@st.composite
+def cpf(draw):
+    a, b, c, d = draw(digits(3)), draw(digits(3)), draw(digits(3)), draw(digits(2))
+    return f"{a}{draw(SEPARATOR)}{b}{draw(SEPARATOR)}{c}{draw(st.sampled_from(['', '-', ' ', '.']))}{d}"
+
+
+@st.composite
+def phone(draw):
+    area = draw(st.sampled_from(["", "11 ", "(21) ", "11.", "+55 11 "]))
+    return f"{area}9{draw(digits(4))}{draw(st.sampled_from(['', '-', ' ', '.']))}{draw(digits(4))}"
+
+
+@st.composite
+def email(draw):
+    user = draw(st.text(alphabet="abcdefghij.", min_size=1, max_size=8).filter(lambda s: s.strip(".")))
+    return f"{user.strip('.')}@{draw(st.sampled_from(['x.org', 'exemplo.com.br', 'mail.co']))}"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(cpf(), phone(), email()), st.sampled_from(["str", "set", "bytes", "key", "list"]))
+def test_personal_data_is_redacted_in_any_container(value, container):
+    """Failed before: "123 456 789 09" and "11.98765.4321" passed; sets and bytes reached the mirror raw."""
+    state = {"str": {"f": f"dados: {value}."}, "set": {"f": {value, "x"}}, "bytes": {"f": value.encode()},
+             "key": {value: 1}, "list": {"f": ("a", [value])}}[container]
+    redacted = json.dumps(Redactor()(state), ensure_ascii=False)  # JSON-ready, whatever went in
+    assert value not in redacted
+
+
+def test_numbers_that_are_not_personal_data_stay():
+    from decimal import Decimal
+
+    assert Redactor()({"total": Decimal("19.90"), "ano": 2024, "texto": "pedido 42, 3 itens"}) == {
+        "total": 19.9, "ano": 2024, "texto": "pedido 42, 3 itens"}
