@@ -356,3 +356,18 @@ def test_a_field_exposed_to_one_point_is_never_sent_for_another():
     by_point = {tuple(sorted(r["questions"])): r["state"] for r in seen}
     assert set(by_point) == {("p",), ("q",)}
     assert "(11) 3333-4444" in by_point[("p",)] and "3333-4444" not in by_point[("q",)]
+
+
+def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
+    """The piece that sits in a production agent imports no benchmark, pipeline or orchestrator."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, adri_pipeline.mirror.gate; print(' '.join(sys.modules))"],
+        capture_output=True, text=True, check=True).stdout.split()
+    ours = {m for m in loaded if m.startswith("adri_pipeline.")}
+    assert ours <= {"adri_pipeline.config", "adri_pipeline.errors", "adri_pipeline.mirror", "adri_pipeline.mirror.gate",
+                    "adri_pipeline.mirror.redact", "adri_pipeline.jev", "adri_pipeline.jev.contract",
+                    "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize"}, ours
+    assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
