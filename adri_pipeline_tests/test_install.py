@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 def test_installed_package_runs_the_demo_in_an_empty_folder(tmp_path):
     target, empty = tmp_path / "site", tmp_path / "empty"
     empty.mkdir()
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                     "--target", str(target), str(PROJECT_ROOT)], check=True, capture_output=True)
     assert (target / "adri_pipeline" / "bundled" / "codebooks" / "pilot.yaml").is_file()
     # the installed copy, not the checkout, answers (dependencies come from this environment)
