@@ -16,7 +16,15 @@ def file_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def markdown_table(frame: pl.DataFrame) -> dg.MetadataValue:
-    header = "| " + " | ".join(frame.columns) + " |\n|" + "---|" * len(frame.columns) + "\n"
-    rows = "\n".join("| " + " | ".join(str(v) for v in row) + " |" for row in frame.iter_rows())
-    return dg.MetadataValue.md(header + rows)
+_COLUMN_TYPES = {pl.Boolean: "bool", pl.String: "string"}
+
+
+def table_metadata(frame: pl.DataFrame) -> dg.MetadataValue:
+    """A frame as Dagster's table metadata (typed columns the UI can sort), not Markdown."""
+    def column_type(dtype) -> str:
+        return "int" if dtype.is_integer() else "float" if dtype.is_float() else _COLUMN_TYPES.get(dtype, "string")
+
+    schema = dg.TableSchema(columns=[dg.TableColumn(name, column_type(dtype)) for name, dtype in frame.schema.items()])
+    records = [dg.TableRecord({k: v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
+                               for k, v in row.items()}) for row in frame.iter_rows(named=True)]
+    return dg.MetadataValue.table(records=records, schema=schema)

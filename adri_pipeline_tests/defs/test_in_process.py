@@ -132,7 +132,8 @@ def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with
     [materialization] = result.asset_materializations_for_node("coded_model")
     digest = materialization.metadata["digest"].value
     assert materialization.tags["dagster/data_version"] == digest
-    assert "trained (5-fold cross-validated)" in materialization.metadata["agreement"].value
+    agreement = materialization.metadata["agreement"]  # Dagster table metadata, one record per row
+    assert any("trained (5-fold cross-validated)" in str(r.data) for r in agreement.records)
 
     graph = materialize_graph(dagster_instance, trained, jobs=("classify",))
     assert graph.classify.success

@@ -18,7 +18,7 @@ from adri_pipeline.defs.classification.codebook import codebook, prompt_signatur
 from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import corpus, documents_partitions
 from adri_pipeline.defs.io_managers import content_hash, versioned
-from adri_pipeline.defs.metadata import markdown_table
+from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import (
     Warehouse,
@@ -91,7 +91,7 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
             "json_valid_first_try_pct": summary.get("json_valid_first_try_pct"),
             "valid_first_try_pct": summary.get("valid_first_try_pct"), "retry_pct": summary.get("retry_pct"),
             "seconds_median": summary.get("seconds_median"), "seconds_p90": summary.get("seconds_p90"),
-            "figures": markdown_table(table) if table.height else "none",
+            "figures": table_metadata(table) if table.height else "none",
         },
     )
 
@@ -102,7 +102,7 @@ def evidence_audits(adri: AdriSettings) -> dg.Output:
     settings = adri.settings()
     book = load_codebook(settings.codebook)
     frame = evidence_audit_shares(Warehouse(settings.warehouse), book.content_hash)
-    return versioned(frame, table=markdown_table(frame))
+    return versioned(frame, table=table_metadata(frame))
 
 
 @dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager")
@@ -115,7 +115,7 @@ def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) 
         return versioned(pl.DataFrame(schema=AGREEMENT_SCHEMA), coders="none configured")
     results = read_values(Warehouse(settings.warehouse), book.content_hash)
     table = agreement_table(results, load_coder_labels(settings.coders, book), book)
-    return versioned(table, coders=str(settings.coders), table=markdown_table(table))
+    return versioned(table, coders=str(settings.coders), table=table_metadata(table))
 
 
 @dg.asset_check(asset=classification_results, blocking=False)

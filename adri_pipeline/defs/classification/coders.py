@@ -5,7 +5,7 @@ import dagster as dg
 from adri_pipeline.classification.coders import agreement, coded_sample, train
 from adri_pipeline.defs.classification.codebook import prompt_signature
 from adri_pipeline.defs.classification.corpus import corpus
-from adri_pipeline.defs.metadata import file_hash, markdown_table
+from adri_pipeline.defs.metadata import file_hash, table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 
 
@@ -35,6 +35,6 @@ def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Mat
         metadata={
             "digest": model.digest, "coders": str(settings.coders), "documents": len(model.documents),
             "never_predicted": str({k: v for k, v in model.never_predicted.items() if v}),
-            "agreement": markdown_table(measured.table),
+            "agreement": table_metadata(measured.table),
         },
     )

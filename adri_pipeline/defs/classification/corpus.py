@@ -4,7 +4,7 @@ import dagster as dg
 
 from adri_pipeline.classification.corpus import read_corpus
 from adri_pipeline.defs.io_managers import content_hash
-from adri_pipeline.defs.metadata import markdown_table
+from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import store_corpus
 
@@ -26,7 +26,7 @@ def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Material
             "documents": loaded.documents.height,
             "excluded_no_abstract": int(loaded.coverage["excluded_no_abstract"].sum()),
             "skipped_duplicates": len(loaded.skipped),
-            "coverage": markdown_table(coverage),
+            "coverage": table_metadata(coverage),
             "corpus_path": str(settings.corpus),
         },
     )

@@ -7,7 +7,7 @@ import polars as pl
 import yaml
 
 from adri_pipeline.defs.io_managers import versioned
-from adri_pipeline.defs.metadata import file_hash, markdown_table
+from adri_pipeline.defs.metadata import file_hash, table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.mirror import service
 
@@ -54,7 +54,7 @@ def mirror_evaluation(adri: AdriSettings, mirror_judgements: pl.DataFrame) -> dg
     evaluated = service.evaluations(settings, service.decision_records(settings).records,
                                     _as_cases(mirror_judgements))
     frame = service.store_evaluations(settings, adri.warehouse_access(), evaluated)
-    return versioned(frame, table=markdown_table(frame.select("decision_point", "recommendation")))
+    return versioned(frame, table=table_metadata(frame.select("decision_point", "recommendation")))
 
 
 @dg.asset(group_name="mirror")

@@ -3,6 +3,7 @@
 import dagster as dg
 import polars as pl
 
+from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.routing import service
 
@@ -32,9 +33,6 @@ def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
         "report": dg.MetadataValue.path(str(run.report)),
         "reliability_plot": dg.MetadataValue.path(str(run.report.parent / "reliability_D1.png")),
         "coverage_plot": dg.MetadataValue.path(str(run.report.parent / "coverage_accuracy_D1.png")),
-        "metrics": dg.MetadataValue.table(
-            records=[dg.TableRecord(r) for r in rows.to_dicts()],
-            schema=dg.TableSchema(columns=[dg.TableColumn(c, "float" if c not in ("candidate", "task") else "string")
-                                           for c in rows.columns])),
+        "metrics": table_metadata(rows),
         "verdicts": dg.MetadataValue.json(run.hypotheses),
     })
