@@ -116,9 +116,10 @@ def dataset_name(dataset: str) -> str:
     return "file-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(dataset).stem).strip("-")
 
 
-def build(config: RunConfig, frozen_dir: Path | None = None) -> Dataset:
+def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bool = True) -> Dataset:
     """Examples and frozen splits: built-in builders, real SGD conversations, or a team's canonical
-    file (every line validated; split by group_id like the rest)."""
+    file (every line validated; split by group_id like the rest). A changed test split raises, unless
+    `raise_on_change` is False (the Dagster asset, whose blocking check says it instead)."""
     if config.dataset == "sgd":
         if not SHARED_ROUTING.exists():
             raise RoutingConfigError(f"dataset 'sgd' reads {SHARED_ROUTING / 'sgd'}, which is not here")
@@ -138,7 +139,8 @@ def build(config: RunConfig, frozen_dir: Path | None = None) -> Dataset:
     assert not leaking_groups(examples, split_of)
     test = [e for e in examples if split_of[e.id] == "test"]
     kwargs = {"frozen_dir": frozen_dir} if frozen_dir else {}
-    return Dataset(examples, split_of, check_frozen(dataset_name(config.dataset), test, **kwargs))
+    return Dataset(examples, split_of,
+                   check_frozen(dataset_name(config.dataset), test, raise_on_change=raise_on_change, **kwargs))
 
 
 def with_external_test(fitted_on: Dataset, external: list[CanonicalExample]) -> Dataset:

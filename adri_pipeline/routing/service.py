@@ -25,6 +25,7 @@ from adri_pipeline.routing.benchmark import (
 )
 from adri_pipeline.routing.builders import load_canonical
 from adri_pipeline.routing.report import store, write_report
+from adri_pipeline.routing.splits import recorded_hash
 from adri_pipeline.warehouse import Warehouse
 
 
@@ -43,8 +44,18 @@ def candidates_of(settings: Settings) -> list[str]:
     return [c.strip() for c in settings.routing_candidates.split(",") if c.strip()]
 
 
-def build_examples(settings: Settings, config: RunConfig | None = None) -> Dataset:
-    return build(config or config_for(settings))
+def build_examples(settings: Settings, config: RunConfig | None = None, raise_on_change: bool = True) -> Dataset:
+    return build(config or config_for(settings), raise_on_change=raise_on_change)
+
+
+def frozen_split_status(settings: Settings, test_hash: str) -> tuple[bool, str]:
+    """(unchanged?, what to say): the examples' test split against the hash frozen for the dataset."""
+    name = dataset_name(settings.routing_dataset)
+    recorded = recorded_hash(name)
+    if recorded == test_hash:
+        return True, f"test split of {name!r} unchanged (sha256 {test_hash[:16]}...)"
+    return False, (f"test split of {name!r} changed: frozen {str(recorded)[:16]}..., built {test_hash[:16]}... "
+                   "Results would no longer compare; restore the data or freeze a new dataset name.")
 
 
 def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Path | None = None) -> BenchmarkRun:

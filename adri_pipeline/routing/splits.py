@@ -44,14 +44,21 @@ def split_hash(examples: list[CanonicalExample]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def recorded_hash(dataset: str, frozen_dir: Path = FROZEN_DIR) -> str | None:
+    """The test split's hash frozen for this dataset, if any."""
+    path = frozen_dir / f"{dataset}.test.sha256"
+    return path.read_text(encoding="utf-8").split()[0] if path.exists() else None
+
+
 def check_frozen(dataset: str, test_examples: list[CanonicalExample], frozen_dir: Path = FROZEN_DIR,
-                 freeze_if_missing: bool = True) -> str:
-    """Record the test hash the first time; afterwards, raise if it differs."""
+                 freeze_if_missing: bool = True, raise_on_change: bool = True) -> str:
+    """Record the test hash the first time; afterwards, raise if it differs (unless the caller checks
+    it itself: the Dagster asset check `frozen_test_split`)."""
     digest = split_hash(test_examples)
     path = frozen_dir / f"{dataset}.test.sha256"
     if path.exists():
         recorded = path.read_text(encoding="utf-8").split()[0]
-        if recorded != digest:
+        if recorded != digest and raise_on_change:
             raise FrozenSplitChanged(
                 f"test split of {dataset!r} changed: {path} records {recorded[:16]}..., this build gives "
                 f"{digest[:16]}... ({len(test_examples)} examples). Results against the frozen split are no "

@@ -33,6 +33,17 @@ def shadow_log(adri: AdriSettings) -> dg.MaterializeResult:
                   "first_bad_lines": dg.MetadataValue.json(shadow.quarantined[:5])})
 
 
+@dg.asset_check(asset=shadow_log, blocking=False)
+def shadow_log_quarantine(adri: AdriSettings) -> dg.AssetCheckResult:
+    """Every line of the shadow log is valid; bad ones are quarantined (redacted) and named here."""
+    quarantined = service.decision_records(adri.settings()).quarantined
+    first = "; ".join(f"line {b['line']}: {b['error']}" for b in quarantined[:3])
+    return dg.AssetCheckResult(
+        passed=not quarantined, severity=dg.AssetCheckSeverity.WARN,
+        description=f"{len(quarantined)} line(s) quarantined" + (f" ({first})" if first else ""),
+        metadata={"quarantined": len(quarantined)})
+
+
 @dg.asset(group_name="mirror", deps=[shadow_log], io_manager_key=IO)
 def mirror_sample(adri: AdriSettings) -> dg.Output:
     """Per decision point, every disagreement and a seeded 10 % of agreements."""

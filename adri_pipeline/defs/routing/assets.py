@@ -10,15 +10,25 @@ from adri_pipeline.routing import service
 
 @dg.asset(group_name="routing", kinds={"duckdb"})
 def routing_examples(adri: AdriSettings) -> dg.MaterializeResult:
-    """Canonical examples and dev/calibration/test splits; fails if the frozen test split changed."""
+    """Canonical examples and dev/calibration/test splits; the check `frozen_test_split` says
+    whether the test split is the one frozen, and blocks the benchmark when it is not."""
     settings = adri.settings()
-    dataset = service.build_examples(settings)
+    dataset = service.build_examples(settings, raise_on_change=False)
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     return dg.MaterializeResult(
         data_version=dg.DataVersion(dataset.test_hash),
         metadata={"dataset": settings.routing_dataset, "examples": len(dataset.examples), **counts,
                   "test_split_sha256": dataset.test_hash},
     )
+
+
+@dg.asset_check(asset=routing_examples, blocking=True)
+def frozen_test_split(context: dg.AssetCheckExecutionContext, adri: AdriSettings) -> dg.AssetCheckResult:
+    """The test split is frozen before any tuning; a changed one fails here and the benchmark does not run."""
+    event = context.instance.get_latest_materialization_event(routing_examples.key)
+    test_hash = event.asset_materialization.metadata["test_split_sha256"].value
+    unchanged, description = service.frozen_split_status(adri.settings(), test_hash)
+    return dg.AssetCheckResult(passed=unchanged, description=description, metadata={"test_split_sha256": test_hash})
 
 
 @dg.asset(group_name="routing", deps=[routing_examples], kinds={"duckdb"})

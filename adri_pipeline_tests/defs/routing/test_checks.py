@@ -1,0 +1,16 @@
+"""The frozen test split as a blocking asset check: a changed split fails it and the benchmark does not run."""
+
+import dagster as dg
+
+from adri_pipeline.defs.in_process import materialize_graph
+from adri_pipeline.routing import service
+
+
+def test_a_changed_test_split_fails_the_check_and_blocks_the_benchmark(dagster_instance, adri, monkeypatch):
+    monkeypatch.setattr(service, "recorded_hash", lambda name: "0" * 64)  # as if another split had been frozen
+    graph = materialize_graph(dagster_instance, adri, jobs=("routing",), raise_on_error=False)
+    [check] = [e.asset_check_evaluation_data for e in graph.routing.all_events
+               if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    assert not check.passed and "changed: frozen 0000000000000000" in check.description
+    assert dagster_instance.get_latest_materialization_event(dg.AssetKey("routing_benchmark")) is None
+    assert dagster_instance.get_latest_materialization_event(dg.AssetKey("routing_examples")) is not None
