@@ -83,8 +83,8 @@ class JudgeConfigError(AdriError, ValueError):
 def make_judges(spec: str, settings=None) -> tuple[Judge, Judge]:
     """'truth' (labels carried by the log or a file) or two judges such as 'ollama:<a>,openai:<b>';
     `settings` (config.Settings) says where their servers are."""
-    if spec == "truth":
-        return FileJudge("truth-a"), FileJudge("truth-b")
+    if spec == "truth":  # one source read twice: the evaluation says so and never recommends promotion
+        return FileJudge("log-labels"), FileJudge("log-labels")
     names = [n.strip() for n in spec.split(",")]
     if len(names) != 2:
         raise JudgeConfigError(f"judges {spec!r}: give 'truth' or two judges, e.g. ollama:<a>,openai:<b>")

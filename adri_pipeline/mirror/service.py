@@ -27,6 +27,9 @@ from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
 
 AGREEMENT_SHARE = 0.1
 SAMPLE_SEED = 3
+# the mirror design: "dois modelos grandes de famílias distintas etiquetam cada caso por sua conta";
+# the log's own labels are one source, however many times they are read
+ONE_SOURCE = "needs a second judge"
 
 
 @dataclass
@@ -65,13 +68,24 @@ def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], lis
     return judged, [first.name, second.name]
 
 
+def one_label_source(settings: Settings) -> bool:
+    """`truth`: both "judges" read the labels the log carries — one source, not two."""
+    return settings.mirror_judges.strip() == "truth"
+
+
 def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, dict]:
+    """Per point; with one label source a point is never recommended for promotion."""
     out = {}
     for name, point in points(settings).items():
         mine = [r for r in records if r["decision_point"] == name]
         if mine:
-            out[name] = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name],
-                                       seed=SAMPLE_SEED)
+            evaluation = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name],
+                                        seed=SAMPLE_SEED)
+            if one_label_source(settings) and evaluation["recommendation"] == "promote":
+                evaluation["recommendation"] = ONE_SOURCE
+                evaluation["reasons"] = [*evaluation["reasons"], "one label source (the log's own labels): "
+                                         "promotion needs two independent judges that agree (ADRI_MIRROR_JUDGES)"]
+            out[name] = evaluation
     return out
 
 

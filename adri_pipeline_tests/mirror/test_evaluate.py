@@ -69,8 +69,18 @@ def config_file(tmp_path, points: dict):
 
 
 def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
-    report = evaluate_log(settings_for(BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl", warehouse),
-                          warehouse)
+    log = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
+    one_source = evaluate_log(settings_for(log, warehouse), warehouse)["evaluations"]["confirmar_transferencia"]
+    assert one_source["recommendation"] == "needs a second judge"  # failed before: the log's labels counted twice
+
+    # two label files (say, two coders), each its own source
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for coder in ("a", "b"):
+        (tmp_path / f"{coder}.jsonl").write_text("".join(
+            json.dumps({"state_hash": r["state_hash"], "label": r["truth"]}) + "\n" for r in records if r.get("truth")))
+    settings = settings_for(log, warehouse).model_copy(
+        update={"mirror_judges": f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"})
+    report = evaluate_log(settings, warehouse)
     evaluation = report["evaluations"]["confirmar_transferencia"]
     assert evaluation["recommendation"] == "promote"
     assert evaluation["control_accuracy"] > evaluation["rule_accuracy"]
