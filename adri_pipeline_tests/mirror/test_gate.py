@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+import yaml
 
 from adri_pipeline.mirror.gate import (
     DecisionPoint,
@@ -371,3 +372,15 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
                     "adri_pipeline.mirror.redact", "adri_pipeline.jev", "adri_pipeline.jev.contract",
                     "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
+
+
+def test_a_control_is_switched_off_from_configuration_without_restarting(tmp_path):
+    """Failed before: the README said 'reload the configuration' and the gate had no way to."""
+    path = tmp_path / "gate.yaml"
+    on = GateConfig(points={"p": point()}, approved=True)
+    gate = Gate(on, {"p": rule}, {"p": mirror_answering("vetar", 0.95)})
+    assert gate.decide("p", {"valor": 50}).source == "mirror"
+    path.write_text(yaml.safe_dump({"approved": True, "points": {"p": {**point().model_dump(mode="json"), "mode": "off"}}}))
+    gate.reload(load_gate_config(path))
+    decision = gate.decide("p", {"valor": 50})
+    assert (decision.answer, decision.source) == ("executar", "rule")
