@@ -91,6 +91,11 @@ class DecisionPoint(BaseModel):
         if self.safety and self.mode == "control" and not self.harden_order and self.question_type != "score":
             raise ValueError("a safety point in control needs harden_order (most permissive first), "
                              "otherwise the mirror could grant what the rule denied")
+        if self.safety and self.mode == "veto" and (
+                not self.harden_order or self.restrictiveness("nao") < self.restrictiveness("sim")):
+            raise ValueError("a safety point in veto needs harden_order [sim, nao]: a veto turns 'sim' into 'nao', "
+                             "which hardens only when 'nao' is the stricter answer (e.g. 'may it run?', not "
+                             "'must it be blocked?')")
         if self.safety and self.mode == "control" and self.question_type == "score":
             raise ValueError("a safety point cannot be a score in control: nothing says which way hardens")
         return self

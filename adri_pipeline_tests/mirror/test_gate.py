@@ -384,3 +384,15 @@ def test_a_control_is_switched_off_from_configuration_without_restarting(tmp_pat
     gate.reload(load_gate_config(path))
     decision = gate.decide("p", {"valor": 50})
     assert (decision.answer, decision.source) == ("executar", "rule")
+
+
+@pytest.mark.parametrize("harden_order, refused", [([], True), (["nao", "sim"], True), (["sim", "nao"], False)])
+def test_a_veto_on_a_safety_point_must_harden(harden_order, refused):
+    """Failed before: a safety point 'must it be blocked?' in veto could turn 'sim' (block) into 'nao'."""
+    build = lambda: DecisionPoint(question="Pode executar?", question_type="noul", options={"sim": "s", "nao": "n"},  # noqa: E731
+                                  mode="veto", safety=True, harden_order=harden_order)
+    if refused:
+        with pytest.raises(ValueError, match="a safety point in veto needs harden_order"):
+            build()
+    else:
+        assert build().restrictiveness("nao") > build().restrictiveness("sim")
