@@ -88,13 +88,13 @@ def make_judges(spec: str, settings=None) -> tuple[Judge, Judge]:
     names = [n.strip() for n in spec.split(",")]
     if len(names) != 2:
         raise JudgeConfigError(f"judges {spec!r}: give 'truth' or two judges, e.g. ollama:<a>,openai:<b>")
-    def is_llm(name):
-        return name.startswith(("ollama:", "openai:"))
-    missing = [n for n in names if not is_llm(n) and not Path(n).is_file()]
+    from adri_pipeline.models import is_served_model
+
+    missing = [n for n in names if not is_served_model(n) and not Path(n).is_file()]
     if missing:
         raise JudgeConfigError(
             f"judges {spec!r}: {missing[0]!r} is neither ollama:<model>, openai:<model> nor a label file")
-    first, second = (LLMJudge(n, settings) if is_llm(n) else FileJudge(n, Path(n)) for n in names)
+    first, second = (LLMJudge(n, settings) if is_served_model(n) else FileJudge(n, Path(n)) for n in names)
     from adri_pipeline.models import ModelMissing, ServerUnreachable, TimedOut
 
     try:

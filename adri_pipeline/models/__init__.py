@@ -13,7 +13,7 @@ from adri_pipeline.models.base import (
     ServerUnreachable,
     TimedOut,
 )
-from adri_pipeline.models.select import PROVIDERS, chat_server, parse_host
+from adri_pipeline.models.select import PROVIDERS, chat_server, is_served_model, parse_host
 
 __all__ = ["ChatAnswer", "ChatServer", "ModelInfo", "ModelMissing", "Overloaded", "PROVIDERS", "ServerError",
-           "ServerUnreachable", "TimedOut", "chat_server", "parse_host"]
+           "ServerUnreachable", "TimedOut", "chat_server", "is_served_model", "parse_host"]

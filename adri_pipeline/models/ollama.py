@@ -29,9 +29,10 @@ class OllamaServer:
     start_hint = "start it (`ollama serve`)"
     resident = False
 
-    def __init__(self, host: str, timeout_s: float = 300.0):
+    def __init__(self, host: str, timeout_s: float = 300.0, keep_alive: str = "10m"):
         self.host = host
         self.timeout_s = timeout_s
+        self.keep_alive = keep_alive  # how long Ollama keeps the model loaded after each request
         self.client = make_client(host, timeout_s)
 
     def missing_hint(self, model: str) -> str:
@@ -66,21 +67,20 @@ class OllamaServer:
     def is_loaded(self, model: str) -> bool:
         return any(_same_model(m.model, model) for m in self._call(self.client.ps).models)
 
-    def load(self, model: str, keep_alive: str) -> None:
-        self._call(self.client.generate, model=model, prompt="", keep_alive=keep_alive)
+    def load(self, model: str) -> None:
+        self._call(self.client.generate, model=model, prompt="", keep_alive=self.keep_alive)
 
     def unload(self, model: str) -> None:
         self._call(self.client.generate, model=model, prompt="", keep_alive=0)
 
     def chat(self, model: str, messages: list[dict], schema: dict, options: dict) -> ChatAnswer:
-        """`options`: Ollama's own (temperature, seed, num_ctx), `keep_alive`, and `max_tokens` as the
-        other servers call it (Ollama's num_predict)."""
+        """`options`: Ollama's own (temperature, seed, num_ctx) and `max_tokens` as the other servers
+        call it (Ollama's num_predict)."""
         options = dict(options)
-        keep_alive = options.pop("keep_alive", None)
         if "max_tokens" in options:
             options["num_predict"] = options.pop("max_tokens")
         response = self._call(self.client.chat, model=model, messages=messages, format=schema, think=False,
-                              options=options, keep_alive=keep_alive)
+                              options=options, keep_alive=self.keep_alive)
         return ChatAnswer(
             raw=response.message.content or "",
             prompt_tokens=response.prompt_eval_count or 0,

@@ -40,7 +40,8 @@ class OpenAIServer:
     start_hint = "start it (`adri llm serve`, or your llama-server / vLLM / LM Studio)"
     resident = True  # these servers load their model at start: nothing to load or unload per run
 
-    def __init__(self, host: str = DEFAULT_BASE_URL, timeout_s: float = 300.0):
+    def __init__(self, host: str = DEFAULT_BASE_URL, timeout_s: float = 300.0, keep_alive: str = ""):
+        """`keep_alive` is Ollama's; these servers keep their model until they stop."""
         self.host = host.rstrip("/")
         self.timeout_s = timeout_s
         self.client = openai.OpenAI(
@@ -106,7 +107,7 @@ class OpenAIServer:
     def is_loaded(self, model: str) -> bool:
         return True
 
-    def load(self, model: str, keep_alive: str) -> None:
+    def load(self, model: str) -> None:
         """The server loaded its model at start."""
 
     def unload(self, model: str) -> None:

@@ -19,6 +19,7 @@ from adri_pipeline.jev import metrics
 from adri_pipeline.jev.contract import RoutingConfigError, usable_answers, validate
 from adri_pipeline.jev.examples import CanonicalExample, length_bucket
 from adri_pipeline.jev.serialize import SERIALIZER_VERSION, to_request
+from adri_pipeline.models.select import is_served_model
 from adri_pipeline.routing.builders import (
     build_dataset,
     clinc_descriptions,
@@ -177,11 +178,6 @@ def _decisions(example: CanonicalExample, response: dict) -> dict:
             "correct": str(answer["answer"]) == str(example.gold_label), "probabilities": json.dumps(answer["probabilities"])}
 
 
-def is_llm(name: str) -> bool:
-    """The LLM baselines: 'ollama:<model>' or 'openai:<model>'."""
-    return name.startswith(("ollama:", "openai:"))
-
-
 def _limited(examples: list[CanonicalExample], limit: int) -> list[CanonicalExample]:
     """The first `limit` examples of each task (all when 0): an LLM baseline on a CPU answers in seconds."""
     if not limit:
@@ -210,7 +206,7 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     fit_seconds = time.perf_counter() - started
 
     calibrated = Calibrated(candidate)
-    limit = config.llm_max_examples if is_llm(name) else 0
+    limit = config.llm_max_examples if is_served_model(name) else 0
     calibration = _limited(dataset.in_split("calibration"), limit)
     calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
                                [e.task for e in calibration])
@@ -412,11 +408,11 @@ def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: R
 def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: RunConfig) -> dict:
     """H1 non-inferiority vs the LLM baseline (D1 accuracy, margin), H2 abstention helps selective
     accuracy (bootstrap 95 % CI of the gain), H3 p95 latency and cost within targets."""
-    baseline = next((r for name, r in results.items() if is_llm(name)), None)
+    baseline = next((r for name, r in results.items() if is_served_model(name)), None)
     out = {}
     rng = np.random.default_rng(config.seed)
     for name, result in results.items():
-        if is_llm(name):
+        if is_served_model(name):
             continue
         d1 = result["tasks"].get("D1", {})
         if baseline:

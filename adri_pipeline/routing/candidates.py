@@ -518,7 +518,9 @@ def make_candidate(name: str, encoder: Encoder | None = None, settings=None) -> 
         return EmbeddedZeroShot(encoder)
     if name == "embedded-logreg":
         return EmbeddedLogReg(encoder)
-    if name.startswith(("ollama:", "openai:")):
+    from adri_pipeline.models import is_served_model
+
+    if is_served_model(name):
         return LLMCandidate(name, settings)
 
     raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, ollama:<model>, openai:<model>)")

@@ -11,13 +11,13 @@ from pathlib import Path
 import psutil
 
 from adri_pipeline.config import Settings
+from adri_pipeline.models.select import is_served_model
 from adri_pipeline.routing.benchmark import (
     Dataset,
     RunConfig,
     build,
     dataset_name,
     evaluate,
-    is_llm,
     report_folder,
     run_candidate,
     verdicts,
@@ -77,7 +77,7 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     from adri_pipeline.routing.candidates import Encoder, LLMCandidate
 
     for name in candidates:
-        if is_llm(name):
+        if is_served_model(name):
             LLMCandidate(name, settings).check()
 
     dataset = dataset or build(config)

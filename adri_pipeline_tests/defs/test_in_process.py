@@ -33,20 +33,6 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchone()[0] == n
         assert con.execute("SELECT count(*) FROM evidence_audits").fetchone()[0] == 6
 
-    # one application module per flow: the CLI gives what the Dagster assets gave, on the same input
-    from adri_pipeline.cli import main
-    from adri_pipeline.warehouse import Warehouse
-
-    cli_warehouse = adri.settings().warehouse.parent / "cli" / "adri.duckdb"
-    assert main(["classify", "--backend", "embedded", "--corpus", str(SAMPLE), "--codebook", adri.codebook,
-                 "--warehouse", str(cli_warehouse)]) == 0
-    assert main(["routing", "run", "--dataset", "sample", "--warehouse", str(cli_warehouse)]) == 0
-    values = "SELECT doc_id, variable, value, evidencia, audit_status FROM classification_values ORDER BY ALL"
-    deterministic = ("SELECT dataset, candidate, task, metric, value FROM routing_metrics WHERE metric IN "
-                     "('accuracy', 'macro_f1', 'ece', 'brier', 'n') ORDER BY ALL")
-    for sql in (values, deterministic):
-        assert Warehouse(cli_warehouse).query(sql).equals(adri.warehouse_access().query(sql)), sql
-
     again = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     assert materializations(again.classify) == []  # unchanged documents record nothing
     audits = [e for e in materializations(again.results, partitioned=False)

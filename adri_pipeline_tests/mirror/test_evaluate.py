@@ -165,6 +165,7 @@ def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, ware
     assert all(e["mirror_decision"] != e["judge_a"] for e in diagnosis["question_unclear"]["examples"])
 
 
+@pytest.mark.slow
 def test_the_cli_and_dagster_evaluate_a_log_alike(tmp_path, dagster_instance):
     """One application module: `adri mirror evaluate` and the Dagster assets store the same evaluations."""
     from adri_pipeline.cli import main

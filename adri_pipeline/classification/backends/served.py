@@ -55,7 +55,6 @@ class ServedBackend:
         self.server_name = SERVER_NAMES[provider]
         self.model_name = model
         self.model = f"{provider}:{model}"
-        self.keep_alive = keep_alive
         # the defaults, never the environment: whoever runs this passes the settings' options
         self.options = options if options is not None else Settings.model_construct().model_options(provider)
         self.params = {"options": self.options}
@@ -68,7 +67,7 @@ class ServedBackend:
         self._stopping = threading.Event()
         self._count_lock = threading.Lock()
         parsed = [parse_host(h) for h in hosts]
-        self.servers = [make_server(provider, host, timeout_s) for host, _ in parsed]
+        self.servers = [make_server(provider, host, timeout_s, keep_alive) for host, _ in parsed]
         self.hosts = [s.host for s in self.servers]
         # one token per parallel slot plus one request queued at each server, so a slot that frees
         # starts the next request at once instead of idling for the round trip
@@ -119,7 +118,7 @@ class ServedBackend:
                 continue
             self._check_fits(server.host)
             log.info("loading %s on %s", self.model_name, server.host)
-            self._call(server, server.load, self.model_name, self.keep_alive)
+            self._call(server, server.load, self.model_name)
             self._loaded_here.append(index)
 
     def close(self) -> None:
@@ -180,14 +179,13 @@ class ServedBackend:
     def _chat(self, index: int, prompt: Prompt, messages: list[dict]) -> BackendResponse:
         server = self.servers[index]
         host = server.host
-        options = {**self.options, "keep_alive": self.keep_alive} if self.name == "ollama" else self.options
         started = time.perf_counter()
         dropped = overloaded = 0
         while True:
             with self._count_lock:
                 self.requests_sent += 1
             try:
-                answer = server.chat(self.model_name, messages, prompt.schema, options)
+                answer = server.chat(self.model_name, messages, prompt.schema, self.options)
                 break
             except ModelMissing:
                 raise BackendError(

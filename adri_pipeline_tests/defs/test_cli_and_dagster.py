@@ -1,0 +1,24 @@
+"""One application module per flow: the CLI and the Dagster assets give the same result on the same
+input. Slow (a whole graph run plus the CLI runs): `make test-slow` and .ci/run run it."""
+
+import pytest
+
+from adri_pipeline.cli import main
+from adri_pipeline.defs.in_process import materialize_graph
+from adri_pipeline.warehouse import Warehouse
+from adri_pipeline_tests.conftest import SAMPLE
+
+pytestmark = pytest.mark.slow
+
+
+def test_classification_and_routing_by_the_cli_equal_the_assets(dagster_instance, adri):
+    materialize_graph(dagster_instance, adri, jobs=("classify", "results", "routing"))
+    cli_warehouse = adri.settings().warehouse.parent / "cli" / "adri.duckdb"
+    assert main(["classify", "--backend", "embedded", "--corpus", str(SAMPLE), "--codebook", adri.codebook,
+                 "--warehouse", str(cli_warehouse)]) == 0
+    assert main(["routing", "run", "--dataset", "sample", "--warehouse", str(cli_warehouse)]) == 0
+    values = "SELECT doc_id, variable, value, evidencia, audit_status FROM classification_values ORDER BY ALL"
+    deterministic = ("SELECT dataset, candidate, task, metric, value FROM routing_metrics WHERE metric IN "
+                     "('accuracy', 'macro_f1', 'ece', 'brier', 'n') ORDER BY ALL")
+    for sql in (values, deterministic):
+        assert Warehouse(cli_warehouse).query(sql).equals(adri.warehouse_access().query(sql)), sql
