@@ -150,7 +150,9 @@ def test_timeout_fails_the_document_not_the_run(ollama_stub, sample_corpus, pilo
     ollama_stub.script = [{"delay": 1.5, "content": "{}"}]
     backend = backend_for(ollama_stub, provider, timeout_s=0.5)
     report = classify_corpus(sample_corpus.documents.head(2), pilot, backend, warehouse)
-    assert [doc for doc, _ in report.failed] == ["sample-001"]
+    # two documents are in flight at once: whichever reached the slow scripted answer first timed out
+    [(doc, _)] = report.failed
+    assert doc in ("sample-001", "sample-002")
     assert "did not answer within the timeout" in report.failed[0][1]
     assert report.classified == 1
 
