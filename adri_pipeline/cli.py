@@ -213,33 +213,46 @@ def cmd_mirror(args) -> int:
             print(f"error: replays read labelled data from {SHARED_MIRROR} (ADRI_SHARED_DATA), which is not here",
                   file=sys.stderr)
             return 2
-        log = args.log or out_dir / f"{args.point}_shadow_log.jsonl"
+        log = args.log or out_dir / f"{args.replay_point}_shadow_log.jsonl"
         log.unlink(missing_ok=True)
-        run = {"page_type": replay_page_type, "html_is_enough": replay_html}[args.point]
+        run = {"page_type": replay_page_type, "html_is_enough": replay_html}[args.replay_point]
         started = time.perf_counter()
         print(json.dumps(run(log), ensure_ascii=False), f"{time.perf_counter() - started:.1f} s")
         print(f"shadow log: {log}")
         return 0
+    if args.action == "approve":
+        from adri_pipeline.mirror.approval import approve
+
+        if not (args.point and args.evaluation and args.mirror_config):
+            raise SystemExit("error: approve needs POINT, --evaluation mirror_evaluation.json and --config GATE.yaml")
+        entry = approve(args.mirror_config, args.point, args.evaluation, args.mode)
+        print(f"{args.mirror_config}: point {args.point} -> {entry['mode']}, bound to {entry['approval']['evaluation']} "
+              f"(sha256 {entry['approval']['sha256'][:12]}…, evaluated {entry['approval']['date']})")
+        return 0
     if not args.log:
         raise SystemExit(f"error: {args.action} needs --log PATH")
     if args.action == "savings":
-        from adri_pipeline.mirror.evaluate import savings
+        from adri_pipeline.mirror.savings import blind_sheet, read_quality, savings
         from adri_pipeline.mirror.shadow_log import read_log
 
         records, bad = read_log(args.log)
         if bad:
             print(f"warning: {len(bad)} bad line(s) skipped, first: line {bad[0]['line']}: {bad[0]['error']}",
                   file=sys.stderr)
-        try:
-            print(json.dumps(savings([r.model_dump(mode="json") for r in records]), ensure_ascii=False, indent=1))
-        except ValueError as exc:
-            print(f"error: {args.log}: {exc}", file=sys.stderr)
-            return 2
+        rows = [r.model_dump(mode="json") for r in records]
+        if args.blind_sheet:
+            key = blind_sheet(rows, args.blind_sheet)
+            print(f"blinded sheet: {args.blind_sheet} (grade the quality column); key, not for the grader: {key}")
+            return 0
+        quality = read_quality(args.quality) if args.quality else None
+        print(json.dumps(savings(rows, service.points(settings), quality), ensure_ascii=False, indent=1))
         return 0
     settings = settings.model_copy(update={"mirror_log": args.log})
     report = service.evaluate_log(settings, Warehouse(settings.warehouse))  # what the Dagster assets do, step by step
     print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
-    print(f"recommended configuration (unapproved): {report['recommended_configuration']}")
+    print(f"recommended configuration: {report['recommended_configuration']} (approve a point with "
+          f"`adri mirror approve POINT --evaluation {Path(report['recommended_configuration']).parent / 'mirror_evaluation.json'}"
+          f" --config GATE.yaml`)")
     return 0
 
 
@@ -354,8 +367,15 @@ def build_parser() -> argparse.ArgumentParser:
     routing.set_defaults(func=cmd_routing)
 
     mirror = sub.add_parser("mirror", help="mirror decision models: shadow replay and evaluation")
-    mirror.add_argument("action", choices=["replay", "evaluate", "savings"])
-    mirror.add_argument("--point", choices=["page_type", "html_is_enough"], default="page_type")
+    mirror.add_argument("action", choices=["replay", "evaluate", "savings", "approve"])
+    mirror.add_argument("point", nargs="?", help="approve: the decision point to approve")
+    mirror.add_argument("--point", dest="replay_point", choices=["page_type", "html_is_enough"], default="page_type",
+                        help="replay: which labelled replay to run")
+    mirror.add_argument("--evaluation", type=Path, help="approve: the evaluation report (mirror_evaluation.json)")
+    mirror.add_argument("--mode", choices=["control", "veto", "warn"],
+                        help="approve: a weaker acting mode than the one recommended")
+    mirror.add_argument("--blind-sheet", type=Path, help="savings: write a blinded quality sheet (CSV) and its key")
+    mirror.add_argument("--quality", type=Path, help="savings: the graded blinded sheet")
     mirror.add_argument("--log", type=Path, help="shadow log (JSON lines)")
     mirror.add_argument("--config", dest="mirror_config", type=Path, help="gate configuration with the decision points")
     mirror.add_argument("--judges", dest="mirror_judges", help="'truth' (default, labels in the log/file) or two judges: "

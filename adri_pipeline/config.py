@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     mirror_log: Path = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
     mirror_config: Path = BUNDLED / "data" / "mirror" / "gate.yaml"
     mirror_judges: str = "truth"  # or two judges of different families: ollama:<a>,ollama:<b>
+    # minimum shadow evidence before a point may be recommended for promotion (mirror/evaluate.py)
+    mirror_min_shadow_days: int = Field(default=2, ge=1)
+    mirror_min_agreed_cases: int = Field(default=50, ge=1)
 
     # asset check thresholds, in percent
     check_min_valid_pct: float = 95.0

@@ -76,7 +76,8 @@ def run_demo(settings: Settings) -> int:
             print(f"mirror {row['decision_point']} (synthetic shadow log): rule {e['rule_accuracy']:.3f} vs mirror-when-confident "
                   f"{e['mirror_accuracy_when_confident']:.3f} (coverage {e['coverage_at_threshold']:.2f}, "
                   f"judges agree {e['judge_agreement_rate']:.2f}) -> {e['recommendation']}"
-                  + (" (needs approval)" if e["recommendation"] == "promote" else ""))
+                  + (f" (may be approved for {e['recommended_mode']}: adri mirror approve)"
+                     if e["recommendation"] == "promote" else ""))
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
     [site] = [e.event_specific_data.materialization.metadata["path"].value for e in graph.review.all_events
               if e.event_type_value == "ASSET_MATERIALIZATION"]

@@ -5,26 +5,33 @@ All disagreements are sampled and a seeded share of agreements; agreement cases 
 Confident failures are diagnosed as the mirror design does: "Se os juízes acertam com o mesmo texto e o espelho
 não, falha o estado que lhe damos; se o espelho duvida, costuma falhar a pergunta".
 Recommendation: `promote` when, on the cases where the mirror is confident (p >= threshold), its
-accuracy beats the rule's with a bootstrap 95 % interval above zero and enough cases; `retire` when
-the interval is below zero; otherwise `keep shadow`. A safety point is only ever promoted to
-hardening-only control.
+accuracy beats the rule's with a bootstrap 95 % interval above zero, enough cases, and enough shadow
+evidence ("Sombra com tráfego real durante dias": `min_days` days with traffic and `min_agreed` cases
+both judges labelled alike); `retire` when the interval is below zero; otherwise `keep shadow`. A
+safety point is only ever promoted to hardening-only control. `recommended_mode` is what an approval
+may bind the point to (approval.py).
 """
 
 from __future__ import annotations
 
 import json
 import random
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 import yaml
 
 from adri_pipeline.jev import metrics
-from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
+from adri_pipeline.mirror.gate import DecisionPoint
 from adri_pipeline.mirror.judges import Judge
 from adri_pipeline.warehouse import Warehouse
 
 MIN_CONFIDENT_CASES = 30
+# the mirror design's path starts with "Sombra com tráfego real durante dias" and its worked example
+# rests on about 70 judged pages: at least two days of traffic and 50 cases the judges agree on
+MIN_SHADOW_DAYS = 2
+MIN_AGREED_CASES = 50
 
 
 def known_points(config_path: Path | None = None) -> dict[str, DecisionPoint]:
@@ -66,8 +73,29 @@ def _gated(point: DecisionPoint, record: dict) -> str:
     return mirror
 
 
+def traffic_days(records: list[dict]) -> list[str]:
+    """The UTC dates on which the point saw traffic, in order."""
+    return sorted({datetime.fromisoformat(str(r["timestamp"])).astimezone(timezone.utc).date().isoformat()
+                   for r in records if r.get("timestamp")})
+
+
+def recommended_mode(point: DecisionPoint, recommendation: str) -> str:
+    """The most authority the evaluation supports: control when promoted (hardening-only for safety
+    points, warn for a point that may never command), off when retired, shadow otherwise."""
+    if recommendation == "retire":
+        return "off"
+    if recommendation != "promote":
+        return "shadow"
+    if point.never_control:
+        return "warn"
+    if point.safety and not point.harden_order:
+        return "shadow"  # never a control mode that could grant
+    return "control"
+
+
 def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged: list[dict],
-                   hourly_price_usd: float = 0.50, seed: int = 3) -> dict:
+                   hourly_price_usd: float = 0.50, seed: int = 3, min_days: int = MIN_SHADOW_DAYS,
+                   min_agreed: int = MIN_AGREED_CASES) -> dict:
     counted = [r for r in judged if r["judge_a"] is not None and r["judge_a"] == r["judge_b"]]
     labelled = [r for r in judged if r["judge_a"] is not None and r["judge_b"] is not None]
     label = np.array([r["judge_a"] for r in counted], dtype=object)
@@ -102,6 +130,12 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
     else:
         recommendation = "keep shadow"
         reasons.append(f"no clear difference when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
+    days = traffic_days(records)
+    short = [f"{len(days)} day(s) of shadow traffic (need {min_days})"] * (len(days) < min_days) + \
+        [f"{len(counted)} cases both judges labelled alike (need {min_agreed})"] * (len(counted) < min_agreed)
+    if recommendation == "promote" and short:
+        recommendation = "keep shadow"
+        reasons.append("not enough shadow evidence yet: " + "; ".join(short))
     if recommendation == "promote" and point.safety:
         reasons.append("safety point: control is hardening-only (harden_order)")
 
@@ -125,7 +159,11 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
                                                       "dropped_queue_full") for r in records),
         "dropped_queue_full": sum(r.get("outcome") == "dropped_queue_full" for r in records),
         "failure_diagnosis": diagnosis,
-        "gain_ci95": [low, high], "recommendation": recommendation, "reasons": reasons,
+        "gain_ci95": [low, high], "threshold": point.threshold,
+        "shadow_days": len(days), "first_day": days[0] if days else None, "last_day": days[-1] if days else None,
+        "min_shadow_days": min_days, "min_agreed_cases": min_agreed,
+        "recommendation": recommendation, "recommended_mode": recommended_mode(point, recommendation),
+        "reasons": reasons,
     }
 
 
@@ -143,54 +181,20 @@ def diagnose_failures(point: DecisionPoint, counted: list[dict], examples: int =
     return {cause: {"count": len(items), "examples": items[:examples]} for cause, items in out.items()}
 
 
-def savings(records: list[dict]) -> dict:
-    """Runs with the controls on against runs with them off, from task records (`Gate.task_finished`)
-    and the decisions logged in those runs: time per task, main-model calls, and per point the
-    decisions the mirror took and the tool calls it avoided (mirror used, answer changed)."""
-    from statistics import mean, median
-
-    tasks = [r for r in records if r["decision_point"] == TASK_RECORD]
-    if not tasks:
-        raise ValueError("no task records in the log (the agent calls Gate.task_finished per task)")
-    sides = {}
-    for side in ("controls_on", "controls_off"):
-        mine = [t for t in tasks if t["outcome"] == side]
-        seconds = [t["latency_ms"] / 1000 for t in mine]
-        sides[side] = {"tasks": len(mine), "runs": len({t.get("run_id") for t in mine}),
-                       "seconds_total": round(sum(seconds), 3), "seconds_per_task_mean": round(mean(seconds), 3) if seconds else None,
-                       "seconds_per_task_median": round(median(seconds), 3) if seconds else None,
-                       "main_model_calls": sum(t.get("main_model_calls") or 0 for t in mine)}
-    on_runs = {t.get("run_id") for t in tasks if t["outcome"] == "controls_on"}
-    per_point: dict[str, dict] = {}
-    for record in records:
-        if record["decision_point"] == TASK_RECORD or record.get("run_id") not in on_runs:
-            continue
-        point = per_point.setdefault(record["decision_point"], {"decisions": 0, "taken_by_mirror": 0, "tool_calls_avoided": 0})
-        point["decisions"] += 1
-        if record["used"] == "mirror":
-            point["taken_by_mirror"] += 1
-            point["tool_calls_avoided"] += record["mirror_decision"] != record["rule_decision"]
-    on, off = sides["controls_on"], sides["controls_off"]
-    saved = (1 - on["seconds_per_task_mean"] / off["seconds_per_task_mean"]
-             if on["seconds_per_task_mean"] and off["seconds_per_task_mean"] else None)
-    return {"controls_on": on, "controls_off": off,
-            "time_saved_pct": None if saved is None else round(100 * saved, 1), "points": per_point}
-
-
 def recommended_configuration(points: dict[str, DecisionPoint], evaluations: dict[str, dict]) -> dict:
-    """A control configuration for a person to approve: nothing switches until `approved: true`."""
-    out = {"approved": False, "note": "generated by adri mirror evaluate; review `evidence`, then approve",
-           "points": {}, "evidence": {}}
+    """The configuration the evaluation supports, for a person to review: every point stays in its
+    current non-acting mode (off or shadow) until `adri mirror approve` binds it to the evaluation;
+    `evidence` shows the mode each may be approved for and why."""
+    out = {"note": "generated by adri mirror evaluate; review `evidence`, then run adri mirror approve POINT "
+                   "--evaluation mirror_evaluation.json --config THIS_FILE", "points": {}, "evidence": {}}
     for name, point in points.items():
         evaluation = evaluations.get(name, {})
-        mode = {"promote": "control", "retire": "off"}.get(evaluation.get("recommendation"), point.mode)
-        if mode == "control" and point.safety and not point.harden_order:
-            mode = "shadow"  # never a control mode that could grant
-        if mode == "control" and point.never_control:
-            mode = "warn"  # may never command: at most an advisory
-        out["points"][name] = point.model_dump() | {"mode": mode}
+        mode = point.mode if point.mode in ("off", "shadow") else "shadow"
+        if evaluation.get("recommendation") == "retire":
+            mode = "off"
+        out["points"][name] = point.model_dump(exclude={"approval"}) | {"mode": mode}
         out["evidence"][name] = {k: evaluation.get(k) for k in (
-            "recommendation", "reasons", "counted", "rule_accuracy_when_mirror_confident",
+            "recommendation", "recommended_mode", "reasons", "counted", "shadow_days", "first_day", "last_day", "rule_accuracy_when_mirror_confident",
             "mirror_accuracy_when_confident", "control_accuracy", "rule_accuracy", "coverage_at_threshold", "gain_ci95")}
     return out
 
@@ -201,7 +205,7 @@ def evaluation_folder(warehouse: Warehouse, log_path: Path) -> Path:
 
 
 def write_recommended_configuration(out_dir: Path, points: dict[str, DecisionPoint], evaluations: dict) -> Path:
-    """`recommended_gate.yaml`, unapproved: nothing acts until a person approves it."""
+    """`recommended_gate.yaml`: nothing in it acts until a person approves a point with `adri mirror approve`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "recommended_gate.yaml"
     config = recommended_configuration({n: points[n] for n in evaluations if n in points}, evaluations)

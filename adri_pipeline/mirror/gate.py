@@ -1,8 +1,8 @@
 """Runtime gate: the rule decides; the mirror is logged beside it (shadow) or, once a person has
-approved the evidence, may act in one direction only. Usable by an agent platform without Dagster.
+approved its evaluation, may act in one direction only. Usable by an agent platform without Dagster.
 
 the mirror design decides the defaults and the controls: "Numa instalação nova, o espelho chega desligado"
-(points default to `off`, configurations to `approved: false`); "Em segurança, só pode endurecer
+(points default to `off`; a point acts only with an approval bound to an evaluation, `approval.py`); "Em segurança, só pode endurecer
 [...] Algumas [...] nunca podem mandar" (`harden_order`, `never_control`); a veto "pode retirar um
 «sim» da regra se tiver a certeza de que é «não», mas nunca acrescentar um" (mode `veto`); the
 task-progress check "apenas acrescentará um aviso" (mode `warn`); "Se houver várias perguntas sobre
@@ -36,11 +36,12 @@ from pathlib import Path
 from typing import Callable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
 from adri_pipeline.errors import AdriError, describe_validation_error
 from adri_pipeline.jev.contract import CONTRACT
 from adri_pipeline.jev.serialize import serialize_facts
+from adri_pipeline.mirror.approval import Approval, check_approval
 from adri_pipeline.mirror.redact import Redactor, keyed_state_hash
 
 logger = logging.getLogger(__name__)
@@ -48,7 +49,7 @@ logger = logging.getLogger(__name__)
 Rule = Callable[[dict], str | float]
 Mirror = Callable[[dict], dict]  # jev-compat-v1 request -> response
 CONTROL_THRESHOLD = 0.85
-ACTING_MODES = ("control", "veto", "warn")  # the mirror's answer reaches the caller: needs approval
+ACTING_MODES = ("control", "veto", "warn")  # the mirror's answer reaches the caller: needs an approval
 HASH_KEY_ENV = "ADRI_MIRROR_HASH_KEY"
 
 
@@ -72,6 +73,10 @@ class DecisionPoint(BaseModel):
     harden_order: list[str] = Field(default_factory=list)
     never_control: bool = False  # e.g. the depth of a security audit: shadow or warn at most
     expose_fields: list[str] = Field(default_factory=list)  # state fields the mirror sees unredacted
+    # options that make the agent call a tool (e.g. "nao" to "is the HTML enough?" opens a browser):
+    # savings count the tool calls the mirror avoided and those it added
+    tool_call_options: list[str] = Field(default_factory=list)
+    approval: Approval | None = None  # required in control, veto and warn (approval.py)
 
     @model_validator(mode="after")
     def _only_hardening(self) -> "DecisionPoint":
@@ -82,6 +87,8 @@ class DecisionPoint(BaseModel):
             raise ValueError(f"a {self.question_type} question needs options")
         if self.question_type == "score" and self.score_range[0] >= self.score_range[1]:
             raise ValueError(f"score_range must be [low, high] with low < high, got {list(self.score_range)}")
+        if unknown := sorted(set(self.tool_call_options) - set(self.options)):
+            raise ValueError(f"tool_call_options {unknown} are not options of this point: {sorted(self.options)}")
         if self.harden_order and sorted(self.harden_order) != sorted(self.options):
             raise ValueError(f"harden_order must list every option exactly once: {sorted(self.options)}")
         if self.never_control and self.mode in ("control", "veto"):
@@ -132,36 +139,49 @@ class GateConfig(BaseModel):
     queue_size: int = Field(default=1000, ge=1)
     shadow_workers: int = Field(default=2, ge=1)
     redact_names: list[str] = Field(default_factory=list)
-    # nothing acts on the caller's path until a person approves the evidence: true, not "yes" or 1
-    approved: StrictBool = False
     state_hash_key_env: str = HASH_KEY_ENV  # environment variable holding the secret for state_hash
     note: str = ""
     evidence: dict = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bare_approval(cls, raw):
+        if isinstance(raw, dict) and "approved" in raw:
+            raise ValueError("approved: a configuration-wide flag approves nothing; each acting point carries "
+                             "an approval bound to its evaluation (adri mirror approve POINT --evaluation FILE)")
+        return raw
+
     @model_validator(mode="after")
-    def _acting_needs_approval(self) -> "GateConfig":
-        pending = [n for n, p in self.points.items() if p.mode in ACTING_MODES]
-        if pending and not self.approved:
-            raise ValueError(f"points {pending} are in {'/'.join(ACTING_MODES)} but the configuration is not "
-                             "approved (set approved: true after reviewing the evidence)")
+    def _acting_needs_evidence(self, info: ValidationInfo) -> "GateConfig":
+        """Nothing acts on the caller's path without the evaluation that recommended it; relative
+        evaluation paths are read from the configuration file's folder (context `base`)."""
+        base = Path((info.context or {}).get("base", "."))
+        for name, point in self.points.items():
+            check_approval(name, point.mode, point.threshold, point.approval, base)
         return self
 
     def describe(self) -> dict[str, str]:
         return {name: f"{point.mode}: {point.describe()}" for name, point in self.points.items()}
 
 
+def parse_gate_config(raw, path: Path) -> GateConfig:
+    """Validate a configuration read from `path`; every problem is reported naming the file and point."""
+    try:
+        return GateConfig.model_validate(raw, context={"base": path.parent})
+    except ValidationError as exc:
+        problems = "; ".join(describe_validation_error(e, "points", "point") for e in exc.errors())
+        raise GateConfigError(f"{path}: {problems}") from None
+
+
 def load_gate_config(path: str | Path) -> GateConfig:
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        config = GateConfig.model_validate(raw)
     except FileNotFoundError:
         raise GateConfigError(f"{path}: gate configuration not found") from None
     except yaml.YAMLError as exc:
         raise GateConfigError(f"{path}: not valid YAML: {exc}") from None
-    except ValidationError as exc:
-        problems = "; ".join(describe_validation_error(e, "points", "point") for e in exc.errors())
-        raise GateConfigError(f"{path}: {problems}") from None
+    config = parse_gate_config(raw, path)
     for name, what in config.describe().items():
         logger.info("gate %s: point %s -> %s", path.name, name, what)
     return config
@@ -424,13 +444,16 @@ class Gate:
             record["run_id"] = self.run_id
         self.log.write(record)
 
-    def task_finished(self, task_id: str, seconds: float, main_model_calls: int = 0, controls: bool | None = None) -> None:
-        """One record per finished task, so `adri mirror savings` can compare runs with the controls
-        on and off (the mirror design: "863 segundos [...] sem eles, 1.124 (23 % menos)")."""
+    def task_finished(self, task_id: str, seconds: float, main_model_calls: int = 0, controls: bool | None = None,
+                      output: str | None = None) -> None:
+        """One record per task and run, so `adri mirror savings` can pair the same task run with the
+        controls on and off (mirror/savings.py). `task_id` names the task, the same in every run;
+        `output` (redacted like any state) is what a blinded quality grading reads."""
         if self.log is None:
             return
         acting = any(p.mode in ACTING_MODES for p in self.config.points.values()) if controls is None else controls
-        self.log.write({"decision_point": TASK_RECORD, "state_hash": "task-" + task_id, "state": {},
+        self.log.write({"decision_point": TASK_RECORD, "state_hash": "task-" + task_id,
+                        "state": {} if output is None else {"output": output},
                         "rule_decision": "", "latency_ms": round(1000 * seconds, 3), "mode": "task",
                         "used": "rule", "outcome": "controls_on" if acting else "controls_off",
                         "run_id": self.run_id, "task_id": task_id, "main_model_calls": main_model_calls})

@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
 
 from adri_pipeline.config import Settings
+from adri_pipeline.mirror.approval import EVALUATION_FILE, file_sha256
 from adri_pipeline.mirror.evaluate import (
     evaluate_point,
     evaluation_folder,
     judge,
     known_points,
+    recommended_mode,
     sample_for_judging,
     write_recommended_configuration,
 )
@@ -80,9 +83,11 @@ def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> 
         mine = [r for r in records if r["decision_point"] == name]
         if mine:
             evaluation = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name],
-                                        seed=SAMPLE_SEED)
+                                        seed=SAMPLE_SEED, min_days=settings.mirror_min_shadow_days,
+                                        min_agreed=settings.mirror_min_agreed_cases)
             if one_label_source(settings) and evaluation["recommendation"] == "promote":
                 evaluation["recommendation"] = ONE_SOURCE
+                evaluation["recommended_mode"] = recommended_mode(point, ONE_SOURCE)
                 evaluation["reasons"] = [*evaluation["reasons"], "one label source (the log's own labels): "
                                          "promotion needs two independent judges that agree (ADRI_MIRROR_JUDGES)"]
             out[name] = evaluation
@@ -96,22 +101,24 @@ def store_evaluations(settings: Settings, warehouse: Warehouse, evaluated: dict[
     return rows
 
 
-def recommend(settings: Settings, warehouse: Warehouse, evaluated: dict[str, dict]) -> Path:
-    """`recommended_gate.yaml` beside the log's other outputs: unapproved, for a person to review."""
-    return write_recommended_configuration(evaluation_folder(warehouse, settings.mirror_log), points(settings),
+def recommend(settings: Settings, warehouse: Warehouse, evaluated: dict[str, dict], **context) -> dict:
+    """Beside the log's other outputs: `recommended_gate.yaml` (nothing in it acts until a person runs
+    `adri mirror approve`) and `mirror_evaluation.json`, the dated report an approval is bound to.
+    Returns the report; `context` (judges, lines kept and quarantined) goes into it."""
+    path = write_recommended_configuration(evaluation_folder(warehouse, settings.mirror_log), points(settings),
                                            evaluated)
+    report = {"evaluated_at": datetime.now(timezone.utc).isoformat(), "log": str(settings.mirror_log),
+              "log_sha256": file_sha256(Path(settings.mirror_log)), **context,
+              "evaluations": evaluated, "recommended_configuration": str(path)}
+    (path.parent / EVALUATION_FILE).write_text(json.dumps(report, ensure_ascii=False, indent=1, default=float),
+                                               encoding="utf-8")
+    return report
 
 
 def evaluate_log(settings: Settings, warehouse: Warehouse) -> dict:
-    """Every step for ADRI_MIRROR_LOG (or --log): the report printed by the CLI and written beside
-    the recommended configuration as `mirror_evaluation.json`."""
+    """Every step for ADRI_MIRROR_LOG (or --log), as the Dagster assets run them one by one."""
     shadow = decision_records(settings, warehouse)
     judged, judges = judgements(settings, sample(settings, shadow.records))
     evaluated = evaluations(settings, shadow.records, judged)
     store_evaluations(settings, warehouse, evaluated)
-    path = recommend(settings, warehouse, evaluated)
-    report = {"log": str(settings.mirror_log), "kept": shadow.kept, "quarantined": shadow.quarantined,
-              "judges": judges, "evaluations": evaluated, "recommended_configuration": str(path)}
-    (path.parent / "mirror_evaluation.json").write_text(
-        json.dumps(report, ensure_ascii=False, indent=1, default=float), encoding="utf-8")
-    return report
+    return recommend(settings, warehouse, evaluated, judges=judges, kept=shadow.kept, quarantined=shadow.quarantined)

@@ -330,13 +330,14 @@ def mirror_page(warehouse: Warehouse, mirror_root: Path) -> str:
         e = json.loads(r["evaluation"])
         keys = ("logged", "counted", "rule_accuracy", "mirror_accuracy", "rule_accuracy_when_mirror_confident",
                 "mirror_accuracy_when_confident", "control_accuracy", "coverage_at_threshold",
-                "high_confidence_errors", "dropped_queue_full", "cost_per_decision_usd")
+                "high_confidence_errors", "dropped_queue_full", "cost_per_decision_usd", "shadow_days",
+                "first_day", "last_day", "recommended_mode")
         diagnosis = {k: v.get("count") for k, v in (e.get("failure_diagnosis") or {}).items()}
         parts.append(f"<h2>{esc(r['decision_point'])} <span class=\"muted\">({esc(r['log'])})</span></h2>"
                      f"<p><b>{esc(e['recommendation'])}</b>: {esc('; '.join(e.get('reasons', [])))}</p>"
                      + table([{k: e.get(k) for k in keys} | {"failures (diagnosis)": diagnosis}]))
     for config in sorted(mirror_root.rglob("*recommended_gate.yaml")):
-        parts.append(f"<h3>Generated configuration (unapproved): {esc(config.name)}</h3>"
+        parts.append(f"<h3>Generated configuration (nothing acts until `adri mirror approve`): {esc(config.name)}</h3>"
                      f"<pre>{esc(config.read_text(encoding='utf-8'))}</pre>")
     return page("Mirror evaluation", "".join(parts) or '<p class="muted">no mirror evaluation yet</p>')
 

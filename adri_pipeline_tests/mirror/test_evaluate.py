@@ -1,4 +1,6 @@
+import hashlib
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -9,7 +11,7 @@ from adri_pipeline.mirror.evaluate import (
     judge,
     sample_for_judging,
 )
-from adri_pipeline.mirror.gate import DecisionPoint
+from adri_pipeline.mirror.gate import DecisionPoint, GateConfigError
 from adri_pipeline.mirror.judges import FileJudge, LLMJudge, judge_families_differ
 from adri_pipeline.mirror.service import evaluate_log
 from adri_pipeline_tests.model_server import ModelServerStub
@@ -84,10 +86,55 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     evaluation = report["evaluations"]["confirmar_transferencia"]
     assert evaluation["recommendation"] == "promote"
     assert evaluation["control_accuracy"] > evaluation["rule_accuracy"]
+    assert evaluation["recommended_mode"] == "control" and evaluation["shadow_days"] == 3
     recommended = yaml.safe_load(open(report["recommended_configuration"]).read())
-    assert recommended["approved"] is False
-    assert recommended["points"]["confirmar_transferencia"]["mode"] == "control"
-    assert recommended["points"]["confirmar_transferencia"]["harden_order"] == ["executar", "confirmar", "vetar"]
+    assert recommended["points"]["confirmar_transferencia"]["mode"] == "shadow"  # nothing acts before approval
+    assert recommended["evidence"]["confirmar_transferencia"]["recommended_mode"] == "control"
+
+    # a person approves the point on that evaluation, in the team's own configuration: it now loads in control
+    from adri_pipeline.cli import main
+    from adri_pipeline.mirror.gate import load_gate_config
+
+    gate_file = tmp_path / "gate.yaml"
+    gate_file.write_text(Path(report["recommended_configuration"]).read_text())
+    evaluation_file = Path(report["recommended_configuration"]).parent / "mirror_evaluation.json"
+    assert main(["mirror", "approve", "confirmar_transferencia", "--evaluation", str(evaluation_file),
+                 "--config", str(gate_file)]) == 0
+    approved = load_gate_config(gate_file).points["confirmar_transferencia"]
+    assert approved.mode == "control" and approved.harden_order == ["executar", "confirmar", "vetar"]
+    assert approved.approval.sha256 == hashlib.sha256(evaluation_file.read_bytes()).hexdigest()
+
+    # the one-source evaluation, rewritten over it, no longer supports control: refused naming the point
+    evaluate_log(settings_for(log, warehouse), warehouse)
+    with pytest.raises(GateConfigError, match="point confirmar_transferencia: .*changed since the approval"):
+        load_gate_config(gate_file)
+
+
+def test_approving_a_point_its_evaluation_kept_in_shadow_is_refused_and_changes_nothing(tmp_path, warehouse):
+    from adri_pipeline.mirror.approval import approve
+
+    log = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
+    report = evaluate_log(settings_for(log, warehouse), warehouse)  # one label source: not promoted
+    gate_file = Path(report["recommended_configuration"])
+    before = gate_file.read_text()
+    with pytest.raises(GateConfigError, match="point confirmar_transferencia: mode control but its evaluation "
+                                              "recommended 'needs a second judge'"):
+        approve(gate_file, "confirmar_transferencia", gate_file.parent / "mirror_evaluation.json", "control")
+    assert gate_file.read_text() == before
+
+
+@pytest.mark.parametrize("days, agreed, reason", [(1, 200, "1 day(s) of shadow traffic (need 2)"),
+                                                   (3, 40, "40 cases both judges labelled alike (need 50)")])
+def test_promotion_waits_for_days_of_shadow_traffic_and_enough_agreed_cases(days, agreed, reason):
+    """Failed before: a clear gain on one afternoon's traffic was recommended for promotion."""
+    records = [{**record(i, "sim", "nao", p=0.95, truth="nao"), "timestamp": f"2026-11-{20 + i % days:02d}T10:00:00+00:00"}
+               for i in range(agreed)]
+    judged = [{**r, "weight": 1.0, "stratum": "disagreement", "judge_a": "nao", "judge_b": "nao"} for r in records]
+    evaluation = evaluate_point("p", POINT, records, judged)
+    assert evaluation["recommendation"] == "keep shadow" and evaluation["recommended_mode"] == "shadow"
+    assert any(reason in r for r in evaluation["reasons"])
+    enough = evaluate_point("p", POINT, records, judged, min_days=days, min_agreed=agreed)
+    assert enough["recommendation"] == "promote" and enough["first_day"] == "2026-11-20"
 
 
 def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
@@ -128,28 +175,98 @@ def test_confident_failures_are_split_into_missing_information_and_unclear_quest
     assert diagnosis["state_lacks_information"]["examples"][0]["state_hash"] == f"{0:064d}"
 
 
-def test_savings_compare_runs_with_controls_on_and_off(tmp_path):
-    from adri_pipeline.mirror.evaluate import savings
-    from adri_pipeline.mirror.gate import Gate, GateConfig
-    from adri_pipeline.mirror.shadow_log import ShadowLog, read_log
+HTML_POINT = DecisionPoint(question="Basta o HTML?", question_type="noul", options={"sim": "sim", "nao": "não"},
+                           tool_call_options=["nao"])  # "no": a browser is opened
 
-    log_path = tmp_path / "runs.jsonl"
-    point = DecisionPoint(question="Basta o HTML?", question_type="noul", options={"sim": "sim", "nao": "não"})
+
+def run_tasks(log_path, repetitions=3, task_seconds=None):
+    """The same tasks, each run `repetitions` times with the controls on and off, through the gate."""
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline.mirror.shadow_log import ShadowLog
+    from adri_pipeline_tests.mirror.evidence import approved
+
     mirror = lambda request: {"contract": "jev-compat-v1", "answers": {"html": {  # noqa: E731
-        "answer": "sim", "probabilities": {"sim": 0.95}, "confidence": 0.95}}}
-    for run_id, mode, seconds in (("off-1", "off", 100.0), ("on-1", "control", 77.0)):
-        config = GateConfig(points={"html": point.model_copy(update={"mode": mode})}, approved=True)
-        gate = Gate(config, {"html": lambda state: "nao"}, {"html": mirror}, ShadowLog(log_path), run_id=run_id)
-        for task in range(2):
-            gate.decide("html", {"url": f"https://exemplo.org/{task}"})
-            gate.task_finished(f"{run_id}-{task}", seconds, main_model_calls=3 if mode == "off" else 2)
-        gate.close()
+        "answer": "nao" if "simples" in request["state"] else "sim", "confidence": 0.95}}}
+    rule = lambda state: "sim" if state["url"].endswith("simples") else "nao"  # noqa: E731
+    task_seconds = task_seconds or {"a": (100.0, 70.0), "b": (50.0, 40.0), "simples": (5.0, 9.0)}
+    for repetition in range(repetitions):
+        for mode in ("off", "control"):
+            run_id = f"{mode}-{repetition}"
+            gate = Gate(approved({"html": HTML_POINT.model_copy(update={"mode": mode})}), {"html": rule},
+                        {"html": mirror}, ShadowLog(log_path), run_id=run_id)
+            for task, (off, on) in task_seconds.items():
+                gate.decide("html", {"url": f"https://exemplo.org/{task}"})
+                gate.task_finished(task, (on if mode == "control" else off) + repetition,
+                                   main_model_calls=2 if mode == "control" else 3,
+                                   output=f"answer to {task} (ana@exemplo.org)")
+            gate.close()
+
+
+def log_rows(log_path):
+    from adri_pipeline.mirror.shadow_log import read_log
+
     records, bad = read_log(log_path)
     assert not bad
-    result = savings([r.model_dump(mode="json") for r in records])
-    assert result["time_saved_pct"] == 23.0
-    assert (result["controls_on"]["main_model_calls"], result["controls_off"]["main_model_calls"]) == (4, 6)
-    assert result["points"]["html"] == {"decisions": 2, "taken_by_mirror": 2, "tool_calls_avoided": 2}
+    return [r.model_dump(mode="json") for r in records]
+
+
+def test_savings_pair_the_same_tasks_run_with_controls_on_and_off(tmp_path):
+    """Failed before: runs were compared as totals, unpaired, and any changed answer counted as a tool call avoided."""
+    from adri_pipeline.mirror.savings import savings
+
+    run_tasks(tmp_path / "runs.jsonl")
+    result = savings(log_rows(tmp_path / "runs.jsonl"), {"html": HTML_POINT})
+    assert result["controls_on"]["repetitions_per_task"] == [3, 3] and result["paired_seconds"]["tasks"] == 3
+    per_task = result["paired_seconds"]["per_task"]
+    assert per_task["a"]["difference"] == -30.0 and per_task["simples"]["difference"] == 4.0
+    assert result["slower_with_controls"] == ["simples"]  # "os controlos acrescentaram entre 2 e 13 segundos"
+    assert result["time_saved_pct"] == round(100 * (1 - (71 + 41 + 10) / (101 + 51 + 6)), 1)
+    low, high = result["paired_seconds"]["ci95"]
+    assert low <= result["paired_seconds"]["mean_difference"] <= high
+    # the mirror spared a browser on a and b, and opened one on "simples" where the rule would not
+    assert result["points"]["html"] == {"decisions": 9, "taken_by_mirror": 9, "answers_changed": 9,
+                                             "tool_calls_avoided": 6, "tool_calls_added": 3}
+    assert result["paired_main_model_calls"]["mean_difference"] == -1.0
+
+
+def test_savings_warn_about_unpaired_tasks_and_too_few_repetitions(tmp_path):
+    from adri_pipeline.mirror.savings import savings
+
+    run_tasks(tmp_path / "runs.jsonl", repetitions=1)
+    rows = [r for r in log_rows(tmp_path / "runs.jsonl")
+            if not (r.get("task_id") == "b" and r["outcome"] == "controls_off")]
+    result = savings(rows, {"html": HTML_POINT})
+    assert result["unpaired_tasks"] == ["b"] and result["paired_seconds"]["tasks"] == 2
+    assert any("ran 1 time(s)" in w for w in result["warnings"])
+
+
+def test_quality_is_graded_blind_and_paired_by_task(tmp_path):
+    import csv
+
+    from adri_pipeline.mirror.savings import SavingsError, blind_sheet, read_quality, savings
+
+    run_tasks(tmp_path / "runs.jsonl", repetitions=2)
+    rows = log_rows(tmp_path / "runs.jsonl")
+    sheet = tmp_path / "grade.csv"
+    key = blind_sheet(rows, sheet)
+    text = sheet.read_text()
+    assert "control" not in text and "off-" not in text and "ana@exemplo.org" not in text  # blind and redacted
+    graded = list(csv.DictReader(sheet.open()))
+    assert len(graded) == 12
+    secret = json.loads(key.read_text())
+    for row in graded:  # the grader: the controls' outputs are as good, except on task b
+        on = secret[row["sheet_id"]]["outcome"] == "controls_on"
+        row["quality"] = "3" if on and row["task_id"] == "b" else "4"
+    with sheet.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["sheet_id", "task_id", "output", "quality"])
+        writer.writeheader()
+        writer.writerows(graded)
+    quality = savings(rows, {"html": HTML_POINT}, read_quality(sheet))["quality"]
+    assert quality["paired"]["tasks"] == 3 and quality["paired"]["mean_difference"] == round(-1 / 3, 3)
+
+    sheet.write_text(sheet.read_text().replace(",4\n", ",good\n", 1))
+    with pytest.raises(SavingsError, match=r"grade\.csv:\d+: quality 'good' is not a number"):
+        read_quality(sheet)
 
 
 @pytest.mark.slow

@@ -14,6 +14,7 @@ from adri_pipeline.mirror.gate import (
     GateConfigError,
     load_gate_config,
 )
+from adri_pipeline_tests.mirror.evidence import approval_for, approved, evaluation_report
 
 OPTIONS = {"executar": "executar", "confirmar": "confirmar", "vetar": "vetar"}
 
@@ -49,7 +50,7 @@ class MemoryLog:
 
 
 def gate_with(mirror, log=None, **overrides) -> Gate:
-    return Gate(GateConfig(points={"p": point(**overrides)}, approved=True), {"p": rule}, {"p": mirror}, log)
+    return Gate(approved({"p": point(**overrides)}), {"p": rule}, {"p": mirror}, log)
 
 
 def test_confident_mirror_decides_in_control():
@@ -80,8 +81,8 @@ def mirror_with_confidence(confidence):
 @pytest.mark.parametrize("confidence", [float("nan"), float("inf"), 5.0, -0.1, "0.99", True, None, [0.99]])
 def test_a_malformed_confidence_never_commands(confidence):
     """Failed before: NaN passed `probability < threshold` and strings or 5.0 were read as confident."""
-    config = GateConfig.model_validate({"approved": True, "points": {"p": {
-        "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"}}})
+    config = approved({"p": DecisionPoint.model_validate({
+        "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"})})
     log = MemoryLog()
     gate = Gate(config, {"p": lambda state: "nao"}, {"p": mirror_with_confidence(confidence)}, log)
     decision = gate.decide("p", {"valor": 1})
@@ -94,18 +95,18 @@ def test_a_malformed_confidence_never_commands(confidence):
 def test_a_point_that_commands_needs_the_designs_085(tmp_path, mode):
     """Failed before: control loaded with threshold 0.5."""
     path = tmp_path / "gate.yaml"
-    path.write_text(f"approved: true\npoints:\n  p: {{question: 'q?', question_type: noul, options: {{sim: s, nao: n}}, "
+    path.write_text(f"points:\n  p: {{question: 'q?', question_type: noul, options: {{sim: s, nao: n}}, "
                     f"mode: {mode}, threshold: 0.5}}\n")
     with pytest.raises(GateConfigError, match=r"point 'p', field 'threshold'.*0\.85"):
         load_gate_config(path)
     assert DecisionPoint(question="q?", options={"sim": "s", "nao": "n"}, mode="warn", threshold=0.6).threshold == 0.6
 
 
-@pytest.mark.parametrize("approved", ["yes", 1, "true"])
-def test_approval_is_a_strict_boolean(approved):
-    """Failed before: "yes" and 1 counted as approval."""
-    with pytest.raises(ValueError, match="approved"):
-        GateConfig.model_validate({"approved": approved, "points": {"p": {
+@pytest.mark.parametrize("approved_flag", [True, "yes", 1])
+def test_a_bare_approval_flag_is_refused(approved_flag):
+    """Failed before: `approved: true` (or "yes", or 1) let any point command with no evaluation behind it."""
+    with pytest.raises(ValueError, match="approved: a configuration-wide flag approves nothing"):
+        GateConfig.model_validate({"approved": approved_flag, "points": {"p": {
             "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"}}})
 
 
@@ -130,15 +131,54 @@ def test_safety_point_in_control_without_an_order_is_refused_at_load(tmp_path):
         load_gate_config(path)
 
 
+YES_NO_POINT = "points:\n  p:\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
+
+
 @pytest.mark.parametrize("mode", ["control", "veto", "warn"])
-def test_a_point_that_acts_needs_an_approved_configuration(tmp_path, mode):
+def test_a_point_that_acts_needs_an_approval_bound_to_an_evaluation(tmp_path, mode):
     path = tmp_path / "gate.yaml"
-    path.write_text("points:\n  p:\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
-                    f"    mode: {mode}\n")  # no `approved:` at all: unapproved by default
-    with pytest.raises(GateConfigError, match="not approved"):
+    path.write_text(YES_NO_POINT + f"    mode: {mode}\n")
+    with pytest.raises(GateConfigError, match=f"point p: mode {mode} needs an approval bound to an evaluation"):
         load_gate_config(path)
-    path.write_text(path.read_text() + "approved: true\n")
-    assert load_gate_config(path).points["p"].mode == mode
+    evaluation_report(tmp_path / "evaluation.json", {"p": mode})
+    approval = approval_for(tmp_path / "evaluation.json")
+    path.write_text(YES_NO_POINT + f"    mode: {mode}\n    approval: {{evaluation: evaluation.json, "
+                    f"sha256: {approval.sha256}, date: '{approval.date}'}}\n")
+    assert load_gate_config(path).points["p"].mode == mode  # relative to the configuration's folder
+
+
+@pytest.mark.parametrize("recommended, mode, edit, refusal", [
+    ("shadow", "control", None, "mode control but its evaluation recommended 'keep shadow'"),
+    ("warn", "control", None, "mode control but its evaluation recommended"),
+    ("control", "control", "tamper", "changed since the approval"),
+    ("control", "control", "delete", "the evaluation it was approved on is missing"),
+    ("control", "control", "other_point", "does not evaluate this point"),
+    ("control", "control", "date", "approval dated 2020-01-01 but"),
+])
+def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point(tmp_path, recommended, mode,
+                                                                                   edit, refusal):
+    report = evaluation_report(tmp_path / "evaluation.json", {"other" if edit == "other_point" else "p": recommended})
+    approval = approval_for(report).model_dump(mode="json")
+    if edit == "tamper":
+        report.write_text(report.read_text().replace("0.85", "0.5"))
+    if edit == "delete":
+        report.unlink()
+    if edit == "date":
+        approval["date"] = "2020-01-01"
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump({"points": {"p": {"question": "Pode?", "question_type": "noul",
+                                                     "options": {"sim": "sim", "nao": "nao"}, "mode": mode,
+                                                     "approval": approval}}}))
+    with pytest.raises(GateConfigError, match=f"point p: .*{refusal}"):
+        load_gate_config(path)
+
+
+def test_a_promoted_point_may_run_with_less_authority_not_more(tmp_path):
+    report = evaluation_report(tmp_path / "evaluation.json", {"p": "control"})
+    for mode in ("veto", "warn", "shadow"):
+        point = DecisionPoint(question="q?", question_type="noul", options={"sim": "s", "nao": "n"}, mode=mode,
+                              approval=approval_for(report))
+        assert GateConfig(points={"p": point}).points["p"].mode == mode
 
 
 def test_shadow_returns_exactly_what_off_returns():
@@ -203,7 +243,7 @@ YES_NO = {"sim": "sim", "nao": "não"}
 
 
 def yes_no_gate(mode, mirror_says, probability=0.95, rule_says="sim", log=None):
-    config = GateConfig(approved=True, points={"p": DecisionPoint(
+    config = approved({"p": DecisionPoint(
         question="Foi um erro de formato?", question_type="noul", options=YES_NO, mode=mode, timeout_s=0.5)})
     return Gate(config, {"p": lambda state: rule_says}, {"p": mirror_answering_options(mirror_says, probability)}, log)
 
@@ -219,18 +259,19 @@ def test_a_fresh_point_is_off_and_the_mirror_is_never_asked():
     asked = []
     config = GateConfig(points={"p": DecisionPoint(question="Pode?", options=OPTIONS)})
     gate = Gate(config, {"p": rule}, {"p": lambda request: asked.append(request)})
-    assert config.points["p"].mode == "off" and config.approved is False
+    assert config.points["p"].mode == "off" and config.points["p"].approval is None
     assert gate.decide("p", {"valor": 1}).reason == "rule_only" and asked == []
 
 
 def test_never_control_is_refused_in_control_or_veto_at_load(tmp_path):
     path = tmp_path / "gate.yaml"
-    path.write_text("approved: true\npoints:\n  profundidade:\n    question: Quão fundo?\n"
+    path.write_text("points:\n  profundidade:\n    question: Quão fundo?\n"
                     "    options: {rasa: rasa, funda: funda}\n    mode: control\n    never_control: true\n")
     with pytest.raises(GateConfigError, match="point 'profundidade', field 'never_control': this point may not command"):
         load_gate_config(path)
-    path.write_text(path.read_text().replace("mode: control", "mode: warn"))
-    assert "may never command" in load_gate_config(path).describe()["profundidade"]
+    warn = DecisionPoint(question="Quão fundo?", options={"rasa": "rasa", "funda": "funda"}, mode="warn",
+                         never_control=True)
+    assert "may never command" in approved({"profundidade": warn}).describe()["profundidade"]
 
 
 @pytest.mark.parametrize("rule_says, mirror_says, expected", [
@@ -264,7 +305,7 @@ def test_several_questions_in_one_request_each_gated_on_its_own():
             "erro_disfarcado": {"answer": "sim", "probabilities": {"sim": 0.97}, "confidence": 0.97},
             "imagem_decorativa": {"answer": "talvez", "probabilities": {"talvez": 0.99}, "confidence": 0.99}}}
 
-    gate = Gate(GateConfig(points=points, approved=True), {n: (lambda state: "nao") for n in points},
+    gate = Gate(approved(points), {n: (lambda state: "nao") for n in points},
                 {n: mirror for n in points}, MemoryLog())
     decisions = gate.decide_many({"url": "https://exemplo.org"}, list(points))
     assert len(requests) == 1 and set(requests[0]["questions"]) == set(points)
@@ -277,7 +318,7 @@ def test_several_questions_in_one_request_each_gated_on_its_own():
 def test_score_questions_are_used_only_in_range_and_confident():
     point = DecisionPoint(question="Quão relevante?", question_type="score", score_range=(0, 10), mode="control")
     gate_for = lambda answer, confidence: Gate(  # noqa: E731
-        GateConfig(points={"p": point}, approved=True), {"p": lambda state: 5.0},
+        approved({"p": point}), {"p": lambda state: 5.0},
         {"p": lambda request: {"contract": "jev-compat-v1", "answers": {"p": {
             "answer": answer, "probabilities": {}, "confidence": confidence}}}})
     assert (gate_for(8, 0.9).decide("p", {}).answer, gate_for(8, 0.9).decide("p", {}).source) == (8.0, "mirror")
@@ -287,7 +328,7 @@ def test_score_questions_are_used_only_in_range_and_confident():
 
 def test_a_rule_answer_outside_the_options_is_logged_and_returned_unchanged():
     log = MemoryLog()
-    gate = Gate(GateConfig(points={"p": point(safety=True)}, approved=True), {"p": lambda state: "Executar"},
+    gate = Gate(approved({"p": point(safety=True)}), {"p": lambda state: "Executar"},
                 {"p": mirror_answering("vetar")}, log)
     decision = gate.decide("p", {"valor": 1})
     assert (decision.answer, decision.reason) == ("Executar", "rule_invalid_option")
@@ -313,7 +354,7 @@ def test_the_mirror_and_the_log_receive_no_personal_data():
 
     state = {"valor": 50, "mensagem": "sou ana@exemplo.org, ligue 0800 123 4567", "cpf": 12345678909,
              "telefone": 11987654321, "cnpj": "12.345.678/0001-95", "contatos": {"ana@exemplo.org": "Maria Silva"}}
-    config = GateConfig(points={"p": point()}, approved=True, redact_names=["Maria Silva"])
+    config = approved({"p": point()}, redact_names=["Maria Silva"])
     log = MemoryLog()
     Gate(config, {"p": rule}, {"p": mirror}, log, hash_key=b"k").decide("p", state)
     written = seen[0] + json.dumps(log.records, ensure_ascii=False)
@@ -327,16 +368,16 @@ def test_state_hash_is_keyed_and_cannot_be_confirmed_without_the_key():
 
     state = {"valor": 50}
     log = MemoryLog()
-    Gate(GateConfig(points={"p": point()}, approved=True), {"p": rule}, {"p": mirror_answering("vetar")}, log,
+    Gate(approved({"p": point()}), {"p": rule}, {"p": mirror_answering("vetar")}, log,
          hash_key=b"secret").decide("p", state)
     plain = hashlib.sha256(json.dumps(state, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-    other_key = Gate(GateConfig(points={"p": point()}, approved=True), {"p": rule}, {}, hash_key=b"other")
+    other_key = Gate(approved({"p": point()}), {"p": rule}, {}, hash_key=b"other")
     assert log.records[0]["state_hash"] not in (plain, other_key.state_hash("p", state))
 
 
 def test_exposed_fields_reach_the_mirror_unredacted():
     seen = []
-    config = GateConfig(points={"p": point(expose_fields=["telefone_loja"])}, approved=True)
+    config = approved({"p": point(expose_fields=["telefone_loja"])})
     gate = Gate(config, {"p": rule}, {"p": lambda r: seen.append(r) or mirror_answering("vetar")(r)})
     gate.decide("p", {"valor": 1, "telefone_loja": "(11) 3333-4444", "cliente": "(11) 98888-7777"})
     assert "(11) 3333-4444" in seen[0]["state"] and "98888-7777" not in seen[0]["state"]
@@ -351,7 +392,7 @@ def test_a_field_exposed_to_one_point_is_never_sent_for_another():
         return {"contract": "jev-compat-v1", "answers": {name: {"answer": "executar", "confidence": 0.95}
                                                          for name in request["questions"]}}
 
-    config = GateConfig(points={"p": point(expose_fields=["telefone_loja"]), "q": point()}, approved=True)
+    config = approved({"p": point(expose_fields=["telefone_loja"]), "q": point()})
     gate = Gate(config, {"p": rule, "q": rule}, {"p": mirror, "q": mirror})
     gate.decide_many({"valor": 1, "telefone_loja": "(11) 3333-4444"}, ["p", "q"])
     by_point = {tuple(sorted(r["questions"])): r["state"] for r in seen}
@@ -369,7 +410,7 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
         capture_output=True, text=True, check=True).stdout.split()
     ours = {m for m in loaded if m.startswith("adri_pipeline.")}
     assert ours <= {"adri_pipeline.config", "adri_pipeline.errors", "adri_pipeline.mirror", "adri_pipeline.mirror.gate",
-                    "adri_pipeline.mirror.redact", "adri_pipeline.jev", "adri_pipeline.jev.contract",
+                    "adri_pipeline.mirror.redact", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
                     "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
 
@@ -377,10 +418,10 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
 def test_a_control_is_switched_off_from_configuration_without_restarting(tmp_path):
     """Failed before: the README said 'reload the configuration' and the gate had no way to."""
     path = tmp_path / "gate.yaml"
-    on = GateConfig(points={"p": point()}, approved=True)
+    on = approved({"p": point()})
     gate = Gate(on, {"p": rule}, {"p": mirror_answering("vetar", 0.95)})
     assert gate.decide("p", {"valor": 50}).source == "mirror"
-    path.write_text(yaml.safe_dump({"approved": True, "points": {"p": {**point().model_dump(mode="json"), "mode": "off"}}}))
+    path.write_text(yaml.safe_dump({"points": {"p": {**point().model_dump(mode="json"), "mode": "off"}}}))
     gate.reload(load_gate_config(path))
     decision = gate.decide("p", {"valor": 50})
     assert (decision.answer, decision.source) == ("executar", "rule")

@@ -2,14 +2,16 @@
 
 import json
 
+from pathlib import Path
+
 import dagster as dg
 import polars as pl
-import yaml
 
 from adri_pipeline.defs.io_managers import versioned
 from adri_pipeline.defs.metadata import file_hash, table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.mirror import service
+from adri_pipeline.mirror.approval import EVALUATION_FILE
 
 IO = "content_hash_io_manager"
 
@@ -70,8 +72,12 @@ def mirror_evaluation(adri: AdriSettings, mirror_judgements: pl.DataFrame) -> dg
 
 @dg.asset(group_name="mirror")
 def recommended_gate_configuration(adri: AdriSettings, mirror_evaluation: pl.DataFrame) -> dg.MaterializeResult:
-    """An unapproved control configuration file for a person to review and approve."""
+    """The configuration the evaluation supports and the dated evaluation report a person approves
+    each point on (`adri mirror approve POINT --evaluation mirror_evaluation.json`)."""
     evaluated = {r["decision_point"]: json.loads(r["evaluation"]) for r in mirror_evaluation.iter_rows(named=True)}
-    path = service.recommend(adri.settings(), adri.warehouse_access(), evaluated)
-    modes = {n: p["mode"] for n, p in yaml.safe_load(path.read_text(encoding="utf-8"))["points"].items()}
-    return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(path)), "modes": dg.MetadataValue.json(modes)})
+    report = service.recommend(adri.settings(), adri.warehouse_access(), evaluated)
+    path = Path(report["recommended_configuration"])
+    modes = {n: e["recommended_mode"] for n, e in evaluated.items()}
+    return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(path)),
+                                          "evaluation": dg.MetadataValue.path(str(path.parent / EVALUATION_FILE)),
+                                          "may_be_approved_for": dg.MetadataValue.json(modes)})

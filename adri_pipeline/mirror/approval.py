@@ -1,0 +1,111 @@
+"""Approval bound to evidence: a point that acts on the caller's path (control, veto, warn) names the
+evaluation it rests on — file, sha256 and the date the evaluation was made — and that evaluation must
+have recommended at least that much authority for that point.
+
+The mirror design's path to control is measured, decision by decision ("Vai decisão a decisão"):
+shadow, sample, two judges, comparison, "Controlo numa única direção, se o espelho ganha com
+clareza". A bare `approved: true` says none of that; an approval that points at an evaluation does,
+and `adri mirror approve POINT --evaluation FILE` is the one way it is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from adri_pipeline.errors import AdriError
+
+# how much a mode lets the mirror do on the caller's path; an evaluation that recommends one mode
+# also supports every weaker acting mode (a promoted point may run as veto or warn instead)
+AUTHORITY = {"off": 0, "shadow": 0, "warn": 1, "veto": 2, "control": 3}
+EVALUATION_FILE = "mirror_evaluation.json"
+
+
+class ApprovalError(AdriError, ValueError):
+    """The message names the decision point."""
+
+
+class Approval(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    evaluation: Path  # the evaluation report (mirror_evaluation.json); relative to the configuration's folder
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    date: str  # the evaluation's `evaluated_at`
+    approved_at: str = ""
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _read_evaluation(path: Path) -> dict:
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ApprovalError(f"{path}: not an evaluation report (not JSON: {exc.msg})") from None
+    if not isinstance(report, dict) or not isinstance(report.get("evaluations"), dict) or "evaluated_at" not in report:
+        raise ApprovalError(f"{path}: not an evaluation report (no `evaluations` and `evaluated_at`)")
+    return report
+
+
+def check_approval(name: str, mode: str, threshold: float, approval: Approval | None, base: Path) -> None:
+    """Refuse, naming the point, unless `approval` binds `mode` to an evaluation that recommended it."""
+    if AUTHORITY[mode] == 0:
+        return
+    if approval is None:
+        raise ApprovalError(f"point {name}: mode {mode} needs an approval bound to an evaluation "
+                            f"(adri mirror approve {name} --evaluation {EVALUATION_FILE})")
+    path = approval.evaluation if approval.evaluation.is_absolute() else base / approval.evaluation
+    if not path.is_file():
+        raise ApprovalError(f"point {name}: the evaluation it was approved on is missing: {path}")
+    if file_sha256(path) != approval.sha256:
+        raise ApprovalError(f"point {name}: {path} changed since the approval (sha256 differs)")
+    report = _read_evaluation(path)
+    if report["evaluated_at"] != approval.date:
+        raise ApprovalError(f"point {name}: approval dated {approval.date} but {path} was evaluated "
+                            f"at {report['evaluated_at']}")
+    evaluation = report["evaluations"].get(name)
+    if evaluation is None:
+        raise ApprovalError(f"point {name}: {path} does not evaluate this point")
+    recommended = evaluation.get("recommended_mode", "shadow")
+    if AUTHORITY[mode] > AUTHORITY.get(recommended, 0):
+        raise ApprovalError(f"point {name}: mode {mode} but its evaluation recommended "
+                            f"{evaluation.get('recommendation')!r} (mode {recommended})")
+    if threshold < evaluation.get("threshold", 1.0):
+        raise ApprovalError(f"point {name}: threshold {threshold} is below the {evaluation.get('threshold')} "
+                            "its evaluation measured")
+
+
+def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | None = None) -> dict:
+    """Write point `name`'s approval (and mode: the recommended one unless a weaker `mode` is asked)
+    into the gate configuration at `config_path`. The new file is validated before it replaces the
+    old one, so a refused approval leaves the configuration as it was. Returns the point's entry."""
+    from adri_pipeline.mirror.gate import load_gate_config, parse_gate_config
+
+    config_path, evaluation_path = Path(config_path), Path(evaluation_path)
+    load_gate_config(config_path)  # the current file must itself be valid
+    raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    if name not in raw.get("points", {}):
+        raise ApprovalError(f"point {name}: not in {config_path} (points: {sorted(raw.get('points', {}))})")
+    if not evaluation_path.is_file():
+        raise ApprovalError(f"point {name}: evaluation not found: {evaluation_path}")
+    report = _read_evaluation(evaluation_path)
+    evaluation = report["evaluations"].get(name)
+    if evaluation is None:
+        raise ApprovalError(f"point {name}: {evaluation_path} does not evaluate this point")
+    recommended = evaluation.get("recommended_mode", "shadow")
+    mode = mode or recommended
+    entry = raw["points"][name]
+    entry["mode"] = mode
+    entry["approval"] = {"evaluation": str(evaluation_path.resolve()), "sha256": file_sha256(evaluation_path),
+                         "date": report["evaluated_at"], "approved_at": datetime.now(timezone.utc).isoformat()}
+    text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)
+    parse_gate_config(yaml.safe_load(text), config_path)  # refused here (naming the point) if not supported
+    temporary = config_path.with_suffix(config_path.suffix + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(config_path)
+    return entry
