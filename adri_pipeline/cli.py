@@ -1,5 +1,5 @@
-"""`adri` command line: classify, agree, suggest, review, snapshot, routing, mirror, demo. Portuguese
-aliases for the flags users know."""
+"""`adri` command line: classify, agree, suggest, findings, export, review, snapshot, routing, mirror,
+llm, demo. Portuguese aliases for the flags users know."""
 
 from __future__ import annotations
 
@@ -133,15 +133,65 @@ def cmd_suggest(args) -> int:
 
 def cmd_review(args) -> int:
     """Write the static review site and print the index page's path."""
-    from adri_pipeline.classification.codebook import load_codebook
-    from adri_pipeline.reports.review import build_review
-    from adri_pipeline.warehouse import Warehouse
+    from adri_pipeline.reports.review import write_review
 
-    settings = _settings(args)
     compare = tuple(args.compare.split(",", 1)) if args.compare else None
-    site = build_review(Warehouse(settings.warehouse), load_codebook(settings.codebook), coders=settings.coders,
-                        compare=compare)
-    print(site.index)
+    print(write_review(_settings(args), compare=compare).index)
+    return 0
+
+
+def _pct(value) -> str:
+    return "—" if value is None or value != value else f"{100 * value:.1f} %"
+
+
+def cmd_findings(args) -> int:
+    """What the corpus says: per variable the share of documents with each value (95 % interval),
+    optionally by year or source, one variable against another, and a second answer set beside it."""
+    import polars as pl
+
+    from adri_pipeline.classification.service import findings
+
+    cross = tuple(args.cross.split(",", 1)) if args.cross else None
+    if cross is not None and len(cross) != 2:
+        raise SystemExit("error: --cross needs two variables: 'abordagem,subarea'")
+    found = findings(_settings(args), model=args.model, compare=args.compare, cross_variables=cross)
+    book, excluded = found["codebook"], found["excluded"]
+    print(f"{found['model']} × codebook {book.name} v{book.version}: {found['counted']} documents counted "
+          f"(answers that follow the codebook); left out: {excluded['no_abstract']} without abstract, "
+          f"{excluded['failed']} failed, {excluded['not_classified_yet']} not classified yet")
+    grouped = found[f"by_{args.by}"] if args.by else None
+    for name in book.variables:
+        rows = found["shares"].filter(pl.col("variable") == name)
+        print(f"\n{name} ({book.variables[name].type})")
+        for r in rows.iter_rows(named=True):
+            print(f"  {r['label'][:48]:<48} {r['documents']:>6}  {_pct(r['share']):>8}  "
+                  f"95 % [{_pct(r['low'])}, {_pct(r['high'])}]")
+        if grouped is not None:
+            mine = grouped.filter(pl.col("variable") == name)
+            for (group,), part in mine.group_by(args.by, maintain_order=True):
+                cells = ", ".join(f"{r['label'][:24]} {_pct(r['share'])}" for r in part.iter_rows(named=True))
+                print(f"    {args.by} {group} (n={part['counted'][0]}): {cells}")
+    if "cross" in found:
+        print(f"\n{cross[0]} × {cross[1]} (documents)")
+        table = found["cross"].pivot(on=cross[1], index=cross[0], values="documents").fill_null(0)
+        with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
+            print(table)
+    if "compare" in found:
+        print(f"\nside by side on the {found['compare']['documents'][0] if found['compare'].height else 0} "
+              "documents both answered (shares; difference in points)")
+        left, right = found["compare"].columns[3:5]
+        for r in found["compare"].iter_rows(named=True):
+            print(f"  {r['variable']:<14} {r['label'][:36]:<36} {left[:20]}: {_pct(r[left]):>8}  "
+                  f"{right[:20]}: {_pct(r[right]):>8}  {r['difference_pp']:+.1f} pp")
+    return 0
+
+
+def cmd_export(args) -> int:
+    """One row per document, one column per variable, with the document's metadata."""
+    from adri_pipeline.classification.service import export_results
+
+    path, rows = export_results(_settings(args), args.format, args.output, model=args.model, evidence=args.evidence)
+    print(f"{path}: {rows} documents")
     return 0
 
 
@@ -342,6 +392,24 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--coders", "--codificadores", type=Path, help="coders' CSV to compare with")
     review.add_argument("--compare", help="two models to compare: 'modelA,modelB'")
     review.set_defaults(func=cmd_review)
+
+    found = sub.add_parser("findings", aliases=["achados"], help="what the corpus says: shares per variable")
+    common(found)
+    found.add_argument("--model", "--modelo", help="whose answers (default: the latest classification run's)")
+    found.add_argument("--by", "--por", choices=["year", "source"], help="shares per year or per source file")
+    found.add_argument("--cross", "--cruzar", help="two variables against each other: 'abordagem,subarea'")
+    found.add_argument("--compare", "--comparar", help="a second answer set beside it: a model name, or 'coders'")
+    found.add_argument("--coders", "--codificadores", type=Path, help="coders' CSV for --compare coders")
+    found.set_defaults(func=cmd_findings)
+
+    export = sub.add_parser("export", aliases=["exportar"], help="results as one row per document (csv, parquet, xlsx)")
+    common(export)
+    export.add_argument("--format", "--formato", choices=["csv", "parquet", "xlsx"], required=True)
+    export.add_argument("--output", "--saida", type=Path, required=True)
+    export.add_argument("--model", "--modelo", help="whose answers (default: the latest classification run's)")
+    export.add_argument("--evidence", "--evidencia", action="store_true",
+                        help="also each answer's evidencia, audit status, field and offsets")
+    export.set_defaults(func=cmd_export)
 
     snapshot = sub.add_parser("snapshot", help="republish the analyst snapshot")
     common(snapshot)

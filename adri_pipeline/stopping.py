@@ -4,7 +4,7 @@ SIGTERM one says "SIGTERM", so the CLI exits 143 rather than 130).
 DuckDB checks for signals while it runs a query and, when one lands there, swallows the
 KeyboardInterrupt and raises `RuntimeError("Query interrupted")` instead (seen in CI: a Ctrl+C during a
 ledger commit ended the run with a traceback and exit 1 instead of results and exit 130).
-`warehouse.py` gives the interrupt back with `interrupt_from`, naming the signal recorded here.
+`warehouse/` gives the interrupt back with `interrupt_from`, naming the signal recorded here.
 """
 
 from __future__ import annotations

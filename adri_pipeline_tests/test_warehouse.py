@@ -79,13 +79,39 @@ def test_a_snapshot_left_half_written_by_a_killed_process_is_removed(warehouse, 
     assert not leftover.exists() and warehouse.snapshot_path.exists()
 
 
-def test_routing_tables_gain_the_columns_a_newer_version_writes(warehouse):
-    from adri_pipeline.warehouse import store_routing_tables
+def test_every_table_is_declared_by_the_migrations_and_an_undeclared_column_is_refused(warehouse):
+    """Failed before: routing tables were created from the first frame written and altered ad hoc."""
+    from adri_pipeline.warehouse import WarehouseSchemaError, store_routing_tables
 
     store_routing_tables(warehouse, "d", {"routing_predictions": pl.DataFrame({"dataset": ["d"], "answer": ["a"]})})
-    newer = pl.DataFrame({"dataset": ["d"], "answer": ["b"], "native_confidence": [0.7]})
-    store_routing_tables(warehouse, "d", {"routing_predictions": newer})
-    assert warehouse.query("SELECT * FROM routing_predictions").rows() == [("d", "b", 0.7)]
+    with pytest.raises(WarehouseSchemaError, match=r"table routing_predictions has no column\(s\) \['surprise'\]"):
+        store_routing_tables(warehouse, "d", {"routing_predictions": pl.DataFrame(
+            {"dataset": ["d"], "answer": ["b"], "surprise": [1]})})
+    assert warehouse.query("SELECT dataset, answer FROM routing_predictions").rows() == [("d", "a")]  # kept
+    tables = {row[0] for row in warehouse.query("SELECT table_name FROM information_schema.tables").rows()}
+    assert {"routing_examples", "routing_predictions", "routing_metrics", "evidence_audits", "mirror_sample",
+            "shadow_log", "ledger", "documents"} <= tables
+
+
+def test_migrations_are_applied_once_and_recorded(warehouse):
+    from adri_pipeline.warehouse import migrate, migrations
+
+    with warehouse.connect() as con:
+        recorded = [row[0] for row in con.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()]
+        assert recorded == [version for version, _, _ in migrations()] and migrate(con) == []
+
+
+def test_no_sql_outside_the_warehouse_layer():
+    import re
+    from pathlib import Path
+
+    import adri_pipeline
+
+    package = Path(adri_pipeline.__file__).parent
+    speaking = re.compile(r"\.execute\(|\b(SELECT|INSERT INTO|DELETE FROM|CREATE TABLE)\b [\w*]")
+    offenders = [str(path.relative_to(package)) for path in package.rglob("*.py")
+                 if path.parent.name != "warehouse" and speaking.search(path.read_text(encoding="utf-8"))]
+    assert offenders == []
 
 
 def test_a_warehouse_from_before_this_round_gains_the_new_columns(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,19 +155,45 @@ def coded_sample(settings: Settings) -> CodedSample:
     return CodedSample(codebook, coded, first.rows(), labels.height - first.height)
 
 
+def model_path(settings: Settings, digest: str) -> Path:
+    """Where a fit is stored: beside the warehouse, named by its digest (which names everything it
+    depends on) and the scikit-learn version that can read it back."""
+    import sklearn
+
+    return settings.warehouse.parent / "models" / f"coded-{digest[:16]}-sklearn{sklearn.__version__}.joblib"
+
+
 def train(settings: Settings, params: TrainingParams | None = None, sample: CodedSample | None = None) -> CodedModel:
-    """Fit the per-variable models on the coder file (its `sample`, when the caller already read it);
-    deterministic for the same file, texts and settings."""
+    """The per-variable models for the coder file (its `sample`, when the caller already read it):
+    loaded when this exact fit is stored (the `coded_model` asset stores it), else fitted and stored.
+    Deterministic for the same file, texts and settings."""
+    import joblib
+
     params = params or TrainingParams()
     sample = sample or coded_sample(settings)
     texts = [" ".join(d.vectors.texts) for d in sample.documents]
     digest = model_digest(sample.codebook, params, encoder_name(), sample.rows, texts)
+    path = model_path(settings, digest)
+    if path.is_file():
+        try:
+            model = joblib.load(path)
+        except Exception as exc:  # noqa: BLE001 - a damaged file is fitted again, never trusted
+            log.warning("coded model %s: %s unreadable (%s); fitting again", digest[:12], path, exc)
+        else:
+            if isinstance(model, CodedModel) and model.digest == digest:
+                log.info("coded model %s loaded from %s", digest[:12], path)
+                return model
     try:
         model = fit(sample.documents, sample.codebook, params, digest)
     except ValueError as exc:
         raise CoderFileError(f"{settings.coders}: {exc}") from None
-    log.info("coded model %s: %d documents from %s%s", digest[:12], len(sample.documents), settings.coders,
-             f" ({sample.dropped_second_codes} second codes not trained on)" if sample.dropped_second_codes else "")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".tmp{os.getpid()}")
+    joblib.dump(model, temporary)
+    os.replace(temporary, path)  # a kill while writing leaves no half a model under the real name
+    log.info("coded model %s: %d documents from %s%s, stored in %s", digest[:12], len(sample.documents),
+             settings.coders, f" ({sample.dropped_second_codes} second codes not trained on)"
+             if sample.dropped_second_codes else "", path)
     return model
 
 

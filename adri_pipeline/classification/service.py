@@ -24,6 +24,8 @@ from adri_pipeline.classification.backends import select_backend
 from adri_pipeline.classification.codebook import Codebook, load_codebook
 from adri_pipeline.classification.coders import embedded_backend
 from adri_pipeline.classification.corpus import Corpus, read_corpus
+from adri_pipeline.classification.export import wide, write
+from adri_pipeline.classification.findings import cross, shares, side_by_side
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.classification.runner import RunReport, classify_corpus
@@ -32,10 +34,13 @@ from adri_pipeline.errors import AdriError
 from adri_pipeline.warehouse import (
     Warehouse,
     coverage_totals,
+    exclusions,
     last_run,
+    publish_results_wide,
     read_documents,
     read_results,
     record_run,
+    result_sets,
     store_codebook,
     store_corpus,
     store_failures,
@@ -100,6 +105,7 @@ def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdenti
     figures = figures_of(warehouse, model, codebook)
     store_figures(warehouse, figures_table(figures, model.model, codebook.content_hash),
                   model.model, codebook.content_hash)
+    publish_results_wide(warehouse, list(codebook.variables))
     return figures
 
 
@@ -253,3 +259,61 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
                              progress=progress, backend=backend)
     run.replaced_documents = replaced
     return run, corpus
+
+
+# -- what the corpus says, and the results as analysts take them away -------------------------------
+
+def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook, name: str | None) -> tuple[str, pl.DataFrame]:
+    """(name, values) of a stored model's answers — the model of the latest run when `name` is None —
+    or, with name "coders", the coders' file (ADRI_CODERS) in the same shape."""
+    if name == "coders":
+        if settings.coders is None:
+            raise NoClassificationRun("give the coders' file (--coders or ADRI_CODERS) to compare with the coders")
+        from adri_pipeline.classification.agreement import load_coder_labels
+
+        return "coders", load_coder_labels(settings.coders, codebook)
+    model = name or recorded_model(warehouse).model
+    values = read_results(warehouse, model, codebook.content_hash)[0]
+    if not values.height:
+        known = sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash})
+        raise NoClassificationRun(f"{warehouse.path}: no results of {model!r} for codebook {codebook.name} "
+                                  f"v{codebook.version}; models with results: {', '.join(known) or 'none'}")
+    return model, values
+
+
+def findings(settings: Settings, model: str | None = None, compare: str | None = None,
+             cross_variables: tuple[str, str] | None = None) -> dict:
+    """What the corpus says for `model` (default: the latest run's): per variable the shares with 95 %
+    intervals, by year and by source, optionally one variable against another and the shares of a
+    second answer set (another model, or "coders") side by side. Printed by `adri findings`, drawn on
+    the review site's findings page."""
+    warehouse = Warehouse(settings.warehouse)
+    codebook = load_codebook(settings.codebook)
+    name, values = answer_set(settings, warehouse, codebook, model)
+    documents = read_documents(warehouse)
+    pending = read_results(warehouse, name, codebook.content_hash)[2]
+    excluded = exclusions(warehouse, name, build_prompt(codebook).signature)
+    out = {
+        "model": name, "codebook": codebook, "counted": values["doc_id"].n_unique(),
+        "excluded": {"no_abstract": excluded["no_abstract"], "failed": excluded["failed"],
+                     "not_classified_yet": max(pending - excluded["failed"], 0)},
+        "shares": shares(values, codebook),
+        "by_year": shares(values, codebook, "year", documents),
+        "by_source": shares(values, codebook, "source", documents),
+    }
+    if cross_variables:
+        out["cross"] = cross(values, codebook, *cross_variables)
+    if compare:
+        other, other_values = answer_set(settings, warehouse, codebook, compare)
+        out["compare"] = side_by_side(values, other_values, (name, other), codebook)
+    return out
+
+
+def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,
+                   evidence: bool = False) -> tuple[Path, int]:
+    """`adri export`: one row per document with an answer that follows the codebook; returns (path, rows)."""
+    warehouse = Warehouse(settings.warehouse)
+    codebook = load_codebook(settings.codebook)
+    _, values = answer_set(settings, warehouse, codebook, model)
+    frame = wide(values, read_documents(warehouse), codebook, evidence=evidence)
+    return write(frame, fmt, output), frame.height

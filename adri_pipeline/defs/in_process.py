@@ -1,6 +1,6 @@
 """Run the asset graph in-process (demo, tests, benchmarks): register documents as partitions,
-one range run of classify_documents_job, then refresh_results_job (what the run-status sensor
-does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
+one range run of classify_documents_job, then refresh_results_job (what the results' automation
+condition does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def materialize_graph(
     jobs: tuple[str, ...] = ALL_JOBS,
 ) -> GraphRun:
     """Run the named jobs in order (tests run only those they assert on). The results refresh runs
-    after a failed classification too, as the run-failure sensor does under the daemon."""
+    after a failed classification too, as their automation condition does under the daemon."""
     doc_ids, new = register_documents(instance, adri)
     common = {
         "instance": instance, "resources": resources_for(adri), "raise_on_error": raise_on_error,

@@ -107,29 +107,38 @@ def selective_at(correct, confidence, threshold: float) -> tuple[float, float]:
 
 
 def set_f1(predicted_sets: list[set], gold_sets: list[set]) -> float:
-    scores = []
-    for predicted, gold in zip(predicted_sets, gold_sets):
-        if not predicted and not gold:
-            scores.append(1.0)
-            continue
-        hits = len(predicted & gold)
-        scores.append(2 * hits / (len(predicted) + len(gold)))
-    return float(np.mean(scores)) if scores else float("nan")
+    """Mean per-example F1 of the predicted set against the gold set (two empty sets agree fully)."""
+    from sklearn.metrics import f1_score
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    if not gold_sets:
+        return float("nan")
+    binarizer = MultiLabelBinarizer().fit([*predicted_sets, *gold_sets, {""}])  # {""}: never an empty label space
+    return float(f1_score(binarizer.transform(gold_sets), binarizer.transform(predicted_sets), average="samples",
+                          zero_division=1.0))
 
 
 def bootstrap_interval(statistic, n: int, rng: np.random.Generator, resamples: int = 1000,
                        level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap: `statistic(positions)` over `resamples` draws of n positions in range(n)
-    with replacement (a statistic may return None to skip a draw); (nan, nan) when nothing was drawn."""
-    values = []
-    for _ in range(resamples if n else 0):
-        value = statistic(rng.integers(0, n, n))
-        if value is not None:
-            values.append(value)
-    if not values:
+    """Percentile bootstrap (scipy.stats.bootstrap) of `statistic(positions)` over draws of n positions
+    in range(n) with replacement, so paired or weighted statistics resample whole examples. A draw
+    where the statistic is undefined (None or nan) makes the interval nan: too little data to say."""
+    import warnings
+
+    from scipy.stats import DegenerateDataWarning, bootstrap
+
+    if not n:
         return float("nan"), float("nan")
-    tail = 100 * (1 - level) / 2
-    low, high = np.percentile(values, [tail, 100 - tail])
+
+    def on_positions(positions: np.ndarray) -> float:
+        value = statistic(positions.astype(int))
+        return float("nan") if value is None else float(value)
+
+    with warnings.catch_warnings():  # an undefined draw: the interval is nan, as documented, not a warning
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        result = bootstrap((np.arange(n),), on_positions, n_resamples=resamples, confidence_level=level,
+                           method="percentile", vectorized=False, rng=rng)
+    low, high = result.confidence_interval
     return float(low), float(high)
 
 
@@ -143,27 +152,25 @@ def cost_per_thousand(total_seconds: float, decisions: int, hourly_price: float)
 
 
 def krippendorff_alpha_nominal(annotations: list[list[str | None]]) -> float:
-    """Krippendorff's alpha for nominal labels; one inner list per item, one entry per annotator
-    (None = not annotated). alpha = 1 - D_o / D_e over the coincidence matrix."""
-    from collections import Counter
-    from itertools import permutations
+    """Krippendorff's alpha for nominal labels (the `krippendorff` package); one inner list per item,
+    one entry per annotator (None = not annotated). nan with fewer than two pairable values; 1.0 when
+    every annotator used one and the same label."""
+    import krippendorff
 
-    coincidences: Counter = Counter()
-    for item in annotations:
-        values = [v for v in item if v is not None]
-        if len(values) < 2:
-            continue
-        for a, b in permutations(range(len(values)), 2):
-            coincidences[(values[a], values[b])] += 1 / (len(values) - 1)
-    totals: Counter = Counter()
-    for (a, _), weight in coincidences.items():
-        totals[a] += weight
-    n = sum(totals.values())
-    if n <= 1:
+    labels = sorted({v for item in annotations for v in item if v is not None})
+    pairable = sum(len([v for v in item if v is not None]) for item in annotations
+                   if len([v for v in item if v is not None]) >= 2)
+    if pairable <= 1:
         return float("nan")
-    observed = sum(w for (a, b), w in coincidences.items() if a != b) / n
-    expected = sum(totals[a] * totals[b] for a in totals for b in totals if a != b) / (n * (n - 1))
-    return 1.0 - observed / expected if expected else 1.0
+    if len(labels) == 1:
+        return 1.0
+    code = {label: i for i, label in enumerate(labels)}
+    data = np.full((max(len(item) for item in annotations), len(annotations)), np.nan)
+    for column, item in enumerate(annotations):
+        for row, value in enumerate(item):
+            if value is not None:
+                data[row, column] = code[value]
+    return float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal"))
 
 
 def annotator_agreement(first: list[str], second: list[str]) -> dict[str, float]:

@@ -87,6 +87,30 @@ def test_trained_answers_are_deterministic_and_valid(coded, pilot):
     assert report.classified == 4 and not report.failed
 
 
+def test_a_fit_is_stored_once_and_loaded_by_the_next_run(coded, monkeypatch, pilot):
+    """Failed before: the coded_model asset fitted a model and threw it away; each run fitted again."""
+    settings, documents = coded
+    first = coders.train(settings)
+    stored = coders.model_path(settings, first.digest)
+    assert stored.is_file()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("fitted again instead of loading the stored fit")
+
+    monkeypatch.setattr(coders, "fit", refuse)
+    loaded = coders.embedded_backend(settings)
+    assert loaded.trained.digest == first.digest
+    loaded.prepare(pilot, build_prompt(pilot))
+    fresh = coders.EmbeddedBackend(trained=first)
+    fresh.prepare(pilot, build_prompt(pilot))
+    assert [loaded.classify(None, d).content for d in documents[CODED:CODED + 2]] == \
+        [fresh.classify(None, d).content for d in documents[CODED:CODED + 2]]
+
+    stored.write_bytes(b"half a model")  # damaged: fitted again, never trusted
+    monkeypatch.undo()
+    assert coders.train(settings).digest == first.digest
+
+
 def test_vectors_are_embedded_once(coded, monkeypatch):
     settings, _ = coded
     coders.coded_sample(settings)

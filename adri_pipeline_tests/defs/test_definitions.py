@@ -16,8 +16,8 @@ def test_definitions_load_with_every_asset_job_sensor_and_schedule():
                     "coded_model"}
     assert defs.resolve_job_def("classify_documents_job").partitions_def.name == "documents"
     assert {s.name for s in defs.sensors} == {
-        "new_documents_sensor", "codebook_change_sensor", "new_codes_sensor", "results_after_classification_sensor",
-        "results_after_failed_classification_sensor"}
+        "new_documents_sensor", "codebook_change_sensor", "new_codes_sensor", "reclassify_after_refit_sensor",
+        "results_automation_sensor"}
     assert [s.name for s in defs.schedules] == ["nightly_backfill_schedule"]
 
 

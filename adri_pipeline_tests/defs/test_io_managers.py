@@ -7,10 +7,10 @@ from adri_pipeline.warehouse import read_table, store_versioned_table
 
 
 def test_a_table_is_rewritten_only_when_its_content_hash_changes(warehouse):
-    first = pl.DataFrame({"a": [1, 2]})
-    assert store_versioned_table(warehouse, "t", first, content_hash(first)) is True
-    assert store_versioned_table(warehouse, "t", first, content_hash(first)) is False
-    second = pl.DataFrame({"a": [1, 3]})
+    first = pl.DataFrame({"model": ["m", "m"], "variable": ["a", "b"], "answers": [1, 2]})
+    assert store_versioned_table(warehouse, "evidence_audits", first, content_hash(first)) is True
+    assert store_versioned_table(warehouse, "evidence_audits", first, content_hash(first)) is False
+    second = pl.DataFrame({"model": ["m", "m"], "variable": ["a", "b"], "answers": [1, 3]})
     assert content_hash(second) != content_hash(first)
-    assert store_versioned_table(warehouse, "t", second, content_hash(second)) is True
-    assert read_table(warehouse, "t")["a"].to_list() == [1, 3]
+    assert store_versioned_table(warehouse, "evidence_audits", second, content_hash(second)) is True
+    assert read_table(warehouse, "evidence_audits")["answers"].to_list() == [1, 3]

@@ -11,7 +11,7 @@ import pytest
 
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import Settings
-from adri_pipeline.reports.review import build_review, disagreements, highlight
+from adri_pipeline.reports.review import disagreements, highlight, write_review
 from adri_pipeline.warehouse import Warehouse, read_documents, read_results
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 from adri_pipeline_tests.fakes import answer, document_text
@@ -55,7 +55,7 @@ def two_models(tmp_path_factory):
     corpus = folder / "corpus.jsonl"
     lines = SAMPLE.read_text(encoding="utf-8").splitlines()
     script_doc = {"id": "evil-1", "title": "<b>Título</b> & <script>alert('x')</script>",
-                  "abstract": "Resumo <script>window.__pwned = 1</script> A pesquisa examina políticas "
+                  "abstract": "Resumo <script>window.__pwned = 1</script> A pesquisa \u202eexamina políticas "
                               "alimentares no Brasil entre 2014 e 2019 com entrevistas."}
     corpus.write_text("\n".join(lines + [json.dumps(script_doc, ensure_ascii=False)]) + "\n", encoding="utf-8")
 
@@ -74,7 +74,7 @@ def two_models(tmp_path_factory):
     from adri_pipeline.classification.codebook import load_codebook
 
     codebook = load_codebook(PILOT)
-    site = build_review(Warehouse(settings.warehouse), codebook)
+    site = write_review(settings)
     return settings, codebook, site
 
 
@@ -191,3 +191,55 @@ def test_the_pages_work_in_headless_chromium(two_models, tmp_path):
         view.screenshot(path=str(tmp_path / "documents.png"))
         browser.close()
     assert (tmp_path / "index.png").stat().st_size > 0 and (tmp_path / "documents.png").stat().st_size > 0
+
+
+def test_bidi_controls_from_an_abstract_are_isolated(two_models):
+    """Failed before: a right-to-left override in an abstract reordered the rest of the page."""
+    _, _, site = two_models
+    for page in site.pages:
+        content = page.read_text(encoding="utf-8")
+        assert content.count("\u202e") == content.count('<span class="bidi" title="U+202E">\u202e</span>')
+    documents = [p for p in site.pages if p.name.startswith("documents-")][0].read_text(encoding="utf-8")
+    assert '<span class="bidi" title="U+202E">\u202e</span>' in documents
+
+
+def test_no_page_speaks_of_internal_documents_by_nickname(two_models):
+    _, _, site = two_models
+    for page in [site.index, *site.pages]:
+        assert "seed" not in page.read_text(encoding="utf-8").lower(), page.name
+
+
+def test_the_findings_page_draws_the_counts_the_warehouse_holds_in_chromium(two_models, tmp_path):
+    """The chart's bars carry the documents per value; in a real browser they add up to a by-hand SQL count."""
+    playwright = pytest.importorskip("playwright.sync_api")
+    browser_path = chromium()
+    if not browser_path:
+        pytest.skip("Debian package chromium not installed (.ci/run installs it)")
+    settings, _, site = two_models
+    findings_page = site.index.parent / "findings.html"
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=browser_path, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--no-first-run", "--disable-sync"])
+        view = browser.new_page(viewport={"width": 1280, "height": 900})
+        view.goto(findings_page.as_uri())
+        drawn = view.evaluate("""() => Object.fromEntries([...document.querySelectorAll('section.variable')].map(
+            s => [s.dataset.variable, Object.fromEntries([...s.querySelectorAll('rect.share')].map(
+                r => [r.dataset.value, Number(r.dataset.documents)]))]))""")
+        widths = view.evaluate("() => [...document.querySelectorAll('rect.share')].map(r => r.getBBox().width)")
+        view.screenshot(path=str(tmp_path / "findings.png"), full_page=True)
+        phone = browser.new_page(viewport={"width": 390, "height": 800})
+        phone.goto(findings_page.as_uri())
+        overflowing = phone.evaluate("""() => [...document.querySelectorAll('body *')].filter(
+            e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll')).length""")
+        browser.close()
+    model = Warehouse(settings.warehouse).query(
+        "SELECT model FROM classification_runs ORDER BY started_at DESC LIMIT 1").item()
+    for variable in ("abordagem", "tecnica", "recorte", "subarea", "brasil_caso"):
+        by_hand = dict(Warehouse(settings.warehouse).query(
+            "SELECT v, count(DISTINCT doc_id) FROM (SELECT doc_id, unnest(string_split(value, '|')) AS v "
+            "FROM classification_values WHERE variable = ? AND model = ?) GROUP BY v", [variable, model]).rows())
+        assert drawn[variable] == by_hand, variable
+    assert sum(drawn["abordagem"].values()) == 24 and max(widths) > 0
+    assert overflowing == 0  # on a phone, only tables scroll, inside their box
+    assert (tmp_path / "findings.png").stat().st_size > 0

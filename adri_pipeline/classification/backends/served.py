@@ -17,6 +17,7 @@ import threading
 import time
 
 import psutil
+import tenacity
 
 from adri_pipeline.classification.backends.base import BackendError, BackendResponse, DocumentFailed, NotSent
 from adri_pipeline.classification.codebook import Codebook
@@ -156,6 +157,32 @@ class ServedBackend:
             )
 
     # -- one answer -------------------------------------------------------------------------
+    def _retrying(self, host: str) -> tenacity.Retrying:
+        """Two budgets, counted apart: a full queue (429/503) is waited out `overload_retries` times
+        (backoff 1, 2, 4... x backoff_s); a dropped connection — the server may be restarting — is
+        retried `reconnect_retries` times (2, 4, 8... x backoff_s). Anything else is not retried."""
+        failures = {"overloaded": 0, "dropped": 0}
+        budget = {"overloaded": self.overload_retries, "dropped": self.reconnect_retries}
+
+        def kind(state) -> str:
+            return "overloaded" if isinstance(state.outcome.exception(), Overloaded) else "dropped"
+
+        def exhausted(state) -> bool:
+            failures[kind(state)] += 1
+            return failures[kind(state)] > budget[kind(state)]
+
+        def backoff(state) -> float:
+            shift = failures[kind(state)] - (1 if kind(state) == "overloaded" else 0)
+            return self.backoff_s * 2**shift
+
+        def announce(state) -> None:
+            if kind(state) == "dropped":
+                log.warning("%s dropped the request (%s); retrying in %.1f s", host, state.outcome.exception(),
+                            state.next_action.sleep)
+
+        return tenacity.Retrying(retry=tenacity.retry_if_exception_type((Overloaded, ServerUnreachable)),
+                                 stop=exhausted, wait=backoff, before_sleep=announce, reraise=True)
+
     def classify(self, prompt: Prompt, document: Document, retry=None) -> BackendResponse:
         messages = [
             {"role": "system", "content": prompt.system_message},
@@ -180,40 +207,27 @@ class ServedBackend:
         server = self.servers[index]
         host = server.host
         started = time.perf_counter()
-        dropped = overloaded = 0
-        while True:
-            with self._count_lock:
-                self.requests_sent += 1
-            try:
-                answer = server.chat(self.model_name, messages, prompt.schema, self.options)
-                break
-            except ModelMissing:
-                raise BackendError(
-                    f"model {self.model_name!r} not found on {host}: {server.missing_hint(self.model_name)}"
-                ) from None
-            except Overloaded as exc:
-                if overloaded < self.overload_retries:
-                    time.sleep(self.backoff_s * 2**overloaded)
-                    overloaded += 1
-                    continue
-                raise DocumentFailed(f"{host} answered {exc.status}: {exc}") from None
-            except ServerError as exc:
-                raise DocumentFailed(f"{host} answered {exc.status}: {exc}") from None
-            except TimedOut:
-                raise DocumentFailed(f"{host} did not answer within the timeout of {self.timeout_s:g} s "
-                                     "(ADRI_REQUEST_TIMEOUT_S)") from None
-            except ServerUnreachable as exc:
-                # the server died mid-request or refuses connections: it may be restarting
-                dropped += 1
-                if dropped <= self.reconnect_retries:
-                    log.warning("%s dropped the request (%s); retrying in %.1f s", host, exc,
-                                self.backoff_s * 2**dropped)
-                    time.sleep(self.backoff_s * 2**dropped)
-                    continue
-                raise BackendError(
-                    f"{self.server_name} at {host} went away during the run ({exc}); "
-                    f"it did not come back after {self.reconnect_retries} retries. Everything answered so "
-                    "far is saved: restart the server and rerun to continue") from None
+        retrying = self._retrying(host)
+        try:
+            for attempt in retrying:
+                with attempt:
+                    with self._count_lock:
+                        self.requests_sent += 1
+                    answer = server.chat(self.model_name, messages, prompt.schema, self.options)
+        except ModelMissing:
+            raise BackendError(
+                f"model {self.model_name!r} not found on {host}: {server.missing_hint(self.model_name)}"
+            ) from None
+        except (Overloaded, ServerError) as exc:
+            raise DocumentFailed(f"{host} answered {exc.status}: {exc}") from None
+        except TimedOut:
+            raise DocumentFailed(f"{host} did not answer within the timeout of {self.timeout_s:g} s "
+                                 "(ADRI_REQUEST_TIMEOUT_S)") from None
+        except ServerUnreachable as exc:
+            raise BackendError(
+                f"{self.server_name} at {host} went away during the run ({exc}); "
+                f"it did not come back after {self.reconnect_retries} retries. Everything answered so "
+                "far is saved: restart the server and rerun to continue") from None
         try:
             content = json.loads(answer.raw)
         except json.JSONDecodeError:

@@ -14,6 +14,7 @@ from adri_pipeline.classification.service import (
     refresh_results,
     resolve_backend,
 )
+from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import codebook, prompt_signature
 from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import corpus, documents_partitions
@@ -72,7 +73,8 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
         raise dg.Failure(description=f"stopped early: {report.stopped}")
 
 
-@dg.asset(group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"})
+@dg.asset(group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"},
+          automation_condition=AFTER_UPSTREAM)
 def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Tables `classification_values`, `classification_documents` and `classification_figures` for the
     model the latest classification run recorded and the current codebook: no model call, no choosing."""
@@ -96,16 +98,19 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
     )
 
 
-@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager")
+@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
+          automation_condition=AFTER_UPSTREAM)
 def evidence_audits(adri: AdriSettings) -> dg.Output:
-    """Share of literal / approximate / absent / waived evidence per (model, codebook, variable)."""
+    """Literal / approximate / absent shares among quoted answers, waived counted apart, per (model,
+    codebook, variable): the same definition as the ADR's figures in classification_results."""
     settings = adri.settings()
     book = load_codebook(settings.codebook)
     frame = evidence_audit_shares(Warehouse(settings.warehouse), book.content_hash)
     return versioned(frame, table=table_metadata(frame))
 
 
-@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager")
+@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
+          automation_condition=AFTER_UPSTREAM)
 def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
     """Agreement and Cohen's kappa per (model, variable) against human coders (ADRI_CODERS)."""
     settings = adri.settings()

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from adri_pipeline.classification.coders import agreement, coded_sample, train
+from adri_pipeline.classification.coders import agreement, coded_sample, model_path, train
 from adri_pipeline.defs.classification.codebook import prompt_signature
 from adri_pipeline.defs.classification.corpus import corpus
 from adri_pipeline.defs.metadata import file_hash, table_metadata
@@ -18,10 +18,11 @@ def coder_file(adri: AdriSettings) -> dg.DataVersion:
 
 @dg.asset(group_name="coders", deps=[coder_file, prompt_signature, corpus], kinds={"duckdb"})
 def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
-    """The embedded model fitted on the coders' codes. Its data version is the fit's digest (coder file,
-    coded texts, codebook, settings), the same digest that is in the model name and every cache key of
-    its answers: new codes reclassify with the new model, and nothing else. The metadata holds the
-    cross-validated agreement next to the zero-shot model's on the same documents."""
+    """The embedded model fitted on the coders' codes, stored beside the warehouse where classification
+    loads it (no second fit). Its data version is the fit's digest (coder file, coded texts, codebook,
+    settings), the same digest that is in the model name and every cache key of its answers: new codes
+    reclassify with the new model (reclassify_after_refit_sensor), and nothing else. The metadata holds
+    the cross-validated agreement next to the zero-shot model's on the same documents."""
     settings = adri.settings()
     if settings.coders is None:
         return dg.MaterializeResult(data_version=dg.DataVersion("zero-shot"),
@@ -33,7 +34,8 @@ def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Mat
     return dg.MaterializeResult(
         data_version=dg.DataVersion(model.digest),
         metadata={
-            "digest": model.digest, "coders": str(settings.coders), "documents": len(model.documents),
+            "digest": model.digest, "path": dg.MetadataValue.path(str(model_path(settings, model.digest))),
+            "coders": str(settings.coders), "documents": len(model.documents),
             "never_predicted": str({k: v for k, v in model.never_predicted.items() if v}),
             "agreement": table_metadata(measured.table),
         },

@@ -14,14 +14,15 @@ from adri_pipeline.defs.classification.corpus import corpus
 from adri_pipeline.defs.reports.assets import analyst_snapshot
 
 # classifications records materializations only for documents whose result is new, and yields no
-# Output for the range, so Dagster would skip anything downstream in the same run: results run apart.
+# Output for the range, so Dagster would skip anything downstream in the same run: results run apart,
+# after the range run, by their automation condition (defs/automation.py).
 RESULTS_ONWARD = [classification_results, evidence_audits, validation_agreement, analyst_snapshot]
 
 classify_documents_job = dg.define_asset_job(
     "classify_documents_job",
     selection=dg.AssetSelection.assets(corpus, prompt_signature, classifications),
-    description="Classify a range of documents in one run; results_after_classification_sensor "
-    "then launches refresh_results_job.",
+    description="Classify a range of documents in one run; the results, audits, agreement and snapshot "
+    "follow by declarative automation (results_automation_sensor).",
 )
 
 refresh_results_job = dg.define_asset_job(
@@ -37,5 +38,12 @@ def range_tags(keys: list[str]) -> dict[str, str]:
 
 coded_model_job = dg.define_asset_job(
     "coded_model_job", selection=dg.AssetSelection.assets(coded_model),
-    description="Fit the embedded model on the coders' codes and measure it cross-validated.",
+    description="Fit the embedded model on the coders' codes, store it, and measure it cross-validated; "
+    "reclassify_after_refit_sensor then reclassifies with it.",
+)
+
+results_automation_sensor = dg.AutomationConditionSensorDefinition(
+    "results_automation_sensor", target=dg.AssetSelection.assets(*RESULTS_ONWARD),
+    description="Rebuilds results, audits, agreement and the analyst snapshot after classification runs "
+    "(their automation condition): turn it on with the other sensors.",
 )

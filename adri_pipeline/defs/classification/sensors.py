@@ -1,4 +1,5 @@
-"""Sensors: new documents become partitions and one range run; codebook edits reclassify or relabel."""
+"""Sensors: new documents become partitions and one range run; codebook edits reclassify or relabel;
+new codes refit the coded model, and a new fit reclassifies (in that order)."""
 
 import json
 
@@ -7,6 +8,7 @@ import dagster as dg
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.service import new_documents
+from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import documents_partitions
 from adri_pipeline.defs.classification.jobs import (
     classify_documents_job,
@@ -16,6 +18,8 @@ from adri_pipeline.defs.classification.jobs import (
 )
 from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import AdriSettings
+
+DATA_VERSION_TAG = "dagster/data_version"  # the tag a materialization's data version is recorded under
 
 
 @dg.sensor(job=classify_documents_job, minimum_interval_seconds=60)
@@ -59,10 +63,10 @@ def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettin
     return dg.SensorResult(run_requests=[request], cursor=cursor)
 
 
-@dg.sensor(jobs=[coded_model_job, classify_documents_job], minimum_interval_seconds=60)
+@dg.sensor(job=coded_model_job, minimum_interval_seconds=60)
 def new_codes_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
-    """A changed coders' file refits the coded model; when the embedded backend is the one in use, every
-    document is asked again (the new fit's cache keys are new; Ollama's are untouched)."""
+    """A changed coders' file refits the coded model; the reclassification waits for the new fit
+    (reclassify_after_refit_sensor), so it never runs with the old one."""
     settings = adri.settings()
     if settings.coders is None:
         return dg.SkipReason("no coders' file configured (ADRI_CODERS)")
@@ -71,23 +75,23 @@ def new_codes_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
         return dg.SensorResult(cursor=coders_hash, skip_reason=dg.SkipReason("first look at the coders' file"))
     if context.cursor == coders_hash:
         return dg.SkipReason("coders' file unchanged")
-    requests = [dg.RunRequest(job_name=coded_model_job.name, run_key=f"coded-{coders_hash[:16]}")]
+    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"coded-{coders_hash[:16]}")], cursor=coders_hash)
+
+
+@dg.sensor(job=classify_documents_job, minimum_interval_seconds=60)
+def reclassify_after_refit_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
+    """A new fit of the coded model (a new digest in its latest materialization) reclassifies every
+    document when the embedded backend is the one in use: the fit is part of each answer's cache key.
+    A served model's answers stand. The cursor is the last digest handled."""
+    event = context.instance.get_latest_materialization_event(coded_model.key)
+    digest = event.asset_materialization.tags.get(DATA_VERSION_TAG, "") if event and event.asset_materialization else ""
+    if digest in ("", "zero-shot") or digest == context.cursor:
+        return dg.SkipReason("no new fit of the coded model")
+    if adri.settings().backend != "embedded":
+        return dg.SensorResult(cursor=digest, skip_reason=dg.SkipReason(
+            f"backend {adri.settings().backend}: its answers do not depend on the coded model"))
     keys = context.instance.get_dynamic_partitions(documents_partitions.name)
-    if settings.backend == "embedded" and keys:
-        requests.append(dg.RunRequest(job_name=classify_documents_job.name, run_key=f"codes-{coders_hash[:16]}",
-                                      tags=range_tags(keys)))
-    return dg.SensorResult(run_requests=requests, cursor=coders_hash)
-
-
-@dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[classify_documents_job],
-                      request_job=refresh_results_job)
-def results_after_classification_sensor(context: dg.RunStatusSensorContext):
-    """Every successful classification run is followed by a results refresh."""
-    return dg.RunRequest(run_key=f"results-after-{context.dagster_run.run_id}")
-
-
-@dg.run_status_sensor(run_status=dg.DagsterRunStatus.FAILURE, monitored_jobs=[classify_documents_job],
-                      request_job=refresh_results_job)
-def results_after_failed_classification_sensor(context: dg.RunStatusSensorContext):
-    """A failed or stopped range run wrote results for what it did; the refresh records them in Dagster."""
-    return dg.RunRequest(run_key=f"results-after-{context.dagster_run.run_id}")
+    if not keys:
+        return dg.SensorResult(cursor=digest, skip_reason=dg.SkipReason("no documents registered yet"))
+    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"codes-{digest[:16]}", tags=range_tags(keys))],
+                           cursor=digest)

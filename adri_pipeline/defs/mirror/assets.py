@@ -1,7 +1,6 @@
 """Group `mirror`: shadow log -> sample -> judgements -> evaluation -> recommended configuration."""
 
 import json
-
 from pathlib import Path
 
 import dagster as dg

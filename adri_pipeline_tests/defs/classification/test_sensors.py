@@ -81,7 +81,7 @@ def test_label_only_edit_renames_results_without_a_model_call(dagster_instance, 
     assert labels["label"].to_list() == ["QUALI"]
 
 
-def test_new_codes_refit_the_model_and_reclassify_only_with_the_embedded_backend(dagster_instance, adri, tmp_path):
+def test_new_codes_refit_the_model(dagster_instance, adri, tmp_path):
     from adri_pipeline.defs.classification.sensors import new_codes_sensor
 
     codes = tmp_path / "codes.csv"
@@ -96,11 +96,26 @@ def test_new_codes_refit_the_model_and_reclassify_only_with_the_embedded_backend
     dagster_instance.add_dynamic_partitions("documents", ["sample-001", "sample-002"])
     codes.write_text("doc_id,variable,value\nsample-001,abordagem,teorica\n")
     changed = evaluate(new_codes_sensor, dagster_instance, with_codes, first.cursor)
-    assert [r.job_name for r in changed.run_requests] == ["coded_model_job", "classify_documents_job"]
-    assert changed.run_requests[1].tags["dagster/asset_partition_range_end"] == "sample-002"
+    # the refit only: the reclassification waits for the new fit (reclassify_after_refit_sensor)
+    assert [r.run_key[:6] for r in changed.run_requests] == ["coded-"]
 
-    with_ollama = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,
-                               backend="ollama", coders=str(codes))
-    codes.write_text("doc_id,variable,value\nsample-001,abordagem,mista\n")
-    only_refit = evaluate(new_codes_sensor, dagster_instance, with_ollama, changed.cursor)
-    assert [r.job_name for r in only_refit.run_requests] == ["coded_model_job"]  # Ollama's answers stand
+
+def test_a_new_fit_reclassifies_after_it_only_with_the_embedded_backend(dagster_instance, adri, tmp_path):
+    """Failed before: new codes launched the refit and the reclassification together, in no order."""
+    from adri_pipeline.defs.classification.sensors import reclassify_after_refit_sensor
+
+    dagster_instance.add_dynamic_partitions("documents", ["sample-001", "sample-002"])
+
+    def fit(digest):
+        dagster_instance.report_runless_asset_event(dg.AssetMaterialization(
+            "coded_model", tags={"dagster/data_version": digest}))
+
+    with_ollama = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus, backend="ollama")
+    assert isinstance(evaluate(reclassify_after_refit_sensor, dagster_instance, adri), dg.SkipReason)  # no fit yet
+    fit("a" * 64)
+    first = evaluate(reclassify_after_refit_sensor, dagster_instance, adri)
+    assert [r.tags["dagster/asset_partition_range_end"] for r in first.run_requests] == ["sample-002"]
+    assert isinstance(evaluate(reclassify_after_refit_sensor, dagster_instance, adri, first.cursor), dg.SkipReason)
+    fit("b" * 64)
+    served = evaluate(reclassify_after_refit_sensor, dagster_instance, with_ollama, first.cursor)
+    assert not served.run_requests and served.cursor == "b" * 64  # Ollama's answers stand

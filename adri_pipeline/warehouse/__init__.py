@@ -11,6 +11,7 @@ import os
 import re
 import time
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Iterator
 
@@ -22,86 +23,56 @@ from adri_pipeline import faults
 from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import interrupt_from
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS documents (
-    doc_id VARCHAR PRIMARY KEY, title VARCHAR, abstract VARCHAR, text VARCHAR,
-    text_language VARCHAR, year VARCHAR, doi VARCHAR, source VARCHAR, line BIGINT
-);
-CREATE TABLE IF NOT EXISTS coverage (
-    source VARCHAR PRIMARY KEY, rows BIGINT, included BIGINT, excluded_no_abstract BIGINT,
-    skipped_duplicate BIGINT, loaded_at TIMESTAMP DEFAULT current_timestamp
-);
-CREATE TABLE IF NOT EXISTS prompt_signatures (
-    signature VARCHAR PRIMARY KEY, prompt_version VARCHAR, system_message VARCHAR,
-    response_schema JSON
-);
-CREATE TABLE IF NOT EXISTS codebooks (
-    codebook_hash VARCHAR PRIMARY KEY, name VARCHAR, version VARCHAR, signature VARCHAR,
-    path VARCHAR, content VARCHAR, loaded_at TIMESTAMP DEFAULT current_timestamp
-);
-CREATE TABLE IF NOT EXISTS ledger (
-    cache_key VARCHAR PRIMARY KEY, doc_id VARCHAR, model VARCHAR, model_digest VARCHAR,
-    backend VARCHAR, signature VARCHAR, prompt_version VARCHAR, params JSON,
-    response JSON, audit JSON, attempts INTEGER, valid_first_try BOOLEAN, seconds DOUBLE,
-    prompt_tokens BIGINT, completion_tokens BIGINT, created_at TIMESTAMP DEFAULT current_timestamp
-);
-CREATE TABLE IF NOT EXISTS classification_values (
-    doc_id VARCHAR, model VARCHAR, codebook_hash VARCHAR, codebook_version VARCHAR,
-    variable VARCHAR, value VARCHAR, label VARCHAR, evidencia VARCHAR, audit_status VARCHAR,
-    evidence_start INTEGER, evidence_end INTEGER, attempt INTEGER, cache_key VARCHAR
-);
-CREATE TABLE IF NOT EXISTS classification_documents (
-    doc_id VARCHAR, model VARCHAR, codebook_hash VARCHAR, codebook_version VARCHAR,
-    attempts INTEGER, valid_first_try BOOLEAN, seconds DOUBLE, prompt_tokens BIGINT,
-    completion_tokens BIGINT, cache_key VARCHAR
-);
-CREATE TABLE IF NOT EXISTS classification_runs (
-    run_id VARCHAR PRIMARY KEY, origin VARCHAR, started_at TIMESTAMP, finished_at TIMESTAMP,
-    backend VARCHAR, model VARCHAR, model_digest VARCHAR, params JSON, codebook_hash VARCHAR,
-    signature VARCHAR, selected BIGINT, cached BIGINT, classified BIGINT, failed BIGINT,
-    model_calls BIGINT, stopped VARCHAR, figures JSON
-);
-CREATE TABLE IF NOT EXISTS classification_failures (
-    doc_id VARCHAR, model VARCHAR, signature VARCHAR, reason VARCHAR, run_id VARCHAR,
-    failed_at TIMESTAMP DEFAULT current_timestamp, PRIMARY KEY (doc_id, model, signature)
-);
-CREATE TABLE IF NOT EXISTS shadow_log (
-    decision_point VARCHAR, timestamp VARCHAR, state_hash VARCHAR, rule_decision VARCHAR,
-    mirror_decision VARCHAR, probability DOUBLE, latency_ms DOUBLE, mode VARCHAR, used VARCHAR,
-    outcome VARCHAR, truth VARCHAR, state JSON, source VARCHAR
-);
-CREATE TABLE IF NOT EXISTS shadow_quarantine (line BIGINT, error VARCHAR, raw VARCHAR, source VARCHAR);
-CREATE TABLE IF NOT EXISTS mirror_evaluations (
-    decision_point VARCHAR, log VARCHAR, recommendation VARCHAR, evaluation JSON
-);
-CREATE TABLE IF NOT EXISTS classification_figures (
-    model VARCHAR, codebook_hash VARCHAR, variable VARCHAR, documents BIGINT,
-    json_valid_first_try_pct DOUBLE, valid_first_try_pct DOUBLE, retry_pct DOUBLE,
-    literal_pct DOUBLE, approximate_pct DOUBLE, absent_pct DOUBLE, waived BIGINT,
-    over_20_words BIGINT, seconds_median DOUBLE, seconds_p90 DOUBLE
-);
-CREATE TABLE IF NOT EXISTS document_vectors (
-    vector_key VARCHAR, encoder VARCHAR, doc_id VARCHAR, spans JSON, dim INTEGER,
-    document BLOB, windows BLOB, PRIMARY KEY (vector_key, encoder)
-);
-"""
+SQL_FOLDER = Path(__file__).parent
+MIGRATIONS_TABLE = "schema_migrations"
 
-# Columns added after a table first shipped: applied to existing warehouses on connect.
-MIGRATIONS = """
-ALTER TABLE ledger ADD COLUMN IF NOT EXISTS json_valid_first_try BOOLEAN;
-ALTER TABLE classification_values ADD COLUMN IF NOT EXISTS evidence_field VARCHAR;
-ALTER TABLE classification_values ADD COLUMN IF NOT EXISTS evidence_flag VARCHAR;
-ALTER TABLE classification_documents ADD COLUMN IF NOT EXISTS json_valid_first_try BOOLEAN;
-ALTER TABLE classification_documents ADD COLUMN IF NOT EXISTS source VARCHAR;
-ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS run_id VARCHAR;
-ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS task_id VARCHAR;
-ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS main_model_calls BIGINT;
-ALTER TABLE shadow_log ADD COLUMN IF NOT EXISTS exposed_fields VARCHAR;  -- JSON list
-"""
+
+@cache
+def sql(name: str) -> str:
+    """A named query from `queries/<name>.sql`: every statement with a meaning of its own lives there;
+    the generic row moves below (replace, upsert) are built from table names."""
+    return (SQL_FOLDER / "queries" / f"{name}.sql").read_text(encoding="utf-8")
+
+
+@cache
+def migrations() -> tuple[tuple[int, str, str], ...]:
+    """(version, name, statements) of `migrations/NNNN_name.sql`, in order: the schema, declared."""
+    found = []
+    for path in sorted((SQL_FOLDER / "migrations").glob("*.sql")):
+        version, _, name = path.stem.partition("_")
+        found.append((int(version), name, path.read_text(encoding="utf-8")))
+    return tuple(found)
+
+
+def migrate(con) -> list[int]:
+    """Apply the migrations this file has not had yet, each in its own transaction, and record them.
+    Every one is written to be safe on a warehouse made before migrations were recorded. Returns the
+    versions applied."""
+    con.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, name VARCHAR, "
+                "applied_at TIMESTAMP DEFAULT current_timestamp)")
+    applied = {row[0] for row in con.execute(f"SELECT version FROM {MIGRATIONS_TABLE}").fetchall()}
+    done = []
+    for version, name, statements in migrations():
+        if version in applied:
+            continue
+        con.execute("BEGIN")
+        try:
+            con.execute(statements)
+            con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (version, name) VALUES (?, ?)", [version, name])
+            con.execute("COMMIT")
+        except Exception:
+            con.execute("ROLLBACK")
+            raise
+        done.append(version)
+    return done
 
 
 class WarehouseLocked(AdriError, RuntimeError):
     """Another process holds the writer's file; the message says what to do."""
+
+
+class WarehouseSchemaError(AdriError, RuntimeError):
+    """Rows for a column the migrations do not declare."""
 
 
 @contextmanager
@@ -154,8 +125,7 @@ class Warehouse:
         try:
             with interrupts_given_back():
                 if self._schema_ready != self._file_identity():
-                    con.execute(SCHEMA)
-                    con.execute(MIGRATIONS)
+                    migrate(con)
                     self._schema_ready = self._file_identity()
                 yield con
         finally:
@@ -166,26 +136,34 @@ class Warehouse:
         con.execute("BEGIN")
         try:
             con.execute(f"DELETE FROM {table}" + (f" WHERE {where}" if where else ""), list(params))
-            if frame.height:
-                columns = ", ".join(frame.columns)
-                con.register("_batch", frame)
-                con.execute(f"INSERT INTO {table} ({columns}) SELECT {columns} FROM _batch")
-                con.unregister("_batch")
+            self._insert(con, table, frame)
             con.execute("COMMIT")
         except Exception:
             con.execute("ROLLBACK")
             raise
 
     def upsert(self, con, table: str, frame: pl.DataFrame) -> None:
-        if frame.height:
-            columns = ", ".join(frame.columns)
-            con.register("_batch", frame)
-            con.execute(f"INSERT OR REPLACE INTO {table} ({columns}) SELECT {columns} FROM _batch")
-            con.unregister("_batch")
+        self._insert(con, table, frame, "INSERT OR REPLACE")
 
-    def query(self, sql: str, params=()) -> pl.DataFrame:
+    @staticmethod
+    def _insert(con, table: str, frame: pl.DataFrame, verb: str = "INSERT") -> None:
+        """`frame`'s columns into the declared `table`, by name; a column the migrations do not declare
+        is refused naming it (tables are declared in migrations/, never inferred from a frame)."""
+        if not frame.height:
+            return
+        declared = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
+        if undeclared := [c for c in frame.columns if c not in declared]:
+            raise WarehouseSchemaError(f"table {table} has no column(s) {undeclared}: declare them in a new "
+                                       f"migration ({SQL_FOLDER / 'migrations'})")
+        columns = ", ".join(f'"{c}"' for c in frame.columns)
+        con.register("_batch", frame)  # replaced by the next batch if this insert fails
+        con.execute(f"{verb} INTO {table} ({columns}) SELECT {columns} FROM _batch")
+        con.unregister("_batch")
+
+    def query(self, statement: str, params=()) -> pl.DataFrame:
+        """Rows of a statement (usually `sql(name)`); params a list for ?, a dict for $name."""
         with self.connect() as con:
-            return con.sql(sql, params=list(params)).pl()
+            return con.sql(statement, params=params if isinstance(params, dict) else list(params)).pl()
 
     def publish_snapshot(self) -> Path:
         """Copy the warehouse to a temporary file and rename it over the snapshot atomically; temporary
@@ -238,10 +216,7 @@ def store_corpus(warehouse: Warehouse, corpus, replace: bool = False) -> list[st
     replaced."""
     with warehouse.connect() as con:
         con.register("_incoming", corpus.documents)
-        clashes = con.execute(
-            """SELECT i.doc_id, d.source, d.line, i.source, i.line FROM _incoming i JOIN documents d USING (doc_id)
-               WHERE d.title IS DISTINCT FROM i.title OR d.abstract IS DISTINCT FROM i.abstract
-               ORDER BY i.line""").fetchall()
+        clashes = con.execute(sql("document_clashes")).fetchall()
         con.unregister("_incoming")
         if clashes and not replace:
             doc_id, old_source, old_line, new_source, new_line = clashes[0]
@@ -257,8 +232,8 @@ def store_corpus(warehouse: Warehouse, corpus, replace: bool = False) -> list[st
 def read_documents(warehouse: Warehouse, doc_ids: list[str] | None = None) -> pl.DataFrame:
     """Stored documents, all of them or the given ids in their order (unknown ids left out)."""
     if doc_ids is None:
-        return warehouse.query("SELECT * FROM documents ORDER BY source, line")
-    frame = warehouse.query("SELECT * FROM documents WHERE list_contains(?, doc_id)", [doc_ids])
+        return warehouse.query(sql("documents"))
+    frame = warehouse.query(sql("documents_by_id"), {"doc_ids": doc_ids})
     order = pl.DataFrame({"doc_id": doc_ids, "_order": range(len(doc_ids))},
                          schema={"doc_id": pl.String, "_order": pl.Int64})
     return frame.join(order, on="doc_id").sort("_order").drop("_order")
@@ -278,14 +253,10 @@ def store_results(warehouse: Warehouse, values: pl.DataFrame, documents: pl.Data
 
 def read_results(warehouse: Warehouse, model: str, codebook_hash: str) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """(values, documents, documents in the warehouse without an answer) for one (model, codebook)."""
-    params = [model, codebook_hash]
-    values = warehouse.query("SELECT * FROM classification_values WHERE model = ? AND codebook_hash = ? "
-                             "ORDER BY doc_id, variable", params)
-    documents = warehouse.query("SELECT * FROM classification_documents WHERE model = ? AND codebook_hash = ? "
-                                "ORDER BY doc_id", params)
-    pending = warehouse.query(
-        "SELECT count(*) AS n FROM documents WHERE doc_id NOT IN (SELECT doc_id FROM classification_documents "
-        "WHERE model = ? AND codebook_hash = ?)", params)["n"][0]
+    params = {"model": model, "codebook_hash": codebook_hash}
+    values = warehouse.query(sql("result_values"), params)
+    documents = warehouse.query(sql("result_documents"), params)
+    pending = warehouse.query(sql("pending_documents"), params)["n"][0]
     return values, documents, int(pending)
 
 
@@ -299,11 +270,10 @@ def store_failures(warehouse: Warehouse, answered: list[str], failed: list[tuple
                    signature: str, run_id: str) -> None:
     """Documents with no answer that follows the codebook, with the reason; answered ones leave the list."""
     with warehouse.connect() as con:
-        con.execute("DELETE FROM classification_failures WHERE model = ? AND signature = ? AND list_contains(?, doc_id)",
-                    [model, signature, answered + [doc_id for doc_id, _ in failed]])
+        con.execute(sql("failures_forget"), {"model": model, "signature": signature,
+                                             "doc_ids": answered + [doc_id for doc_id, _ in failed]})
         if failed:
-            con.executemany("INSERT INTO classification_failures (doc_id, model, signature, reason, run_id) "
-                            "VALUES (?, ?, ?, ?, ?)",
+            con.executemany(sql("failures_insert"),
                             [(doc_id, model, signature, reason, run_id) for doc_id, reason in dict(failed).items()])
 
 
@@ -315,7 +285,7 @@ def record_run(warehouse: Warehouse, run: dict) -> None:
 
 def last_run(warehouse: Warehouse) -> dict | None:
     """The latest classification run that resolved a backend: downstream assets use its model."""
-    frame = warehouse.query("SELECT * FROM classification_runs ORDER BY started_at DESC, finished_at DESC LIMIT 1")
+    frame = warehouse.query(sql("last_run"))
     return frame.row(0, named=True) if frame.height else None
 
 
@@ -349,18 +319,15 @@ def store_mirror_evaluations(warehouse: Warehouse, log: str, rows: pl.DataFrame)
 
 def result_sets(warehouse: Warehouse) -> list[dict]:
     """Each (model, codebook) the warehouse holds results for, with its document count."""
-    return warehouse.query(
-        "SELECT model, codebook_hash, any_value(codebook_version) AS codebook_version, count(DISTINCT doc_id) AS documents "
-        "FROM classification_values GROUP BY ALL ORDER BY model, codebook_hash").to_dicts()
+    return warehouse.query(sql("result_sets")).to_dicts()
 
 
 def read_figures(warehouse: Warehouse, model: str, codebook_hash: str) -> pl.DataFrame:
-    return warehouse.query("SELECT * FROM classification_figures WHERE model = ? AND codebook_hash = ? "
-                           "ORDER BY variable = '*' DESC, variable", [model, codebook_hash])
+    return warehouse.query(sql("figures"), {"model": model, "codebook_hash": codebook_hash})
 
 
 def read_mirror_evaluations(warehouse: Warehouse) -> pl.DataFrame:
-    return warehouse.query("SELECT * FROM mirror_evaluations ORDER BY log, decision_point")
+    return warehouse.query(sql("mirror_evaluations"))
 
 
 # -- ledger (cache.py decides what goes in; this is how) ----------------------------------------
@@ -416,44 +383,44 @@ def store_vectors(warehouse: Warehouse, rows: list[tuple]) -> None:
                             f"VALUES ({', '.join('?' for _ in VECTOR_COLUMNS)})", rows)
 
 
+def publish_results_wide(warehouse: Warehouse, variables: list[str]) -> None:
+    """(Re)create the `results_wide` view with one column per variable of the codebook in use."""
+    literals = ", ".join("'" + name.replace("'", "''") + "'" for name in variables)
+    with warehouse.connect() as con:
+        con.execute(sql("results_wide").replace("{variables}", literals))
+
+
 def read_values(warehouse: Warehouse, codebook_hash: str) -> pl.DataFrame:
     """Every model's `classification_values` for one codebook."""
-    return warehouse.query("SELECT * FROM classification_values WHERE codebook_hash = ?", [codebook_hash])
+    return warehouse.query(sql("values_for_codebook"), {"codebook_hash": codebook_hash})
 
 
 def evidence_audit_shares(warehouse: Warehouse, codebook_hash: str) -> pl.DataFrame:
-    """Share of literal / approximate / absent / waived evidence per (model, codebook, variable)."""
-    return warehouse.query(
-        """SELECT model, codebook_hash, variable, count(*) AS answers,
-                  round(100 * avg((audit_status = 'literal')::INT), 1) AS literal_pct,
-                  round(100 * avg((audit_status = 'approximate')::INT), 1) AS approximate_pct,
-                  round(100 * avg((audit_status = 'absent')::INT), 1) AS absent_pct,
-                  round(100 * avg((audit_status = 'waived')::INT), 1) AS waived_pct
-           FROM classification_values WHERE codebook_hash = ? GROUP BY ALL ORDER BY ALL""", [codebook_hash])
+    """Literal / approximate / absent shares among quoted answers (ADR 0011's definition, the one
+    `classification_figures` uses) and waived answers counted apart, per (model, codebook, variable)."""
+    return warehouse.query(sql("evidence_audit_shares"), {"codebook_hash": codebook_hash})
+
+
+def exclusions(warehouse: Warehouse, model: str, signature: str) -> dict[str, int]:
+    """{no_abstract, failed}: documents findings leave out, and why."""
+    return warehouse.query(sql("exclusions"), {"model": model, "signature": signature}).row(0, named=True)
 
 
 def coverage_totals(warehouse: Warehouse) -> tuple[int, int]:
     """(documents included, rows read) over every corpus file loaded."""
-    row = warehouse.query("SELECT coalesce(sum(included), 0)::BIGINT AS inc, coalesce(sum(rows), 0)::BIGINT AS total "
-                          "FROM coverage").row(0)
+    row = warehouse.query(sql("coverage_totals")).row(0)
     return int(row[0]), int(row[1])
 
 
 # -- content-hash IO manager and routing tables --------------------------------------------------
 
-VERSIONS_TABLE = "asset_content_hashes"
-
-
 def store_versioned_table(warehouse: Warehouse, table: str, frame: pl.DataFrame, digest: str) -> bool:
-    """Rewrite `table` only when its content hash changed; returns whether it was rewritten."""
+    """Rewrite the declared `table` only when its content hash changed; returns whether it was rewritten."""
     with warehouse.connect() as con:
-        con.execute(f"CREATE TABLE IF NOT EXISTS {VERSIONS_TABLE} (asset VARCHAR PRIMARY KEY, content_hash VARCHAR)")
-        if con.execute(f"SELECT content_hash FROM {VERSIONS_TABLE} WHERE asset = ?", [table]).fetchall() == [(digest,)]:
+        if con.execute(sql("content_hash"), {"asset": table}).fetchall() == [(digest,)]:
             return False
-        con.register("_frame", frame)
-        con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM _frame")
-        con.unregister("_frame")
-        con.execute(f"INSERT OR REPLACE INTO {VERSIONS_TABLE} VALUES (?, ?)", [table, digest])
+        warehouse.replace_rows(con, table, frame)
+        con.execute(sql("content_hash_record"), {"asset": table, "content_hash": digest})
         return True
 
 
@@ -465,11 +432,4 @@ def store_routing_tables(warehouse: Warehouse, dataset: str, frames: dict[str, p
     """routing_examples / routing_predictions / routing_metrics: this dataset's rows replaced."""
     with warehouse.connect() as con:
         for table, frame in frames.items():
-            con.register("frame", frame)
-            con.execute(f"CREATE TABLE IF NOT EXISTS {table} AS SELECT * FROM frame LIMIT 0")
-            existing = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
-            for name, dtype, *_ in con.execute("DESCRIBE SELECT * FROM frame").fetchall():
-                if name not in existing:  # a column added since the table was created: migrate it
-                    con.execute(f'ALTER TABLE {table} ADD COLUMN "{name}" {dtype}')
-            con.unregister("frame")
             warehouse.replace_rows(con, table, frame, "dataset = ?", [dataset])

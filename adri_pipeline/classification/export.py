@@ -1,0 +1,61 @@
+"""Results the way analysts work: one row per document, one column per variable (the value's label),
+with the document's metadata; optionally each answer's evidence, audit status, field and offsets.
+The warehouse's `results_wide` view is the same table for analysts in DuckDB."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+
+from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.errors import AdriError
+
+FORMATS = ("csv", "parquet", "xlsx")
+METADATA = ("doc_id", "title", "year", "source", "doi")
+EVIDENCE = {"evidencia": "evidencia", "audit_status": "audit", "evidence_field": "field",
+            "evidence_start": "start", "evidence_end": "end"}
+
+
+class ExportError(AdriError, ValueError):
+    """The message names the output file or the format."""
+
+
+def wide(values: pl.DataFrame, documents: pl.DataFrame, codebook: Codebook, evidence: bool = False) -> pl.DataFrame:
+    """One row per answered document, in the corpus's order; columns: metadata, then per variable
+    its label (and with `evidence`: `<variable>_evidencia`, `_audit`, `_field`, `_start`, `_end`)."""
+    columns = ["label", *EVIDENCE] if evidence else ["label"]
+    per_variable = []
+    for name in codebook.variables:
+        mine = values.filter(pl.col("variable") == name).select(
+            "doc_id", pl.col("label").alias(name),
+            *[pl.col(column).alias(f"{name}_{suffix}") for column, suffix in EVIDENCE.items() if column in columns])
+        per_variable.append(mine)
+    frame = documents.select(*METADATA).with_columns(pl.col("year").cast(pl.String))
+    frame = frame.filter(pl.col("doc_id").is_in(values["doc_id"].unique().to_list()))
+    for mine in per_variable:
+        frame = frame.join(mine, on="doc_id", how="left", maintain_order="left")
+    return frame
+
+
+def write(frame: pl.DataFrame, fmt: str, path: Path) -> Path:
+    """`frame` to `path` in `fmt`, written to a temporary file first so a failed write leaves any earlier
+    export intact."""
+    if fmt not in FORMATS:
+        raise ExportError(f"format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise ExportError(f"{path}: folder {path.parent} does not exist")
+    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        if fmt == "csv":
+            frame.write_csv(temporary)
+        elif fmt == "parquet":
+            frame.write_parquet(temporary)
+        else:
+            frame.write_excel(temporary, worksheet="results", autofit=True)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,1 @@
+SELECT content_hash FROM asset_content_hashes WHERE asset = $asset

@@ -1,0 +1,1 @@
+INSERT OR REPLACE INTO asset_content_hashes VALUES ($asset, $content_hash)

@@ -1,0 +1,1 @@
+SELECT * FROM documents ORDER BY source, line

@@ -1,0 +1,1 @@
+SELECT * FROM documents WHERE list_contains($doc_ids, doc_id)

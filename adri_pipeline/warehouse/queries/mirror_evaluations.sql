@@ -1,0 +1,1 @@
+SELECT * FROM mirror_evaluations ORDER BY log, decision_point

@@ -1,0 +1,1 @@
+SELECT * FROM classification_values WHERE codebook_hash = $codebook_hash

