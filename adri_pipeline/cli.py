@@ -48,7 +48,8 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
         "excluded_no_abstract": int(corpus.coverage["excluded_no_abstract"].sum()),
         "selected": report.documents, "cached": report.cached, "classified_now": report.classified,
         "model_calls": report.model_calls, "requests": report.requests, "failed": len(report.failed),
-        "wall_seconds": round(run.wall_seconds, 2), "results": run.figures,
+        "wall_seconds": round(run.wall_seconds, 2), "publishing_seconds": round(run.publishing_seconds, 2),
+        "results": run.figures,
         "warehouse": str(settings.warehouse), "snapshot": str(run.snapshot), "all_failed": report.all_failed,
     }
     if report.stopped:
@@ -80,7 +81,7 @@ def _print_summary(summary: dict) -> None:
           f"no abstract); selected {summary['selected']}, cached {summary['cached']}, classified now "
           f"{summary['classified_now']}, failed {summary['failed']}, model calls {summary['model_calls']} "
           f"({summary['requests']} requests sent), "
-          f"{summary['wall_seconds']} s")
+          f"{summary['wall_seconds']} s (republishing results and snapshot {summary['publishing_seconds']} s)")
     print("\n".join(figures_lines(summary.get("results", {}))))
     for key in ("estimate", "stopped", "failed_documents", "replaced_documents"):
         if key in summary:

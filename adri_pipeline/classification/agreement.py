@@ -14,7 +14,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-from sklearn.metrics import cohen_kappa_score
 
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.errors import AdriError
@@ -39,6 +38,28 @@ def canonical(value) -> str:
     return "|".join(parts)
 
 
+def _malformed_line(path: Path) -> str:
+    """Where a CSV polars refused goes wrong: the line a bad record starts on, and why ("" if the
+    standard reader finds nothing wrong)."""
+    import csv
+
+    start = 1
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.reader(f, strict=True)
+            header = next(reader, [])
+            start = reader.line_num + 1
+            for row in reader:
+                if len(row) != len(header):
+                    return f"line {start}: {len(row)} fields where the header has {len(header)}"
+                start = reader.line_num + 1
+    except csv.Error as exc:
+        return f"line {start}: {exc} (a quoted field not closed?)"
+    except UnicodeDecodeError as exc:
+        return f"byte {exc.start}: not UTF-8"
+    return ""
+
+
 def load_coder_labels(path: str | Path, codebook: Codebook) -> pl.DataFrame:
     """(doc_id, variable, value, evidencia) with values in canonical spelling (evidencia empty when the
     file has none); errors name the file and line."""
@@ -48,7 +69,8 @@ def load_coder_labels(path: str | Path, codebook: Codebook) -> pl.DataFrame:
     try:
         frame = pl.read_csv(path, infer_schema_length=0)
     except (pl.exceptions.PolarsError, UnicodeDecodeError) as exc:
-        raise CoderFileError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
+        where = _malformed_line(path)
+        raise CoderFileError(f"{path}: {where or 'not a readable CSV'} ({str(exc).splitlines()[0]})") from None
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
         raise CoderFileError(f"{path}: missing column(s) {missing} (need {', '.join(REQUIRED_COLUMNS)})")
@@ -83,6 +105,8 @@ def jaccard(first: str, second: str) -> float:
 def _kappa(human: list[str], predicted: list[str]) -> float:
     if len(set(human) | set(predicted)) < 2:
         return 1.0  # both always gave the same single answer
+    from sklearn.metrics import cohen_kappa_score  # imported when measured: `adri classify` starts without it
+
     return float(cohen_kappa_score(human, predicted))
 
 

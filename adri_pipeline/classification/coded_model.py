@@ -31,6 +31,7 @@ from sklearn.model_selection import GroupKFold
 
 from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codebook
 from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline.progress import steps
 
 TRAINING_VERSION = "2026-11-30.3"  # bump when fitting or answering changes: it is part of every cache key
 NO_INFORMATION = "nao_informado"
@@ -234,7 +235,8 @@ def cross_validate(coded: list[CodedDocument], codebook: Codebook, params: Train
         raise ValueError(f"cross-validation needs at least {folds} coded documents, got {len(coded)}")
     groups = [d.doc_id for d in coded]
     predictions = []
-    for train, test in GroupKFold(n_splits=folds).split(coded, groups=groups):
+    for train, test in steps(GroupKFold(n_splits=folds).split(coded, groups=groups), "cross-validating",
+                             total=folds, unit="fold"):
         training = [coded[i] for i in train]
         fitted = fit(training, codebook, params, digest="cross-validation")
         seen = frozenset(d.doc_id for d in training)

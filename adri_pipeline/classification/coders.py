@@ -46,6 +46,7 @@ from adri_pipeline.classification.coded_model import (
 )
 from adri_pipeline.classification.corpus import Document, as_documents, read_corpus
 from adri_pipeline.config import Settings
+from adri_pipeline.progress import steps
 from adri_pipeline.warehouse import Warehouse, read_documents, read_values, read_vectors, store_vectors
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,9 @@ def document_vectors(warehouse: Warehouse, documents: list[Document]) -> list[Do
     keys = [vector_key(d) for d in documents]
     cached = {row[0]: row for row in read_vectors(warehouse, keys, encoder)}
     pending = []
-    for done, (document, key) in enumerate(zip(documents, keys), start=1):
+    missing = sum(key not in cached for key in keys)
+    for done, (document, key) in enumerate(steps(zip(documents, keys), f"embedding ({missing} not cached)",
+                                                 total=len(keys), unit="doc"), start=1):
         if key in cached:
             continue
         vectors = embed_document(document)

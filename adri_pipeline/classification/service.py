@@ -22,7 +22,6 @@ import polars as pl
 from adri_pipeline import faults
 from adri_pipeline.classification.backends import select_backend
 from adri_pipeline.classification.codebook import Codebook, load_codebook
-from adri_pipeline.classification.coders import embedded_backend
 from adri_pipeline.classification.corpus import Corpus, read_corpus
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
@@ -78,13 +77,21 @@ class ClassificationRun:
     figures: dict
     snapshot: Path
     wall_seconds: float
+    publishing_seconds: float = 0.0  # rebuilding results and republishing the snapshot, during and after
     replaced_documents: list[str] = field(default_factory=list)
+
+
+def _embedded_backend(settings: Settings):
+    """Imported when chosen: scikit-learn and the encoder stay out of a served model's start-up."""
+    from adri_pipeline.classification.coders import embedded_backend
+
+    return embedded_backend(settings)
 
 
 def resolve_backend(settings: Settings, allow_fallback: bool = False):
     """The backend a run uses, chosen once; the embedded one is trained on the coder file when one is
     configured (ADRI_CODERS), else zero-shot."""
-    return select_backend(settings, allow_fallback=allow_fallback, embedded=lambda: embedded_backend(settings))
+    return select_backend(settings, allow_fallback=allow_fallback, embedded=lambda: _embedded_backend(settings))
 
 
 def new_documents(settings: Settings, known: set[str]) -> tuple[list[str], list[str]]:
@@ -166,18 +173,30 @@ def check_quality(settings: Settings) -> Quality:
 
 
 class _Checkpoints:
-    """Due every `every` documents or `minutes` minutes, whichever comes first."""
+    """When to republish results and the snapshot during a run: after `every` documents or `minutes`
+    minutes, whichever comes first — but never sooner than 19 times the last republishing took, so
+    republishing stays under 5 % of a run at any size (copying a growing warehouse would otherwise
+    make a long run quadratic)."""
+
+    SHARE = 0.05
 
     def __init__(self, every: int, minutes: float):
         self.every, self.seconds = every, minutes * 60
-        self.since, self.last = 0, time.monotonic()
+        self.since, self.last, self.cost = 0, time.monotonic(), 0.0
+        self.spent = 0.0  # seconds spent republishing in this run
 
     def due(self) -> bool:
         self.since += 1
-        if self.since >= self.every or time.monotonic() - self.last >= self.seconds:
-            self.since, self.last = 0, time.monotonic()
-            return True
-        return False
+        waited = time.monotonic() - self.last
+        if waited < self.cost * (1 - self.SHARE) / self.SHARE:
+            return False
+        return self.since >= self.every or waited >= self.seconds
+
+    def done(self, started: float) -> None:
+        """Record a republishing that began at `started` (time.monotonic())."""
+        self.cost = time.monotonic() - started
+        self.spent += self.cost
+        self.since, self.last = 0, time.monotonic()
 
 
 def classify_documents(
@@ -207,16 +226,21 @@ def classify_documents(
     log.info("classification run %s: %s (digest %s), codebook %s", run_id[:8], model.model,
                 model.digest[:19] or "-", codebook.content_hash[:12])
     touched: list[str] = []
+    unpublished: list[str] = []  # answered since the last republishing: only their rows are rebuilt
     checkpoints = _Checkpoints(settings.results_every_documents, settings.results_every_minutes)
 
     def on_document(outcome, total):
         if outcome.valid:
             touched.append(outcome.document.doc_id)
+            unpublished.append(outcome.document.doc_id)
         if progress:
             progress(outcome, total)
-        if checkpoints.due() and touched:
-            refresh_results(warehouse, codebook, model, touched)
+        if checkpoints.due() and unpublished:
+            begun = time.monotonic()
+            refresh_results(warehouse, codebook, model, list(unpublished))
+            unpublished.clear()
             warehouse.publish_snapshot()
+            checkpoints.done(begun)
 
     report = None
     try:
@@ -224,6 +248,7 @@ def classify_documents(
                                  concurrency=settings.concurrency, progress=on_document)
     finally:
         faults.point("before_results")
+        begun = time.monotonic()
         figures = refresh_results(warehouse, codebook, model, report.answered if report else touched)
         if report is not None:
             store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
@@ -239,7 +264,9 @@ def classify_documents(
             "stopped": report.stopped if report else "error", "figures": json.dumps(figures, default=float),
         })
         snapshot = warehouse.publish_snapshot()
-    return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started)
+        checkpoints.done(begun)
+    return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started,
+                             publishing_seconds=checkpoints.spent)
 
 
 def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int | None = None,

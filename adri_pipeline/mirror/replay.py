@@ -33,6 +33,7 @@ from adri_pipeline.config import SHARED_DATA
 from adri_pipeline.jev.contract import CONTRACT
 from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig
 from adri_pipeline.mirror.shadow_log import ShadowLog
+from adri_pipeline.progress import steps
 
 SHARED_MIRROR = SHARED_DATA / "mirror"
 
@@ -254,7 +255,7 @@ def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirro
     gate = Gate(GateConfig(points={name: point}, queue_size=len(cases) + 1, shadow_workers=1),
                 {name: rule}, {name: mirror}, _TruthLog(log, truths))
     truths.update({gate.state_hash(name, c.state): c.truth for c in cases})
-    returned = [gate.decide(name, c.state).answer for c in cases]
+    returned = [gate.decide(name, c.state).answer for c in steps(cases, f"replaying {name}", unit="case")]
     gate.drain(timeout_s=24 * 3600)  # a replay waits for every shadow sample
     gate.close()
     return {"decisions": len(cases), "returned_rule_answers": sum(a == rule(c.state) for a, c in zip(returned, cases)),

@@ -20,6 +20,7 @@ from adri_pipeline.jev.contract import RoutingConfigError, usable_answers, valid
 from adri_pipeline.jev.examples import CanonicalExample, length_bucket
 from adri_pipeline.jev.serialize import SERIALIZER_VERSION, to_request
 from adri_pipeline.models.select import is_served_model
+from adri_pipeline.progress import steps
 from adri_pipeline.routing.builders import (
     build_dataset,
     clinc_descriptions,
@@ -144,13 +145,19 @@ def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bo
                    check_frozen(dataset_name(config.dataset), test, raise_on_change=raise_on_change, **kwargs))
 
 
-def with_external_test(fitted_on: Dataset, external: list[CanonicalExample]) -> Dataset:
-    """Fit and calibrate on a dataset's dev/calibration splits; every external example is test."""
+def with_external_test(fitted_on: Dataset, external: list[CanonicalExample],
+                       where: dict[str, str] | None = None) -> Dataset:
+    """Fit and calibrate on a dataset's dev/calibration splits; every external example is test. An
+    external example that shares its id or its group (conversation) with the fit data is refused,
+    naming the file and line it was read from (`where`, from `located_canonical`)."""
     kept = [e for e in fitted_on.examples if fitted_on.split_of[e.id] != "test"]
-    shared = {e.id for e in kept} & {e.id for e in external} or {e.group_id for e in kept} & {e.group_id for e in external}
-    if shared:
-        raise RoutingConfigError(f"the external test file shares ids or group_ids with the data it is fitted on "
-                                 f"(e.g. {sorted(shared)[0]!r}): that would test on training examples")
+    ids, groups = {e.id for e in kept}, {e.group_id for e in kept}
+    clash = next((e for e in external if e.id in ids or e.group_id in groups), None)
+    if clash is not None:
+        shared = f"id {clash.id!r}" if clash.id in ids else f"group_id {clash.group_id!r}"
+        place = (where or {}).get(clash.id, f"example {clash.id!r}")
+        raise RoutingConfigError(f"{place}: {shared} is also in the data the candidates are fitted on "
+                                 "(its dev or calibration split): that would test on training conversations")
     split_of = {e.id: fitted_on.split_of[e.id] for e in kept} | {e.id: "test" for e in external}
     return Dataset(kept + external, split_of, split_hash(external))
 
@@ -212,7 +219,8 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
                                [e.task for e in calibration])
     thresholds = {}
     for task in sorted({e.task for e in calibration}):
-        rows = [_decisions(e, calibrated.respond(to_request(e), e.task)[0]) for e in calibration if e.task == task]
+        rows = [_decisions(e, calibrated.respond(to_request(e), e.task)[0])
+                for e in steps([e for e in calibration if e.task == task], f"{name}: calibrating {task}", unit="ex")]
         thresholds[task] = _choose_threshold([r["correct"] for r in rows], [r["confidence"] for r in rows],
                                              config.target_selective_accuracy)
 
@@ -220,8 +228,10 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     rows, latencies, discarded = [], [], 0
     latency_by_example: dict[str, list[float]] = {}
     encoder = getattr(candidate, "encoder", None)
+    bar = steps(None, f"{name}: test examples x {config.runs} runs", total=config.runs * len(test), unit="ex")
     for run in range(config.runs):
         for position, example in enumerate(test):
+            bar.update(1)
             request = to_request(example)
             response, seconds = calibrated.respond(request, example.task)
             if run == 0 and encoder is not None:
@@ -237,6 +247,7 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
             if run > 0 or position >= config.warmup:
                 latencies.append(seconds)
                 latency_by_example.setdefault(example.id, []).append(seconds)
+    bar.close()
     rss_mb = (process.memory_info().rss - rss_before) / 2**20
     predictions = pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate"))
     return CandidateRun(name, predictions, thresholds, calibrated.temperature, load_seconds, fit_seconds,

@@ -331,13 +331,17 @@ class CanonicalFileError(AdriError, ValueError):
 
 def load_canonical(path: Path) -> list[CanonicalExample]:
     """Every example of a JSON-lines file (or of every .jsonl file in a folder), each line checked."""
-    from pydantic import ValidationError
+    return located_canonical(path)[0]
 
+
+def located_canonical(path: Path) -> tuple[list[CanonicalExample], dict[str, str]]:
+    """(examples, where each example id was read: "<file>: line N"), each line checked."""
+    from pydantic import ValidationError
 
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     if not files or not all(f.is_file() for f in files):
         raise CanonicalFileError(f"{path}: no canonical JSON-lines file here")
-    examples, seen = [], {}
+    examples, seen, where = [], {}, {}
     for file in files:
         for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
@@ -353,9 +357,10 @@ def load_canonical(path: Path) -> list[CanonicalExample]:
                 raise CanonicalFileError(f"{file}: line {number}: id {example.id!r} repeats line {seen[example.id]}")
             seen[example.id] = number
             examples.append(example)
+            where[example.id] = f"{file}: line {number}"
     if not examples:
         raise CanonicalFileError(f"{path}: no examples")
-    return examples
+    return examples, where
 
 
 def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int = 13,

@@ -27,6 +27,7 @@ from sklearn.model_selection import GroupKFold
 from adri_pipeline.jev.contract import CONTRACT, RoutingConfigError
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
+from adri_pipeline.progress import steps
 
 Logits = dict[str, dict[str, float]]  # question -> option -> logit
 SESSION_OPTIONS = ("continuar_agente_ativo", "iniciar_novo_agente", "desambiguar")
@@ -492,7 +493,8 @@ class Calibrated:
         from scipy.optimize import minimize_scalar
 
         by_task: dict[str, list[tuple[dict, str]]] = {}
-        for request, gold, task in zip(requests, golds, tasks):
+        for request, gold, task in steps(list(zip(requests, golds, tasks)), f"{self.name}: calibration answers",
+                                         unit="ex"):
             for name, logits in self.candidate.logits(request).items():
                 target = gold if task != "D4" else ("sim" if name in gold else "nao")
                 by_task.setdefault(task, []).append((logits, target))

@@ -29,6 +29,18 @@ def test_unknown_variable_in_coder_file_names_the_line(tmp_path, pilot):
         load_coder_labels(coders, pilot)
 
 
+@pytest.mark.parametrize("bad_line, message", [
+    ('sample-002,abordagem,"teorica', r"line 3: unexpected end of data"),
+    ("sample-002,abordagem,mista,extra", r"line 3: 4 fields where the header has 3"),
+])
+def test_a_malformed_line_is_named_by_its_number(tmp_path, pilot, bad_line, message):
+    """Failed before: polars' parse error was reported with no line number."""
+    path = tmp_path / "codes.csv"
+    path.write_text(f"doc_id,variable,value\nsample-001,abordagem,qualitativa\n{bad_line}\nsample-004,abordagem,mista\n")
+    with pytest.raises(CoderFileError, match=rf"codes\.csv: {message}"):
+        load_coder_labels(path, pilot)
+
+
 def test_a_period_written_as_text_loads_and_is_compared_as_informed_or_not(tmp_path, pilot):
     # failed before: the coder file's periodo had to be one of the codebook's values ("nao_informado")
     coders = tmp_path / "coders.csv"

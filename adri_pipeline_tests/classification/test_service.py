@@ -133,8 +133,30 @@ def test_partial_results_and_snapshot_are_republished_during_the_run(ollama_stub
                 seen_in_snapshot.append(con.execute(
                     "SELECT count(DISTINCT doc_id) FROM classification_documents").fetchall()[0][0])
 
-    classify_corpus_file(settings, progress=progress)
-    assert 5 in seen_in_snapshot and 10 in seen_in_snapshot  # before the run ended
+    run, _ = classify_corpus_file(settings, progress=progress)
+    assert 5 in seen_in_snapshot  # before the run ended; later ones wait (the next test)
+    assert 0 < run.publishing_seconds < run.wall_seconds
+
+
+def test_republishing_waits_so_that_it_stays_under_five_percent_of_the_run(monkeypatch):
+    """Failed before: results and the whole warehouse were republished every 50 documents however long
+    that took, so a fast backend spent most of a long run copying (4,000 documents 118 s, 16,000 1,232 s)."""
+    from adri_pipeline.classification import service
+
+    clock = [0.0]
+    monkeypatch.setattr(service.time, "monotonic", lambda: clock[0])
+    checkpoints = service._Checkpoints(every=5, minutes=5)
+    due_at = []
+    for document in range(1, 4000):
+        clock[0] += 0.1  # a document every 0.1 s
+        if checkpoints.due():
+            due_at.append(document)
+            begun = clock[0]
+            clock[0] += 2.0  # republishing a big warehouse takes 2 s
+            checkpoints.done(begun)
+    assert due_at[0] == 5  # the first as soon as `every` documents are in
+    assert all(b - a >= 380 for a, b in zip(due_at, due_at[1:]))  # then >= 38 s (19 x 2 s) of work apart
+    assert (checkpoints.spent - 2.0) / clock[0] <= 0.05  # all but the first, whose cost nobody knew
 
 
 def test_a_run_stopped_midway_has_what_it_did_in_the_results_and_the_snapshot(ollama_stub, tmp_path):

@@ -157,17 +157,28 @@ def chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def test_the_pages_work_in_headless_chromium(two_models, tmp_path):
+def chromium_or_skip():
+    """(playwright.sync_api, Debian's chromium) or a skip saying what is missing."""
     playwright = pytest.importorskip("playwright.sync_api")
     browser_path = chromium()
     if not browser_path:
         pytest.skip("Debian package chromium not installed (.ci/run installs it)")
+    return playwright, browser_path
+
+
+def launch(playwright, browser_path: str):
+    """Debian's Chromium, headless, with nothing reaching out to the network."""
+    return playwright.chromium.launch(executable_path=browser_path, args=[
+        "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--no-first-run", "--disable-sync"])
+
+
+def test_the_pages_work_in_headless_chromium(two_models, tmp_path):
+    playwright, browser_path = chromium_or_skip()
     _, _, site = two_models
     documents = [p for p in site.pages if p.name.startswith("documents-ollama")][0]
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run", "--disable-sync"])
+        browser = launch(p, browser_path)
         view = browser.new_page()
         view.goto(site.index.as_uri())
         assert view.locator("a[href^='documents-']").count() == 2
@@ -211,16 +222,11 @@ def test_no_page_speaks_of_internal_documents_by_nickname(two_models):
 
 def test_the_findings_page_draws_the_counts_the_warehouse_holds_in_chromium(two_models, tmp_path):
     """The chart's bars carry the documents per value; in a real browser they add up to a by-hand SQL count."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    browser_path = chromium()
-    if not browser_path:
-        pytest.skip("Debian package chromium not installed (.ci/run installs it)")
+    playwright, browser_path = chromium_or_skip()
     settings, _, site = two_models
     findings_page = site.index.parent / "findings.html"
     with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--no-first-run", "--disable-sync"])
+        browser = launch(p, browser_path)
         view = browser.new_page(viewport={"width": 1280, "height": 900})
         view.goto(findings_page.as_uri())
         drawn = view.evaluate("""() => Object.fromEntries([...document.querySelectorAll('section.variable')].map(

@@ -8,7 +8,7 @@ import pytest
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.routing.benchmark import RunConfig, build, with_external_test
-from adri_pipeline.routing.builders import D2_QUESTION, CanonicalFileError, load_canonical
+from adri_pipeline.routing.builders import D2_QUESTION, CanonicalFileError, load_canonical, located_canonical
 
 OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_sessao:listas": "voltar às listas",
            "iniciar_novo_agente": "outro assunto", "desambiguar": "perguntar ao usuário"}
@@ -91,8 +91,12 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     agreement = metrics["annotator_agreement"]
     assert agreement["examples"] == 36 and 0 < agreement["cohen_kappa"] < 1 and "Annotation" in report.read_text()
 
-    with pytest.raises(RoutingConfigError, match="shares ids or group_ids"):
-        with_external_test(dataset, load_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
+    # failed before: refused without naming the file or the line
+    with pytest.raises(RoutingConfigError, match=r"mesmo\.jsonl: line \d: id .* is also in the data the candidates"):
+        with_external_test(dataset, *located_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
+    same_group = [r | {"id": f"novo-{i}"} for i, r in enumerate(rows[:3])]
+    with pytest.raises(RoutingConfigError, match=r"grupo\.jsonl: line \d: group_id .* is also in the data"):
+        with_external_test(dataset, *located_canonical(write(tmp_path / "grupo.jsonl", same_group)))
     external = load_canonical(write(tmp_path / "externo.jsonl", [
         line(1000 + i, gold=golds[i % 3], utterance=texts[golds[i % 3]]) for i in range(9)]))
     evaluated = with_external_test(dataset, external)

@@ -22,7 +22,6 @@ from adri_pipeline.defs.io_managers import content_hash, versioned
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import (
-    Warehouse,
     evidence_audit_shares,
     read_documents,
     read_results,
@@ -40,7 +39,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     once (recorded in the run's tags and `classification_runs`; `auto` never falls back here). A
     materialization is recorded only for documents whose result is new to Dagster."""
     settings = adri.settings()
-    warehouse = Warehouse(settings.warehouse)
+    warehouse = adri.warehouse_access()
     keys = list(context.partition_keys)
     documents = read_documents(warehouse, keys)
     if documents.height < len(keys):
@@ -79,7 +78,7 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
     """Tables `classification_values`, `classification_documents` and `classification_figures` for the
     model the latest classification run recorded and the current codebook: no model call, no choosing."""
     settings = adri.settings()
-    warehouse = Warehouse(settings.warehouse)
+    warehouse = adri.warehouse_access()
     book = load_codebook(settings.codebook)
     model = recorded_model(warehouse)
     summary = refresh_results(warehouse, book, model)
@@ -105,7 +104,7 @@ def evidence_audits(adri: AdriSettings) -> dg.Output:
     codebook, variable): the same definition as the ADR's figures in classification_results."""
     settings = adri.settings()
     book = load_codebook(settings.codebook)
-    frame = evidence_audit_shares(Warehouse(settings.warehouse), book.content_hash)
+    frame = evidence_audit_shares(adri.warehouse_access(), book.content_hash)
     return versioned(frame, table=table_metadata(frame))
 
 
@@ -118,7 +117,7 @@ def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) 
     if settings.coders is None:
         context.log.info("no coder labels configured (ADRI_CODERS): agreement table left empty")
         return versioned(pl.DataFrame(schema=AGREEMENT_SCHEMA), coders="none configured")
-    results = read_values(Warehouse(settings.warehouse), book.content_hash)
+    results = read_values(adri.warehouse_access(), book.content_hash)
     table = agreement_table(results, load_coder_labels(settings.coders, book), book)
     return versioned(table, coders=str(settings.coders), table=table_metadata(table))
 
