@@ -86,6 +86,7 @@ class RunReport:
     sampled: int = 0  # documents attempted by --estimate
     stopped: str = ""  # why the run stopped early, if it did
     answered: list[str] = field(default_factory=list)  # doc ids with an answer in the ledger after the run
+    keys: dict[str, str] = field(default_factory=dict)  # doc id -> its cache key in this run
 
     @property
     def all_failed(self) -> bool:
@@ -148,7 +149,8 @@ def classify_corpus(
     known = Ledger(warehouse).known(keys)
     todo = [(d, k) for d, k in zip(docs, keys) if k not in known]
     report = RunReport(backend.model, len(docs), cached=len(docs) - len(todo), to_classify=len(todo),
-                       answered=[d.doc_id for d, k in zip(docs, keys) if k in known])
+                       answered=[d.doc_id for d, k in zip(docs, keys) if k in known],
+                       keys={d.doc_id: k for d, k in zip(docs, keys)})
     if estimate:
         todo = todo[:ESTIMATE_SAMPLE]
         report.sampled = len(todo)

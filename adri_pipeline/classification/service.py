@@ -39,6 +39,7 @@ from adri_pipeline.warehouse import (
     read_documents,
     read_results,
     record_run,
+    result_keys,
     result_sets,
     store_codebook,
     store_corpus,
@@ -199,6 +200,18 @@ class _Checkpoints:
         self.since, self.last = 0, time.monotonic()
 
 
+def _needing_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity, report: RunReport | None,
+                     touched: list[str]) -> list[str]:
+    """Documents whose result rows a run's end must (re)build: answered ones whose rows for this
+    (model, codebook) are missing (a label-only codebook edit, a first run) or were built from another
+    answer (answered now, or a text replaced by one classified before). A cached rerun of a large
+    corpus rebuilds nothing else."""
+    if report is None:
+        return touched
+    built_from = result_keys(warehouse, model.model, codebook.content_hash)
+    return [doc_id for doc_id in report.answered if built_from.get(doc_id) != report.keys.get(doc_id)]
+
+
 def classify_documents(
     settings: Settings,
     documents: pl.DataFrame,
@@ -249,7 +262,8 @@ def classify_documents(
     finally:
         faults.point("before_results")
         begun = time.monotonic()
-        figures = refresh_results(warehouse, codebook, model, report.answered if report else touched)
+        figures = refresh_results(warehouse, codebook, model, _needing_results(warehouse, codebook, model, report,
+                                                                            touched))
         if report is not None:
             store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
         record_run(warehouse, {

@@ -260,6 +260,11 @@ def read_results(warehouse: Warehouse, model: str, codebook_hash: str) -> tuple[
     return values, documents, int(pending)
 
 
+def result_keys(warehouse: Warehouse, model: str, codebook_hash: str) -> dict[str, str]:
+    """doc id -> the cache key its stored results for (model, codebook) were built from."""
+    return dict(warehouse.query(sql("result_keys"), {"model": model, "codebook_hash": codebook_hash}).rows())
+
+
 def store_figures(warehouse: Warehouse, figures: pl.DataFrame, model: str, codebook_hash: str) -> None:
     with warehouse.connect() as con:
         warehouse.replace_rows(con, "classification_figures", figures, "model = ? AND codebook_hash = ?",

@@ -311,3 +311,24 @@ def test_an_answer_cut_at_the_token_cap_says_so(ollama_stub, tmp_path):
     run, _ = classify_corpus_file(settings, limit=1)
     [(_, reason)] = run.report.failed
     assert "not a JSON object (cut at the answer-length cap, ADRI_MAX_TOKENS)" in reason
+
+
+def test_a_cached_rerun_rebuilds_no_results_and_a_label_edit_rebuilds_them_all(ollama_stub, tmp_path, monkeypatch):
+    """Failed before: every run's end rebuilt the results of every answered document, cached or not
+    (at 100,000 documents a cached rerun spent most of its time there)."""
+    from adri_pipeline.classification import service
+
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    classify_corpus_file(settings)
+    rebuilt = []
+    real = service.assemble_results
+    monkeypatch.setattr(service, "assemble_results", lambda w, documents, *a: rebuilt.append(documents.height)
+                        or real(w, documents, *a))
+    classify_corpus_file(settings)
+    assert rebuilt == [0]
+    edited = tmp_path / "labels.yaml"
+    edited.write_text(PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
+                                                                 "qualitativa: Qualitativa (estudos)"), encoding="utf-8")
+    rebuilt.clear()
+    run, _ = classify_corpus_file(settings.model_copy(update={"codebook": edited}))
+    assert run.report.model_calls == 0 and rebuilt == [23]  # renamed from stored answers, no model call

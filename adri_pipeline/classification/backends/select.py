@@ -22,13 +22,18 @@ def served_backend(settings: Settings, provider: str):
     )
 
 
+def _zero_shot():
+    from adri_pipeline.classification.backends.embedded import EmbeddedBackend
+
+    return EmbeddedBackend()
+
+
 def select_backend(settings: Settings, allow_fallback: bool = True, embedded=None):
     """`allow_fallback` is for people watching (CLI, demo): an orchestrated run with `auto` and no
     server fails with the reason instead of switching models silently. `embedded` builds the embedded
-    backend when it is chosen (the application layer passes one that trains on the coder file)."""
-    from adri_pipeline.classification.backends.embedded import EmbeddedBackend
-
-    embedded = embedded or EmbeddedBackend
+    backend when it is chosen (the application layer passes one that trains on the coder file); it is
+    imported only then, so a served model's run starts without the encoder and scikit-learn."""
+    embedded = embedded or _zero_shot
     if settings.backend == "embedded":
         return embedded()
     if settings.backend in ("ollama", "openai"):
