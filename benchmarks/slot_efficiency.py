@@ -8,7 +8,10 @@ against a server with 1 slot and with N slots (the client is told the same, `hos
 documents/s achieved ÷ the server's capacity (slots / seconds per request). Target >= 0.98.
 Synthetic documents (copies of the sample).
 
-    .venv/bin/python benchmarks/slot_efficiency.py [DOCUMENTS] [SLOTS] [TOKENS_PER_S]
+    .venv/bin/python benchmarks/slot_efficiency.py [DOCUMENTS] [SLOTS] [TOKENS_PER_S] [HOSTS]
+
+With HOSTS > 1, that many loopback servers with SLOTS slots each (`host*SLOTS,...`): is one process
+enough to keep many servers busy? (issue 23: 8 hosts x 8 slots at ~2 s per answer.)
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,12 +36,14 @@ from benchmarks.classification_overhead import corpus_of  # noqa: E402
 COMPLETION_TOKENS = 123  # what the loopback server reports per answer
 
 
-def run(documents, codebook, slots: int, seconds_per_request: float) -> float:
-    with tempfile.TemporaryDirectory() as tmp, ModelServerStub(responder=answer_from_request, delay=seconds_per_request,
-                                                          slots=slots) as stub:
-        backend = ServedBackend("ollama", "qwen-test", [f"{stub.host}*{slots}"])
+def run(documents, codebook, slots: int, seconds_per_request: float, hosts: int = 1) -> float:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as servers:
+        stubs = [servers.enter_context(ModelServerStub(responder=answer_from_request, delay=seconds_per_request,
+                                                       slots=slots)) for _ in range(hosts)]
+        backend = ServedBackend("ollama", "qwen-test", [f"{stub.host}*{slots}" for stub in stubs])
         started = time.perf_counter()
-        report = classify_corpus(documents, codebook, backend, Warehouse(Path(tmp) / "bench.duckdb"))
+        report = classify_corpus(documents, codebook, backend, Warehouse(Path(tmp) / "bench.duckdb"),
+                                 concurrency=hosts * slots)
         elapsed = time.perf_counter() - started
         assert report.classified == documents.height and report.model_calls == documents.height, report.failed[:3]
     return documents.height / elapsed
@@ -47,11 +53,18 @@ def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 120
     slots = int(sys.argv[2]) if len(sys.argv) > 2 else 4
     tokens_per_s = float(sys.argv[3]) if len(sys.argv) > 3 else 600.0
+    hosts = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     seconds = COMPLETION_TOKENS / tokens_per_s
     codebook = load_codebook(PILOT_CODEBOOK)
     documents = corpus_of(n)
     print(f"emulated model: {tokens_per_s:g} tokens/s x {COMPLETION_TOKENS} tokens = {seconds * 1000:.0f} ms per "
           f"request, {slots} slots; {n} synthetic documents")
+    if hosts > 1:
+        achieved = run(documents, codebook, slots, seconds, hosts)
+        capacity = hosts * slots / seconds
+        print(f"{hosts} hosts x {slots} slots: {achieved:.2f} documents/s of {capacity:.2f} possible "
+              f"-> efficiency {achieved / capacity:.3f}")
+        return
     for server_slots in (1, slots):
         achieved = run(documents, codebook, server_slots, seconds)
         capacity = server_slots / seconds

@@ -416,16 +416,63 @@ def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: R
             "gap_ci95_pp": [low, high], "margin_pp": config.h1_margin_pp}
 
 
+H2_TASKS = ("D1", "D2", "D3")  # the tasks answered with a confidence a threshold can abstain on
+
+
+def _selective_gain(frame: pl.DataFrame, kept: np.ndarray, config: RunConfig, rng) -> dict:
+    """Accuracy among the decisions kept minus accuracy over all, with its bootstrap 95 % interval;
+    helps when the interval is above zero and at least `h2_min_coverage` of the decisions are kept."""
+    correct = frame["correct"].to_numpy().astype(float)
+    low, high = metrics.bootstrap_interval(
+        lambda idx: correct[idx][kept[idx]].mean() - correct[idx].mean() if kept[idx].any() else None,
+        len(correct), rng)
+    coverage = float(kept.mean()) if len(kept) else 0.0
+    return {"verdict": "supported" if low > 0 and coverage >= config.h2_min_coverage else "not supported",
+            "n": len(correct), "coverage": coverage,
+            "selective_accuracy": float(correct[kept].mean()) if kept.any() else float("nan"),
+            "full_coverage_accuracy": float(correct.mean()) if len(correct) else float("nan"),
+            "gain_ci95": [float(low), float(high)]}
+
+
+def better_abstention(comparison: dict) -> str:
+    """Of `abstention_comparison`'s two policies, the one with the higher accuracy on what it keeps,
+    then the higher coverage; "equal" when neither wins."""
+    score = {name: (round(comparison[key]["accuracy_on_kept"], 6), round(comparison[key]["coverage"], 6))
+             for name, key in (("explicit (D3)", "explicit_d3"), ("derived from confidence", "derived_confidence"))}
+    return max(score, key=score.get) if len(set(score.values())) > 1 else "equal"
+
+
+def _abstention(predictions: pl.DataFrame, config: RunConfig, rng, comparison: dict | None = None) -> dict:
+    """H2 on every task with a confidence the run answered: per task, abstaining below the threshold
+    chosen on calibration must raise selective accuracy (interval above zero) without keeping fewer
+    than `h2_min_coverage` of the decisions. Supported when it holds on every task evaluated; partly
+    when on some. `comparison` (abstention_comparison): D3's explicit abstention against the one derived
+    from confidence, on the turns that have both, with which did better."""
+    per_task = {}
+    for task in H2_TASKS:
+        frame = predictions.filter(pl.col("task") == task)
+        if frame.height:
+            kept = frame["confidence"].to_numpy() >= frame["threshold"].to_numpy()
+            per_task[task] = _selective_gain(frame, kept, config, rng)
+    supported = [t for t, v in per_task.items() if v["verdict"] == "supported"]
+    verdict = ("not evaluated" if not per_task else "supported" if len(supported) == len(per_task) else
+               f"partly supported ({', '.join(supported)})" if supported else "not supported")
+    h2 = {"verdict": verdict, "min_coverage": config.h2_min_coverage, **per_task}
+    if comparison:
+        h2["D3_explicit_vs_confidence"] = {**comparison, "better": better_abstention(comparison)}
+    return h2
+
+
 def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: RunConfig) -> dict:
     """H1 non-inferiority vs the LLM baseline (D1 accuracy, margin), H2 abstention helps selective
-    accuracy (bootstrap 95 % CI of the gain), H3 p95 latency and cost within targets."""
+    accuracy on every task with a confidence (bootstrap 95 % CI of the gain), H3 p95 latency and cost
+    within targets."""
     baseline = next((r for name, r in results.items() if is_served_model(name)), None)
     out = {}
     rng = np.random.default_rng(config.seed)
     for name, result in results.items():
         if is_served_model(name):
             continue
-        d1 = result["tasks"].get("D1", {})
         if baseline:
             h1 = {task: _non_inferiority(runs[name], runs[baseline["candidate"]], task, config, rng)
                   for task in ("D1", "D2") if task in result["tasks"] and task in baseline["tasks"]}
@@ -434,18 +481,7 @@ def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: Ru
                              "inferior" if "inferior" in verdicts_h1 else "inconclusive")
         else:
             h1 = {"verdict": "not evaluated", "reason": "no LLM baseline in this run (add ollama:<model> or openai:<model> to the candidates)"}
-        frame = runs[name].predictions.filter(pl.col("task") == "D1")
-        correct = frame["correct"].to_numpy().astype(float)
-        kept = (frame["confidence"].to_numpy() >= frame["threshold"].to_numpy())
-        low, high = metrics.bootstrap_interval(
-            lambda idx: correct[idx][kept[idx]].mean() - correct[idx].mean() if kept[idx].any() else None,
-            len(correct), rng)
-        coverage = d1.get("coverage_at_threshold") or 0.0
-        # the JEV design H2: abstention must help "sem derrubar demais a cobertura"
-        h2 = {"verdict": "supported" if low > 0 and coverage >= config.h2_min_coverage else "not supported",
-              "min_coverage": config.h2_min_coverage,
-              "selective_accuracy": d1.get("selective_accuracy_at_threshold"), "coverage": d1.get("coverage_at_threshold"),
-              "full_coverage_accuracy": d1.get("accuracy"), "gain_ci95": [float(low), float(high)]}
+        h2 = _abstention(runs[name].predictions, config, rng, result.get("abstention_d3_vs_confidence"))
         # the JEV design H3: p95 per turn (batch 1) within the budget, cost per 1,000 below an LLM call's
         p95 = result.get("latency_per_turn_ms_percentiles", {}).get("p95", result["latency_ms"].get("p95", float("nan")))
         cost = result["cost_per_1000_usd"]

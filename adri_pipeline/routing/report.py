@@ -104,8 +104,7 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
     lines += ["", "## Hypotheses", ""]
     for name, verdict in hypotheses.items():
         for key, value in verdict.items():
-            details = ", ".join(f"{k}={_fmt(v) if not isinstance(v, list) else [_fmt(x) for x in v]}"
-                                for k, v in value.items() if k != "verdict")
+            details = ", ".join(_detail(k, v) for k, v in value.items() if k != "verdict")
             lines.append(f"- **{name} {key}: {value['verdict']}** ({details})")
     lines += ["", "## Slices (accuracy)", ""]
     for name, result in results.items():
@@ -113,6 +112,20 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
             cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
             lines.append(f"- {name} / {slice_name}: {cells}")
     return "\n".join(lines) + "\n"
+
+
+def _detail(key: str, value) -> str:
+    """One part of a verdict's line: nested verdicts (H2 per task) by their own verdict and figures."""
+    if isinstance(value, list):
+        return f"{key}={[_fmt(x) for x in value]}"
+    if isinstance(value, dict) and "verdict" in value:
+        return f"{key} {value['verdict']} [" + ", ".join(_detail(k, v) for k, v in value.items() if k != "verdict") + "]"
+    if isinstance(value, dict) and "better" in value:
+        explicit, derived = value["explicit_d3"], value["derived_confidence"]
+        return (f"{key}: better {value['better']} on {value['turns']} turns "
+                f"(explicit {_fmt(explicit['accuracy_on_kept'])} at coverage {_fmt(explicit['coverage'])}, "
+                f"derived {_fmt(derived['accuracy_on_kept'])} at coverage {_fmt(derived['coverage'])})")
+    return f"{key}={_fmt(value)}"
 
 
 def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun],

@@ -88,3 +88,40 @@ def test_real_pt_br_intents_logreg_beats_zeroshot_on_macro_f1(tmp_path):
     run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], Warehouse(tmp_path / "w.duckdb"), tmp_path)
     results = json.loads((tmp_path / "metrics.json").read_text())["results"]
     assert results["embedded-logreg"]["tasks"]["D1"]["macro_f1"] > results["embedded-zeroshot"]["tasks"]["D1"]["macro_f1"]
+
+
+def _predictions(task: str, n: int = 60, prefix: str = "t"):
+    """n decisions: confident ones right, unsure ones mostly wrong (so abstaining below 0.5 helps)."""
+    import polars as pl
+
+    rows = []
+    for i in range(n):
+        confident = i % 3 != 0
+        rows.append({"example_id": f"{prefix}:{task}:{i}", "task": task, "answer": "sim" if i % 2 else "nao",
+                     "correct": confident or i % 9 == 0, "confidence": 0.9 if confident else 0.3, "threshold": 0.5})
+    return pl.DataFrame(rows)
+
+
+def test_h2_is_judged_on_every_task_with_a_confidence():
+    """Failed before: H2 looked at D1 only, so a team file with only D2 was always 'not supported'."""
+    import numpy as np
+
+    from adri_pipeline.routing.benchmark import RunConfig, _abstention
+
+    only_d2 = _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1))
+    assert only_d2["verdict"] == "supported" and set(only_d2) >= {"D2"} and "D1" not in only_d2
+    assert only_d2["D2"]["coverage"] == pytest.approx(40 / 60) and only_d2["D2"]["gain_ci95"][0] > 0
+
+
+def test_the_h2_verdict_says_which_abstention_did_better():
+    import numpy as np
+
+    from adri_pipeline.routing.benchmark import RunConfig, _abstention
+
+    comparison = {"turns": 60, "explicit_d3": {"coverage": 0.8, "accuracy_on_kept": 0.9},
+                  "derived_confidence": {"coverage": 0.6, "accuracy_on_kept": 0.9}, "no_abstention_accuracy": 0.7}
+    h2 = _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)
+    assert h2["D3_explicit_vs_confidence"]["better"] == "explicit (D3)"  # as accurate, keeps more
+    comparison["derived_confidence"]["accuracy_on_kept"] = 0.95
+    assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)[
+        "D3_explicit_vs_confidence"]["better"] == "derived from confidence"
