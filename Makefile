@@ -34,6 +34,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/classification_overhead.py 1000
 	$(BIN)/python benchmarks/dagster_range_run.py 200
 	$(BIN)/python benchmarks/coded_model.py
+	$(BIN)/python benchmarks/scale.py 2000 8000
 
 ui: $(STAMP)
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
