@@ -277,7 +277,8 @@ def cmd_mirror(args) -> int:
         if not (args.point and args.evaluation and args.mirror_config):
             raise SystemExit("error: approve needs POINT, --evaluation mirror_evaluation.json and --config GATE.yaml")
         entry = approve(args.mirror_config, args.point, args.evaluation, args.mode)
-        print(f"{args.mirror_config}: point {args.point} -> {entry['mode']}, bound to {entry['approval']['evaluation']} "
+        print(f"{args.mirror_config}: point {args.point} -> {entry['mode']}, "
+              f"bound to {entry['approval']['evaluation']} "
               f"(sha256 {entry['approval']['sha256'][:12]}…, evaluated {entry['approval']['date']})")
         return 0
     if not args.log:
@@ -301,9 +302,9 @@ def cmd_mirror(args) -> int:
     settings = settings.model_copy(update={"mirror_log": args.log})
     report = service.evaluate_log(settings, Warehouse(settings.warehouse))  # what the Dagster assets do, step by step
     print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
+    evaluation = Path(report["recommended_configuration"]).parent / "mirror_evaluation.json"
     print(f"recommended configuration: {report['recommended_configuration']} (approve a point with "
-          f"`adri mirror approve POINT --evaluation {Path(report['recommended_configuration']).parent / 'mirror_evaluation.json'}"
-          f" --config GATE.yaml`)")
+          f"`adri mirror approve POINT --evaluation {evaluation} --config GATE.yaml`)")
     return 0
 
 

@@ -63,7 +63,8 @@ def run_demo(settings: Settings) -> int:
           f"test split sha256 {figures['test_hash'][:12]}):")
     for name, result in figures["results"].items():
         d1 = result["tasks"]["D1"]
-        print(f"  {name:<18} D1 n={d1['n']} accuracy {d1['accuracy']:.3f} (majority class {d1['majority_baseline_accuracy']:.3f})"
+        print(f"  {name:<18} D1 n={d1['n']} accuracy {d1['accuracy']:.3f} "
+              f"(majority class {d1['majority_baseline_accuracy']:.3f})"
               f"  macro-F1 {d1['macro_f1']:.3f}  ECE {d1['ece']:.3f}  p95 {result['latency_ms']['p95']:.1f} ms  "
               f"H2 {figures['hypotheses'][name]['H2']['verdict']}")
     print("  (a demonstration sample: a few examples per intent, too few for the trained candidate to learn; "

@@ -145,10 +145,11 @@ def main() -> None:
     for n in sizes:
         r = measure(n, base)
         results.append(r)
-        print(f"N={n:>7}: cold {r['cold_s']:8.1f} s ({r['docs_per_s']:6.1f} docs/s), republishing {r['publishing_s']:6.1f} s "
-              f"({100 * r['publishing_share']:4.1f} %), peak RSS {r['rss_mb']:6.0f} MB, warehouse+snapshot "
-              f"{r['warehouse_mb']:6.1f} MB | launch to first request {r['first_request_s']:.2f} s | cached rerun "
-              f"{r['cached_s']:6.1f} s | kill -9 after {r['killed_after']} requests, rerun asked {r['resume_requests']} "
+        print(f"N={n:>7}: cold {r['cold_s']:8.1f} s ({r['docs_per_s']:6.1f} docs/s), "
+              f"republishing {r['publishing_s']:6.1f} s ({100 * r['publishing_share']:4.1f} %), "
+              f"peak RSS {r['rss_mb']:6.0f} MB, warehouse+snapshot {r['warehouse_mb']:6.1f} MB | "
+              f"launch to first request {r['first_request_s']:.2f} s | cached rerun {r['cached_s']:6.1f} s | "
+              f"kill -9 after {r['killed_after']} requests, rerun asked {r['resume_requests']} "
               f"in {r['resume_s']:.1f} s", flush=True)
     for a, b in zip(results, results[1:]):
         scale = b["n"] / a["n"]

@@ -304,7 +304,8 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
 
 # -- what the corpus says, and the results as analysts take them away -------------------------------
 
-def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook, name: str | None) -> tuple[str, pl.DataFrame]:
+def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
+               name: str | None) -> tuple[str, pl.DataFrame]:
     """(name, values) of a stored model's answers — the model of the latest run when `name` is None —
     or, with name "coders", the coders' file (ADRI_CODERS) in the same shape."""
     if name == "coders":

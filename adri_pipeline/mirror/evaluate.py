@@ -194,8 +194,9 @@ def recommended_configuration(points: dict[str, DecisionPoint], evaluations: dic
             mode = "off"
         out["points"][name] = point.model_dump(exclude={"approval"}) | {"mode": mode}
         out["evidence"][name] = {k: evaluation.get(k) for k in (
-            "recommendation", "recommended_mode", "reasons", "counted", "shadow_days", "first_day", "last_day", "rule_accuracy_when_mirror_confident",
-            "mirror_accuracy_when_confident", "control_accuracy", "rule_accuracy", "coverage_at_threshold", "gain_ci95")}
+            "recommendation", "recommended_mode", "reasons", "counted", "shadow_days", "first_day", "last_day",
+            "rule_accuracy_when_mirror_confident", "mirror_accuracy_when_confident", "control_accuracy",
+            "rule_accuracy", "coverage_at_threshold", "gain_ci95")}
     return out
 
 

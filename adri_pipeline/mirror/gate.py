@@ -1,9 +1,10 @@
 """Runtime gate: the rule decides; the mirror is logged beside it (shadow) or, once a person has
 approved its evaluation, may act in one direction only. Usable by an agent platform without Dagster.
 
-the mirror design decides the defaults and the controls: "Numa instalação nova, o espelho chega desligado"
-(points default to `off`; a point acts only with an approval bound to an evaluation, `approval.py`); "Em segurança, só pode endurecer
-[...] Algumas [...] nunca podem mandar" (`harden_order`, `never_control`); a veto "pode retirar um
+the mirror design decides the defaults and the controls: "Numa instalação nova, o espelho chega
+desligado" (points default to `off`; a point acts only with an approval bound to an evaluation,
+`approval.py`); "Em segurança, só pode endurecer [...] Algumas [...] nunca podem mandar"
+(`harden_order`, `never_control`); a veto "pode retirar um
 «sim» da regra se tiver a certeza de que é «não», mas nunca acrescentar um" (mode `veto`); the
 task-progress check "apenas acrescentará um aviso" (mode `warn`); "Se houver várias perguntas sobre
 o mesmo estado, vão todas numa só chamada" (`decide_many`).

@@ -160,7 +160,8 @@ def compare_page(warehouse: Warehouse, codebook: Codebook, left: tuple[str, pl.D
     (left_name, a), (right_name, b) = left, right
     differ = disagreements(a, b)
     common = a.join(b, on=["doc_id", "variable"]).height
-    documents = {d["doc_id"]: d for d in read_documents(warehouse, differ["doc_id"].unique().to_list()).iter_rows(named=True)}
+    documents = {d["doc_id"]: d
+                 for d in read_documents(warehouse, differ["doc_id"].unique().to_list()).iter_rows(named=True)}
     rows = []
     for r in differ.iter_rows(named=True):
         doc = documents.get(r["doc_id"], {"title": "", "abstract": ""})
@@ -170,7 +171,8 @@ def compare_page(warehouse: Warehouse, codebook: Codebook, left: tuple[str, pl.D
             if r.get(f"evidence_start{suffix}") is None:
                 return {"label": label, "field": None, "quote": r.get(f"evidencia{suffix}") or "—"}
             field = r.get(f"evidence_field{suffix}") or "abstract"
-            span = (r[f"evidence_start{suffix}"], r[f"evidence_end{suffix}"], r["variable"], r.get(f"audit_status{suffix}"))
+            span = (r[f"evidence_start{suffix}"], r[f"evidence_end{suffix}"], r["variable"],
+                    r.get(f"audit_status{suffix}"))
             return {"label": label, "field": field, "quote": highlight(doc.get(field) or "", [span])}
 
         rows.append({"doc_id": r["doc_id"], "title": doc.get("title"), "variable": r["variable"],
@@ -206,7 +208,8 @@ def share_chart(rows: list[dict], title: str) -> dict:
     bars = [{"y": 4 + 22 * i, "label": r["label"][:32], "value": r["value"], "documents": r["documents"],
              "share": round(r["share"], 6), "percent": _percent(r["share"]),
              "width": round(CHART_WIDTH * r["share"], 1),
-             "low": round(LABEL_WIDTH + CHART_WIDTH * r["low"], 1), "high": round(LABEL_WIDTH + CHART_WIDTH * r["high"], 1)}
+             "low": round(LABEL_WIDTH + CHART_WIDTH * r["low"], 1),
+             "high": round(LABEL_WIDTH + CHART_WIDTH * r["high"], 1)}
             for i, r in enumerate(rows)]
     return {"title": title, "bars": bars, "left": LABEL_WIDTH, "scale": CHART_WIDTH,
             "width": LABEL_WIDTH + CHART_WIDTH + 110, "height": 8 + 22 * len(rows)}
@@ -320,7 +323,8 @@ def routing_page(routing_root: Path, out: Path) -> str:
                     "high_confidence_wrong_rate")}, "p95_ms": result.get("latency_ms", {}).get("p95")}
                 for candidate, result in figures.get("results", {}).items()
                 for task, m in result.get("tasks", {}).items()]
-        verdicts = [{"candidate": c, "hypothesis": h, "verdict": v.get("verdict"), "why": v.get("reason") or v.get("detail")}
+        verdicts = [{"candidate": c, "hypothesis": h, "verdict": v.get("verdict"),
+                     "why": v.get("reason") or v.get("detail")}
                     for c, hs in figures.get("hypotheses", {}).items() for h, v in hs.items()]
         confusions = []
         for candidate, result in figures.get("results", {}).items():
@@ -349,7 +353,8 @@ def mirror_page(warehouse: Warehouse, mirror_root: Path) -> str:
     for r in read_mirror_evaluations(warehouse).iter_rows(named=True):
         e = json.loads(r["evaluation"])
         diagnosis = {k: v.get("count") for k, v in (e.get("failure_diagnosis") or {}).items()}
-        evaluations.append({"decision_point": r["decision_point"], "log": r["log"], "recommendation": e["recommendation"],
+        evaluations.append({"decision_point": r["decision_point"], "log": r["log"],
+                            "recommendation": e["recommendation"],
                             "reasons": "; ".join(e.get("reasons", [])),
                             "figures": {k: e.get(k) for k in MIRROR_FIGURES} | {"failures (diagnosis)": diagnosis}})
     configurations = [{"name": c.name, "text": c.read_text(encoding="utf-8")}
@@ -393,7 +398,8 @@ def build_review(warehouse: Warehouse, codebook: Codebook, out: Path | None = No
               f"Compare: {left} vs {right}", "Where do two models disagree, and on what evidence?")
     if coders is not None and models:
         write(f"compare-{slug(models[0])}-vs-coders.html",
-              compare_page(warehouse, codebook, (models[0], read_results(warehouse, models[0], codebook.content_hash)[0]),
+              compare_page(warehouse, codebook,
+                           (models[0], read_results(warehouse, models[0], codebook.content_hash)[0]),
                            ("coders", coder_values(coders, codebook))),
               f"Compare: {models[0]} vs coders", "Where does the model disagree with the human coders?")
     write("summary.html", summary_page(warehouse, sets), "Summary",

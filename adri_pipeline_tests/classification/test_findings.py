@@ -41,7 +41,8 @@ def test_shares_equal_a_count_by_hand(classified, variable):
 def test_the_wilson_interval_matches_its_formula():
     low, high = wilson(7, 23)
     p, n, z = 7 / 23, 23, 1.959963984540054
-    centre, half = (p + z * z / (2 * n)) / (1 + z * z / n), z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * (p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5
     assert (low, high) == (pytest.approx(centre - half), pytest.approx(centre + half))
 
 
