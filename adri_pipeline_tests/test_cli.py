@@ -34,7 +34,7 @@ def test_suggest_without_codes_draws_at_random_and_agree_asks_for_the_coders(tmp
     code = main(["sugerir", "--limite", "3", "--corpus", str(SAMPLE), "--warehouse", str(tmp_path / "w.duckdb"),
                  "--holdout", str(tmp_path / "holdout.txt")])
     lines = capsys.readouterr().out.strip().splitlines()
-    assert code == 0 and len(lines) == 3 and all("random draw (seed 20261130)" in line for line in lines)
+    assert code == 0 and len(lines) == 3 and all("random draw (random state 20261130)" in line for line in lines)
     assert main(["agree", "--warehouse", str(tmp_path / "w.duckdb")]) == 2
     assert "give the coders' file" in capsys.readouterr().err
 

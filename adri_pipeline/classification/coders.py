@@ -273,7 +273,7 @@ def suggest(settings: Settings, n: int = 20, seed: int = 20261130, corpus: Path 
     if settings.coders is None:
         titles = {d.doc_id: d.title for d in pool if d.doc_id not in reserved}
         drawn = random.Random(seed).sample(sorted(titles), min(n, len(titles)))
-        return [Suggestion(d, titles[d], f"random draw (seed {seed}): no codes yet", 0.0) for d in drawn]
+        return [Suggestion(d, titles[d], f"random draw (random state {seed}): no codes yet", 0.0) for d in drawn]
     sample = coded_sample(settings)
     model = train(settings, sample=sample)
     excluded = {d.doc_id for d in sample.documents} | reserved

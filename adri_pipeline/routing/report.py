@@ -71,12 +71,18 @@ def _origins(dataset: Dataset) -> dict[tuple[str, str, str], int]:
     return counts
 
 
+def _shown(config: dict) -> dict:
+    """The run configuration as the report shows it: random-number seeds named as what they are."""
+    names = {"seed": "random_state", "split_seed": "split_random_state"}
+    return {names.get(k, k): v for k, v in config.items()}
+
+
 def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dict, name: str) -> str:
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     lines = [f"# Routing benchmark — {name}", "",
              f"Contract jev-compat-v1, serializer {config.serializer}; test split frozen, sha256 "
              f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = {counts['dev']}/{counts['calibration']}/{counts['test']}.",
-             f"Run config: `{json.dumps(dataclasses.asdict(config), ensure_ascii=False)}`", "",
+             f"Run config: `{json.dumps(_shown(dataclasses.asdict(config)), ensure_ascii=False)}`", "",
              "Test data by task, origin and language (synthetic examples are reported apart from real ones: "
              "read the per-slice table in metrics.json, slice `origin`): "
              + "; ".join(f"{task} {origin} {language}: {n}" for (task, origin, language), n in sorted(_origins(dataset).items())),

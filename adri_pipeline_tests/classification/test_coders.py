@@ -151,7 +151,7 @@ def test_without_codes_suggest_is_a_reproducible_random_draw(coded):
     first, second = coders.suggest(plain, n=5, seed=7), coders.suggest(plain, n=5, seed=7)
     assert [s.doc_id for s in first] == [s.doc_id for s in second]
     assert "sample-023" not in {s.doc_id for s in coders.suggest(plain, n=22, seed=7)}
-    assert all(s.reason.startswith("random draw (seed 7)") for s in first)
+    assert all(s.reason.startswith("random draw (random state 7)") for s in first)
 
 
 def test_cross_validated_agreement_has_trained_and_zero_shot_rows(coded):

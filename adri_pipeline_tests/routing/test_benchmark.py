@@ -17,6 +17,7 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     text = report.read_text(encoding="utf-8")
     for needle in ("| embedded-logreg | D1 |", "H1: not evaluated", "H2:", "H3:", "latency p50/p95/p99"):
         assert needle in text
+    assert "seed" not in text.lower() and '"random_state": 13' in text  # no internal nicknames in the report
     assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
     assert (tmp_path / "out" / "coverage_accuracy_D1.png").stat().st_size > 10_000
     figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
@@ -125,3 +126,4 @@ def test_the_h2_verdict_says_which_abstention_did_better():
     comparison["derived_confidence"]["accuracy_on_kept"] = 0.95
     assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)[
         "D3_explicit_vs_confidence"]["better"] == "derived from confidence"
+
