@@ -22,13 +22,14 @@ from adri_pipeline.jev.serialize import SERIALIZER_VERSION, to_request
 from adri_pipeline.models.select import is_served_model
 from adri_pipeline.progress import steps
 from adri_pipeline.routing.builders import (
+    CanonicalFile,
     build_dataset,
     clinc_descriptions,
-    load_canonical,
     load_clinc_utterances,
     load_ha_descriptions,
     load_ha_utterances,
     load_sgd,
+    located_canonical,
 )
 from adri_pipeline.routing.candidates import Calibrated, Encoder, make_candidate
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
@@ -69,6 +70,8 @@ class Dataset:
     examples: list[CanonicalExample]
     split_of: dict[str, str]
     test_hash: str
+    # (where, example): annotators disagree and nobody adjudicated (CanonicalFile.excluded)
+    excluded: list[tuple[str, CanonicalExample]] = field(default_factory=list)
 
     def in_split(self, split: str) -> list[CanonicalExample]:
         return [e for e in self.examples if self.split_of[e.id] == split]
@@ -122,6 +125,7 @@ def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bo
     """Examples and frozen splits: built-in builders, real SGD conversations, or a team's canonical
     file (every line validated; split by group_id like the rest). A changed test split raises, unless
     `raise_on_change` is False (the Dagster asset, whose blocking check says it instead)."""
+    excluded: list[tuple[str, CanonicalExample]] = []
     if config.dataset == "sgd":
         if not SHARED_ROUTING.exists():
             raise RoutingConfigError(f"dataset 'sgd' reads {SHARED_ROUTING / 'sgd'}, which is not here")
@@ -132,7 +136,8 @@ def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bo
         if not path.exists():
             raise RoutingConfigError(f"unknown routing dataset {config.dataset!r}: not a built-in name "
                                      f"({', '.join(BUILT_IN)}) nor an existing canonical file or folder")
-        examples = load_canonical(path)
+        team = located_canonical(path)
+        examples, excluded = team.examples, team.excluded
         split_of = assign_splits(examples, seed=config.split_seed)
     else:
         utterances, descriptions = load_source(config.dataset)
@@ -142,24 +147,26 @@ def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bo
     test = [e for e in examples if split_of[e.id] == "test"]
     kwargs = {"frozen_dir": frozen_dir} if frozen_dir else {}
     return Dataset(examples, split_of,
-                   check_frozen(dataset_name(config.dataset), test, raise_on_change=raise_on_change, **kwargs))
+                   check_frozen(dataset_name(config.dataset), test, raise_on_change=raise_on_change, **kwargs),
+                   excluded)
 
 
-def with_external_test(fitted_on: Dataset, external: list[CanonicalExample],
-                       where: dict[str, str] | None = None) -> Dataset:
+def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[CanonicalExample]) -> Dataset:
     """Fit and calibrate on a dataset's dev/calibration splits; every external example is test. An
     external example that shares its id or its group (conversation) with the fit data is refused,
-    naming the file and line it was read from (`where`, from `located_canonical`)."""
+    naming the file and line it was read from (a CanonicalFile knows)."""
+    where, excluded = ({}, []) if isinstance(external, list) else (external.where, external.excluded)
+    external = external if isinstance(external, list) else external.examples
     kept = [e for e in fitted_on.examples if fitted_on.split_of[e.id] != "test"]
     ids, groups = {e.id for e in kept}, {e.group_id for e in kept}
     clash = next((e for e in external if e.id in ids or e.group_id in groups), None)
     if clash is not None:
         shared = f"id {clash.id!r}" if clash.id in ids else f"group_id {clash.group_id!r}"
-        place = (where or {}).get(clash.id, f"example {clash.id!r}")
+        place = where.get(clash.id, f"example {clash.id!r}")
         raise RoutingConfigError(f"{place}: {shared} is also in the data the candidates are fitted on "
                                  "(its dev or calibration split): that would test on training conversations")
     split_of = {e.id: fitted_on.split_of[e.id] for e in kept} | {e.id: "test" for e in external}
-    return Dataset(kept + external, split_of, split_hash(external))
+    return Dataset(kept + external, split_of, split_hash(external), excluded)
 
 
 def _choose_threshold(correct, confidence, target: float) -> float:
@@ -343,7 +350,7 @@ SLICES = {
     "ambiguity": lambda e: e.metadata.ambiguity or "nao_anotada",
     "turn_position": lambda e: "?" if e.metadata.turn_index is None else str(e.metadata.turn_index),
     "active_agent": lambda e: e.state.active_agent or "nenhum",
-    "adversarial": lambda e: ",".join(e.metadata.adversarial) or "nenhum",
+    "adversarial": lambda e: e.metadata.adversarial or ["nenhum"],  # one slice per category
     "origin": lambda e: "sintetico" if e.metadata.synthetic else "real",
     "language": lambda e: e.metadata.language,
 }
@@ -381,7 +388,8 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
                        for k in team_keys}  # keys a team added inside metadata
     for slice_name, key in slices.items():
         values = [key(by_id[i]) for i in frame["example_id"].to_list()]
-        sliced = frame.with_columns(pl.Series("slice", values))
+        sliced = frame.with_columns(pl.Series("slice", [v if isinstance(v, list) else [v] for v in values],
+                                              pl.List(pl.String))).explode("slice")  # each of an example's tags
         result["slices"][slice_name] = {
             value: {"n": g.height, "accuracy": float(g["correct"].mean())}
             for (value,), g in sliced.group_by("slice", maintain_order=True)

@@ -329,19 +329,45 @@ class CanonicalFileError(AdriError, ValueError):
     """A line of a canonical file that does not follow the format; names the file, line and field."""
 
 
+@dataclass
+class CanonicalFile:
+    examples: list[CanonicalExample]
+    where: dict[str, str]  # example id -> "<file>: line N"
+    # ("<file>: line N", example) for examples whose two annotators disagree with no adjudication: not
+    # scored, but their labels still count in the agreement between annotators
+    excluded: list[tuple[str, CanonicalExample]]
+
+
 def load_canonical(path: Path) -> list[CanonicalExample]:
     """Every example of a JSON-lines file (or of every .jsonl file in a folder), each line checked."""
-    return located_canonical(path)[0]
+    return located_canonical(path).examples
 
 
-def located_canonical(path: Path) -> tuple[list[CanonicalExample], dict[str, str]]:
-    """(examples, where each example id was read: "<file>: line N"), each line checked."""
+def with_adjudicated_gold(example: CanonicalExample) -> CanonicalExample | None:
+    """The gold the benchmark scores against: the adjudicated label when there is one; None when two
+    annotators disagree and nobody adjudicated (such an example is excluded, and counted)."""
+    if example.adjudicated_label is not None:
+        return CanonicalExample.model_validate(example.model_dump() | {"gold_label": example.adjudicated_label})
+    first, second, *_ = example.annotator_labels + [None, None]
+    if first is not None and second is not None and _label_key(first) != _label_key(second):
+        return None
+    return example
+
+
+def _label_key(label) -> tuple:
+    return tuple(sorted(label)) if isinstance(label, list) else (label,)
+
+
+def located_canonical(path: Path) -> CanonicalFile:
+    """The examples of a canonical file or folder, each line checked, with where each was read and
+    which were excluded (annotators disagree, no adjudicated label); gold is the adjudicated label
+    when present."""
     from pydantic import ValidationError
 
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     if not files or not all(f.is_file() for f in files):
         raise CanonicalFileError(f"{path}: no canonical JSON-lines file here")
-    examples, seen, where = [], {}, {}
+    examples, seen, where, excluded = [], {}, {}, []
     for file in files:
         for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
@@ -356,11 +382,20 @@ def located_canonical(path: Path) -> tuple[list[CanonicalExample], dict[str, str
             if example.id in seen:
                 raise CanonicalFileError(f"{file}: line {number}: id {example.id!r} repeats line {seen[example.id]}")
             seen[example.id] = number
-            examples.append(example)
+            try:
+                scored = with_adjudicated_gold(example)
+            except ValidationError as exc:
+                raise CanonicalFileError(f"{file}: line {number}: adjudicated_label: "
+                                         f"{describe_validation_error(exc.errors()[0])}") from None
+            if scored is None:
+                excluded.append((f"{file}: line {number}", example))
+                continue
+            examples.append(scored)
             where[example.id] = f"{file}: line {number}"
     if not examples:
-        raise CanonicalFileError(f"{path}: no examples")
-    return examples, where
+        raise CanonicalFileError(f"{path}: no examples" + (f" ({len(excluded)} excluded: annotators disagree "
+                                                          "with no adjudicated label)" if excluded else ""))
+    return CanonicalFile(examples, where, excluded)
 
 
 def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int = 13,

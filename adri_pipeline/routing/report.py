@@ -56,7 +56,8 @@ def _fmt(value) -> str:
 
 def annotation_agreement(dataset: Dataset) -> dict:
     """Cohen's kappa and Krippendorff's alpha between the first two annotators, when the data has them."""
-    pairs = [e.annotator_labels[:2] for e in dataset.examples if len(e.annotator_labels) >= 2]
+    annotated = dataset.examples + [example for _, example in dataset.excluded]  # excluded ones disagreed: they count
+    pairs = [e.annotator_labels[:2] for e in annotated if len(e.annotator_labels) >= 2]
     if not pairs:
         return {}
     as_text = [["|".join(sorted(v)) if isinstance(v, list) else str(v) for v in pair] for pair in pairs]
@@ -87,6 +88,10 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
              "read the per-slice table in metrics.json, slice `origin`): "
              + "; ".join(f"{task} {origin} {language}: {n}" for (task, origin, language), n in sorted(_origins(dataset).items())),
              ""]
+    if dataset.excluded:
+        lines[-1:-1] = [f"Excluded: {len(dataset.excluded)} example(s) whose two annotators disagree with no "
+                        f"adjudicated label (first: {dataset.excluded[0][0]}); an adjudicated label is the gold "
+                        "when present."]
     header = ["candidate", "task", "n", "accuracy", "majority", "macro_f1", "set_f1", "brier", "ece", "mce",
               "hc_wrong", "aurc", "coverage@thr", "sel_acc@thr"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]

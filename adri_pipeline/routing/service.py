@@ -65,7 +65,7 @@ def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Pa
     out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
     dataset = None
     if test_file is not None:
-        dataset = with_external_test(build(config), *located_canonical(test_file))
+        dataset = with_external_test(build(config), located_canonical(test_file))
         out_dir = out_dir.with_name(f"{dataset_name(settings.routing_dataset)}-on-{dataset_name(str(test_file))}")
     return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset)
 

@@ -79,6 +79,8 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
              "iniciar_novo_agente": "qual a previsão do tempo amanhã?"}
     rows = [line(i, gold=golds[i % 3], utterance=texts[golds[i % 3]] + f" ({i})",
                  annotator_labels=[golds[i % 3], golds[i % 3] if i % 4 else "desambiguar"]) for i in range(36)]
+    for row in rows[1::2]:  # two adversarial categories on one example
+        row["metadata"] = row["metadata"] | {"adversarial": ["curta_dependente_de_contexto", "erro_ortografico"]}
     team_file = write(tmp_path / "equipe.jsonl", rows)
     frozen = tmp_path / "frozen"
     dataset = build(RunConfig(dataset=str(team_file)), frozen_dir=frozen)
@@ -90,13 +92,17 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     assert "metadata.author" in metrics["results"]["embedded-logreg"]["slices"] and report.exists()
     agreement = metrics["annotator_agreement"]
     assert agreement["examples"] == 36 and 0 < agreement["cohen_kappa"] < 1 and "Annotation" in report.read_text()
+    assert len(dataset.excluded) == 9 and "Excluded: 9 example(s)" in report.read_text()  # disagreed, not adjudicated
+    adversarial = metrics["results"]["embedded-logreg"]["slices"]["adversarial"]  # failed before: one joined slice
+    assert set(adversarial) == {"curta_dependente_de_contexto", "erro_ortografico"}
+    assert adversarial["curta_dependente_de_contexto"]["n"] == metrics["results"]["embedded-logreg"]["tasks"]["D2"]["n"]
 
     # failed before: refused without naming the file or the line
     with pytest.raises(RoutingConfigError, match=r"mesmo\.jsonl: line \d: id .* is also in the data the candidates"):
-        with_external_test(dataset, *located_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
+        with_external_test(dataset, located_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
     same_group = [r | {"id": f"novo-{i}"} for i, r in enumerate(rows[:3])]
     with pytest.raises(RoutingConfigError, match=r"grupo\.jsonl: line \d: group_id .* is also in the data"):
-        with_external_test(dataset, *located_canonical(write(tmp_path / "grupo.jsonl", same_group)))
+        with_external_test(dataset, located_canonical(write(tmp_path / "grupo.jsonl", same_group)))
     external = load_canonical(write(tmp_path / "externo.jsonl", [
         line(1000 + i, gold=golds[i % 3], utterance=texts[golds[i % 3]]) for i in range(9)]))
     evaluated = with_external_test(dataset, external)
@@ -131,3 +137,16 @@ def test_the_projects_hand_written_d2_turns_are_seed_format_and_balanced():
     assert kinds == {"continuar_agente_ativo": 10, "retomar_sessao": 10, "iniciar_novo_agente": 10, "desambiguar": 10}
     assert all(e.question == D2_QUESTION and e.metadata.synthetic and e.metadata.language == "pt-BR" for e in examples)
     assert all(t.role in ("user", "agent") and t.agent_id for e in examples for t in e.state.recent_turns)
+
+
+def test_the_adjudicated_label_is_gold_and_unadjudicated_disagreements_are_excluded(tmp_path):
+    """Failed before: adjudicated_label was read and never used; disagreeing annotators were scored."""
+    rows = [line(1, gold="continuar_agente_ativo", annotator_labels=["continuar_agente_ativo", "desambiguar"],
+                 adjudicated_label="desambiguar"),
+            line(2, annotator_labels=["continuar_agente_ativo", "iniciar_novo_agente"]),  # nobody adjudicated
+            line(3, annotator_labels=["continuar_agente_ativo", "continuar_agente_ativo"])]
+    loaded = located_canonical(write(tmp_path / "equipe.jsonl", rows))
+    assert [e.gold_label for e in loaded.examples] == ["desambiguar", "continuar_agente_ativo"]
+    assert [where for where, _ in loaded.excluded] == [f"{tmp_path / 'equipe.jsonl'}: line 2"]
+    with pytest.raises(CanonicalFileError, match=r"line 1: adjudicated_label: .*not among the options"):
+        located_canonical(write(tmp_path / "ruim.jsonl", [line(1, adjudicated_label="pular")]))
