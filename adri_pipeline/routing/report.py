@@ -130,7 +130,8 @@ def _detail(key: str, value) -> str:
     if isinstance(value, list):
         return f"{key}={[_fmt(x) for x in value]}"
     if isinstance(value, dict) and "verdict" in value:
-        return f"{key} {value['verdict']} [" + ", ".join(_detail(k, v) for k, v in value.items() if k != "verdict") + "]"
+        parts = ", ".join(_detail(k, v) for k, v in value.items() if k != "verdict")
+        return f"{key} {value['verdict']} [{parts}]"
     if isinstance(value, dict) and "better" in value:
         explicit, derived = value["explicit_d3"], value["derived_confidence"]
         return (f"{key}: better {value['better']} on {value['turns']} turns "
