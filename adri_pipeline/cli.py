@@ -232,6 +232,13 @@ def cmd_routing(args) -> int:
         counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
         print(f"{len(dataset.examples)} examples {counts}; test split frozen, sha256 {dataset.test_hash}")
         return 0
+    if args.action == "cross":
+        fits = [d.strip() for d in (args.fitted_on or settings.routing_dataset).split(",") if d.strip()]
+        tests = [d.strip() for d in (args.tested_on or ",".join(fits)).split(",") if d.strip()]
+        path = service.cross_dataset(settings, fits, tests)
+        print(path.read_text(encoding="utf-8"))
+        print(f"table: {path}")
+        return 0
     if args.action in ("run", "evaluate"):
         if args.action == "evaluate" and not args.test:
             print("error: evaluate needs --test PATH (a canonical file or folder: every line is test)", file=sys.stderr)
@@ -422,10 +429,14 @@ def build_parser() -> argparse.ArgumentParser:
     register.set_defaults(func=cmd_register)
 
     routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
-    routing.add_argument("action", choices=["build", "run", "evaluate", "report"])
+    routing.add_argument("action", choices=["build", "run", "evaluate", "report", "cross"])
+    routing.add_argument("--fitted-on", help="cross: datasets to fit on, comma-separated (default --dataset)")
+    routing.add_argument("--tested-on", help="cross: datasets or canonical files to test on, comma-separated "
+                         "(default: the fitted-on ones)")
     routing.add_argument("--dataset", dest="routing_dataset", help="sample (default, ADRI_ROUTING_DATASET), ha-pt-BR, ha-pt, clinc150, sgd, "
                          "or a canonical JSON-lines file/folder (the JEV design's format)")
-    routing.add_argument("--test", type=Path, help="evaluate: a canonical file whose every line is test")
+    routing.add_argument("--test", help="evaluate: a canonical file whose every line is test, or another "
+                         "shipped dataset (its test split)")
     routing.add_argument("--candidates", dest="routing_candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, and LLM baselines "
                          "ollama:<model> or openai:<model> (default ADRI_ROUTING_CANDIDATES: "
                          "embedded-zeroshot,embedded-logreg)")

