@@ -339,7 +339,9 @@ def routing_page(routing_root: Path, out: Path) -> str:
             images.append({"src": target.name, "name": image.stem})
         runs.append({"name": name, "test_hash": str(figures.get("test_hash")), "rows": rows, "verdicts": verdicts,
                      "confusions": confusions, "images": images})
-    return render("routing.html.j2", title="Routing benchmark", runs=runs)
+    cross_file = routing_root / "cross-dataset.json"
+    cross = json.loads(cross_file.read_text(encoding="utf-8")) if cross_file.is_file() else []
+    return render("routing.html.j2", title="Routing benchmark", runs=runs, cross=cross)
 
 
 MIRROR_FIGURES = ("logged", "counted", "rule_accuracy", "mirror_accuracy", "rule_accuracy_when_mirror_confident",

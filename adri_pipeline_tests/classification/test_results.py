@@ -1,4 +1,4 @@
-"""The seed's figures over stored results."""
+"""ADR 0011's figures over stored results."""
 
 import polars as pl
 

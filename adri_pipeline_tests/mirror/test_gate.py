@@ -237,7 +237,7 @@ def test_log_records_carry_what_evaluation_needs():
     json.dumps(record)
 
 
-# -- seed 002's controls --------------------------------------------------------------------
+# -- the mirror design's controls-----------------------------------------------------------------
 
 YES_NO = {"sim": "sim", "nao": "não"}
 

@@ -1,4 +1,4 @@
-"""A team's own annotated data in the seed's canonical format: loaded line by line, errors name the
+"""A team's own annotated data in the JEV design's canonical format: loaded line by line, errors name the
 line and the field, and the same protocol runs on it."""
 
 import json
@@ -15,7 +15,7 @@ OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_se
 
 
 def line(i: int, gold: str = "continuar_agente_ativo", utterance: str = "sim pfv", **extra) -> dict:
-    """Exactly the shape of seed 001 section 3."""
+    """Exactly the shape the JEV design gives for a canonical example."""
     return {
         "id": f"conv-{i:06d}-t04-D2", "group_id": f"conv-{i:06d}", "task": "D2",
         "state": {"active_agent": "timers", "suspended_sessions": ["listas"],
