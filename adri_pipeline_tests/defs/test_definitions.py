@@ -1,6 +1,7 @@
 import subprocess
 
 import dagster as dg
+import pytest
 
 from adri_pipeline.config import PROJECT_ROOT
 from adri_pipeline.definitions import defs
@@ -21,6 +22,7 @@ def test_definitions_load_with_every_asset_job_sensor_and_schedule():
     assert [s.name for s in defs.schedules] == ["nightly_backfill_schedule"]
 
 
+@pytest.mark.slow  # a `dagster` subprocess; the in-process load above runs with every `make test`
 def test_dagster_definitions_validate_with_the_workspace():
     result = subprocess.run([str(PROJECT_ROOT / ".venv" / "bin" / "dagster"), "definitions", "validate",
                              "-w", "workspace.yaml"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)

@@ -2,6 +2,7 @@
 
 import dagster as dg
 import duckdb
+import pytest
 
 from adri_pipeline.defs.in_process import materialize_graph
 from adri_pipeline.defs.resources import AdriSettings
@@ -15,6 +16,7 @@ def materializations(result, partitioned=True):
             and (e.partition is not None) == partitioned]
 
 
+@pytest.mark.slow  # 17 s: `make demo` runs the same graph; .ci/run runs the slow tests
 def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_corpus):
     graph = materialize_graph(dagster_instance, adri)
     assert graph.success and graph.review is not None
