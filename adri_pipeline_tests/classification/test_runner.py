@@ -203,7 +203,8 @@ def test_memory_floor_stops_between_documents_and_keeps_what_was_done(ollama_stu
 def test_answers_follow_the_documents_they_were_asked_about(ollama_stub, sample_corpus, pilot, warehouse, provider):
     run(ollama_stub, sample_corpus, pilot, warehouse, provider, limit=3)
     asked = [document_text(r) for r in ollama_stub.chats()]
-    assert asked == sample_corpus.documents["text"].head(3).to_list()
+    # the first three documents, each asked once; in flight together, they may reach the server in any order
+    assert sorted(asked) == sorted(sample_corpus.documents["text"].head(3).to_list())
 
 
 def test_requests_spread_over_hosts_within_each_hosts_slots(sample_corpus, pilot, warehouse, provider):

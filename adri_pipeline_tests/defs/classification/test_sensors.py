@@ -6,7 +6,7 @@ from adri_pipeline.classification.backends.embedded import EmbeddedBackend
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.definitions import defs
 from adri_pipeline.defs.classification.sensors import codebook_change_sensor, new_documents_sensor
-from adri_pipeline.defs.in_process import materialize_graph, resources_for
+from adri_pipeline.defs.in_process import materialize_graph, register_documents, resources_for
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline_tests.conftest import SAMPLE
 
@@ -45,7 +45,7 @@ def _edit(path, old, new):
 
 
 def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_instance, adri, codebook_copy):
-    materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
+    register_documents(dagster_instance, adri)  # the sensor reads the registered partitions, nothing more
     first = evaluate(codebook_change_sensor, dagster_instance, adri)
     assert first.run_requests == [] and json.loads(first.cursor)["signature"]
 
@@ -64,7 +64,7 @@ def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_insta
 
 
 def test_label_only_edit_renames_results_without_a_model_call(dagster_instance, adri, codebook_copy, monkeypatch):
-    materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
+    materialize_graph(dagster_instance, adri, jobs=("classify",))  # answers in the ledger; the refresh is tested
     _edit(codebook_copy, "qualitativa: Qualitativa", "qualitativa: QUALI")
 
     def no_model_calls(*args, **kwargs):
