@@ -24,7 +24,7 @@ demo: $(STAMP)
 	$(BIN)/adri demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow" -n 2
+	$(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -m slow

@@ -141,15 +141,12 @@ def cmd_review(args) -> int:
     return 0
 
 
-def _pct(value) -> str:
-    return "—" if value is None or value != value else f"{100 * value:.1f} %"
-
-
 def cmd_findings(args) -> int:
     """What the corpus says: per variable the share of documents with each value (95 % interval),
     optionally by year or source, one variable against another, and a second answer set beside it."""
     import polars as pl
 
+    from adri_pipeline.classification.findings import percent
     from adri_pipeline.classification.service import findings
 
     cross = tuple(args.cross.split(",", 1)) if args.cross else None
@@ -165,12 +162,12 @@ def cmd_findings(args) -> int:
         rows = found["shares"].filter(pl.col("variable") == name)
         print(f"\n{name} ({book.variables[name].type})")
         for r in rows.iter_rows(named=True):
-            print(f"  {r['label'][:48]:<48} {r['documents']:>6}  {_pct(r['share']):>8}  "
-                  f"95 % [{_pct(r['low'])}, {_pct(r['high'])}]")
+            print(f"  {r['label'][:48]:<48} {r['documents']:>6}  {percent(r['share']):>8}  "
+                  f"95 % [{percent(r['low'])}, {percent(r['high'])}]")
         if grouped is not None:
             mine = grouped.filter(pl.col("variable") == name)
             for (group,), part in mine.group_by(args.by, maintain_order=True):
-                cells = ", ".join(f"{r['label'][:24]} {_pct(r['share'])}" for r in part.iter_rows(named=True))
+                cells = ", ".join(f"{r['label'][:24]} {percent(r['share'])}" for r in part.iter_rows(named=True))
                 print(f"    {args.by} {group} (n={part['counted'][0]}): {cells}")
     if "cross" in found:
         print(f"\n{cross[0]} × {cross[1]} (documents)")
@@ -182,8 +179,8 @@ def cmd_findings(args) -> int:
               "documents both answered (shares; difference in points)")
         left, right = found["compare"].columns[3:5]
         for r in found["compare"].iter_rows(named=True):
-            print(f"  {r['variable']:<14} {r['label'][:36]:<36} {left[:20]}: {_pct(r[left]):>8}  "
-                  f"{right[:20]}: {_pct(r[right]):>8}  {r['difference_pp']:+.1f} pp")
+            print(f"  {r['variable']:<14} {r['label'][:36]:<36} {left[:20]}: {percent(r[left]):>8}  "
+                  f"{right[:20]}: {percent(r[right]):>8}  {r['difference_pp']:+.1f} pp")
     return 0
 
 

@@ -25,16 +25,11 @@ class ExportError(AdriError, ValueError):
 def wide(values: pl.DataFrame, documents: pl.DataFrame, codebook: Codebook, evidence: bool = False) -> pl.DataFrame:
     """One row per answered document, in the corpus's order; columns: metadata, then per variable
     its label (and with `evidence`: `<variable>_evidencia`, `_audit`, `_field`, `_start`, `_end`)."""
-    columns = ["label", *EVIDENCE] if evidence else ["label"]
-    per_variable = []
-    for name in codebook.variables:
-        mine = values.filter(pl.col("variable") == name).select(
-            "doc_id", pl.col("label").alias(name),
-            *[pl.col(column).alias(f"{name}_{suffix}") for column, suffix in EVIDENCE.items() if column in columns])
-        per_variable.append(mine)
     frame = documents.select(*METADATA).with_columns(pl.col("year").cast(pl.String))
     frame = frame.filter(pl.col("doc_id").is_in(values["doc_id"].unique().to_list()))
-    for mine in per_variable:
+    for name in codebook.variables:
+        extra = [pl.col(column).alias(f"{name}_{suffix}") for column, suffix in EVIDENCE.items()] if evidence else []
+        mine = values.filter(pl.col("variable") == name).select("doc_id", pl.col("label").alias(name), *extra)
         frame = frame.join(mine, on="doc_id", how="left", maintain_order="left")
     return frame
 

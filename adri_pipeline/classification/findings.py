@@ -34,6 +34,11 @@ class Findings:
     by_source: pl.DataFrame = field(default_factory=pl.DataFrame)  # + source
 
 
+def percent(share) -> str:
+    """A share as people read it ("30.4 %"; a dash when there is none), for the terminal and the pages."""
+    return "—" if share is None or share != share else f"{100 * share:.1f}\u00a0%"
+
+
 def wilson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of a proportion (nan, nan with no trials)."""
     from scipy.stats import binomtest

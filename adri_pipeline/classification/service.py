@@ -305,22 +305,23 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
 # -- what the corpus says, and the results as analysts take them away -------------------------------
 
 def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
-               name: str | None) -> tuple[str, pl.DataFrame]:
-    """(name, values) of a stored model's answers — the model of the latest run when `name` is None —
-    or, with name "coders", the coders' file (ADRI_CODERS) in the same shape."""
+               name: str | None) -> tuple[str, pl.DataFrame, int]:
+    """(name, values, documents without an answer yet) of a stored model's answers — the model of the
+    latest run when `name` is None — or, with name "coders", the coders' file (ADRI_CODERS) in the
+    same shape (nothing pending)."""
     if name == "coders":
         if settings.coders is None:
             raise NoClassificationRun("give the coders' file (--coders or ADRI_CODERS) to compare with the coders")
         from adri_pipeline.classification.agreement import load_coder_labels
 
-        return "coders", load_coder_labels(settings.coders, codebook)
+        return "coders", load_coder_labels(settings.coders, codebook), 0
     model = name or recorded_model(warehouse).model
-    values = read_results(warehouse, model, codebook.content_hash)[0]
+    values, _, pending = read_results(warehouse, model, codebook.content_hash)
     if not values.height:
         known = sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash})
         raise NoClassificationRun(f"{warehouse.path}: no results of {model!r} for codebook {codebook.name} "
                                   f"v{codebook.version}; models with results: {', '.join(known) or 'none'}")
-    return model, values
+    return model, values, pending
 
 
 def findings(settings: Settings, model: str | None = None, compare: str | None = None,
@@ -331,9 +332,8 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     the review site's findings page."""
     warehouse = Warehouse(settings.warehouse)
     codebook = load_codebook(settings.codebook)
-    name, values = answer_set(settings, warehouse, codebook, model)
+    name, values, pending = answer_set(settings, warehouse, codebook, model)
     documents = read_documents(warehouse)
-    pending = read_results(warehouse, name, codebook.content_hash)[2]
     excluded = exclusions(warehouse, name, build_prompt(codebook).signature)
     out = {
         "model": name, "codebook": codebook, "counted": values["doc_id"].n_unique(),
@@ -346,7 +346,7 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     if cross_variables:
         out["cross"] = cross(values, codebook, *cross_variables)
     if compare:
-        other, other_values = answer_set(settings, warehouse, codebook, compare)
+        other, other_values, _ = answer_set(settings, warehouse, codebook, compare)
         out["compare"] = side_by_side(values, other_values, (name, other), codebook)
     return out
 
@@ -356,6 +356,6 @@ def export_results(settings: Settings, fmt: str, output: Path, model: str | None
     """`adri export`: one row per document with an answer that follows the codebook; returns (path, rows)."""
     warehouse = Warehouse(settings.warehouse)
     codebook = load_codebook(settings.codebook)
-    _, values = answer_set(settings, warehouse, codebook, model)
+    _, values, _ = answer_set(settings, warehouse, codebook, model)
     frame = wide(values, read_documents(warehouse), codebook, evidence=evidence)
     return write(frame, fmt, output), frame.height

@@ -42,11 +42,12 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _read_evaluation(path: Path) -> dict:
+def _read_evaluation(path: Path, content: bytes | None = None) -> dict:
+    """The report at `path` (its `content` when already read, e.g. to hash it)."""
     try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ApprovalError(f"{path}: not an evaluation report (not JSON: {exc.msg})") from None
+        report = json.loads(path.read_bytes() if content is None else content)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ApprovalError(f"{path}: not an evaluation report (not JSON: {exc})") from None
     if not isinstance(report, dict) or not isinstance(report.get("evaluations"), dict) or "evaluated_at" not in report:
         raise ApprovalError(f"{path}: not an evaluation report (no `evaluations` and `evaluated_at`)")
     return report
@@ -62,9 +63,10 @@ def check_approval(name: str, mode: str, threshold: float, approval: Approval | 
     path = approval.evaluation if approval.evaluation.is_absolute() else base / approval.evaluation
     if not path.is_file():
         raise ApprovalError(f"point {name}: the evaluation it was approved on is missing: {path}")
-    if file_sha256(path) != approval.sha256:
+    content = path.read_bytes()  # hashed and parsed from one read
+    if hashlib.sha256(content).hexdigest() != approval.sha256:
         raise ApprovalError(f"point {name}: {path} changed since the approval (sha256 differs)")
-    report = _read_evaluation(path)
+    report = _read_evaluation(path, content)
     if report["evaluated_at"] != approval.date:
         raise ApprovalError(f"point {name}: approval dated {approval.date} but {path} was evaluated "
                             f"at {report['evaluated_at']}")

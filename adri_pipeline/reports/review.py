@@ -34,6 +34,7 @@ import polars as pl
 from markupsafe import Markup, escape
 
 from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.classification.findings import percent
 from adri_pipeline.warehouse import (
     Warehouse,
     read_documents,
@@ -199,14 +200,10 @@ CHART_WIDTH, LABEL_WIDTH, TREND_COLOURS = 360, 200, ("#4a78a8", "#d9822b", "#5a9
                                                      "#8c6d31", "#3f9ea3", "#999999")
 
 
-def _percent(share) -> str:
-    return "—" if share is None or share != share else f"{100 * share:.1f}\u00a0%"
-
-
 def share_chart(rows: list[dict], title: str) -> dict:
     """Horizontal bars, one per value: width the share, a whisker for its 95 % interval."""
     bars = [{"y": 4 + 22 * i, "label": r["label"][:32], "value": r["value"], "documents": r["documents"],
-             "share": round(r["share"], 6), "percent": _percent(r["share"]),
+             "share": round(r["share"], 6), "percent": percent(r["share"]),
              "width": round(CHART_WIDTH * r["share"], 1),
              "low": round(LABEL_WIDTH + CHART_WIDTH * r["low"], 1),
              "high": round(LABEL_WIDTH + CHART_WIDTH * r["high"], 1)}
@@ -235,7 +232,7 @@ def trend_chart(by_year: pl.DataFrame, title: str) -> dict | None:
 
 
 def _share_rows(frame: pl.DataFrame) -> list[dict]:
-    return [{**r, "share": _percent(r["share"]), "95 % interval": f"{_percent(r['low'])} – {_percent(r['high'])}"}
+    return [{**r, "share": percent(r["share"]), "95 % interval": f"{percent(r['low'])} – {percent(r['high'])}"}
             for r in frame.iter_rows(named=True)]
 
 
@@ -243,8 +240,8 @@ def _by_group(frame: pl.DataFrame, group: str) -> list[dict]:
     """A cross-tabulation: one row per group, one column per value label (share of the group's documents)."""
     if not frame.height:
         return []
-    wide = frame.with_columns(pl.col("share").map_elements(_percent, return_dtype=pl.String)).pivot(
-        on="label", index=[group, "counted"], values="share").fill_null("0.0 %")
+    wide = frame.with_columns(pl.col("share").map_elements(percent, return_dtype=pl.String)).pivot(
+        on="label", index=[group, "counted"], values="share").fill_null(percent(0.0))
     return wide.sort(group).rename({"counted": "documents"}).to_dicts()
 
 
@@ -273,8 +270,8 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None) -> str:
         frame = found["compare"]
         left, right = frame.columns[3:5]
         compare = {"left": left, "right": right, "documents": frame["documents"][0] if frame.height else 0,
-                   "rows": [{"variable": r["variable"], "value": r["label"], left: _percent(r[left]),
-                             right: _percent(r[right]), "difference (pp)": r["difference_pp"]}
+                   "rows": [{"variable": r["variable"], "value": r["label"], left: percent(r[left]),
+                             right: percent(r[right]), "difference (pp)": r["difference_pp"]}
                             for r in frame.iter_rows(named=True)]}
     return render("findings.html.j2", title="Findings — what the corpus says", found=found, variables=variables,
                   cross=cross, compare=compare)
@@ -421,17 +418,16 @@ def write_review(settings, compare: tuple[str, str] | None = None) -> Site:
     latest classification run's model (with the coders side by side when ADRI_CODERS is set, else a
     second model when there is one) and every other page."""
     from adri_pipeline.classification.codebook import load_codebook
-    from adri_pipeline.classification.service import NoClassificationRun, findings
+    from adri_pipeline.classification.service import NoClassificationRun, findings, recorded_model
 
     warehouse = Warehouse(settings.warehouse)
     codebook = load_codebook(settings.codebook)
     crossed = default_cross(codebook)
     models = [s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash]
     try:
-        found = findings(settings, cross_variables=crossed)
-        other = "coders" if settings.coders else next((m for m in models if m != found["model"]), None)
-        if other:
-            found = findings(settings, compare=other, cross_variables=crossed)
+        model = recorded_model(warehouse).model
+        other = "coders" if settings.coders else next((m for m in models if m != model), None)
+        found = findings(settings, model=model, compare=other, cross_variables=crossed)
     except NoClassificationRun:
         found = None
     return build_review(warehouse, codebook, coders=settings.coders, compare=compare, found=found, crossed=crossed)
