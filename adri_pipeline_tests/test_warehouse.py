@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from adri_pipeline.classification.ledger import Ledger
-from adri_pipeline.warehouse import Warehouse, WarehouseLocked, store_corpus
+from adri_pipeline.warehouse import Warehouse, WarehouseDamaged, WarehouseLocked, store_corpus
 
 
 def test_snapshot_is_published_while_the_ledger_writer_is_open(warehouse, sample_corpus):
@@ -34,6 +34,34 @@ def test_an_analyst_on_the_snapshot_does_not_block_the_writer(warehouse, sample_
     finally:
         analyst.kill()
         analyst.wait()
+
+
+def test_a_new_warehouse_appears_whole_or_not_at_all(tmp_path):
+    """A process killed while DuckDB wrote a new file's headers left a file no run could open (seen in CI:
+    kill -9 right after startup). Creation now happens under a temporary name, linked into place."""
+    path = tmp_path / "wh" / "adri.duckdb"
+    killed = subprocess.run(
+        [sys.executable, "-c", "import sys; from adri_pipeline.warehouse import Warehouse\n"
+         "with Warehouse(sys.argv[1]).connect(): pass", str(path)],
+        env={**__import__("os").environ, "ADRI_FAULT": "creating_warehouse"})
+    assert killed.returncode == -9
+    assert not path.exists() and list(path.parent.glob("adri.duckdb.creating*"))  # only the temporary file
+    with Warehouse(path).connect() as con:
+        assert con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0] > 0
+    assert list(path.parent.iterdir()) == [path]  # the dead process's leftover removed
+
+
+@pytest.mark.parametrize("kept", [0, 100, 4096])
+def test_a_file_duckdb_cannot_open_is_named_and_left_alone(tmp_path, kept):
+    path = tmp_path / "adri.duckdb"
+    with Warehouse(tmp_path / "whole.duckdb").connect():
+        pass
+    path.write_bytes((tmp_path / "whole.duckdb").read_bytes()[:kept])  # headers cut short, as a kill leaves them
+    before = path.read_bytes()
+    with pytest.raises(WarehouseDamaged, match=str(path)):
+        with Warehouse(path).connect():
+            pass
+    assert path.read_bytes() == before
 
 
 def test_replace_rows_rolls_back_on_error(warehouse):

@@ -71,6 +71,10 @@ class WarehouseLocked(AdriError, RuntimeError):
     """Another process holds the writer's file; the message says what to do."""
 
 
+class WarehouseDamaged(AdriError, RuntimeError):
+    """The warehouse path holds a file DuckDB cannot open."""
+
+
 class WarehouseSchemaError(AdriError, RuntimeError):
     """Rows for a column the migrations do not declare."""
 
@@ -107,16 +111,45 @@ class Warehouse:
     def snapshot_path(self) -> Path:
         return self.path.with_name(self.path.stem + "_snapshot.duckdb")
 
+    def _create(self) -> None:
+        """Create the file whole or not at all: DuckDB writes a new file's headers in several steps, and a
+        process killed among them leaves a file no later run can open. The schema is built under a
+        temporary name and linked into place; `link` fails if another process got there first, and that
+        file is kept."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        prefix = self.path.name + ".creating"
+        for leftover in self.path.parent.glob(prefix + "*"):  # the file and its .wal
+            pid = leftover.name.removeprefix(prefix).split(".")[0]
+            if pid.isdigit() and not psutil.pid_exists(int(pid)):
+                leftover.unlink(missing_ok=True)
+        tmp = self.path.with_name(f"{prefix}{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        with duckdb.connect(str(tmp)) as con:
+            migrate(con)
+        faults.point("creating_warehouse")
+        try:
+            os.link(tmp, self.path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A write connection that is always closed, even when the body raises."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():
+            self._create()
         deadline = time.monotonic() + self.lock_timeout_s
         while True:
             try:
                 con = duckdb.connect(str(self.path))
                 break
             except duckdb.IOException as exc:
+                if any(sign in str(exc) for sign in ("not a valid DuckDB database", "Could not read enough bytes")):
+                    raise WarehouseDamaged(
+                        f"{self.path} is not a DuckDB database (a process killed while creating it, before "
+                        "creation was made atomic, can leave such a file): move it aside and run again; "
+                        "nothing else is touched") from None
                 if "lock" not in str(exc).lower():
                     raise
                 if time.monotonic() > deadline:
