@@ -64,6 +64,16 @@ def test_a_file_duckdb_cannot_open_is_named_and_left_alone(tmp_path, kept):
     assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("name", ["it's.duckdb", 'say "hi".duckdb', "a'); DROP TABLE documents; --.duckdb"])
+def test_a_warehouse_path_with_quotes_publishes_its_snapshot(tmp_path, sample_corpus, name):
+    """The path was pasted into ATTACH unescaped: a quote broke publication."""
+    warehouse = Warehouse(tmp_path / name)
+    store_corpus(warehouse, sample_corpus)
+    snapshot = warehouse.publish_snapshot()
+    with duckdb.connect(str(snapshot), read_only=True) as reader:
+        assert reader.execute("SELECT count(*) FROM documents").fetchone()[0] == sample_corpus.documents.height
+
+
 def test_replace_rows_rolls_back_on_error(warehouse):
     with warehouse.connect() as con:
         warehouse.replace_rows(con, "coverage", pl.DataFrame({"source": ["a"], "rows": [1]}))

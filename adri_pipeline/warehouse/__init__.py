@@ -208,9 +208,9 @@ class Warehouse:
                 leftover.unlink(missing_ok=True)
         tmp.unlink(missing_ok=True)
         with self.connect() as con:
-            con.execute(f"ATTACH '{tmp}' AS snapshot_tmp")
+            con.execute("ATTACH ? AS snapshot_tmp", [str(tmp)])  # a path is a value, never pasted into SQL
             try:
-                con.execute("COPY FROM DATABASE {} TO snapshot_tmp".format(_current_database(con)))
+                con.execute(f"COPY FROM DATABASE {_quoted(_current_database(con))} TO snapshot_tmp")
             finally:
                 con.execute("DETACH snapshot_tmp")
         faults.point("during_snapshot")
@@ -233,6 +233,11 @@ def _lock_message(path: Path, error: str, waited_s: float) -> str:
             "writer per file: wait for that run to finish or stop it, or classify into another warehouse "
             "(--warehouse). If it is an analyst's session on this file, ask them to open the snapshot "
             f"{path.with_name(path.stem + '_snapshot.duckdb')} instead.")
+
+
+def _quoted(identifier: str) -> str:
+    """An identifier DuckDB cannot take as a parameter (the database name comes from the file's name)."""
+    return '"' + identifier.replace('"', '""') + '"'
 
 
 def _current_database(con) -> str:
