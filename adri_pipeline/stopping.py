@@ -10,17 +10,26 @@ ledger commit ended the run with a traceback and exit 1 instead of results and e
 from __future__ import annotations
 
 import signal
+import sys
 
 _last_signal: str | None = None
 
 
 def install_stop_handlers() -> None:
     """Ctrl+C and SIGTERM (systemd, Docker, Kubernetes, Dagster's run termination) stop a run the same
-    way: no new documents, results and snapshot for what was done. Installed explicitly, so a process
+    way: no new documents, results and snapshot for what was done; signals after the first are noted
+    and otherwise ignored, so the results are written once. Installed explicitly, so a process
     started in the background with SIGINT ignored still stops on Ctrl+C."""
+
+    global _last_signal
+    _last_signal = None
 
     def stop(signum, frame):
         global _last_signal
+        if _last_signal is not None:  # a burst of Ctrl+C must not interrupt the stop's own publishing
+            sys.stderr.write(f"{signal.Signals(signum).name}: already stopping, writing the results of what "
+                             "was done (kill -9 loses nothing if you cannot wait)\n")
+            return
         _last_signal = signal.Signals(signum).name
         raise KeyboardInterrupt("SIGTERM") if signum == signal.SIGTERM else KeyboardInterrupt()
 

@@ -67,3 +67,24 @@ def test_ctrl_c_writes_the_partial_result(ollama_stub, warehouse):
         results = con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
     assert 4 <= ledger < 23 and results == ledger
     assert warehouse.snapshot_path.exists()
+
+
+def test_many_ctrl_c_in_a_burst_still_publish_once(ollama_stub, warehouse):
+    """Four Ctrl+C within a fraction of a second left the ledger written but no results, no snapshot and no
+    runs row: every signal after the first interrupted the stop's own publishing."""
+    ollama_stub.delay = 0.1
+    process = start_classify(ollama_stub, warehouse)
+    wait_for_chats(ollama_stub, 5)
+    for _ in range(4):
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.05)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "already stopping" in stderr
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        ledger = con.execute("SELECT count(*) FROM ledger").fetchone()[0]
+        results = con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
+        runs = con.execute("SELECT stopped, model_calls FROM classification_runs").fetchall()
+    assert ledger >= 4 and results == ledger
+    assert warehouse.snapshot_path.exists()
+    assert len(runs) == 1 and runs[0][0].startswith("interrupted") and runs[0][1] is not None
