@@ -28,6 +28,7 @@ from adri_pipeline.classification.validation import (
     check_response,
     codebook_examples_text,
 )
+from adri_pipeline.stopping import second_signal_abandons
 from adri_pipeline.warehouse import Warehouse
 
 log = logging.getLogger(__name__)
@@ -215,12 +216,13 @@ def classify_corpus(
                 for future in [f for f in running if f.cancel()]:
                     running.pop(future)
                 try:
-                    for future in list(running):  # already at the model: keep what comes back
-                        wait([future])
-                        try:
-                            settle(future)
-                        except BackendError:
-                            pass
+                    with second_signal_abandons():
+                        for future in list(running):  # already at the model: keep what comes back
+                            wait([future])
+                            try:
+                                settle(future)
+                            except BackendError:
+                                pass
                 except KeyboardInterrupt:  # a second Ctrl+C: stop waiting now
                     abandon = True
                     lost = [document.doc_id for document, _ in running.values()]

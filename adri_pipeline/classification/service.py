@@ -30,6 +30,7 @@ from adri_pipeline.classification.results import Results, assemble_results, figu
 from adri_pipeline.classification.runner import RunReport, classify_corpus
 from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
+from adri_pipeline.stopping import one_stop
 from adri_pipeline.warehouse import (
     Warehouse,
     coverage_totals,
@@ -256,29 +257,30 @@ def classify_documents(
             checkpoints.done(begun)
 
     report = None
-    try:
-        report = classify_corpus(documents, codebook, backend, warehouse, limit=limit, estimate=estimate,
-                                 concurrency=settings.concurrency, progress=on_document)
-    finally:
-        faults.point("before_results")
-        begun = time.monotonic()
-        figures = refresh_results(warehouse, codebook, model, _needing_results(warehouse, codebook, model, report,
-                                                                            touched))
-        if report is not None:
-            store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
-        record_run(warehouse, {
-            "run_id": run_id, "origin": origin, "started_at": started_at,
-            "finished_at": datetime.now(timezone.utc), "backend": model.backend, "model": model.model,
-            "model_digest": model.digest, "params": json.dumps(model.params, sort_keys=True),
-            "codebook_hash": codebook.content_hash, "signature": prompt.signature,
-            "selected": report.documents if report else None, "cached": report.cached if report else None,
-            "classified": report.classified if report else len(touched),
-            "failed": len(report.failed) if report else None,
-            "model_calls": report.model_calls if report else None,
-            "stopped": report.stopped if report else "error", "figures": json.dumps(figures, default=float),
-        })
-        snapshot = warehouse.publish_snapshot()
-        checkpoints.done(begun)
+    with one_stop():  # a burst of Ctrl+C stops the run once; its results are written once
+        try:
+            report = classify_corpus(documents, codebook, backend, warehouse, limit=limit, estimate=estimate,
+                                     concurrency=settings.concurrency, progress=on_document)
+        finally:
+            faults.point("before_results")
+            begun = time.monotonic()
+            needing = _needing_results(warehouse, codebook, model, report, touched)
+            figures = refresh_results(warehouse, codebook, model, needing)
+            if report is not None:
+                store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
+            record_run(warehouse, {
+                "run_id": run_id, "origin": origin, "started_at": started_at,
+                "finished_at": datetime.now(timezone.utc), "backend": model.backend, "model": model.model,
+                "model_digest": model.digest, "params": json.dumps(model.params, sort_keys=True),
+                "codebook_hash": codebook.content_hash, "signature": prompt.signature,
+                "selected": report.documents if report else None, "cached": report.cached if report else None,
+                "classified": report.classified if report else len(touched),
+                "failed": len(report.failed) if report else None,
+                "model_calls": report.model_calls if report else None,
+                "stopped": report.stopped if report else "error", "figures": json.dumps(figures, default=float),
+            })
+            snapshot = warehouse.publish_snapshot()
+            checkpoints.done(begun)
     return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started,
                              publishing_seconds=checkpoints.spent)
 

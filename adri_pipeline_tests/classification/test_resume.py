@@ -88,3 +88,25 @@ def test_many_ctrl_c_in_a_burst_still_publish_once(ollama_stub, warehouse):
     assert ledger >= 4 and results == ledger
     assert warehouse.snapshot_path.exists()
     assert len(runs) == 1 and runs[0][0].startswith("interrupted") and runs[0][1] is not None
+
+
+def test_a_second_ctrl_c_stops_waiting_for_a_slow_model_and_still_publishes(ollama_stub, warehouse):
+    """The first Ctrl+C waits for the answers already at the model; the second gives them up (they are
+    redone next run), and the results of what was committed are still written once."""
+    ollama_stub.delay = 0.05
+    process = start_classify(ollama_stub, warehouse)
+    wait_for_chats(ollama_stub, 5)
+    ollama_stub.delay = 30.0  # the answers now in flight would take half a minute
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    began = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=20)
+    assert time.monotonic() - began < 15 and process.returncode == 130, stderr
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        ledger = con.execute("SELECT count(*) FROM ledger").fetchone()[0]
+        results = con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
+        stopped = con.execute("SELECT stopped FROM classification_runs").fetchall()
+    assert results == ledger >= 4
+    assert len(stopped) == 1 and "second interrupt" in stopped[0][0]
