@@ -65,12 +65,12 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
 
         median, p90 = percentiles(report.seconds, (50, 90)).values()
         remaining = report.to_classify - report.sampled
-        slots = max(settings.concurrency, 1)
+        slots = report.slots  # every server slot the run fills, not only ADRI_CONCURRENCY
         summary["estimate"] = {
-            "sampled": len(report.seconds), "remaining_documents": remaining,
+            "sampled": len(report.seconds), "remaining_documents": remaining, "slots": slots,
             "seconds_per_document_median": round(median, 3), "seconds_per_document_p90": round(p90, 3),
-            "projected_hours_median": round(remaining * median / 3600 / slots, 2),
-            "projected_hours_p90": round(remaining * p90 / 3600 / slots, 2),
+            "projected_hours_median": round(remaining * median / 3600 / slots, 4),
+            "projected_hours_p90": round(remaining * p90 / 3600 / slots, 4),
         }
     return summary
 

@@ -85,6 +85,7 @@ class RunReport:
     seconds: list[float] = field(default_factory=list)
     to_classify: int = 0
     sampled: int = 0  # documents attempted by --estimate
+    slots: int = 1  # requests the run keeps at the model at once: what --estimate projects with
     stopped: str = ""  # why the run stopped early, if it did
     answered: list[str] = field(default_factory=list)  # doc ids with an answer in the ledger after the run
     keys: dict[str, str] = field(default_factory=dict)  # doc id -> its cache key in this run
@@ -160,6 +161,7 @@ def classify_corpus(
 
     backend.prepare(codebook, prompt)
     concurrency = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
+    report.slots = concurrency
     # one more document than slots is always prepared and waiting for a slot (the backend limits what
     # reaches the server), so a slot never idles while we validate, audit and commit the last answer
     in_flight = concurrency * PREFETCH

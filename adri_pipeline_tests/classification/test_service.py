@@ -184,6 +184,19 @@ def test_estimate_projects_only_the_documents_still_to_do(ollama_stub, tmp_path)
     assert summary["estimate"]["sampled"] == 5 and summary["estimate"]["remaining_documents"] == 23 - 5
 
 
+def test_estimate_projects_with_the_slots_the_run_fills(ollama_stub, tmp_path):
+    """The projection divided by ADRI_CONCURRENCY (1) while the run kept every configured server slot
+    busy: four slots were projected as one."""
+    from adri_pipeline.cli import run_classification
+
+    ollama_stub.delay = 0.4
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE, ollama_hosts=[f"{ollama_stub.host}*4"], concurrency=1)
+    estimate = run_classification(settings, estimate=True, show_progress=False)["estimate"]
+    assert estimate["slots"] == 4
+    serial_hours = estimate["remaining_documents"] * estimate["seconds_per_document_median"] / 3600
+    assert estimate["projected_hours_median"] == round(serial_hours / 4, 4) > 0
+
+
 def test_a_bad_coder_file_is_a_clear_error(tmp_path, pilot):
     from adri_pipeline.classification.agreement import CoderFileError, load_coder_labels
 
