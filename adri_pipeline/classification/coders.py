@@ -203,8 +203,8 @@ def train(settings: Settings, params: TrainingParams | None = None, sample: Code
 def embedded_backend(settings: Settings) -> EmbeddedBackend:
     """The embedded backend a run uses: trained on the coder file when one is configured, else zero-shot."""
     if settings.coders is None:
-        return EmbeddedBackend()
-    return EmbeddedBackend(trained=train(settings))
+        return EmbeddedBackend(memory_floor_mb=settings.memory_floor_mb)
+    return EmbeddedBackend(trained=train(settings), memory_floor_mb=settings.memory_floor_mb)
 
 
 # -- agreement ------------------------------------------------------------------------------------------

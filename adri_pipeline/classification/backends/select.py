@@ -22,10 +22,10 @@ def served_backend(settings: Settings, provider: str):
     )
 
 
-def _zero_shot():
+def _zero_shot(settings: Settings):
     from adri_pipeline.classification.backends.embedded import EmbeddedBackend
 
-    return EmbeddedBackend()
+    return EmbeddedBackend(memory_floor_mb=settings.memory_floor_mb)
 
 
 def select_backend(settings: Settings, allow_fallback: bool = True, embedded=None):
@@ -33,7 +33,7 @@ def select_backend(settings: Settings, allow_fallback: bool = True, embedded=Non
     server fails with the reason instead of switching models silently. `embedded` builds the embedded
     backend when it is chosen (the application layer passes one that trains on the coder file); it is
     imported only then, so a served model's run starts without the encoder and scikit-learn."""
-    embedded = embedded or _zero_shot
+    embedded = embedded or (lambda: _zero_shot(settings))
     if settings.backend == "embedded":
         return embedded()
     if settings.backend in ("ollama", "openai"):

@@ -19,7 +19,13 @@ import time
 import psutil
 import tenacity
 
-from adri_pipeline.classification.backends.base import BackendError, BackendResponse, DocumentFailed, NotSent
+from adri_pipeline.classification.backends.base import (
+    BackendError,
+    BackendResponse,
+    DocumentFailed,
+    NotSent,
+    stop_below_memory_floor,
+)
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.prompt import Prompt, build_user_message
@@ -114,13 +120,21 @@ class ServedBackend:
     # -- lifecycle --------------------------------------------------------------------------
     def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
         _ = self.digest
+        unchecked: list[str] = []  # said once for the run, loudly, not once per host
         for index, server in enumerate(self.servers):
             if server.resident or self._call(server, server.is_loaded, self.model_name):
                 continue
-            self._check_fits(server.host)
+            if is_this_machine(server.host):
+                self._check_fits(server.host)
+            else:
+                unchecked.append(server.host)
             log.info("loading %s on %s", self.model_name, server.host)
             self._call(server, server.load, self.model_name)
             self._loaded_here.append(index)
+        if unchecked:
+            log.warning("MEMORY CHECK SKIPPED for %d host(s) that are not this machine (%s): their free memory "
+                        "is unknown here; a server that runs out answers with errors, and the run stops "
+                        "keeping what it classified", len(unchecked), ", ".join(unchecked))
 
     def close(self) -> None:
         for index in self._loaded_here:
@@ -134,9 +148,6 @@ class ServedBackend:
     def _check_fits(self, host: str) -> None:
         """Before loading: the model's size as the server reports it against this machine's free
         memory, only when the server is this machine."""
-        if not is_this_machine(host):
-            log.warning("memory check skipped: %s is not this machine, its free memory is unknown here", host)
-            return
         needed_mb = self._size_bytes / 2**20
         available_mb = psutil.virtual_memory().available / 2**20
         if needed_mb > available_mb:
@@ -148,13 +159,7 @@ class ServedBackend:
     def check_resources(self) -> None:
         if not self.local:
             return  # a remote server's memory is its own; the server answers 5xx when it runs out
-        available_mb = psutil.virtual_memory().available / 2**20
-        if available_mb < self.memory_floor_mb:
-            raise BackendError(
-                f"stopping between documents: {available_mb:.0f} MB free, below the floor of "
-                f"{self.memory_floor_mb} MB (ADRI_MEMORY_FLOOR_MB). Everything classified so far is "
-                "saved; close other programs or use a smaller model, then rerun to continue."
-            )
+        stop_below_memory_floor(self.memory_floor_mb, f"{self.model_name} is served on this machine")
 
     # -- one answer -------------------------------------------------------------------------
     def _retrying(self, host: str) -> tenacity.Retrying:
