@@ -62,6 +62,27 @@ def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, t
     assert len(dagster_instance.get_materialized_partitions(CLASSIFICATIONS)) == n
 
 
+def test_a_cancelled_range_run_writes_results_for_what_it_classified(dagster_instance, tmp_path, ollama_stub):
+    """Dagster cancels a run by interrupting its process (DagsterExecutionInterruptedError, a BaseException):
+    the results, the runs row and the materializations cover every document the ledger kept."""
+    import os
+    import signal
+    import threading
+
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
+                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    ollama_stub.delay = 0.1
+    threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT)).start()  # what run termination sends
+    cancelled = materialize_graph(dagster_instance, adri, raise_on_error=False, jobs=("classify",))
+    assert not cancelled.classify.success
+    with duckdb.connect(adri.warehouse, read_only=True) as con:
+        ledger = {row[0] for row in con.execute("SELECT doc_id FROM ledger").fetchall()}
+        results = {row[0] for row in con.execute("SELECT DISTINCT doc_id FROM classification_documents").fetchall()}
+        stopped = con.execute("SELECT stopped FROM classification_runs").fetchall()
+    assert 0 < len(ledger) < 23 and results == ledger
+    assert stopped == [("interrupted (DagsterExecutionInterruptedError)",)]
+    assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == ledger
+
 
 def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_path, codebook_copy, monkeypatch):
     monkeypatch.setenv("ADRI_CHECK_MIN_LITERAL_PCT", "100.5")  # unreachable: every variable is "weak"
