@@ -52,5 +52,5 @@ class Ledger:
                                               "completion_tokens"], keys)
 
     def writer(self):
-        """One connection for the run; every commit(record) is its own transaction."""
+        """One connection for the run; every commit(*records) is one transaction."""
         return ledger_writer(self.warehouse, list(LEDGER_COLUMNS))
