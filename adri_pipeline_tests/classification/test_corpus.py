@@ -2,6 +2,8 @@ import json
 
 import openpyxl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adri_pipeline.classification.corpus import CorpusError, clean_abstract, load_corpus
 from adri_pipeline_tests.conftest import shared
@@ -160,3 +162,19 @@ def test_an_empty_file_is_an_error(tmp_path):
     path.write_text("\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="empty.jsonl: no document with an abstract to classify"):
         load_corpus(path)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+       | st.text(alphabet=st.sampled_from(list(" \t\n\r\x0b\x0c\x85\xa0\u2003\u200b\u202e\ufeff\x01\x1b[0m&amp;aé")),
+                 max_size=40))
+def test_clean_text_is_the_definition_it_documents(text):
+    """clean_text was rewritten for speed (100 -> ~25 µs per abstract): it must still equal the plain
+    regular-expression definition, whitespace and all."""
+    import html
+    import re
+
+    from adri_pipeline.classification.corpus import _ANSI, _CONTROL, _INVISIBLE, clean_text
+
+    plain = _CONTROL.sub(" ", _INVISIBLE.sub("", html.unescape(_ANSI.sub("", text))))
+    assert clean_text(text) == re.sub(r"\s+", " ", plain).strip()
