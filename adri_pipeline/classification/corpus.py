@@ -211,21 +211,43 @@ def _pick(record: dict, cols: dict, name: str, display: str, analysis: str) -> t
     return (_text(record.get(column)) if column else ""), ""
 
 
+READER_VERSION = "1"  # change it when loading gives other documents from the same bytes
+
+
+def corpus_paths(path: str | Path) -> list[Path]:
+    """The files a corpus path stands for: itself, or a folder's supported files in name order."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES)
+        if not files:
+            raise CorpusError(f"{path}: no {', '.join(SUPPORTED_SUFFIXES)} files in folder")
+        return files
+    if path.exists():
+        return [path]
+    raise CorpusError(f"{path}: corpus file not found")
+
+
+def fingerprints(files: list[Path], options: list) -> pl.DataFrame:
+    """(source, size, sha256, options) of each file: equal fingerprints, equal documents."""
+    rows = []
+    for file in files:
+        digest = hashlib.sha256()
+        with file.open("rb") as stream:
+            while chunk := stream.read(1 << 22):
+                digest.update(chunk)
+        rows.append({"source": str(file), "size": file.stat().st_size, "sha256": digest.hexdigest(),
+                     "options": json.dumps([READER_VERSION, *options])})
+    return pl.DataFrame(rows, schema={"source": pl.String, "size": pl.Int64, "sha256": pl.String,
+                                      "options": pl.String})
+
+
 def load_corpus(
     path: str | Path, display_language: str = "pt", analysis_language: str = "en",
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> Corpus:
     """Load one file or every supported file in a folder."""
     path = Path(path)
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES)
-        if not files:
-            raise CorpusError(f"{path}: no {', '.join(SUPPORTED_SUFFIXES)} files in folder")
-    elif path.exists():
-        files = [path]
-    else:
-        raise CorpusError(f"{path}: corpus file not found")
-
+    files = corpus_paths(path)
     documents: dict[str, dict] = {}
     coverage, skipped, notes = [], [], []
     for file in files:
@@ -280,8 +302,11 @@ def load_corpus(
     return Corpus(frame, pl.DataFrame(coverage), skipped, notes)
 
 
+def reading_options(settings: "Settings") -> list:
+    return [settings.display_language, settings.analysis_language, settings.max_text_chars]
+
+
 def read_corpus(settings: "Settings", path: str | Path | None = None) -> Corpus:
     """A corpus file or folder (the configured one by default) read with the settings' languages and
     text limit, as every caller reads it."""
-    return load_corpus(path or settings.corpus, settings.display_language, settings.analysis_language,
-                       settings.max_text_chars)
+    return load_corpus(path or settings.corpus, *reading_options(settings))

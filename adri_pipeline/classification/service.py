@@ -22,7 +22,14 @@ import polars as pl
 from adri_pipeline import faults
 from adri_pipeline.classification.backends import select_backend
 from adri_pipeline.classification.codebook import Codebook, load_codebook
-from adri_pipeline.classification.corpus import Corpus, read_corpus
+from adri_pipeline.classification.corpus import (
+    DOCUMENT_SCHEMA,
+    Corpus,
+    corpus_paths,
+    fingerprints,
+    read_corpus,
+    reading_options,
+)
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
 from adri_pipeline.classification.prompt import build_prompt
@@ -33,6 +40,7 @@ from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import one_stop
 from adri_pipeline.warehouse import (
     Warehouse,
+    corpus_files,
     coverage_totals,
     exclusions,
     last_run,
@@ -47,6 +55,7 @@ from adri_pipeline.warehouse import (
     store_failures,
     store_figures,
     store_results,
+    stored_corpus,
 )
 
 log = logging.getLogger(__name__)
@@ -265,7 +274,10 @@ def classify_documents(
             faults.point("before_results")
             begun = time.monotonic()
             needing = _needing_results(warehouse, codebook, model, report, touched)
-            figures = refresh_results(warehouse, codebook, model, needing)
+            unchanged = report is not None and not needing and not report.failed and not unpublished
+            # a cached rerun rebuilds and republishes nothing: the stored results are its results
+            figures = figures_of(warehouse, model, codebook) if unchanged else refresh_results(
+                warehouse, codebook, model, needing)
             if report is not None:
                 store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
             record_run(warehouse, {
@@ -279,10 +291,32 @@ def classify_documents(
                 "model_calls": report.model_calls if report else None,
                 "stopped": report.stopped if report else "error", "figures": json.dumps(figures, default=float),
             })
-            snapshot = warehouse.publish_snapshot()
+            if unchanged and warehouse.snapshot_path.exists():
+                snapshot = warehouse.snapshot_path  # this run's row in classification_runs joins it next time
+            else:
+                snapshot = warehouse.publish_snapshot()
             checkpoints.done(begun)
     return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started,
                              publishing_seconds=checkpoints.spent)
+
+
+def _corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl.DataFrame | None]:
+    """The corpus as stored when each file is byte-identical to its last load with the same options:
+    nothing to parse or store (None). Else the file parsed, with the fingerprints to store beside it.
+    Parsing was most of a cached rerun of a large corpus (docs/scaling.md)."""
+    prints = fingerprints(corpus_paths(settings.corpus), reading_options(settings))
+    sources = prints["source"].to_list()
+    stored = corpus_files(warehouse, sources)
+    if all(source in stored and {k: stored[source][k] for k in ("size", "sha256", "options")} == now
+           for source, now in zip(sources, prints.select("size", "sha256", "options").iter_rows(named=True))):
+        documents, coverage = stored_corpus(warehouse, sources)
+        if documents.height == sum(stored[source]["documents"] for source in sources):
+            log.info("%s: unchanged since it was stored, %d documents read from the warehouse",
+                     settings.corpus, documents.height)
+            return Corpus(documents.cast(DOCUMENT_SCHEMA), coverage), None
+    corpus = read_corpus(settings)
+    counts = corpus.coverage.select("source", pl.col("included").cast(pl.Int64).alias("documents"))
+    return corpus, prints.join(counts, on="source", how="left")
 
 
 def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int | None = None,
@@ -291,11 +325,12 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
     """The CLI's path: load the corpus file, classify it, results accumulate with earlier corpora.
     `auto` may fall back to the embedded model here: a person is watching, and is told loudly."""
     load_codebook(settings.codebook)  # bad input fails before anything is written
-    corpus = read_corpus(settings)
+    warehouse = Warehouse(settings.warehouse)
+    corpus, files = _corpus_of_run(settings, warehouse)
     for note in corpus.notes:
         log.warning(note)
     backend = resolve_backend(settings, allow_fallback=True)
-    replaced = store_corpus(Warehouse(settings.warehouse), corpus, replace=replace_documents)
+    replaced = [] if files is None else store_corpus(warehouse, corpus, replace=replace_documents, files=files)
     for doc_id in replaced:
         log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)
     run = classify_documents(settings, corpus.documents, origin=origin, limit=limit, estimate=estimate,

@@ -248,10 +248,10 @@ class DocumentClash(AdriError, ValueError):
     """A document id already stored with another title or abstract, from another file."""
 
 
-def store_corpus(warehouse: Warehouse, corpus, replace: bool = False) -> list[str]:
-    """Documents are upserted by doc_id; coverage is replaced per source file. An id already stored
-    with a different text stops the load naming both files, unless `replace`; returns what was
-    replaced."""
+def store_corpus(warehouse: Warehouse, corpus, replace: bool = False, files: pl.DataFrame | None = None) -> list[str]:
+    """Documents are upserted by doc_id; coverage is replaced per source file; `files` (the files'
+    fingerprints, see corpus_files) recorded with them. An id already stored with a different text stops
+    the load naming both files, unless `replace`; returns what was replaced."""
     with warehouse.connect() as con:
         con.register("_incoming", corpus.documents)
         clashes = con.execute(sql("document_clashes")).fetchall()
@@ -262,9 +262,33 @@ def store_corpus(warehouse: Warehouse, corpus, replace: bool = False) -> list[st
                 f"{new_source}: line {new_line}: document id {doc_id!r} is already stored from {old_source} "
                 f"line {old_line} with a different title or abstract ({len(clashes)} such id(s)); "
                 "rename the ids, or pass --replace-documents to overwrite the stored text")
-        warehouse.upsert(con, "documents", corpus.documents)
-        warehouse.upsert(con, "coverage", corpus.coverage)
+        con.execute("BEGIN")
+        try:
+            warehouse.upsert(con, "documents", corpus.documents)
+            warehouse.upsert(con, "coverage", corpus.coverage)
+            if clashes:  # the files whose ids were taken over no longer read back whole
+                con.execute(sql("corpus_files_forget"), {"sources": sorted({row[1] for row in clashes})})
+            if files is not None:
+                warehouse.upsert(con, "corpus_files", files)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
     return [row[0] for row in clashes]
+
+
+def corpus_files(warehouse: Warehouse, sources: list[str]) -> dict[str, dict]:
+    """The stored fingerprint (size, sha256, options, documents) of each of `sources` that has one."""
+    if not warehouse.path.exists():
+        return {}
+    rows = warehouse.query(sql("corpus_files"), {"sources": sources})
+    return {row["source"]: row for row in rows.iter_rows(named=True)}
+
+
+def stored_corpus(warehouse: Warehouse, sources: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(documents, coverage) of the given files as stored, in the order loading them gives."""
+    return (warehouse.query(sql("documents_of_sources"), {"sources": sources}),
+            warehouse.query(sql("coverage_of_sources"), {"sources": sources}))
 
 
 def read_documents(warehouse: Warehouse, doc_ids: list[str] | None = None) -> pl.DataFrame:

@@ -337,11 +337,48 @@ def test_a_cached_rerun_rebuilds_no_results_and_a_label_edit_rebuilds_them_all(o
     real = service.assemble_results
     monkeypatch.setattr(service, "assemble_results", lambda w, documents, *a: rebuilt.append(documents.height)
                         or real(w, documents, *a))
+    snapshot = Warehouse(settings.warehouse).snapshot_path
+    published = snapshot.stat().st_mtime_ns
     classify_corpus_file(settings)
-    assert rebuilt == [0]
+    assert rebuilt == [] and snapshot.stat().st_mtime_ns == published  # nothing rebuilt, nothing republished
     edited = tmp_path / "labels.yaml"
     edited.write_text(PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
                                                                  "qualitativa: Qualitativa (estudos)"), encoding="utf-8")
     rebuilt.clear()
     run, _ = classify_corpus_file(settings.model_copy(update={"codebook": edited}))
     assert run.report.model_calls == 0 and rebuilt == [23]  # renamed from stored answers, no model call
+
+
+def test_an_unchanged_corpus_file_is_read_back_from_the_warehouse_not_parsed(ollama_stub, tmp_path, monkeypatch):
+    """A cached rerun of a large corpus was mostly parsing the file again; the same bytes read with the
+    same options give the same documents, so they come from the warehouse. Any change parses again."""
+    import shutil
+
+    from adri_pipeline.classification import service
+
+    corpus = tmp_path / "corpus.jsonl"
+    shutil.copy(SAMPLE, corpus)
+    settings = settings_for(ollama_stub, tmp_path, corpus)
+    _, first = classify_corpus_file(settings)
+    parsed = []
+    real = service.read_corpus
+    monkeypatch.setattr(service, "read_corpus", lambda s: parsed.append(1) or real(s))
+    run, again = classify_corpus_file(settings)
+    assert parsed == [] and run.report.model_calls == 0
+    assert again.documents.equals(first.documents) and again.coverage.equals(first.coverage.select(again.coverage.columns))
+
+    classify_corpus_file(settings.model_copy(update={"max_text_chars": 500}))  # other options: parsed
+    assert parsed == [1]
+    corpus.write_text(corpus.read_text(encoding="utf-8") + "\n", encoding="utf-8")  # other bytes: parsed
+    classify_corpus_file(settings)
+    assert parsed == [1, 1]
+    classify_corpus_file(settings)
+    assert parsed == [1, 1]
+
+    other = tmp_path / "other.jsonl"  # takes one id over: the first file no longer reads back whole
+    row = json.loads(corpus.read_text(encoding="utf-8").splitlines()[0])
+    other.write_text(json.dumps({**row, "abstract": row["abstract"] + " Outro texto."}) + "\n", encoding="utf-8")
+    classify_corpus_file(settings.model_copy(update={"corpus": other}), replace_documents=True)
+    with pytest.raises(DocumentClash, match="sample-001"):  # parsed again, so the clash is seen
+        classify_corpus_file(settings)
+    assert parsed == [1, 1, 1, 1]
