@@ -33,8 +33,13 @@ def cache_key(document: Document, prompt: Prompt, model: str, digest: str, param
 
 def document_keys(documents: list[Document], prompt: Prompt, backend) -> list[str]:
     """The cache key of each document for this prompt and model (a backend, or the identity a run
-    recorded: anything with .model, .digest and .params), in document order."""
-    return [cache_key(d, prompt, backend.model, backend.digest, backend.params) for d in documents]
+    recorded: anything with .model, .digest and .params), in document order. The same bytes as
+    cache_key's, with the part every document shares serialized once (a list's JSON is its items'
+    JSON joined by ", ")."""
+    shared = json.dumps([prompt.signature, backend.model, backend.digest, prompt.prompt_version, backend.params],
+                        sort_keys=True, ensure_ascii=False)[1:]
+    return [hashlib.sha256(("[" + json.dumps(build_user_message(d.title_text, d.text), ensure_ascii=False)
+                            + ", " + shared).encode("utf-8")).hexdigest() for d in documents]
 
 
 class Ledger:

@@ -1,8 +1,13 @@
 """Cache keys change with everything that can change an answer, and with nothing else."""
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.ledger import Ledger, cache_key
 from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline_tests.conftest import PILOT
 
 DOC = Document("d1", "Um título", "Resumo original", "Resumo limpo")
 
@@ -37,3 +42,19 @@ def test_the_ledger_commits_each_record_and_finds_it_by_key(warehouse):
         commit(record)
     assert ledger.known(["k1", "k2"]) == {"k1"} and ledger.known([]) == set()
     assert ledger.rows(["k1"])[0][:4] == ("k1", "{}", "{}", 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(title=st.text(max_size=30), text=st.text(max_size=60),
+       params=st.dictionaries(st.text(max_size=5), st.floats(allow_nan=False) | st.text(max_size=5), max_size=3))
+def test_document_keys_are_cache_keys_byte_for_byte(title, text, params):
+    """document_keys serializes the shared part once for speed; a different byte would be a cache
+    miss for every stored answer."""
+    from types import SimpleNamespace
+
+    from adri_pipeline.classification.ledger import document_keys
+
+    prompt = build_prompt(load_codebook(PILOT))
+    backend = SimpleNamespace(model="ollama:m", digest="sha256:a", params=params)
+    document = Document("d1", title, text, text)
+    assert document_keys([document], prompt, backend) == [cache_key(document, prompt, "ollama:m", "sha256:a", params)]
