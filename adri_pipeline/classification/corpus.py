@@ -13,10 +13,12 @@ import csv
 import hashlib
 import html
 import io
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Iterator
 
 import polars as pl
 
@@ -118,12 +120,15 @@ def _decode(raw: bytes, path: Path) -> str:
         raise CorpusError(f"{path}: line {line}: bytes are not UTF-8 ({exc.reason})") from None
 
 
-def _read_rows(path: Path) -> list[tuple[int, dict]]:
-    """(line number, raw row) pairs; line numbers count from 1 as an editor shows them."""
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        rows = []
-        for number, text in enumerate(_decode(path.read_bytes(), path).splitlines(), start=1):
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict]]:
+    """A JSON Lines file one line at a time (a large corpus is never held whole as bytes, text and
+    lines at once); lines end at '\\n' only, as JSON Lines says, so U+2028 inside a string stays."""
+    with path.open("rb") as stream:
+        for number, raw in enumerate(stream, start=1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise CorpusError(f"{path}: line {number}: bytes are not UTF-8 ({exc.reason})") from None
             if not text.strip():
                 continue
             try:
@@ -132,8 +137,14 @@ def _read_rows(path: Path) -> list[tuple[int, dict]]:
                 raise CorpusError(f"{path}: line {number}: not valid JSON ({exc.msg})") from None
             if not isinstance(record, dict):
                 raise CorpusError(f"{path}: line {number}: expected a JSON object")
-            rows.append((number, record))
-        return rows
+            yield number, record
+
+
+def _read_rows(path: Path) -> Iterable[tuple[int, dict]]:
+    """(line number, raw row) pairs; line numbers count from 1 as an editor shows them."""
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return _jsonl_rows(path)
     if suffix == ".csv":
         text = _decode(path.read_bytes(), path)
         reader = csv.DictReader(io.StringIO(text, newline=""), delimiter=_separator(text))
@@ -211,6 +222,7 @@ def _pick(record: dict, cols: dict, name: str, display: str, analysis: str) -> t
     return (_text(record.get(column)) if column else ""), ""
 
 
+CHUNK_ROWS = 4096
 READER_VERSION = "1"  # change it when loading gives other documents from the same bytes
 
 
@@ -248,20 +260,23 @@ def load_corpus(
     """Load one file or every supported file in a folder."""
     path = Path(path)
     files = corpus_paths(path)
-    documents: dict[str, dict] = {}
+    seen: dict[str, tuple[str, int, bytes]] = {}  # doc_id -> (file, line, digest of title and abstract)
+    columns: dict[str, list] = {name: [] for name in DOCUMENT_SCHEMA}  # the rows not yet in `chunks`
+    chunks: list[pl.DataFrame] = []  # rows move here every CHUNK_ROWS: Python holds one chunk's strings
     coverage, skipped, notes = [], [], []
+    languages = (display_language, analysis_language)
     for file in files:
-        rows = _read_rows(file)
-        counts = {"source": str(file), "rows": len(rows), "included": 0,
-                  "excluded_no_abstract": 0, "skipped_duplicate": 0}
-        languages = (display_language, analysis_language)
-        cols = _columns(rows[0][1].keys(), languages) if rows else {}
-        if rows and not any(k == "abstract" or k.startswith("abstract_") for k in cols):
-            found = ", ".join(repr(k) for k in list(rows[0][1].keys())[:12])
+        rows = iter(_read_rows(file))
+        first = next(rows, None)
+        counts = {"source": str(file), "rows": 0, "included": 0, "excluded_no_abstract": 0, "skipped_duplicate": 0}
+        if first is not None and not any(k == "abstract" or k.startswith("abstract_")
+                                         for k in _columns(first[1].keys(), languages)):
+            found = ", ".join(repr(k) for k in list(first[1].keys())[:12])
             raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])}; "
                               f"the header has {found}). For CSV, the separator is read from the header "
                               "line (',', ';' or tab); check the first line is the header")
-        for line, record in rows:
+        for line, record in itertools.chain([first] if first else [], rows):
+            counts["rows"] += 1
             cols_here = _columns(record.keys(), languages)  # JSON lines may differ in keys
             doc_id = _doc_id(record, cols_here, file, line)
             abstract, abstract_lang = _pick(record, cols_here, "abstract", display_language, analysis_language)
@@ -269,37 +284,38 @@ def load_corpus(
             if not abstract:
                 counts["excluded_no_abstract"] += 1
                 continue
+            digest = hashlib.blake2b(f"{title}\x00{abstract}".encode(), digest_size=16).digest()
+            previous = seen.get(doc_id)
+            if previous is not None:
+                where = f"{previous[0]} line {previous[1]}"
+                if previous[2] != digest:
+                    raise CorpusError(f"{file}: line {line}: document id {doc_id!r} repeats {where} with a "
+                                      "different text")
+                counts["skipped_duplicate"] += 1
+                skipped.append(f"{file}: line {line}: duplicate of {doc_id!r} ({where}), same text, skipped")
+                continue
             text = clean_abstract(abstract, max_text_chars)
             if text.endswith(TRUNCATION_MARK):
                 notes.append(f"{file}: line {line}: abstract of {len(abstract):,} characters cut to {max_text_chars:,} "
                              "for the model (ADRI_MAX_TEXT_CHARS); evidence is still audited against the whole text")
-            doc = {
-                "doc_id": doc_id, "title": title, "abstract": abstract,
-                "text": text,
-                "text_language": abstract_lang or _field(record, cols_here, "language") or display_language,
-                "year": _field(record, cols_here, "year").removesuffix(".0"),
-                "doi": _field(record, cols_here, "doi"),
-                "source": str(file), "line": line,
-            }
-            previous = documents.get(doc_id)
-            if previous is not None:
-                if previous["abstract"] != abstract or previous["title"] != title:
-                    raise CorpusError(
-                        f"{file}: line {line}: document id {doc_id!r} repeats "
-                        f"{previous['source']} line {previous['line']} with a different text"
-                    )
-                counts["skipped_duplicate"] += 1
-                skipped.append(f"{file}: line {line}: duplicate of {doc_id!r} "
-                               f"({previous['source']} line {previous['line']}), same text, skipped")
-                continue
-            documents[doc_id] = doc
+            seen[doc_id] = (str(file), line, digest)
+            for name, value in (
+                ("doc_id", doc_id), ("title", title), ("abstract", abstract), ("text", text),
+                ("text_language", abstract_lang or _field(record, cols_here, "language") or display_language),
+                ("year", _field(record, cols_here, "year").removesuffix(".0")),
+                ("doi", _field(record, cols_here, "doi")), ("source", str(file)), ("line", line),
+            ):
+                columns[name].append(value)
             counts["included"] += 1
+            if len(columns["doc_id"]) == CHUNK_ROWS:
+                chunks.append(pl.DataFrame(columns, schema=DOCUMENT_SCHEMA))
+                columns = {name: [] for name in DOCUMENT_SCHEMA}
         coverage.append(counts)
-    if not documents:
-        rows = sum(c["rows"] for c in coverage)
-        raise CorpusError(f"{path}: no document with an abstract to classify ({rows} rows read)")
-    frame = pl.DataFrame(list(documents.values()), schema=DOCUMENT_SCHEMA)
-    return Corpus(frame, pl.DataFrame(coverage), skipped, notes)
+    if not seen:
+        rows_read = sum(c["rows"] for c in coverage)
+        raise CorpusError(f"{path}: no document with an abstract to classify ({rows_read} rows read)")
+    chunks.append(pl.DataFrame(columns, schema=DOCUMENT_SCHEMA))
+    return Corpus(pl.concat(chunks, rechunk=True), pl.DataFrame(coverage), skipped, notes)
 
 
 def reading_options(settings: "Settings") -> list:

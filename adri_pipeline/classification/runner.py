@@ -14,6 +14,7 @@ import json
 import logging
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import polars as pl
 
@@ -129,6 +130,17 @@ def _stop_reason(exc: BaseException) -> str:
     return f"interrupted ({type(exc).__name__})"
 
 
+SLICE_ROWS = 4096
+
+
+def _documents(frame: pl.DataFrame, rows: list[int], keys: list[str]) -> Iterator[tuple[Document, str]]:
+    """(document, cache key) of the given rows, made a slice at a time as the run reaches them: a large
+    corpus is never held whole as Python objects (~5 KB a document)."""
+    for start in range(0, len(rows), SLICE_ROWS):
+        part = rows[start:start + SLICE_ROWS]
+        yield from zip(as_documents(frame[part]), (keys[row] for row in part))
+
+
 def classify_corpus(
     documents: pl.DataFrame,
     codebook: Codebook,
@@ -146,13 +158,13 @@ def classify_corpus(
         raise ValueError(f"limit must be at least 1 (got {limit})")
     prompt = build_prompt(codebook)
     examples = codebook_examples_text(codebook)
-    docs = as_documents(documents.head(limit) if limit else documents)
-    keys = document_keys(docs, prompt, backend)
+    frame = documents.head(limit) if limit else documents
+    keys = [key for part in frame.iter_slices(SLICE_ROWS) for key in document_keys(as_documents(part), prompt, backend)]
+    doc_ids = frame["doc_id"].to_list()
     known = Ledger(warehouse).known(keys)
-    todo = [(d, k) for d, k in zip(docs, keys) if k not in known]
-    report = RunReport(backend.model, len(docs), cached=len(docs) - len(todo), to_classify=len(todo),
-                       answered=[d.doc_id for d, k in zip(docs, keys) if k in known],
-                       keys={d.doc_id: k for d, k in zip(docs, keys)})
+    todo = [row for row, key in enumerate(keys) if key not in known]
+    report = RunReport(backend.model, len(doc_ids), cached=len(doc_ids) - len(todo), to_classify=len(todo),
+                       answered=[d for d, k in zip(doc_ids, keys) if k in known], keys=dict(zip(doc_ids, keys)))
     if estimate:
         todo = todo[:ESTIMATE_SAMPLE]
         report.sampled = len(todo)
@@ -169,7 +181,7 @@ def classify_corpus(
     abandon = False
     try:
         with Ledger(warehouse).writer() as commit:
-            pending = iter(todo)
+            pending = _documents(frame, todo, keys)
             running: dict = {}
 
             def submit_next() -> bool:
@@ -248,5 +260,5 @@ def classify_corpus(
         report.requests = getattr(backend, "requests_sent", report.model_calls)
     if report.stopped:  # an interrupt may land between a commit and its bookkeeping: the ledger decides
         known = Ledger(warehouse).known(keys)
-        report.answered = [d.doc_id for d, k in zip(docs, keys) if k in known]
+        report.answered = [d for d, k in zip(doc_ids, keys) if k in known]
     return report

@@ -112,14 +112,18 @@ def new_documents(settings: Settings, known: set[str]) -> tuple[list[str], list[
     return doc_ids, [d for d in doc_ids if d not in known]
 
 
+RESULTS_SLICE_ROWS = 5000
+
+
 def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
                     doc_ids: list[str] | None = None) -> dict:
     """Rebuild results of the given documents (every stored document when None) from the ledger, then
     the figures over everything the (model, codebook) holds. No model call."""
     documents = read_documents(warehouse, doc_ids)
-    fresh = assemble_results(warehouse, documents, codebook, model)
-    store_results(warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash,
-                  None if doc_ids is None else documents["doc_id"].to_list())
+    for part in documents.iter_slices(RESULTS_SLICE_ROWS):  # a row dict per answer: a slice at a time
+        fresh = assemble_results(warehouse, part, codebook, model)
+        store_results(warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash,
+                      part["doc_id"].to_list())
     figures = figures_of(warehouse, model, codebook)
     store_figures(warehouse, figures_table(figures, model.model, codebook.content_hash),
                   model.model, codebook.content_hash)

@@ -178,3 +178,14 @@ def test_clean_text_is_the_definition_it_documents(text):
 
     plain = _CONTROL.sub(" ", _INVISIBLE.sub("", html.unescape(_ANSI.sub("", text))))
     assert clean_text(text) == re.sub(r"\s+", " ", plain).strip()
+
+
+def test_a_line_separator_inside_a_json_string_is_text_not_a_line_break(tmp_path):
+    """U+2028 is legal raw inside a JSON string; the loader split lines with str.splitlines, which breaks
+    there, and refused a valid file as 'not valid JSON'."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"id": "a", "abstract": "Primeira frase.\u2028Segunda frase."}, ensure_ascii=False)
+                    + "\n" + json.dumps({"id": "b", "abstract": "Outro resumo."}) + "\n", encoding="utf-8")
+    documents = load_corpus(path).documents
+    assert documents["doc_id"].to_list() == ["a", "b"] and documents["line"].to_list() == [1, 2]
+    assert documents["abstract"][0] == "Primeira frase.\u2028Segunda frase."
