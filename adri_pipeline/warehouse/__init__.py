@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import time
 from contextlib import contextmanager
 from functools import cache
@@ -200,7 +201,9 @@ class Warehouse:
 
     def publish_snapshot(self) -> Path:
         """Copy the warehouse to a temporary file and rename it over the snapshot atomically; temporary
-        files left by a process killed while publishing are removed."""
+        files left by a process killed while publishing are removed. After a CHECKPOINT the file holds
+        everything, so the copy is the file's bytes: `COPY FROM DATABASE` held the tables in memory
+        (+440 MB at 20,000 documents, issue 23) and took twice as long."""
         tmp = self.snapshot_path.with_suffix(f".tmp{os.getpid()}")
         for leftover in self.snapshot_path.parent.glob(self.snapshot_path.stem + ".tmp*"):
             pid = leftover.suffix.removeprefix(".tmp").split(".")[0]
@@ -208,11 +211,19 @@ class Warehouse:
                 leftover.unlink(missing_ok=True)
         tmp.unlink(missing_ok=True)
         with self.connect() as con:
-            con.execute("ATTACH ? AS snapshot_tmp", [str(tmp)])  # a path is a value, never pasted into SQL
-            try:
-                con.execute(f"COPY FROM DATABASE {_quoted(_current_database(con))} TO snapshot_tmp")
-            finally:
-                con.execute("DETACH snapshot_tmp")
+            try:  # everything in the file, then the file's bytes: disk speed, no table held in memory
+                con.execute("CHECKPOINT")
+                wal = self.path.with_name(self.path.name + ".wal")
+                if wal.exists() and wal.stat().st_size:
+                    raise duckdb.TransactionException("the checkpoint left a write-ahead log")
+                shutil.copyfile(self.path, tmp)
+            except duckdb.TransactionException:  # what the file holds is not all: copy the tables
+                tmp.unlink(missing_ok=True)
+                con.execute("ATTACH ? AS snapshot_tmp", [str(tmp)])  # a path is a value, never pasted into SQL
+                try:
+                    con.execute(f"COPY FROM DATABASE {_quoted(_current_database(con))} TO snapshot_tmp")
+                finally:
+                    con.execute("DETACH snapshot_tmp")
         faults.point("during_snapshot")
         os.replace(tmp, self.snapshot_path)
         return self.snapshot_path
