@@ -46,8 +46,8 @@ def run_demo(settings: Settings) -> int:
                   if e.event_type_value == "ASSET_CHECK_EVALUATION"]
         fresh = sum(1 for e in graph.classify.all_events
                     if e.event_type_value == "ASSET_MATERIALIZATION" and e.partition)
-    print(f"dagster: {graph.documents} document partitions ({graph.new_partitions} new), "
-          f"{fresh} classifications recorded as new, runs {graph.classify.run_id[:8]} + "
+    print(f"dagster: {graph.shards} shard partitions of documents ({graph.new_partitions} new), "
+          f"{fresh} shards recorded with new answers, runs {graph.classify.run_id[:8]} + "
           f"{graph.results.run_id[:8]}, {time.perf_counter() - started:.1f} s")
     for check in checks:
         print(f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} - {check.description}")

@@ -1,4 +1,4 @@
-"""Run the asset graph in-process (demo, tests, benchmarks): register documents as partitions,
+"""Run the asset graph in-process (demo, tests, benchmarks): register the documents' shards as partitions,
 one range run of classify_documents_job, then refresh_results_job (what the results' automation
 condition does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
 
@@ -10,7 +10,7 @@ import dagster as dg
 
 from adri_pipeline.classification.service import new_documents
 from adri_pipeline.definitions import defs
-from adri_pipeline.defs.classification.corpus import documents_partitions
+from adri_pipeline.defs.classification.corpus import register_shards
 from adri_pipeline.defs.classification.jobs import range_tags
 from adri_pipeline.defs.io_managers import DuckDBContentHashIOManager
 from adri_pipeline.defs.resources import AdriSettings
@@ -20,7 +20,7 @@ ALL_JOBS = ("classify", "results", "routing", "mirror", "review")
 
 @dataclass
 class GraphRun:
-    documents: int
+    shards: int
     new_partitions: int
     classify: dg.ExecuteInProcessResult | None = None
     results: dg.ExecuteInProcessResult | None = None
@@ -39,11 +39,11 @@ def resources_for(adri: AdriSettings) -> dict:
 
 
 def register_documents(instance: dg.DagsterInstance, adri: AdriSettings) -> tuple[list[str], int]:
-    """What new_documents_sensor does under the daemon: new corpus documents become partitions."""
-    doc_ids, new = new_documents(adri.settings(), set(instance.get_dynamic_partitions(documents_partitions.name)))
-    if new:
-        instance.add_dynamic_partitions(documents_partitions.name, new)
-    return doc_ids, len(new)
+    """What new_documents_sensor does under the daemon: the shards of the corpus's documents become
+    partitions. Returns (every registered shard, how many were new)."""
+    doc_ids, _ = new_documents(adri.settings(), set())
+    shards, new = register_shards(instance, doc_ids)
+    return shards, len(new)
 
 
 def materialize_graph(
@@ -52,15 +52,15 @@ def materialize_graph(
 ) -> GraphRun:
     """Run the named jobs in order (tests run only those they assert on). The results refresh runs
     after a failed classification too, as their automation condition does under the daemon."""
-    doc_ids, new = register_documents(instance, adri)
+    shards, new = register_documents(instance, adri)
     common = {
         "instance": instance, "resources": resources_for(adri), "raise_on_error": raise_on_error,
         "run_config": {"loggers": {"console": {"config": {"log_level": log_level}}}},
     }
-    graph = GraphRun(len(doc_ids), new)
+    graph = GraphRun(len(shards), new)
     names = {"classify": "classify_documents_job", "results": "refresh_results_job",
              "routing": "routing_benchmark_job", "mirror": "mirror_evaluation_job", "review": "review_job"}
     for job in jobs:
-        tags = range_tags(doc_ids) if job == "classify" else None
+        tags = range_tags(shards) if job == "classify" else None
         setattr(graph, job, defs.resolve_job_def(names[job]).execute_in_process(tags=tags, **common))
     return graph

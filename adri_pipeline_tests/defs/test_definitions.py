@@ -15,7 +15,7 @@ def test_definitions_load_with_every_asset_job_sensor_and_schedule():
                     "routing_examples", "routing_benchmark", "shadow_log", "mirror_sample", "mirror_judgements",
                     "mirror_evaluation", "recommended_gate_configuration", "review_site", "coder_file",
                     "coded_model"}
-    assert defs.resolve_job_def("classify_documents_job").partitions_def.name == "documents"
+    assert defs.resolve_job_def("classify_documents_job").partitions_def.name == "document_shards"
     assert {s.name for s in defs.sensors} == {
         "new_documents_sensor", "codebook_change_sensor", "new_codes_sensor", "reclassify_after_refit_sensor",
         "results_automation_sensor"}

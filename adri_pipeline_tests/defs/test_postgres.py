@@ -77,9 +77,9 @@ def test_a_range_run_on_postgres_stops_midway_resumes_and_queues_one_classificat
         first = materialize_graph(instance, adri, raise_on_error=False, jobs=("classify",))
         assert not first.classify.success
         key = dg.AssetKey("classifications")
-        assert len(instance.get_materialized_partitions(key)) == 9
+        assert 0 < len(instance.get_materialized_partitions(key)) <= 9  # the shards of the 9 answered
 
         ollama_stub.fail_after = None
         second = materialize_graph(instance, adri, jobs=("classify", "results"))
-        assert second.success and len(instance.get_materialized_partitions(key)) == 23
-        assert len(instance.get_dynamic_partitions("documents")) == 23
+        shards = instance.get_dynamic_partitions("document_shards")
+        assert second.success and instance.get_materialized_partitions(key) == set(shards) and len(shards) <= 23

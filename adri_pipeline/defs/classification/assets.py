@@ -1,5 +1,7 @@
-"""Group `classification`: per-document classifications (one dynamic partition per document),
+"""Group `classification`: classifications partitioned by shard of documents (defs/classification/corpus.py),
 results per (model, codebook), evidence audits, agreement with coders, checks."""
+
+from collections import Counter
 
 import dagster as dg
 import polars as pl
@@ -17,7 +19,7 @@ from adri_pipeline.classification.service import (
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import codebook, prompt_signature
 from adri_pipeline.defs.classification.coders import coded_model
-from adri_pipeline.defs.classification.corpus import corpus, documents_partitions
+from adri_pipeline.defs.classification.corpus import corpus, document_shards, shard_of
 from adri_pipeline.defs.io_managers import content_hash, versioned
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings
@@ -30,20 +32,20 @@ from adri_pipeline.warehouse import (
 
 
 @dg.asset(
-    group_name="classification", partitions_def=documents_partitions,
+    group_name="classification", partitions_def=document_shards,
     backfill_policy=dg.BackfillPolicy.single_run(), deps=[corpus, prompt_signature, coded_model],
     output_required=False, kinds={"duckdb"},
 )
 def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
-    """Classifies the documents of the run's key range that the ledger lacks, with the backend resolved
-    once (recorded in the run's tags and `classification_runs`; `auto` never falls back here). A
-    materialization is recorded only for documents whose result is new to Dagster."""
+    """Classifies the stored documents of the run's shards that the ledger lacks, with the backend
+    resolved once (recorded in the run's tags and `classification_runs`; `auto` never falls back here).
+    A shard's materialization is recorded when it got new answers, or has answers and none was ever
+    recorded; its metadata says how many of its documents are answered."""
     settings = adri.settings()
     warehouse = adri.warehouse_access()
-    keys = list(context.partition_keys)
-    documents = read_documents(warehouse, keys)
-    if documents.height < len(keys):
-        context.log.warning(f"{len(keys) - documents.height} partition keys are not in the corpus any more")
+    shards = set(context.partition_keys)
+    stored = read_documents(warehouse)
+    documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]], dtype=pl.Boolean))
     backend = resolve_backend(settings, allow_fallback=False)
     context.instance.add_run_tags(context.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
@@ -58,14 +60,18 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
                              backend=backend)
     report = run.report
     materialized = context.instance.get_materialized_partitions(context.asset_key)
-    answered = set(report.answered)
-    fresh = (answered & set(outcome_log)) | (answered - materialized)  # new now, or cached but never recorded
-    for doc_id in (k for k in keys if k in fresh):
-        yield dg.AssetMaterialization(asset_key=context.asset_key, partition=doc_id,
-                                      metadata={"model": run.model.model})
-    context.log.info(f"{report.documents} documents in range: {report.cached} cached, "
+    answered, members = Counter(), Counter()
+    for doc_id in documents["doc_id"]:
+        members[shard_of(doc_id)] += 1
+    for doc_id in report.answered:
+        answered[shard_of(doc_id)] += 1
+    fresh = {shard_of(doc_id) for doc_id in outcome_log} | (set(answered) - materialized)
+    for shard in sorted(fresh & set(answered)):
+        yield dg.AssetMaterialization(asset_key=context.asset_key, partition=shard, metadata={
+            "model": run.model.model, "answered": answered[shard], "documents": members[shard]})
+    context.log.info(f"{report.documents} documents in {len(shards)} shards: {report.cached} cached, "
                      f"{report.classified} classified, {len(report.failed)} failed, "
-                     f"{len(fresh)} materializations recorded; results and snapshot refreshed")
+                     f"{len(fresh & set(answered))} shard materializations recorded; results and snapshot refreshed")
     for doc_id, reason in report.failed[:20]:
         context.log.warning(f"no answer that follows the codebook for {doc_id}: {reason}")
     if report.stopped:

@@ -1,4 +1,4 @@
-"""Sensors: new documents become partitions and one range run; codebook edits reclassify or relabel;
+"""Sensors: new documents' shards become partitions and one range run; codebook edits reclassify or relabel;
 new codes refit the coded model, and a new fit reclassifies (in that order)."""
 
 import json
@@ -9,7 +9,7 @@ from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.service import new_documents
 from adri_pipeline.defs.classification.coders import coded_model
-from adri_pipeline.defs.classification.corpus import documents_partitions
+from adri_pipeline.defs.classification.corpus import document_shards, shards_of
 from adri_pipeline.defs.classification.jobs import (
     classify_documents_job,
     coded_model_job,
@@ -24,17 +24,20 @@ DATA_VERSION_TAG = "dagster/data_version"  # the tag a materialization's data ve
 
 @dg.sensor(job=classify_documents_job, minimum_interval_seconds=60)
 def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
-    """Registers documents not yet partitioned and asks for one run over the new key range."""
+    """A changed corpus file registers the shards its documents fall in and asks for one run over every
+    shard: a new document may land in a shard already registered, and the ledger skips whatever is
+    classified, so the run does only the new documents' work."""
     settings = adri.settings()
     corpus_hash = file_hash(settings.corpus)
     if context.cursor == corpus_hash:
         return dg.SkipReason("corpus unchanged")
-    _, new = new_documents(settings, set(context.instance.get_dynamic_partitions(documents_partitions.name)))
-    if not new:
-        return dg.SensorResult(cursor=corpus_hash, skip_reason=dg.SkipReason("no new documents"))
+    doc_ids, _ = new_documents(settings, set())
+    registered = context.instance.get_dynamic_partitions(document_shards.name)
+    new = [shard for shard in shards_of(doc_ids) if shard not in set(registered)]
+    every = [*registered, *new]
     return dg.SensorResult(
-        run_requests=[dg.RunRequest(run_key=f"new-{corpus_hash[:16]}", tags=range_tags(new))],
-        dynamic_partitions_requests=[documents_partitions.build_add_request(new)],
+        run_requests=[dg.RunRequest(run_key=f"corpus-{corpus_hash[:16]}", tags=range_tags(every))],
+        dynamic_partitions_requests=[document_shards.build_add_request(new)] if new else [],
         cursor=corpus_hash,
     )
 
@@ -55,7 +58,7 @@ def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettin
     if previous["signature"] == signature:
         request = dg.RunRequest(job_name=refresh_results_job.name, run_key=f"labels-{book.content_hash[:16]}")
         return dg.SensorResult(run_requests=[request], cursor=cursor)
-    keys = context.instance.get_dynamic_partitions(documents_partitions.name)
+    keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
         return dg.SensorResult(cursor=cursor, skip_reason=dg.SkipReason("no documents registered yet"))
     request = dg.RunRequest(job_name=classify_documents_job.name, run_key=f"signature-{signature[:16]}",
@@ -90,7 +93,7 @@ def reclassify_after_refit_sensor(context: dg.SensorEvaluationContext, adri: Adr
     if adri.settings().backend != "embedded":
         return dg.SensorResult(cursor=digest, skip_reason=dg.SkipReason(
             f"backend {adri.settings().backend}: its answers do not depend on the coded model"))
-    keys = context.instance.get_dynamic_partitions(documents_partitions.name)
+    keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
         return dg.SensorResult(cursor=digest, skip_reason=dg.SkipReason("no documents registered yet"))
     return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"codes-{digest[:16]}", tags=range_tags(keys))],

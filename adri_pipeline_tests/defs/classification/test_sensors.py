@@ -5,6 +5,7 @@ import dagster as dg
 from adri_pipeline.classification.backends.embedded import EmbeddedBackend
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.definitions import defs
+from adri_pipeline.defs.classification.corpus import SHARDS, shard_of, shards_of
 from adri_pipeline.defs.classification.sensors import codebook_change_sensor, new_documents_sensor
 from adri_pipeline.defs.in_process import materialize_graph, register_documents, resources_for
 from adri_pipeline.defs.resources import AdriSettings
@@ -16,7 +17,7 @@ def evaluate(sensor, instance, adri, cursor=None):
         return sensor(context)
 
 
-def test_new_documents_become_partitions_and_one_range_run(dagster_instance, adri, tmp_path):
+def test_new_documents_register_their_shards_and_ask_for_one_run_over_every_shard(dagster_instance, adri, tmp_path):
     corpus = tmp_path / "corpus.jsonl"
     lines = SAMPLE.read_text(encoding="utf-8").splitlines()
     corpus.write_text("\n".join(lines[:10]) + "\n", encoding="utf-8")
@@ -24,18 +25,28 @@ def test_new_documents_become_partitions_and_one_range_run(dagster_instance, adr
 
     result = evaluate(new_documents_sensor, dagster_instance, adri)
     added = result.dynamic_partitions_requests[0].partition_keys
-    assert added == [f"sample-{i:03d}" for i in range(1, 11)]
+    assert added == shards_of(f"sample-{i:03d}" for i in range(1, 11))
     [request] = result.run_requests
-    assert request.tags["dagster/asset_partition_range_start"] == "sample-001"
-    assert request.tags["dagster/asset_partition_range_end"] == "sample-010"
-    dagster_instance.add_dynamic_partitions("documents", added)
+    assert request.tags["dagster/asset_partition_range_start"] == added[0]
+    assert request.tags["dagster/asset_partition_range_end"] == added[-1]
+    dagster_instance.add_dynamic_partitions("document_shards", added)
 
     assert isinstance(evaluate(new_documents_sensor, dagster_instance, adri, result.cursor), dg.SkipReason)
 
     corpus.write_text("\n".join(lines[:13]) + "\n", encoding="utf-8")  # three new documents
     grown = evaluate(new_documents_sensor, dagster_instance, adri, result.cursor)
-    assert grown.dynamic_partitions_requests[0].partition_keys == ["sample-011", "sample-012", "sample-013"]
-    assert grown.run_requests[0].tags["dagster/asset_partition_range_start"] == "sample-011"
+    new = [s for s in shards_of(f"sample-{i:03d}" for i in range(11, 14)) if s not in added]
+    assert [r.partition_keys for r in grown.dynamic_partitions_requests] == ([new] if new else [])
+    [request] = grown.run_requests  # every shard: a new document may sit in a registered one
+    assert request.tags["dagster/asset_partition_range_start"] == added[0]
+    assert request.tags["dagster/asset_partition_range_end"] == (new or added)[-1]
+
+
+def test_a_document_always_falls_in_the_same_shard_of_a_bounded_few():
+    ids = [f"doc-{i}" for i in range(5000)]
+    assert [shard_of(i) for i in ids] == [shard_of(i) for i in ids]
+    assert len(set(map(shard_of, ids))) == SHARDS
+    assert shard_of("sample-001") == "shard-070"  # pinned: another function would move every document's shard
 
 
 def _edit(path, old, new):
@@ -57,8 +68,10 @@ def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_insta
     definition = evaluate(codebook_change_sensor, dagster_instance, adri, labels.cursor)
     [request] = definition.run_requests
     assert request.job_name == "classify_documents_job"
-    assert request.tags["dagster/asset_partition_range_start"] == "sample-001"
-    assert request.tags["dagster/asset_partition_range_end"] == "sample-023"  # 024 has no abstract
+    shards = dagster_instance.get_dynamic_partitions("document_shards")
+    assert shards == shards_of(f"sample-{i:03d}" for i in range(1, 24))  # 024 has no abstract
+    assert request.tags["dagster/asset_partition_range_start"] == shards[0]
+    assert request.tags["dagster/asset_partition_range_end"] == shards[-1]
 
     assert isinstance(evaluate(codebook_change_sensor, dagster_instance, adri, definition.cursor), dg.SkipReason)
 
@@ -93,7 +106,7 @@ def test_new_codes_refit_the_model(dagster_instance, adri, tmp_path):
     assert not first.run_requests  # the first look only records the file
     assert isinstance(evaluate(new_codes_sensor, dagster_instance, with_codes, first.cursor), dg.SkipReason)
 
-    dagster_instance.add_dynamic_partitions("documents", ["sample-001", "sample-002"])
+    dagster_instance.add_dynamic_partitions("document_shards", shards_of(["sample-001", "sample-002"]))
     codes.write_text("doc_id,variable,value\nsample-001,abordagem,teorica\n")
     changed = evaluate(new_codes_sensor, dagster_instance, with_codes, first.cursor)
     # the refit only: the reclassification waits for the new fit (reclassify_after_refit_sensor)
@@ -104,7 +117,7 @@ def test_a_new_fit_reclassifies_after_it_only_with_the_embedded_backend(dagster_
     """Failed before: new codes launched the refit and the reclassification together, in no order."""
     from adri_pipeline.defs.classification.sensors import reclassify_after_refit_sensor
 
-    dagster_instance.add_dynamic_partitions("documents", ["sample-001", "sample-002"])
+    dagster_instance.add_dynamic_partitions("document_shards", shards_of(["sample-001", "sample-002"]))
 
     def fit(digest):
         dagster_instance.report_runless_asset_event(dg.AssetMaterialization(
@@ -114,7 +127,8 @@ def test_a_new_fit_reclassifies_after_it_only_with_the_embedded_backend(dagster_
     assert isinstance(evaluate(reclassify_after_refit_sensor, dagster_instance, adri), dg.SkipReason)  # no fit yet
     fit("a" * 64)
     first = evaluate(reclassify_after_refit_sensor, dagster_instance, adri)
-    assert [r.tags["dagster/asset_partition_range_end"] for r in first.run_requests] == ["sample-002"]
+    assert [r.tags["dagster/asset_partition_range_end"] for r in first.run_requests] == [
+        shards_of(["sample-001", "sample-002"])[-1]]
     assert isinstance(evaluate(reclassify_after_refit_sensor, dagster_instance, adri, first.cursor), dg.SkipReason)
     fit("b" * 64)
     served = evaluate(reclassify_after_refit_sensor, dagster_instance, with_ollama, first.cursor)
