@@ -202,8 +202,8 @@ def cmd_snapshot(args) -> int:
 
 
 def cmd_register(args) -> int:
-    """Register corpus documents as dynamic partitions on the $DAGSTER_HOME instance (what
-    new_documents_sensor does under the daemon), then print the range to materialize."""
+    """Register the shards of the corpus's documents as dynamic partitions on the $DAGSTER_HOME
+    instance (what new_documents_sensor does under the daemon), then print the range to materialize."""
     import dagster as dg
 
     from adri_pipeline.defs.in_process import register_documents
@@ -211,11 +211,11 @@ def cmd_register(args) -> int:
 
     adri = AdriSettings(corpus=str(args.corpus))
     with dg.DagsterInstance.get() as instance:
-        doc_ids, new = register_documents(instance, adri)
-    print(f"{len(doc_ids)} documents, {new} newly registered as partitions of 'documents'")
-    if doc_ids:
+        shards, new = register_documents(instance, adri)
+    print(f"{len(shards)} shards of documents registered as partitions of 'document_shards' ({new} new)")
+    if shards:
         print(f"dagster asset materialize -m adri_pipeline.definitions --select classifications "
-              f"--partition-range '{doc_ids[0]}...{doc_ids[-1]}'")
+              f"--partition-range '{shards[0]}...{shards[-1]}'")
     return 0
 
 
