@@ -31,6 +31,7 @@ from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
 from adri_pipeline.classification.backends.embedded import (
     VECTORS_VERSION,
     EmbeddedBackend,
+    document_windows,
     embed_document,
     encoder_name,
 )
@@ -127,9 +128,9 @@ class CodedSample:
     dropped_second_codes: int  # rows of a second coder for the same (document, variable): measured, not trained
 
 
-def coded_sample(settings: Settings) -> CodedSample:
-    """The coder file's documents with their codes, evidence locations and vectors; fails naming the
-    documents that are reserved (holdout) or cannot be found."""
+def _coded_documents(settings: Settings) -> tuple[Codebook, pl.DataFrame, list[Document], int]:
+    """(codebook, the first code per (document, variable), the coded documents, codes dropped as second
+    coders'); fails naming the documents that are reserved (holdout) or cannot be found."""
     if settings.coders is None:
         raise CoderFileError("no coder file given (--coders, ADRI_CODERS)")
     codebook = load_codebook(settings.codebook)
@@ -140,9 +141,15 @@ def coded_sample(settings: Settings) -> CodedSample:
                              f"evaluation in {settings.holdout}: {reserved[:5]}; remove them from the coder file")
     first = labels.unique(subset=["doc_id", "variable"], keep="first", maintain_order=True)
     doc_ids = first["doc_id"].unique(maintain_order=True).to_list()
-    warehouse = Warehouse(settings.warehouse)
-    documents = _documents(settings, warehouse, doc_ids, settings.coders_corpus)
-    vectors = document_vectors(warehouse, documents)
+    documents = _documents(settings, Warehouse(settings.warehouse), doc_ids, settings.coders_corpus)
+    return codebook, first, documents, labels.height - first.height
+
+
+def coded_sample(settings: Settings) -> CodedSample:
+    """The coder file's documents with their codes, evidence locations and vectors."""
+    codebook, first, documents, dropped = _coded_documents(settings)
+    doc_ids = [d.doc_id for d in documents]
+    vectors = document_vectors(Warehouse(settings.warehouse), documents)
     by_doc: dict[str, dict] = {d: {} for d in doc_ids}
     for doc_id, variable, value, evidence in first.iter_rows():
         by_doc[doc_id][variable] = (value, evidence)
@@ -155,7 +162,7 @@ def coded_sample(settings: Settings) -> CodedSample:
             where[variable] = (audit.field, audit.start, audit.end) if audit.field else None
         coded.append(CodedDocument(document.doc_id, vecs, {v: code for v, (code, _) in by_doc[document.doc_id].items()},
                                    where))
-    return CodedSample(codebook, coded, first.rows(), labels.height - first.height)
+    return CodedSample(codebook, coded, first.rows(), dropped)
 
 
 def model_path(settings: Settings, digest: str) -> Path:
@@ -200,11 +207,40 @@ def train(settings: Settings, params: TrainingParams | None = None, sample: Code
     return model
 
 
+@dataclass
+class DeferredFit:
+    """A coded model known by its digest — everything a cache key needs — before it is fitted or
+    loaded: a run whose documents are all in the ledger never pays for either (ADR 0011: "o modelo só
+    é checado e carregado se houver algo a classificar")."""
+
+    settings: Settings
+    codebook: Codebook
+    params: TrainingParams
+    digest: str
+    documents: list[str]
+
+    def load(self) -> CodedModel:
+        model = train(self.settings, self.params)
+        if model.digest != self.digest:
+            raise CoderFileError(f"{self.settings.coders} changed while the run started; run again")
+        return model
+
+
+def deferred_fit(settings: Settings, params: TrainingParams | None = None) -> DeferredFit:
+    """The fit `train` would give, by its digest: the same codes and window texts, no encoder."""
+    params = params or TrainingParams()
+    codebook, first, documents, _ = _coded_documents(settings)
+    texts = [" ".join(document_windows(d)[1]) for d in documents]
+    digest = model_digest(codebook, params, encoder_name(), first.rows(), texts)
+    return DeferredFit(settings, codebook, params, digest, [d.doc_id for d in documents])
+
+
 def embedded_backend(settings: Settings) -> EmbeddedBackend:
-    """The embedded backend a run uses: trained on the coder file when one is configured, else zero-shot."""
+    """The embedded backend a run uses: trained on the coder file when one is configured (fitted or
+    loaded only when a document needs it), else zero-shot."""
     if settings.coders is None:
         return EmbeddedBackend(memory_floor_mb=settings.memory_floor_mb)
-    return EmbeddedBackend(trained=train(settings), memory_floor_mb=settings.memory_floor_mb)
+    return EmbeddedBackend(trained=deferred_fit(settings), memory_floor_mb=settings.memory_floor_mb)
 
 
 # -- agreement ------------------------------------------------------------------------------------------

