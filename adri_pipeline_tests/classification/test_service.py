@@ -365,7 +365,8 @@ def test_an_unchanged_corpus_file_is_read_back_from_the_warehouse_not_parsed(oll
     monkeypatch.setattr(service, "read_corpus", lambda s: parsed.append(1) or real(s))
     run, again = classify_corpus_file(settings)
     assert parsed == [] and run.report.model_calls == 0
-    assert again.documents.equals(first.documents) and again.coverage.equals(first.coverage.select(again.coverage.columns))
+    assert again.documents.equals(first.documents)
+    assert again.coverage.equals(first.coverage.select(again.coverage.columns))
 
     classify_corpus_file(settings.model_copy(update={"max_text_chars": 500}))  # other options: parsed
     assert parsed == [1]
