@@ -29,6 +29,14 @@ def wait_for_chats(stub, n, timeout=60):
         time.sleep(0.02)
 
 
+def stored_counts(warehouse) -> tuple[int, int, list[tuple]]:
+    """(ledger rows, documents with results, (stopped, model_calls) of each run) after a stop."""
+    with duckdb.connect(str(warehouse.path), read_only=True) as con:
+        return (con.execute("SELECT count(*) FROM ledger").fetchone()[0],
+                con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0],
+                con.execute("SELECT stopped, model_calls FROM classification_runs").fetchall())
+
+
 def ledger_docs(warehouse):
     with duckdb.connect(str(warehouse.path), read_only=True) as con:
         return {row[0] for row in con.execute("SELECT doc_id FROM ledger").fetchall()}
@@ -62,9 +70,7 @@ def test_ctrl_c_writes_the_partial_result(ollama_stub, warehouse):
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "interrupted" in stdout
-    with duckdb.connect(str(warehouse.path), read_only=True) as con:
-        ledger = con.execute("SELECT count(*) FROM ledger").fetchone()[0]
-        results = con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
+    ledger, results, _ = stored_counts(warehouse)
     assert 4 <= ledger < 23 and results == ledger
     assert warehouse.snapshot_path.exists()
 
@@ -81,10 +87,7 @@ def test_many_ctrl_c_in_a_burst_still_publish_once(ollama_stub, warehouse):
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
     assert "already stopping" in stderr
-    with duckdb.connect(str(warehouse.path), read_only=True) as con:
-        ledger = con.execute("SELECT count(*) FROM ledger").fetchone()[0]
-        results = con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
-        runs = con.execute("SELECT stopped, model_calls FROM classification_runs").fetchall()
+    ledger, results, runs = stored_counts(warehouse)
     assert ledger >= 4 and results == ledger
     assert warehouse.snapshot_path.exists()
     assert len(runs) == 1 and runs[0][0].startswith("interrupted") and runs[0][1] is not None
@@ -104,9 +107,6 @@ def test_a_second_ctrl_c_stops_waiting_for_a_slow_model_and_still_publishes(olla
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=20)
     assert time.monotonic() - began < 15 and process.returncode == 130, stderr
-    with duckdb.connect(str(warehouse.path), read_only=True) as con:
-        ledger = con.execute("SELECT count(*) FROM ledger").fetchone()[0]
-        results = con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
-        stopped = con.execute("SELECT stopped FROM classification_runs").fetchall()
+    ledger, results, runs = stored_counts(warehouse)
     assert results == ledger >= 4
-    assert len(stopped) == 1 and "second interrupt" in stopped[0][0]
+    assert len(runs) == 1 and "second interrupt" in runs[0][0]
