@@ -307,7 +307,7 @@ def classify_documents(
 def _corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl.DataFrame | None]:
     """The corpus as stored when each file is byte-identical to its last load with the same options:
     nothing to parse or store (None). Else the file parsed, with the fingerprints to store beside it.
-    Parsing was most of a cached rerun of a large corpus (docs/scaling.md)."""
+    Parsing was most of a cached rerun of a large corpus (SCALING.md)."""
     prints = fingerprints(corpus_paths(settings.corpus), reading_options(settings))
     sources = prints["source"].to_list()
     stored = corpus_files(warehouse, sources)
