@@ -108,7 +108,8 @@ def resolve_backend(settings: Settings, allow_fallback: bool = False):
 def new_documents(settings: Settings, known: set[str]) -> tuple[list[str], list[str]]:
     """(every document id of the configured corpus, those not in `known`), in corpus order: what
     the new-documents sensor and `adri register` turn into partitions."""
-    doc_ids = read_corpus(settings).documents["doc_id"].to_list()
+    corpus, _ = _corpus_of_run(settings, Warehouse(settings.warehouse))  # an unchanged file is not parsed
+    doc_ids = corpus.documents["doc_id"].to_list()
     return doc_ids, [d for d in doc_ids if d not in known]
 
 
@@ -323,6 +324,14 @@ def _corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl
     return corpus, prints.join(counts, on="source", how="left")
 
 
+def register_corpus(settings: Settings, warehouse: Warehouse) -> Corpus:
+    """The configured corpus, stored (the `corpus` asset): parsed and stored only when a file changed."""
+    corpus, files = _corpus_of_run(settings, warehouse)
+    if files is not None:
+        store_corpus(warehouse, corpus, files=files)
+    return corpus
+
+
 def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int | None = None,
                          estimate: bool = False, replace_documents: bool = False,
                          progress=None) -> tuple[ClassificationRun, Corpus]:
@@ -333,7 +342,7 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
     corpus, files = _corpus_of_run(settings, warehouse)
     for note in corpus.notes:
         log.warning(note)
-    backend = resolve_backend(settings, allow_fallback=True)
+    backend = resolve_backend(settings, allow_fallback=True)  # a missing server fails before anything is stored
     replaced = [] if files is None else store_corpus(warehouse, corpus, replace=replace_documents, files=files)
     for doc_id in replaced:
         log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)

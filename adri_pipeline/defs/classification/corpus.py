@@ -5,11 +5,10 @@ import hashlib
 
 import dagster as dg
 
-from adri_pipeline.classification.corpus import read_corpus
+from adri_pipeline.classification.service import register_corpus
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings
-from adri_pipeline.warehouse import store_corpus
 
 SHARDS = 256
 
@@ -44,8 +43,7 @@ def register_shards(instance: dg.DagsterInstance, doc_ids) -> tuple[list[str], l
 def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Documents with an abstract (table `documents`) and per-file coverage (table `coverage`)."""
     settings = adri.settings()
-    loaded = read_corpus(settings)
-    store_corpus(adri.warehouse_access(), loaded)
+    loaded = register_corpus(settings, adri.warehouse_access())  # an unchanged file is not parsed again
     for skip in loaded.skipped[:20]:
         context.log.warning(skip)
     coverage = loaded.coverage.with_columns(loaded.coverage["source"].str.split("/").list.last())
