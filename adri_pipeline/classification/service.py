@@ -105,12 +105,11 @@ def resolve_backend(settings: Settings, allow_fallback: bool = False):
     return select_backend(settings, allow_fallback=allow_fallback, embedded=lambda: _embedded_backend(settings))
 
 
-def new_documents(settings: Settings, known: set[str]) -> tuple[list[str], list[str]]:
-    """(every document id of the configured corpus, those not in `known`), in corpus order: what
-    the new-documents sensor and `adri register` turn into partitions."""
+def corpus_document_ids(settings: Settings) -> list[str]:
+    """Every document id of the configured corpus, in corpus order: what the new-documents sensor and
+    `adri register` turn into shards."""
     corpus, _ = _corpus_of_run(settings, Warehouse(settings.warehouse))  # an unchanged file is not parsed
-    doc_ids = corpus.documents["doc_id"].to_list()
-    return doc_ids, [d for d in doc_ids if d not in known]
+    return corpus.documents["doc_id"].to_list()
 
 
 RESULTS_SLICE_ROWS = 5000

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from adri_pipeline.classification.service import new_documents
+from adri_pipeline.classification.service import corpus_document_ids
 from adri_pipeline.definitions import defs
 from adri_pipeline.defs.classification.corpus import register_shards
 from adri_pipeline.defs.classification.jobs import range_tags
@@ -41,8 +41,7 @@ def resources_for(adri: AdriSettings) -> dict:
 def register_documents(instance: dg.DagsterInstance, adri: AdriSettings) -> tuple[list[str], int]:
     """What new_documents_sensor does under the daemon: the shards of the corpus's documents become
     partitions. Returns (every registered shard, how many were new)."""
-    doc_ids, _ = new_documents(adri.settings(), set())
-    shards, new = register_shards(instance, doc_ids)
+    shards, new = register_shards(instance, corpus_document_ids(adri.settings()))
     return shards, len(new)
 
 

@@ -29,11 +29,16 @@ def shards_of(doc_ids) -> list[str]:
     return sorted({shard_of(doc_id) for doc_id in doc_ids})
 
 
+def unregistered_shards(doc_ids, registered: list[str]) -> list[str]:
+    """The shards of these documents not among `registered`, in key order."""
+    known = set(registered)
+    return [shard for shard in shards_of(doc_ids) if shard not in known]
+
+
 def register_shards(instance: dg.DagsterInstance, doc_ids) -> tuple[list[str], list[str]]:
     """(every registered shard, in registration order; those added now): what the new-documents sensor
     requests under the daemon, done directly (the demo, tests, benchmarks)."""
-    known = set(instance.get_dynamic_partitions(document_shards.name))
-    new = [shard for shard in shards_of(doc_ids) if shard not in known]
+    new = unregistered_shards(doc_ids, instance.get_dynamic_partitions(document_shards.name))
     if new:
         instance.add_dynamic_partitions(document_shards.name, new)
     return instance.get_dynamic_partitions(document_shards.name), new

@@ -7,9 +7,9 @@ import dagster as dg
 
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.prompt import build_prompt
-from adri_pipeline.classification.service import new_documents
+from adri_pipeline.classification.service import corpus_document_ids
 from adri_pipeline.defs.classification.coders import coded_model
-from adri_pipeline.defs.classification.corpus import document_shards, shards_of
+from adri_pipeline.defs.classification.corpus import document_shards, unregistered_shards
 from adri_pipeline.defs.classification.jobs import (
     classify_documents_job,
     coded_model_job,
@@ -31,9 +31,8 @@ def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings
     corpus_hash = file_hash(settings.corpus)
     if context.cursor == corpus_hash:
         return dg.SkipReason("corpus unchanged")
-    doc_ids, _ = new_documents(settings, set())
     registered = context.instance.get_dynamic_partitions(document_shards.name)
-    new = [shard for shard in shards_of(doc_ids) if shard not in set(registered)]
+    new = unregistered_shards(corpus_document_ids(settings), registered)
     every = [*registered, *new]
     return dg.SensorResult(
         run_requests=[dg.RunRequest(run_key=f"corpus-{corpus_hash[:16]}", tags=range_tags(every))],
