@@ -230,6 +230,17 @@ def cmd_routing(args) -> int:
         counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
         print(f"{len(dataset.examples)} examples {counts}; test split frozen, sha256 {dataset.test_hash}")
         return 0
+    if args.action == "pilot":
+        import json
+
+        path = service.run_pilot(settings)
+        record = json.loads(path.read_text(encoding="utf-8"))
+        for name, chosen in record["candidates"].items():
+            tried = ", ".join(f"{b}: {v:.0f}/s" for b, v in chosen["throughput_per_s"].items())
+            print(f"{name}: production batch {chosen['batch']}" + (f" (decisions/s by batch {tried})" if tried
+                                                                     else f" ({chosen.get('why', '')})"))
+        print(f"pilot on {record['examples']} dev examples: {path} (later runs of {record['dataset']} use it)")
+        return 0
     if args.action == "cross":
         fits = [d.strip() for d in (args.fitted_on or settings.routing_dataset).split(",") if d.strip()]
         tests = [d.strip() for d in (args.tested_on or ",".join(fits)).split(",") if d.strip()]
@@ -427,7 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     register.set_defaults(func=cmd_register)
 
     routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
-    routing.add_argument("action", choices=["build", "run", "evaluate", "report", "cross"])
+    routing.add_argument("action", choices=["build", "pilot", "run", "evaluate", "report", "cross"])
     routing.add_argument("--fitted-on", help="cross: datasets to fit on, comma-separated (default --dataset)")
     routing.add_argument("--tested-on", help="cross: datasets or canonical files to test on, comma-separated "
                          "(default: the fitted-on ones)")
@@ -441,6 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     routing.add_argument("--llm-limit", "--limite-llm", type=_positive_int,
                          help="an LLM baseline answers only the first N calibration and test examples of each "
                          "task (H1 is paired on those); default: all")
+    routing.add_argument("--prices", "--precos", dest="routing_prices", type=Path,
+                         help="price table: hourly price per machine shape and the shape each candidate ran on "
+                         "(default ADRI_ROUTING_PRICES, the bundled prices.toml)")
     routing.add_argument("--seed", type=int, default=13)
     routing.add_argument("--warehouse", type=Path)
     routing.set_defaults(func=cmd_routing)

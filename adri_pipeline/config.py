@@ -17,6 +17,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = Path(__file__).resolve().parent / "bundled"
 PILOT_CODEBOOK = BUNDLED / "codebooks" / "pilot.yaml"
 SAMPLE_CORPUS = BUNDLED / "data" / "sample_corpus.jsonl"
+ROUTING_PRICES = BUNDLED / "routing" / "prices.toml"  # hourly price per machine shape (routing H3)
 # Real data kept beside the project (never copied into it); tests and benchmarks skip when absent.
 SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
@@ -73,6 +74,7 @@ class Settings(BaseSettings):
 
     routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
     routing_candidates: str = "embedded-zeroshot,embedded-logreg"
+    routing_prices: Path = ROUTING_PRICES  # a team's own price table: ADRI_ROUTING_PRICES
 
     mirror_log: Path = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
     mirror_config: Path = BUNDLED / "data" / "mirror" / "gate.yaml"

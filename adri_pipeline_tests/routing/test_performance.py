@@ -1,0 +1,86 @@
+"""H3's measurements: the price table, the production batch, cost from throughput, and the verdict."""
+
+import polars as pl
+import pytest
+
+from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.routing.benchmark import CandidateRun, RunConfig, _performance_verdict, performance
+from adri_pipeline.routing.performance import PRICES, Measured, PriceTable, cost_per_thousand, production_batch
+
+TABLE = """
+[shapes.cpu]
+hourly_usd = 0.072
+[shapes.gpu]
+hourly_usd = 3.6
+[ran_on]
+default = "cpu"
+"openai:big" = "gpu"
+"""
+
+
+def _table(tmp_path, text=TABLE):
+    path = tmp_path / "prices.toml"
+    path.write_text(text, encoding="utf-8")
+    return PriceTable.read(path)
+
+
+def test_the_bundled_price_table_reads():
+    table = PriceTable.read(PRICES)
+    assert table.hourly("embedded-logreg") > 0 and table.shape_of("anything") == table.ran_on["default"]
+
+
+def test_production_batch_is_the_smallest_near_the_best():
+    assert production_batch({1: 50.0, 2: 80.0, 4: 95.0, 8: 100.0, 16: 99.0}) == 4
+    assert production_batch({1: 100.0, 2: 60.0}) == 1
+
+
+def test_cost_per_thousand_is_the_hourly_price_over_the_measured_throughput():
+    assert cost_per_thousand(0.072, 20.0) == pytest.approx(0.001)  # 72,000 decisions per hour
+
+
+@pytest.mark.parametrize("text, says", [
+    (TABLE.replace('"openai:big" = "gpu"', '"openai:big" = "tpu"'), "ran_on.openai:big names shape 'tpu'"),
+    (TABLE.replace("hourly_usd = 3.6", "hourly_usd = -1"), "field shapes.gpu.hourly_usd"),
+    (TABLE.replace('default = "cpu"\n', ""), "ran_on needs a 'default'"),
+    ("[shapes.cpu\n", "not valid TOML"),
+])
+def test_a_broken_price_table_names_its_file_and_field(tmp_path, text, says):
+    with pytest.raises(RoutingConfigError) as error:
+        _table(tmp_path, text)
+    assert says in str(error.value) and "prices.toml" in str(error.value)
+
+
+def _run(name: str, latency_s: float, batch: int = 1, per_s_at_batch: float = 0.0, runs: int = 3) -> CandidateRun:
+    measured = Measured([{"load_seconds": 1.0, "warmup_seconds": 0.5, "peak_rss_mb": 300.0,
+                          "throughput_per_s": {str(batch): per_s_at_batch}} for _ in range(runs)], 2**20,
+                        {f"e{i}": [latency_s] * runs for i in range(10)})
+    return CandidateRun(name, pl.DataFrame(), {}, {}, 0.0, measured, batch, "test")
+
+
+def test_performance_costs_each_scenario_on_the_shape_the_candidate_ran_on(tmp_path):
+    prices = _table(tmp_path)
+    mine = performance(_run("embedded-logreg", 0.05, batch=8, per_s_at_batch=200.0), prices)
+    assert mine["shape"] == "cpu" and mine["throughput_per_s"] == {"batch 1": pytest.approx(20.0), "batch 8": 200.0}
+    assert mine["cost_per_1000_usd"]["batch 1"] == pytest.approx(0.001)
+    assert mine["cost_per_1000_usd"]["batch 8"] == pytest.approx(0.0001)
+    # an LLM baseline's cost: its own measured latency on its own shape (2 s per decision on the GPU)
+    llm = performance(_run("openai:big", 2.0), prices)
+    assert llm["shape"] == "gpu" and llm["cost_per_1000_usd"] == {"batch 1": pytest.approx(2.0)}
+
+
+def test_h3_compares_with_the_llms_cost_and_needs_three_independent_runs(tmp_path):
+    prices, config = _table(tmp_path), RunConfig(h3_p95_ms=50.0)
+
+    def result(run):
+        return {"candidate": run.name, "performance": (p := performance(run, prices)),
+                "cost_per_1000_usd": p["cost_per_1000_usd"]["batch 1"],
+                "latency_per_turn_ms_percentiles": {"p95": 1000 * run.measured.latencies_s[0]}}
+
+    llm = result(_run("openai:big", 2.0))
+    h3 = _performance_verdict(result(_run("embedded-logreg", 0.02)), llm, config)
+    assert h3["verdict"] == "met" and h3["compared_with"] == "measured openai:big on gpu"
+    assert h3["compared_with_cost_per_1000_usd"] == pytest.approx(2.0)
+    assert _performance_verdict(result(_run("embedded-logreg", 0.2)), llm, config)["verdict"] == "not met"
+    # failed before: one process's three passes counted as the design's independent runs
+    once = _performance_verdict(result(_run("embedded-logreg", 0.02, runs=1)), llm, config)
+    assert once["verdict"] == "not evaluated" and "three" in once["reason"]
