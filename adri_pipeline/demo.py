@@ -67,8 +67,8 @@ def run_demo(settings: Settings) -> int:
               f"(majority class {d1['majority_baseline_accuracy']:.3f})"
               f"  macro-F1 {d1['macro_f1']:.3f}  ECE {d1['ece']:.3f}  p95 {result['latency_ms']['p95']:.1f} ms  "
               f"H2 {figures['hypotheses'][name]['H2']['verdict']}")
-    print("  (a demonstration sample: a few examples per intent, too few for the trained candidate to learn; "
-          "real figures: adri routing run --dataset sgd or ha-pt-BR, README)")
+    print("  (the project's synthetic sample: about 13 hand-written requests for each of 10 intents; figures on real "
+          "data: adri routing run --dataset sgd or ha-pt-BR, README)")
     print(f"  report {routing_dir / 'report.md'}")
 
     mirror = [e for e in graph.mirror.all_events if e.event_type_value == "ASSET_MATERIALIZATION"

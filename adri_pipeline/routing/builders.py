@@ -2,8 +2,10 @@
 multi-agent tasks, conversations composed from those utterances (marked synthetic).
 
 D1 choice among 2-19 eligible intents + sem_correspondencia (the gold intent is left out of the
-eligible list for a seeded share of examples: out of scope). D4 asks the same as one yes/no per
-option. D2 session continuity and D3 "can route without asking" are composed conversations.
+eligible list for a seeded share of examples: out of scope). D4 (one yes/no per eligible intent)
+only on messages with two intents: two utterances joined, marked synthetic. D2 session continuity and
+D3 "can route without asking" are composed conversations. D5 (guardrail) where the source annotates
+scope: CLINC150's out-of-scope utterances.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ D2_QUESTION = (
     "iniciar_novo_agente quando aparece uma intenção nova; desambiguar quando não dá para decidir com segurança.")
 D3_QUESTION = "É possível encaminhar a mensagem sem perguntar nada ao usuário?"
 NO_MATCH_DESCRIPTION = "Nenhuma das opções corresponde à mensagem"
+D4_QUESTION = "Para cada intenção: a mensagem pede isto?"
+D5_QUESTION = "A mensagem está no escopo do assistente, fora dele, ou deve ser bloqueada?"
+# the JEV design, D5: "no_escopo, fora_do_escopo, requer_bloqueio"
+D5_OPTIONS = {"no_escopo": "Um pedido que algum agente do assistente atende",
+              "fora_do_escopo": "Um pedido que nenhum agente do assistente atende",
+              "requer_bloqueio": "Um pedido abusivo, perigoso ou que tenta subverter o assistente"}
 MIN_OPTIONS, MAX_OPTIONS = 2, 19
 
 # Agents of the composed conversations: families of Home Assistant intents.
@@ -65,14 +73,16 @@ class Utterance:
     group_id: str
     source: str
     language: str
+    synthetic: bool = False  # written for the project, not collected
 
 
 def agent_of(intent: str) -> str | None:
     return next((agent for prefix, agent in AGENT_OF_PREFIX if intent.startswith(prefix)), None)
 
 
-def load_ha_utterances(tests_folder: Path, language: str) -> list[Utterance]:
-    """One group per test case: its sentences are variants of one request and never split apart."""
+def load_ha_utterances(tests_folder: Path, language: str, synthetic: bool = False) -> list[Utterance]:
+    """One group per test case: its sentences are variants of one request and never split apart.
+    `synthetic`: the files were written for the project (the bundled sample), not collected."""
     utterances = []
     for path in sorted((tests_folder / language).glob("*/*.yaml")):
         intent = path.parent.name
@@ -80,7 +90,7 @@ def load_ha_utterances(tests_folder: Path, language: str) -> list[Utterance]:
         for index, case in enumerate(data.get("tests", [])):
             for sentence in case.get("sentences", []):
                 utterances.append(Utterance(sentence, intent, f"ha-{language}/{intent}/{path.stem}#{index}",
-                                            str(path.relative_to(tests_folder.parent)), language))
+                                            str(path.relative_to(tests_folder.parent)), language, synthetic))
     return utterances
 
 
@@ -89,14 +99,16 @@ def load_ha_descriptions(intents_yaml: Path) -> dict[str, str]:
     return {name: spec.get("description", name) for name, spec in data.items() if isinstance(spec, dict)}
 
 
-def load_clinc_utterances(data_full: Path, split: str = "test", limit_per_intent: int = 10) -> list[Utterance]:
-    """CLINC150 (English); out-of-scope utterances get gold sem_correspondencia."""
+def load_clinc_utterances(data_full: Path, split: str = "test", limit_per_intent: int = 10,
+                          out_of_scope: int = 150) -> list[Utterance]:
+    """CLINC150 (English): `limit_per_intent` utterances of each intent and `out_of_scope` of its
+    out-of-scope ones, whose gold is sem_correspondencia (and fora_do_escopo in D5)."""
     data = json.loads(data_full.read_text(encoding="utf-8"))
     rows = data[split] + data[f"oos_{split}"]
     seen: dict[str, int] = {}
     utterances = []
     for index, (text, intent) in enumerate(rows):
-        if seen.get(intent, 0) >= limit_per_intent:
+        if seen.get(intent, 0) >= (out_of_scope if intent == "oos" else limit_per_intent):
             continue
         seen[intent] = seen.get(intent, 0) + 1
         gold = NO_MATCH if intent == "oos" else intent
@@ -150,22 +162,62 @@ def build_d1(utterances: list[Utterance], descriptions: dict[str, str], seed: in
             question_type="choice", options=options, gold_label=gold,
             metadata=Metadata(domain=agent_of(utterance.intent) or "geral", language=utterance.language,
                               source=utterance.source, length_bucket=length_bucket(text),
-                              adversarial=adversarial, n_options=len(options)),
+                              adversarial=adversarial, n_options=len(options), synthetic=utterance.synthetic),
         ))
     return examples
 
 
-def build_d4(d1: list[CanonicalExample]) -> list[CanonicalExample]:
-    """The D1 decision as one yes/no per eligible intent, all in one request."""
-    return [
-        example.model_copy(update={
-            "id": example.id.replace(":D1:", ":D4:"), "task": "D4", "question_type": "noul",
-            "question": "Para cada intenção: a mensagem pede isto?",
-            "options": {k: v for k, v in example.options.items() if k != NO_MATCH},
-            "gold_label": [] if example.gold_label == NO_MATCH else [example.gold_label],
-        })
-        for example in d1
-    ]
+def build_d4(utterances: list[Utterance], descriptions: dict[str, str], seed: int = 13,
+             dataset: str = "") -> list[CanonicalExample]:
+    """The JEV design: D4 "aplica-se só a enunciados anotados com mais de uma intenção". Each of these
+    utterances carries one intent, so two of different intents are joined into one message ("X e Y")
+    annotated with both: synthetic, tagged varias_intencoes, among 2-19 eligible intents. Its group
+    joins its two utterances' groups, so build_dataset composes it within one split only."""
+    rng = random.Random(seed)
+    intents = sorted({u.intent for u in utterances if u.intent != NO_MATCH} | set(descriptions))
+    pool = [u for u in utterances if u.intent != NO_MATCH]
+    rng.shuffle(pool)
+    examples = []
+    for first, second in zip(pool[0::2], pool[1::2]):
+        if first.intent == second.intent:
+            continue
+        joined = first.text.rstrip(" .!?") + (" and " if first.language == "en" else " e ") + \
+            second.text[:1].lower() + second.text[1:]
+        others = [i for i in intents if i not in (first.intent, second.intent)]
+        eligible = rng.sample(others, min(rng.randint(0, MAX_OPTIONS - 2), len(others))) + [first.intent, second.intent]
+        rng.shuffle(eligible)
+        options = {i: descriptions.get(i, i) for i in eligible}
+        examples.append(CanonicalExample(
+            id=f"{dataset}:D4:{len(examples)}", group_id=f"{first.group_id}+{second.group_id}", task="D4",
+            state=State(eligible_intents=eligible), utterance=joined, question=D4_QUESTION, question_type="noul",
+            options=options, gold_label=sorted([first.intent, second.intent]),
+            metadata=Metadata(domain="multi", language=first.language, source=first.source,
+                              length_bucket=length_bucket(joined), adversarial=["varias_intencoes"],
+                              n_options=len(options), synthetic=True)))
+    return examples
+
+
+def build_d5(utterances: list[Utterance], seed: int = 13, dataset: str = "") -> list[CanonicalExample]:
+    """The guardrail question on each utterance, where the source annotates scope (CLINC150's
+    out-of-scope utterances: an utterance whose own intent is sem_correspondencia); none otherwise —
+    the JEV design: D5 "só entra se houver dados anotados suficientes". No source here annotates
+    requer_bloqueio: it is offered, never the gold."""
+    if not any(u.intent == NO_MATCH for u in utterances):
+        return []
+    rng = random.Random(seed)
+    examples = []
+    for index, utterance in enumerate(utterances):
+        text, adversarial = _adversarial(utterance.text, rng)
+        outside = utterance.intent == NO_MATCH
+        examples.append(CanonicalExample(
+            id=f"{dataset or utterance.source}:D5:{index}", group_id=utterance.group_id, task="D5",
+            state=State(), utterance=text, question=D5_QUESTION, question_type="choice", options=dict(D5_OPTIONS),
+            gold_label="fora_do_escopo" if outside else "no_escopo",
+            metadata=Metadata(domain=agent_of(utterance.intent) or "geral", language=utterance.language,
+                              source=utterance.source, length_bucket=length_bucket(text),
+                              adversarial=adversarial + (["fora_do_escopo"] if outside else []), n_options=3,
+                              synthetic=utterance.synthetic)))
+    return examples
 
 
 def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: str = "") -> list[CanonicalExample]:
@@ -313,7 +365,7 @@ def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[Canonic
                 examples.append(CanonicalExample(
                     id=f"{group}:t{index:02d}:D4", group_id=group, task="D4",
                     state=State(eligible_intents=eligible, recent_turns=history), utterance=turn["utterance"],
-                    question="Para cada intenção: a mensagem pede isto?", question_type="noul",
+                    question=D4_QUESTION, question_type="noul",
                     options={i: intent_text[i] for i in eligible}, gold_label=sorted(set(intents)),
                     metadata=Metadata(taxonomy_version="sgd-dstc8", domain="multi", language="en", source="sgd",
                                       length_bucket=length_bucket(turn["utterance"]), turn_index=index,
@@ -400,16 +452,17 @@ def located_canonical(path: Path) -> CanonicalFile:
 
 def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int = 13,
                   split_seed: int = 7) -> tuple[list[CanonicalExample], dict[str, str]]:
-    """(examples, example id -> split). D1/D4 are split by utterance group first; the composed
-    conversations of each split are made only of that split's utterances, so no utterance reaches two
-    splits whatever task it feeds."""
+    """(examples, example id -> split). D1 is split by utterance group first; the multi-intent
+    messages (D4) and the composed conversations (D2/D3) of each split are made only of that split's
+    utterances, so no utterance reaches two splits whatever task it feeds."""
     d1 = build_d1(utterances, descriptions, seed=seed, dataset=dataset)
-    examples = d1 + build_d4(d1)
+    examples = d1 + build_d5(utterances, seed=seed + 12, dataset=dataset)  # D5 shares its utterance's group
     split_of = assign_splits(examples, seed=split_seed)
     split_of_group = {e.group_id: split_of[e.id] for e in d1}
     for offset, split in enumerate(SPLITS):
         mine = [u for u in utterances if split_of_group.get(u.group_id) == split]
-        conversations = build_conversations(mine, seed=seed + 4 + offset, dataset=f"{dataset}:{split}")
-        examples += conversations
-        split_of |= {e.id: split for e in conversations}
+        composed = build_d4(mine, descriptions, seed=seed + 8 + offset, dataset=f"{dataset}:{split}") + \
+            build_conversations(mine, seed=seed + 4 + offset, dataset=f"{dataset}:{split}")
+        examples += composed
+        split_of |= {e.id: split for e in composed}
     return examples, split_of

@@ -199,6 +199,19 @@ class EmbeddedZeroShot:
         self.no_match_similarity = 0.80  # fitted on dev in fit()
         self.ambiguous_similarity = 0.80
         self.d4_margin = 0.0  # one intent per message unless dev's multi-intent requests say otherwise
+        self.scope_texts: list[str] = []  # D5: the intents seen in dev, what the assistant's agents do
+        self.out_of_scope_similarity, self.block_offset = 0.80, -1.0  # D5, fitted on dev when it has D5
+
+    def _guard_scores(self, message: str, criteria: dict) -> dict[str, float]:
+        """D5: in scope as close as the message comes to an intent the agents serve; out of scope a
+        constant; blocked its similarity to that option's description, shifted by an offset (dev)."""
+        vector = self.encoder.message(message)
+        in_scope = float((self.encoder.options(self.scope_texts) @ vector).max()) if self.scope_texts else 0.0
+        scores = {"no_escopo": in_scope, "fora_do_escopo": self.out_of_scope_similarity}
+        if "requer_bloqueio" in criteria:
+            scores["requer_bloqueio"] = float(self.encoder.options([criteria["requer_bloqueio"]])[0] @ vector) + \
+                self.block_offset
+        return {o: scores.get(o, -1.0) for o in criteria}
 
     def _similarities(self, message: str, texts: dict[str, str], options: bool = False) -> dict[str, float]:
         if not texts:
@@ -230,7 +243,9 @@ class EmbeddedZeroShot:
             return _yes_within(self._d4_scores(state["message"], questions), list(questions), self.d4_margin)
         for name, question in questions.items():
             options = _choice_options(question)
-            if question["type"] == "noul":  # D3: can route unless the session choice is "ambiguous"
+            if name == "D5":
+                out[name] = self._guard_scores(state["message"], question["criteria"])
+            elif question["type"] == "noul":  # D3: can route unless the session choice is "ambiguous"
                 session = self._session_scores(state)
                 out[name] = {"sim": max(v for k, v in session.items() if k != "desambiguar"),
                              "nao": session["desambiguar"]}
@@ -258,6 +273,23 @@ class EmbeddedZeroShot:
               for r, gold in _multi_intent_golds(requests, golds)]
         if d4:
             self.d4_margin = _best_margin(d4, np.linspace(0.0, 0.1, 21))
+        self.scope_texts = sorted({f"{_humanize(o)}: {c}" for r, _ in d1
+                                   for o, c in r["questions"]["D1"]["criteria"].items() if o != NO_MATCH})
+        d5 = [(r, g) for r, g in zip(requests, golds) if "D5" in r["questions"]]
+        if d5:
+            saved = self.out_of_scope_similarity, self.block_offset
+            scored = []
+            for request, gold in d5:
+                self.out_of_scope_similarity, self.block_offset = 0.0, 0.0
+                scored.append((self._guard_scores(parse_state(request["state"])["message"],
+                                                  request["questions"]["D5"]["criteria"]), gold))
+
+            def right(threshold: float, offset: float) -> int:
+                return sum(max(s, key=lambda o: threshold if o == "fora_do_escopo" else s[o] + (
+                    offset if o == "requer_bloqueio" else 0.0)) == g for s, g in scored)
+
+            self.out_of_scope_similarity, self.block_offset = max(
+                ((t, b) for t in grid for b in np.linspace(-0.3, 0.0, 13)), key=lambda tb: right(*tb), default=saved)
 
 
 class EmbeddedLogReg:
@@ -270,6 +302,7 @@ class EmbeddedLogReg:
         self.session_model = LogisticRegression(C=1.0, max_iter=2000)
         self.agent_model = LogisticRegression(C=C, max_iter=2000)  # message -> the agent it is addressed to
         self.d4_model = LogisticRegression(C=1.0, max_iter=2000)  # (message, intent) -> asked for, on dev's D4
+        self.guard_model = LogisticRegression(C=C, max_iter=2000)  # D5: message -> scope, on dev's D5
 
     # D1 / D4 -------------------------------------------------------------------------------
     def _option_features(self, vector: np.ndarray, intent_probabilities: dict[str, float],
@@ -385,7 +418,9 @@ class EmbeddedLogReg:
         out: Logits = {}
         for name, question in questions.items():
             options = _choice_options(question)
-            if question["type"] == "noul":
+            if name == "D5":
+                out[name] = self._guard_logits(state["message"], options)
+            elif question["type"] == "noul":
                 session = self._session_logits(state, self._implied_session_options(state))
                 p = softmax(session)
                 out[name] = {"sim": float(np.log(1 - p["desambiguar"] + 1e-6)), "nao": float(np.log(p["desambiguar"] + 1e-6))}
@@ -411,6 +446,14 @@ class EmbeddedLogReg:
                             scores[o] - scores[NO_MATCH], float(scores[o] >= best),
                             float(bool(last_agent) and last_agent in o)] for o in questions], float)
 
+    def _guard_logits(self, message: str, options: list[str]) -> dict[str, float]:
+        """D5 from the message alone; an option dev never had as gold (no data) is all but excluded."""
+        if not hasattr(self.guard_model, "classes_"):
+            return {o: 0.0 for o in options}
+        log_p = dict(zip(self.guard_model.classes_, self.guard_model.predict_log_proba(
+            self.encoder.message(message)[None, :])[0].tolist()))
+        return {o: log_p.get(o, float(np.log(1e-6))) for o in options}
+
     @staticmethod
     def _implied_session_options(state: dict) -> list[str]:
         return ["continuar_agente_ativo", *(f"retomar_sessao:{a}" for a, _ in state["suspended"]),
@@ -418,7 +461,7 @@ class EmbeddedLogReg:
 
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
         groups = groups or [str(i) for i in range(len(requests))]
-        d1, d2 = [], []
+        d1, d2, d5 = [], [], []
         for request, gold, group in zip(requests, golds, groups):
             questions = request["questions"]
             state = parse_state(request["state"])
@@ -426,10 +469,14 @@ class EmbeddedLogReg:
                 d1.append((self.encoder.message(state["message"]), questions["D1"]["criteria"], gold, group))
             elif "D2" in questions:
                 d2.append((state, questions["D2"]["criteria"], gold, group))
+            elif "D5" in questions:
+                d5.append((self.encoder.message(state["message"]), gold))
         if d1:
             self._fit_intents(d1)
         if d2:
             self._fit_session(d2)
+        if len({gold for _, gold in d5}) >= 2:
+            self.guard_model.fit(np.stack([v for v, _ in d5]), [gold for _, gold in d5])
         rows, targets = [], []
         for request, gold in _multi_intent_golds(requests, golds) if d1 else []:
             state, questions = parse_state(request["state"]), request["questions"]

@@ -164,8 +164,12 @@ def _run(job: dict) -> dict:
     warm_cache = dict(encoder.cache) if encoder is not None else {}  # option texts seen in warm-up
 
     latency = {example_id: calibrated.respond(request, task)[1] for example_id, task, request in job["test"]}
-    throughput = {}
+    throughput: dict[str, float] = {}
     for batch in job["batches"]:
+        if batch > len(job["test"]) and throughput:
+            break  # one batch holds every decision already
+        if len(throughput) >= 3 and max(list(throughput.values())[-2:]) < 1.05 * max(list(throughput.values())[:-2]):
+            break  # the last two sizes gained nothing: a bigger batch only adds latency
         if encoder is not None:
             encoder.cache = dict(warm_cache)  # each batch size meets the test messages unseen
         started = time.perf_counter()

@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from adri_pipeline.jev import metrics  # noqa: E402
-from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig  # noqa: E402
+from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig, departures  # noqa: E402
 from adri_pipeline.warehouse import Warehouse, store_routing_tables  # noqa: E402
 
 
@@ -148,7 +148,7 @@ def _detail(key: str, value) -> str:
         return (f"{key}: better {value['better']} on {value['turns']} turns "
                 f"(explicit {_fmt(explicit['accuracy_on_kept'])} at coverage {_fmt(explicit['coverage'])}, "
                 f"derived {_fmt(derived['accuracy_on_kept'])} at coverage {_fmt(derived['coverage'])})")
-    return f"{key}={_fmt(value)}"
+    return f"{key}={_usd(value) if 'cost' in key else _fmt(value)}"
 
 
 def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun],
@@ -157,12 +157,14 @@ def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[
     plot_reliability(runs, "D1", config.ece_bins, out_dir / "reliability_D1.png")
     plot_coverage(runs, "D1", out_dir / "coverage_accuracy_D1.png")
     agreement = annotation_agreement(dataset)
+    departed = departures(dataset, config, runs)
     (out_dir / "metrics.json").write_text(json.dumps(
         {"config": dataclasses.asdict(config), "test_hash": dataset.test_hash, "results": results,
-         "hypotheses": hypotheses, "annotator_agreement": agreement}, ensure_ascii=False, indent=1, default=float),
-        encoding="utf-8")
+         "hypotheses": hypotheses, "annotator_agreement": agreement, "departures": departed},
+        ensure_ascii=False, indent=1, default=float), encoding="utf-8")
     path = out_dir / "report.md"
     text = markdown(dataset, config, results, hypotheses, name=out_dir.name)
+    text += "\n## Departures from the protocol\n\n" + "".join(f"- {line}\n" for line in departed)
     if agreement:
         text += ("\n## Annotation\n\nExamples with two annotators: " + ", ".join(
             f"{k} {_fmt(v)}" for k, v in agreement.items()) + " (the JEV design §4: kappa / alpha in the report).\n")

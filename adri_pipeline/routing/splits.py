@@ -1,19 +1,18 @@
-"""dev / calibration / test by group_id (a group never spans two splits), stratified by gold label,
-seeded. The test split is frozen before any tuning: its hash is recorded in the repository
+"""dev / calibration / test by group_id (a group never spans two splits), stratified by the JEV
+design's six strata, seeded. The test split is frozen before any tuning: its hash is recorded in the repository
 (adri_pipeline/bundled/contracts/jev/frozen/) and every later build fails loudly if the test split changes."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from pathlib import Path
 
-from sklearn.model_selection import StratifiedGroupKFold
+import numpy as np
 
 from adri_pipeline.config import BUNDLED
 from adri_pipeline.errors import AdriError
-from adri_pipeline.jev.examples import CanonicalExample
+from adri_pipeline.jev.examples import CanonicalExample, length_bucket
 
 FROZEN_DIR = BUNDLED / "contracts" / "jev" / "frozen"
 SPLITS = ("dev", "calibration", "test")
@@ -23,18 +22,44 @@ class FrozenSplitChanged(AdriError, RuntimeError):
     """The test split differs from the one frozen in the repository: results would not compare."""
 
 
+def strata(example: CanonicalExample) -> list[str]:
+    """The JEV design §4 (task 26): "domínio, comprimento, ambiguidade, classe esperada, posição do
+    turno e presença de agente ativo ou de sessões suspensas" — one value per dimension."""
+    meta, state = example.metadata, example.state
+    label = "|".join(example.gold_label) if isinstance(example.gold_label, list) else example.gold_label
+    turn = meta.turn_index
+    return [f"class={example.task}:{label}", f"domain={meta.domain or '-'}",
+            f"length={meta.length_bucket or length_bucket(example.utterance)}", f"ambiguity={meta.ambiguity or '-'}",
+            f"turn={'-' if turn is None else 'first' if turn <= 1 else 'early' if turn <= 4 else 'late'}",
+            f"sessions={'active' if state.active_agent else 'none'}+{'suspended' if state.suspended_sessions else '-'}"]
+
+
 def assign_splits(examples: list[CanonicalExample], seed: int = 7, folds: int = 5) -> dict[str, str]:
-    """example id -> split: one fold is test, one calibration, the rest dev."""
-    labels = [str(e.gold_label) if e.task != "D4" else "|".join(e.gold_label) for e in examples]
-    groups = [e.group_id for e in examples]
-    splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
-    fold_of: dict[str, int] = {}
-    with warnings.catch_warnings():  # rare intents have fewer groups than folds: they land where they can
-        warnings.simplefilter("ignore", UserWarning)
-        for fold, (_, held_out) in enumerate(splitter.split(examples, labels, groups)):
-            for i in held_out:
-                fold_of[examples[i].id] = fold
-    return {e.id: "test" if fold_of[e.id] == 0 else "calibration" if fold_of[e.id] == 1 else "dev" for e in examples}
+    """example id -> split: one fold is test, one calibration, the rest dev. Whole groups are dealt
+    to folds so that every stratum value (`strata`) spreads across folds in proportion: the greedy
+    rule of scikit-learn's StratifiedGroupKFold — groups in order of how uneven their counts are,
+    each to the fold where the per-value proportions across folds vary least, ties to the smallest
+    fold — applied to all six dimensions at once (StratifiedGroupKFold takes one label only)."""
+    groups = list(dict.fromkeys(e.group_id for e in examples))
+    row = {g: i for i, g in enumerate(groups)}
+    columns: dict[str, int] = {}
+    cells = [(row[e.group_id], columns.setdefault(value, len(columns))) for e in examples for value in strata(e)]
+    counts = np.zeros((len(groups), len(columns)))
+    np.add.at(counts, tuple(np.array(cells).T), 1)
+    totals = counts.sum(axis=0)
+    order = np.random.default_rng(seed).permutation(len(groups))
+    order = order[np.argsort(-counts[order].std(axis=1), kind="stable")]
+    per_fold = np.zeros((folds, len(columns)))
+    fold_of_group = np.empty(len(groups), int)
+    for g in order:
+        trial = per_fold[None, :, :] + np.eye(folds)[:, :, None] * counts[g][None, None, :]  # fold f gets g
+        unevenness = (trial / totals).std(axis=1).mean(axis=1)
+        best = np.flatnonzero(np.isclose(unevenness, unevenness.min()))
+        fold = best[np.argmin(per_fold[best].sum(axis=1))]
+        per_fold[fold] += counts[g]
+        fold_of_group[g] = fold
+    names = {0: "test", 1: "calibration"}
+    return {e.id: names.get(int(fold_of_group[row[e.group_id]]), "dev") for e in examples}
 
 
 def split_hash(examples: list[CanonicalExample]) -> str:

