@@ -224,7 +224,8 @@ def cmd_routing(args) -> int:
     from adri_pipeline.routing.benchmark import report_folder
 
     settings = _settings(args)
-    config = service.config_for(settings, seed=args.seed, llm_max_examples=args.llm_limit or 0)
+    config = service.config_for(settings, seed=args.seed, llm_max_examples=args.llm_limit or 0,
+                                **({"runs": args.runs} if args.runs is not None else {}))
     if args.action == "build":
         dataset = service.build_examples(settings, config)
         counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
@@ -455,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     routing.add_argument("--prices", "--precos", dest="routing_prices", type=Path,
                          help="price table: hourly price per machine shape and the shape each candidate ran on "
                          "(default ADRI_ROUTING_PRICES, the bundled prices.toml)")
+    routing.add_argument("--runs", "--execucoes", type=int, choices=range(0, 21), metavar="N",
+                         help="independent performance runs, each its own process (default 3, the JEV design's "
+                         "minimum; 0 = quality only, no H3)")
     routing.add_argument("--seed", type=int, default=13)
     routing.add_argument("--warehouse", type=Path)
     routing.set_defaults(func=cmd_routing)

@@ -48,7 +48,8 @@ class RunConfig:
     dataset: str = "sample"  # as config.Settings.routing_dataset
     seed: int = 13
     split_seed: int = 7
-    runs: int = 3  # independent performance runs, each its own process (the JEV design: at least three)
+    # independent performance runs, each its own process (the JEV design: at least three); 0 = quality only
+    runs: int = 3
     warmup: int = 5  # decisions on dev examples before anything is timed, in each run
     # candidate -> production batch, as `adri routing pilot` chose it (pilot.json); a candidate not
     # here gets its pilot run by the benchmark itself
@@ -285,6 +286,9 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
                      "native_confidence": calibrated.last_native_confidence})
     predictions = pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate"))
 
+    if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
+        return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,
+                            "not measured (runs = 0)", discarded)
     batch, chosen_by = config.production_batch.get(name), "adri routing pilot"
     if batch is None:
         batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
@@ -593,7 +597,7 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
                    "examples of each task; H1 is paired on those.")
     if config.runs < 3:
         out.append(f"{config.runs} independent performance run(s), where the design asks for at least three: "
-                   "H3 is not evaluated.")
+                   "H3 is not evaluated." if config.runs else "Quality only: no performance was measured, so no H3.")
     if Path(config.prices).resolve() == PRICES.resolve():
         out.append("Costs use the bundled price table, whose rates were not checked against a price list: edit it "
                    "(or ADRI_ROUTING_PRICES) before quoting a cost.")

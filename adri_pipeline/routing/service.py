@@ -134,7 +134,8 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
     for fit in fitted_on:
         for test in tested_on:
             mine = settings.model_copy(update={"routing_dataset": fit})
-            run = benchmark(mine, test_file=None if test == fit else test)
+            # quality only: the table says nothing about speed, so no performance runs
+            run = benchmark(mine, config_for(mine, runs=0), test_file=None if test == fit else test)
             for candidate, result in run.results.items():
                 for task, figures in result["tasks"].items():
                     rows.append({"fitted_on": fit, "tested_on": dataset_name(test), "candidate": candidate,

@@ -13,6 +13,9 @@ from adri_pipeline.routing.builders import D2_QUESTION, CanonicalFileError, load
 OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_sessao:listas": "voltar às listas",
            "iniciar_novo_agente": "outro assunto", "desambiguar": "perguntar ao usuário"}
 
+# one performance run and no pilot: these tests are about the team's file, not about H3
+QUICK = {"runs": 1, "warmup": 0, "production_batch": {"embedded-logreg": 1}}
+
 
 def line(i: int, gold: str = "continuar_agente_ativo", utterance: str = "sim pfv", **extra) -> dict:
     """Exactly the shape the JEV design gives for a canonical example."""
@@ -85,7 +88,7 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     frozen = tmp_path / "frozen"
     dataset = build(RunConfig(dataset=str(team_file)), frozen_dir=frozen)
     assert (frozen / "file-equipe.test.sha256").exists()
-    report = run_benchmark(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
+    report = run_benchmark(RunConfig(dataset=str(team_file), **QUICK), ["embedded-logreg"],
                             Warehouse(tmp_path / "w.duckdb"), tmp_path / "run", dataset=dataset).report
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert metrics["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == len(dataset.in_split("test"))
@@ -107,9 +110,12 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
         line(1000 + i, gold=golds[i % 3], utterance=texts[golds[i % 3]]) for i in range(9)]))
     evaluated = with_external_test(dataset, external)
     assert {e.id for e in evaluated.in_split("test")} == {e.id for e in external}
-    run_benchmark(RunConfig(dataset=str(team_file), runs=1, warmup=0), ["embedded-logreg"],
-                   Warehouse(tmp_path / "w.duckdb"), tmp_path / "eval", dataset=evaluated)
-    assert json.loads((tmp_path / "eval" / "metrics.json").read_text())["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == 9
+    run_benchmark(RunConfig(dataset=str(team_file), runs=0), ["embedded-logreg"],  # quality only
+                  Warehouse(tmp_path / "w.duckdb"), tmp_path / "eval", dataset=evaluated)
+    evaluation = json.loads((tmp_path / "eval" / "metrics.json").read_text())
+    assert evaluation["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == 9
+    assert evaluation["results"]["embedded-logreg"]["performance"]["independent_runs"] == 0
+    assert evaluation["hypotheses"]["embedded-logreg"]["H3"]["verdict"] == "not evaluated"
     # failed before: the evaluation's rows replaced the run's (both were stored under the fit data's name)
     stored = Warehouse(tmp_path / "w.duckdb").query(
         "SELECT dataset, count(*) AS n FROM routing_predictions GROUP BY dataset ORDER BY dataset").rows()
