@@ -334,7 +334,23 @@ def routing_page(routing_root: Path, out: Path) -> str:
             target = out / f"routing-{slug(name)}-{image.name}"
             shutil.copyfile(image, target)
             images.append({"src": target.name, "name": image.stem})
+        performance = []
+        for candidate, result in figures.get("results", {}).items():
+            if perf := result.get("performance"):
+                batch = f"batch {perf.get('production_batch')}"
+                cost = perf.get("cost_per_1000_usd", {}).get("batch 1")
+                performance.append({
+                    "candidate": candidate, "runs": perf.get("independent_runs"),
+                    "p95 per turn ms": result.get("latency_per_turn_ms_percentiles", {}).get("p95"),
+                    "decisions/s batch 1": perf.get("throughput_per_s", {}).get("batch 1"),
+                    "production batch": perf.get("production_batch"),
+                    "decisions/s production batch": perf.get("throughput_per_s", {}).get(batch),
+                    "load s": perf.get("load_seconds"), "peak RSS MB": perf.get("peak_rss_mb"),
+                    "artifact MB": perf.get("artifact_mb"), "shape": perf.get("shape"),
+                    # fractions of a cent: three significant digits
+                    "cost/1000 decisions USD (batch 1)": "—" if cost is None or cost != cost else f"{cost:.3g}"})
         runs.append({"name": name, "test_hash": str(figures.get("test_hash")), "rows": rows, "verdicts": verdicts,
+                     "performance": performance, "departures": figures.get("departures", []),
                      "confusions": confusions, "images": images})
     cross_file = routing_root / "cross-dataset.json"
     cross = json.loads(cross_file.read_text(encoding="utf-8")) if cross_file.is_file() else []

@@ -182,11 +182,13 @@ def _choose_threshold(correct, confidence, target: float) -> float:
 
 
 def _decisions(example: CanonicalExample, response: dict) -> dict:
-    """One row per example: answer, confidence, correctness (D4: the set of 'sim' answers)."""
+    """One row per example: answer, confidence, correctness. D4: the set of 'sim' answers, whose
+    confidence is the probability that every one of its yes/no answers is right (their product): the
+    mean let fifteen sure "nao" hide the one unsure intent that made a set wrong."""
     answers = response["answers"]
     if example.task == "D4":
         chosen = sorted(name for name, a in answers.items() if a["answer"] == "sim")
-        confidence = float(np.mean([a["confidence"] for a in answers.values()]))
+        confidence = float(np.prod([a["confidence"] for a in answers.values()]))
         gold = sorted(example.gold_label)
         return {"answer": "|".join(chosen), "gold": "|".join(gold), "confidence": confidence,
                 "correct": chosen == gold, "probabilities": json.dumps({k: a["probabilities"]["sim"] for k, a in answers.items()})}

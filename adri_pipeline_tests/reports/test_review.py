@@ -249,3 +249,23 @@ def test_the_findings_page_draws_the_counts_the_warehouse_holds_in_chromium(two_
     assert sum(drawn["abordagem"].values()) == 24 and max(widths) > 0
     assert overflowing == 0  # on a phone, only tables scroll, inside their box
     assert (tmp_path / "findings.png").stat().st_size > 0
+
+
+def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp_path):
+    import json
+
+    from adri_pipeline.reports.review import routing_page
+
+    run = tmp_path / "routing" / "sgd"
+    run.mkdir(parents=True)
+    performance = {"independent_runs": 3, "production_batch": 16, "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0},
+                   "peak_rss_mb": 280.0, "artifact_mb": 68.6, "load_seconds": 0.9, "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB",
+                   "cost_per_1000_usd": {"batch 1": 0.000339, "batch 16": 0.000188}}
+    (run / "metrics.json").write_text(json.dumps({
+        "test_hash": "ab" * 32, "departures": ["CPU only: no GPU scenario."],
+        "results": {"embedded-logreg": {"tasks": {"D2": {"n": 3, "accuracy": 1.0}}, "performance": performance,
+                                        "latency_per_turn_ms_percentiles": {"p95": 41.0}}},
+        "hypotheses": {"embedded-logreg": {"H3": {"verdict": "met"}}}}), encoding="utf-8")
+    html = routing_page(tmp_path / "routing", tmp_path)
+    assert "Departures from the protocol" in html and "CPU only: no GPU scenario." in html
+    assert "VM.Standard.E4.Flex 1 OCPU 24 GB" in html and "0.000339" in html and ">90.0<" in html
