@@ -165,7 +165,7 @@ def test_a_d4_sets_confidence_is_that_every_answer_in_it_is_right():
     from adri_pipeline.routing.benchmark import _decisions
 
     intents = [f"i{n}" for n in range(15)]
-    example = CanonicalExample(id="x", group_id="g", task="D4", utterance="liga a luz e marca um timer",
+    example = CanonicalExample(id="x", group_id="g", task="D4", state={}, utterance="liga a luz e marca um timer",
                                question="q", question_type="noul", options={i: i for i in intents},
                                gold_label=["i0", "i1"])
     answers = {i: {"answer": "nao", "confidence": 0.99, "probabilities": {"sim": 0.01, "nao": 0.99}} for i in intents}
