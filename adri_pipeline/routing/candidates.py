@@ -311,7 +311,8 @@ class EmbeddedLogReg:
         the intent model's probability (sharp where dev had examples); the no-match row gets the
         probability mass outside the eligible options."""
         intents = [o for o in options if o != NO_MATCH]
-        similarity = self.encoder.options([f"{_humanize(o)}: {criteria[o]}" for o in intents]) @ vector if intents else np.zeros(0)
+        texts = [f"{_humanize(o)}: {criteria[o]}" for o in intents]
+        similarity = self.encoder.options(texts) @ vector if intents else np.zeros(0)
         best = float(similarity.max()) if intents else 0.0
         eligible_mass = sum(intent_probabilities.get(o, 0.0) for o in intents)
         rows = []

@@ -177,7 +177,8 @@ def _run(job: dict) -> dict:
             calibrated.respond_batch([(request, task) for _, task, request in job["test"][i:i + batch]])
         throughput[str(batch)] = len(job["test"]) / (time.perf_counter() - started)
     return {"pid": os.getpid(), "load_seconds": load_seconds, "warmup_seconds": warmup_seconds,
-            "warmup_decisions": len(job["warmup"]), "cached_at_start": cached_at_start, "latency_by_example": latency, "throughput_per_s": throughput,
+            "warmup_decisions": len(job["warmup"]), "cached_at_start": cached_at_start,
+            "latency_by_example": latency, "throughput_per_s": throughput,
             # ru_maxrss is in KiB on Linux: the run's peak, weights and artifact included
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 

@@ -114,7 +114,7 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
               "batch 1 is one decision after another; the production batch is the pilot's choice. Cost per 1,000 "
               f"decisions: the shape's hourly price (`{Path(config.prices).name}`) over the measured throughput.", "",
               "| candidate | runs | ms per decision p50/p95/p99 (batch 1) | p95 per turn ms | decisions/s | load s | "
-              "warm-up s | peak RSS MB | artifact MB | shape (USD/h) | cost/1000 USD |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "warm-up s | peak RSS MB | artifact MB | shape (USD/h) | cost/1000 USD |", "|---" * 11 + "|"]
     for name, r in results.items():
         lat, perf = r["latency_ms"], r["performance"]
         per_s = "; ".join(f"{_fmt(v)} @{k}" for k, v in perf["throughput_per_s"].items())

@@ -258,8 +258,9 @@ def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp
 
     run = tmp_path / "routing" / "sgd"
     run.mkdir(parents=True)
-    performance = {"independent_runs": 3, "production_batch": 16, "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0},
-                   "peak_rss_mb": 280.0, "artifact_mb": 68.6, "load_seconds": 0.9, "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB",
+    performance = {"independent_runs": 3, "production_batch": 16,
+                   "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0}, "peak_rss_mb": 280.0,
+                   "artifact_mb": 68.6, "load_seconds": 0.9, "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB",
                    "cost_per_1000_usd": {"batch 1": 0.000339, "batch 16": 0.000188}}
     (run / "metrics.json").write_text(json.dumps({
         "test_hash": "ab" * 32, "departures": ["CPU only: no GPU scenario."],
