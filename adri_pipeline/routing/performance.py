@@ -179,8 +179,18 @@ def _run(job: dict) -> dict:
     return {"pid": os.getpid(), "load_seconds": load_seconds, "warmup_seconds": warmup_seconds,
             "warmup_decisions": len(job["warmup"]), "cached_at_start": cached_at_start,
             "latency_by_example": latency, "throughput_per_s": throughput,
-            # ru_maxrss is in KiB on Linux: the run's peak, weights and artifact included
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory since it began running its program. Linux's VmHWM starts
+    anew at exec; ru_maxrss does not — it kept the parent's size from the fork, so every run reported
+    the benchmark process's memory instead of its own."""
+    try:
+        status = Path("/proc/self/status").read_text(encoding="utf-8")
+        return int(next(line for line in status.splitlines() if line.startswith("VmHWM:")).split()[1]) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux, bytes on macOS
 
 
 if __name__ == "__main__":

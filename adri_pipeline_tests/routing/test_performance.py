@@ -84,3 +84,33 @@ def test_h3_compares_with_the_llms_cost_and_needs_three_independent_runs(tmp_pat
     # failed before: one process's three passes counted as the design's independent runs
     once = _performance_verdict(result(_run("embedded-logreg", 0.02, runs=1)), llm, config)
     assert once["verdict"] == "not evaluated" and "three" in once["reason"]
+
+
+class Idle:
+    """A candidate that answers at once: what a run measures of it is the process itself."""
+
+    name = "idle"
+    candidate = None
+
+    def respond(self, request, task):
+        return {}, 0.0
+
+    def respond_batch(self, batch):
+        return [{} for _ in batch]
+
+
+def test_each_run_is_its_own_process_and_reports_its_own_memory():
+    """Failed before: ru_maxrss keeps the size the parent had at the fork, so a run started by a
+    benchmark holding 400 MB reported 400 MB whatever the candidate used."""
+    import os
+
+    from adri_pipeline.routing.performance import measure
+
+    ballast = bytearray(600 * 2**20)  # this process: well over 600 MB resident
+    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    test = [(f"e{i}", "D1", {"state": "", "questions": {}}) for i in range(4)]
+    measured = measure(Idle(), test, test[:1], (2,), runs=2)
+    assert len({run["pid"] for run in measured.runs} | {os.getpid()}) == 3
+    assert all(run["peak_rss_mb"] < 300 for run in measured.runs), [run["peak_rss_mb"] for run in measured.runs]
+    assert set(measured.latency_by_example) == {"e0", "e1", "e2", "e3"} and measured.throughput(2) > 0
+    del ballast
