@@ -589,8 +589,8 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
                    "no agreement (kappa / alpha) to report.")
     synthetic = sum(e.metadata.synthetic for e in dataset.in_split("test"))
     if synthetic:
-        out.append(f"{synthetic} of {len(dataset.in_split('test'))} test examples are synthetic (composed "
-                   "conversations, joined multi-intent messages); the slice `origin` reports them apart.")
+        out.append(f"{synthetic} of {len(dataset.in_split('test'))} test examples are synthetic (written or composed "
+                   "for the benchmark, `metadata.synthetic`); the slice `origin` reports them apart.")
     if any(e.task == "D5" for e in dataset.examples) and not any(
             e.task == "D5" and e.gold_label == "requer_bloqueio" for e in dataset.examples):
         out.append("D5: no example is annotated requer_bloqueio; the option is offered, never measured.")
