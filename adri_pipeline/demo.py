@@ -66,7 +66,7 @@ def run_demo(settings: Settings) -> int:
         print(f"  {name:<18} D1 n={d1['n']} accuracy {d1['accuracy']:.3f} "
               f"(majority class {d1['majority_baseline_accuracy']:.3f})"
               f"  macro-F1 {d1['macro_f1']:.3f}  ECE {d1['ece']:.3f}  p95 {result['latency_ms']['p95']:.1f} ms  "
-              f"H2 {figures['hypotheses'][name]['H2']['verdict']}")
+              f"H2 {figures['hypotheses'][name]['H2']['verdict']}  H3 {figures['hypotheses'][name]['H3']['verdict']}")
     print("  (the project's synthetic sample: about 13 hand-written requests for each of 10 intents; figures on real "
           "data: adri routing run --dataset sgd or ha-pt-BR, README)")
     print(f"  report {routing_dir / 'report.md'}")
