@@ -32,7 +32,6 @@ from adri_pipeline.routing.builders import (
 )
 from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, make_candidate
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, PRICES, Measured, PriceTable, measure
-from adri_pipeline.routing.performance import cost_per_thousand as shape_cost_per_thousand
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
 
@@ -215,6 +214,11 @@ def _triples(examples: list[CanonicalExample]) -> list[tuple[str, str, dict]]:
     return [(e.id, e.task, to_request(e)) for e in examples]
 
 
+def _warmup(dataset: Dataset, config: RunConfig) -> list[tuple[str, str, dict]]:
+    """The decisions each performance run takes before anything is timed: dev's first `warmup`."""
+    return _triples(dataset.in_split("dev")[:config.warmup])
+
+
 def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
             settings=None) -> tuple[Calibrated, float]:
     """The candidate fitted on dev, its temperature fitted on calibration and, for an embedded one,
@@ -251,9 +255,9 @@ def pilot(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict:
     if is_served_model(calibrated.name):
         return {"batch": 1, "examples": 0, "throughput_per_s": {}, "why": "an LLM server batches on its own side"}
     examples = pilot_examples(dataset, config)
-    measured = measure(calibrated, _triples(examples), _triples(dataset.in_split("dev")[:config.warmup]),
-                       PILOT_BATCHES, runs=1, label=f"{calibrated.name}: pilot")
-    throughput = {batch: per_s for batch in PILOT_BATCHES if (per_s := measured.throughput(batch)) == per_s}
+    [run] = measure(calibrated, _triples(examples), _warmup(dataset, config), PILOT_BATCHES, runs=1,
+                    label=f"{calibrated.name}: pilot").runs
+    throughput = {int(batch): per_s for batch, per_s in run["throughput_per_s"].items()}  # the sizes it tried
     return {"batch": near_best_batch(throughput), "examples": len(examples), "throughput_per_s": throughput}
 
 
@@ -294,7 +298,7 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     batch, chosen_by = config.production_batch.get(name), "adri routing pilot"
     if batch is None:
         batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
-    measured = measure(calibrated, _triples(test), _triples(dataset.in_split("dev")[:config.warmup]),
+    measured = measure(calibrated, _triples(test), _warmup(dataset, config),
                        () if is_served_model(name) else (batch,), config.runs,
                        label=f"{name}: performance runs (one process each)")
     return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
@@ -463,7 +467,8 @@ def performance(run: CandidateRun, prices: PriceTable) -> dict:
             "artifact_mb": measured.artifact_bytes / 2**20, "production_batch": batch,
             "batch_chosen_by": run.batch_chosen_by, "throughput_per_s": per_s, "shape": prices.shape_of(run.name),
             "hourly_usd": hourly, "price_table": str(prices.path),
-            "cost_per_1000_usd": {k: shape_cost_per_thousand(hourly, v) for k, v in per_s.items()}}
+            # the JEV design: "a partir do preço do shape OCI e da vazão medida" (decisions in one second)
+            "cost_per_1000_usd": {k: metrics.cost_per_thousand(1.0, v, hourly) for k, v in per_s.items()}}
 
 
 def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: RunConfig, rng) -> dict:

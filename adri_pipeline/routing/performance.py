@@ -79,11 +79,6 @@ class PriceTable(BaseModel):
         return self.shapes[self.shape_of(candidate)].hourly_usd
 
 
-def cost_per_thousand(hourly_usd: float, decisions_per_second: float) -> float:
-    """The JEV design: "a partir do preço do shape OCI e da vazão medida"."""
-    return hourly_usd / 3600 / decisions_per_second * 1000 if decisions_per_second > 0 else float("nan")
-
-
 def production_batch(throughput_by_batch: dict[int, float]) -> int:
     """The smallest batch whose throughput reaches NEAR_BEST of the best one measured."""
     best = max(throughput_by_batch.values())

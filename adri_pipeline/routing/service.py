@@ -62,13 +62,12 @@ def run_pilot(settings: Settings) -> Path:
 
     config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices))
     dataset = build(config)
-    encoder = None
-    chosen = {}
-    for name in candidates_of(settings):
-        if name.startswith("embedded") and encoder is None:
-            from adri_pipeline.routing.candidates import Encoder
+    from adri_pipeline.routing.candidates import Encoder
 
-            encoder = Encoder()
+    names = candidates_of(settings)
+    encoder = Encoder() if any(c.startswith("embedded") for c in names) else None
+    chosen = {}
+    for name in names:
         calibrated, _ = prepare(name, dataset, config, encoder, settings)
         chosen[name] = pilot(calibrated, dataset, config)
     path = pilot_record(settings)

@@ -3,9 +3,10 @@
 import polars as pl
 import pytest
 
+from adri_pipeline.jev import metrics
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.routing.benchmark import CandidateRun, RunConfig, _performance_verdict, performance
-from adri_pipeline.routing.performance import PRICES, Measured, PriceTable, cost_per_thousand, production_batch
+from adri_pipeline.routing.performance import PRICES, Measured, PriceTable, production_batch
 
 TABLE = """
 [shapes.cpu]
@@ -35,7 +36,7 @@ def test_production_batch_is_the_smallest_near_the_best():
 
 
 def test_cost_per_thousand_is_the_hourly_price_over_the_measured_throughput():
-    assert cost_per_thousand(0.072, 20.0) == pytest.approx(0.001)  # 72,000 decisions per hour
+    assert metrics.cost_per_thousand(1.0, 20.0, 0.072) == pytest.approx(0.001)  # 72,000 decisions per hour
 
 
 @pytest.mark.parametrize("text, says", [
