@@ -1,2 +1,2 @@
-"""The typed-decision contract `jev-compat-v1` shared by the routing benchmark and the mirror gate:
+"""The typed-decision wire (System One) shared by the routing benchmark and the mirror gate:
 canonical examples, the one state serializer, metrics. Owned by neither."""

@@ -3,14 +3,14 @@
 Versioned with its truncation policy: the last turns are kept, newest first, until the text fits
 the smallest effective context among the candidates (multilingual-e5-small: 512 tokens; about
 3 characters per token in Portuguese -> 1,400 characters, leaving room for the message).
-Candidates receive only the contract request built here, never the example object.
+Candidates receive only the System One request built here (jev/contract.py), never the example object.
 """
 
 from __future__ import annotations
 
 import re
 
-from adri_pipeline.jev.contract import CONTRACT
+from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES
 from adri_pipeline.jev.examples import CanonicalExample, State, Turn
 
 SERIALIZER_VERSION = "jev-state-v2"  # v2: the JEV design's canonical state (sessions are agent ids)
@@ -64,19 +64,21 @@ def serialize_state(state: State, utterance: str, max_chars: int = MAX_STATE_CHA
     return "\n".join(head + body + tail)
 
 
-def to_request(example: CanonicalExample) -> dict:
-    """Contract request; D4 asks one yes/no question per candidate option in the same request."""
+def to_request(example: CanonicalExample, model: str = DEFAULT_MODEL) -> dict:
+    """The System One request; D4 asks one yes/no question per candidate option in the same request,
+    each named by its option. A yes/no question's `sim` / `nao` descriptions travel as the wire's
+    `true` / `false` criteria."""
     state = serialize_state(example.state, example.utterance)
     if example.task == "D4":
-        questions = {
-            option: {"type": "noul", "instructions": f"A mensagem pede: {description}?",
-                     "criteria": {"sim": "sim", "nao": "não"}}
-            for option, description in example.options.items()
-        }
+        questions = {option: {"type": "noul", "instructions": f"A mensagem pede: {description}?"}
+                     for option, description in example.options.items()}
+    elif example.question_type == "noul":
+        questions = {example.task: {"type": "noul", "instructions": example.question, "criteria": {
+            "true": example.options.get(YES, "sim"), "false": example.options.get(NO, "não")}}}
     else:
         questions = {example.task: {"type": example.question_type, "instructions": example.question,
                                     "criteria": dict(example.options)}}
-    return {"contract": CONTRACT, "serializer": SERIALIZER_VERSION, "state": state, "questions": questions}
+    return {"model": model, "state": state, "questions": questions}
 
 
 _FIELD = re.compile(r"^(Agente ativo|Sessões suspensas|Mensagem): (.*)$", re.MULTILINE)
@@ -90,5 +92,7 @@ def parse_state(text: str) -> dict:
     suspended = _SESSION.findall(text)  # (agent, last user turn to it)
     turns = [{"role": "user" if who == "usuário" else "agent", "agent": agent or None, "text": said}
              for who, agent, said in _TURN.findall(text)]
+    # a state from elsewhere (a request `adri routing serve` did not build): the whole text is the message
+    message = fields["Mensagem"] if "Mensagem" in fields else " ".join(text.split())
     return {"active_agent": None if fields.get("Agente ativo") == "nenhum" else fields.get("Agente ativo"),
-            "suspended": suspended, "turns": turns, "message": fields.get("Mensagem", "")}
+            "suspended": suspended, "turns": turns, "message": message}

@@ -1,1 +1,1 @@
-"""JEV typed-decision routing benchmark (contract jev-compat-v1)."""
+"""JEV typed-decision routing benchmark over the System One wire."""

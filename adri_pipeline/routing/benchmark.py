@@ -15,10 +15,9 @@ import polars as pl
 
 from adri_pipeline.config import BUNDLED, SHARED_DATA
 from adri_pipeline.jev import metrics
-from adri_pipeline.jev.contract import RoutingConfigError, usable_answers, validate
+from adri_pipeline.jev.contract import YES, RoutingConfigError, check_response, validate
 from adri_pipeline.jev.examples import CanonicalExample, length_bucket
 from adri_pipeline.jev.serialize import SERIALIZER_VERSION, to_request
-from adri_pipeline.models.select import is_served_model
 from adri_pipeline.progress import steps
 from adri_pipeline.routing.builders import (
     CanonicalFile,
@@ -30,7 +29,7 @@ from adri_pipeline.routing.builders import (
     load_sgd,
     located_canonical,
 )
-from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, make_candidate
+from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, Kind, kind_of, make_candidate
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, PRICES, Measured, PriceTable, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
@@ -67,6 +66,8 @@ class RunConfig:
     # an LLM baseline answers the first N calibration and test examples of each task (0 = all); H1 is
     # then paired on those N test examples
     llm_max_examples: int = 0
+    # H1 gives a verdict only on at least this many paired test decisions per task (h1_min_decisions)
+    h1_min_decisions: int = 0  # 0: derived from the margin (see h1_min_decisions)
 
 
 @dataclass
@@ -91,7 +92,9 @@ class CandidateRun:
     measured: Measured  # the independent performance runs
     production_batch: int = 1
     batch_chosen_by: str = ""
-    discarded: int = 0
+    discarded: int = 0  # answers that broke the System One spec (or never came), discarded
+    kind: Kind | None = None  # what the candidate declared itself to be
+    discarded_reasons: dict[str, int] = field(default_factory=dict)
 
 
 def load_source(dataset: str):
@@ -180,20 +183,25 @@ def _choose_threshold(correct, confidence, target: float) -> float:
     return float(confidence[ok[-1]]) if len(ok) else 1.01
 
 
-def _decisions(example: CanonicalExample, response: dict) -> dict:
+def _decisions(example: CanonicalExample, request: dict, response: dict) -> dict:
     """One row per example: answer, confidence, correctness. D4: the set of 'sim' answers, whose
     confidence is the probability that every one of its yes/no answers is right (their product): the
-    mean let fifteen sure "nao" hide the one unsure intent that made a set wrong."""
-    answers = response["answers"]
-    if example.task == "D4":
-        chosen = sorted(name for name, a in answers.items() if a["answer"] == "sim")
-        confidence = float(np.prod([a["confidence"] for a in answers.values()]))
-        gold = sorted(example.gold_label)
-        return {"answer": "|".join(chosen), "gold": "|".join(gold), "confidence": confidence,
-                "correct": chosen == gold, "probabilities": json.dumps({k: a["probabilities"]["sim"] for k, a in answers.items()})}
-    answer = answers[example.task]
-    return {"answer": str(answer["answer"]), "gold": str(example.gold_label), "confidence": float(answer["confidence"]),
-            "correct": str(answer["answer"]) == str(example.gold_label), "probabilities": json.dumps(answer["probabilities"])}
+    mean let fifteen sure "nao" hide the one unsure intent that made a set wrong. A decision whose
+    answer was discarded (jev/contract.check_response) is wrong at confidence 0: `valid` False."""
+    usable, invalid = check_response(request, response)
+    gold = "|".join(sorted(example.gold_label)) if example.task == "D4" else str(example.gold_label)
+    if example.task == "D4" and not invalid:
+        chosen = sorted(name for name, reading in usable.items() if reading.option == YES)
+        confidence = float(np.prod([reading.confidence for reading in usable.values()]))
+        return {"answer": "|".join(chosen), "gold": gold, "confidence": confidence, "valid": True,
+                "correct": chosen == sorted(example.gold_label),
+                "probabilities": json.dumps({k: r.probabilities[YES] for k, r in usable.items()})}
+    reading = usable.get(example.task) if example.task != "D4" else None
+    if reading is None:
+        return {"answer": "", "gold": gold, "confidence": 0.0, "correct": False, "probabilities": "{}",
+                "valid": False}
+    return {"answer": str(reading.option), "gold": gold, "confidence": float(reading.confidence), "valid": True,
+            "correct": str(reading.option) == gold, "probabilities": json.dumps(reading.probabilities)}
 
 
 def _limited(examples: list[CanonicalExample], limit: int) -> list[CanonicalExample]:
@@ -231,12 +239,11 @@ def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | N
     fit_seconds = time.perf_counter() - started
 
     calibrated = Calibrated(candidate)
-    calibration = _limited(dataset.in_split("calibration"), config.llm_max_examples if is_served_model(name) else 0)
+    calibration = _limited(dataset.in_split("calibration"), _limit(candidate.kind, config))
     calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
                                [e.task for e in calibration])
-    encoder = getattr(candidate, "encoder", None)
-    if encoder is not None:  # an LLM's confidence is its own; an embedded candidate's is tempered off its data
-        calibrated.familiarity = Familiarity(encoder, [e.utterance for e in dev],
+    if candidate.kind.embeds:  # a served model's confidence is its own; an embedded one's is tempered off its data
+        calibrated.familiarity = Familiarity(candidate.encoder, [e.utterance for e in dev],
                                              [e.utterance for e in dataset.in_split("calibration")])
     return calibrated, fit_seconds
 
@@ -252,8 +259,8 @@ def pilot_examples(dataset: Dataset, config: RunConfig) -> list[CanonicalExample
 def pilot(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict:
     """The production batch: throughput at each of PILOT_BATCHES on the pilot examples, in a process
     of its own; the smallest batch within reach of the best (performance.production_batch)."""
-    if is_served_model(calibrated.name):
-        return {"batch": 1, "examples": 0, "throughput_per_s": {}, "why": "an LLM server batches on its own side"}
+    if calibrated.candidate.kind.batching == "server":
+        return {"batch": 1, "examples": 0, "throughput_per_s": {}, "why": "a server batches on its own side"}
     examples = pilot_examples(dataset, config)
     [run] = measure(calibrated, _triples(examples), _warmup(dataset, config), PILOT_BATCHES, runs=1,
                     label=f"{calibrated.name}: pilot").runs
@@ -261,48 +268,57 @@ def pilot(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict:
     return {"batch": near_best_batch(throughput), "examples": len(examples), "throughput_per_s": throughput}
 
 
+def _limit(kind: Kind, config: RunConfig) -> int:
+    """The LLM baseline answers the first `llm_max_examples` of each task; every other kind all."""
+    return config.llm_max_examples if kind.role == "llm_baseline" else 0
+
+
 def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
                   settings=None) -> CandidateRun:
     """Fit, calibrate, choose thresholds, answer the test split once (the quality figures), then the
     independent performance runs at batch 1 and at the production batch."""
     calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings)
-    limit = config.llm_max_examples if is_served_model(name) else 0
+    kind = calibrated.candidate.kind
+    limit = _limit(kind, config)
     calibration = _limited(dataset.in_split("calibration"), limit)
     thresholds = {}
     for task in sorted({e.task for e in calibration}):
-        rows = [_decisions(e, calibrated.respond(to_request(e), e.task)[0])
-                for e in steps([e for e in calibration if e.task == task], f"{name}: calibrating {task}", unit="ex")]
+        rows = []
+        for e in steps([e for e in calibration if e.task == task], f"{name}: calibrating {task}", unit="ex"):
+            request = to_request(e)
+            rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
         thresholds[task] = _choose_threshold([r["correct"] for r in rows], [r["confidence"] for r in rows],
                                              config.target_selective_accuracy)
+    calibrated.forget_calibration_answers()
 
     test = _limited(dataset.in_split("test"), limit)
-    encoder = getattr(calibrated.candidate, "encoder", None)
-    rows, discarded = [], 0
+    rows, discarded, reasons = [], 0, {}
     for example in steps(test, f"{name}: answering the test split", unit="ex"):
         request = to_request(example)
-        response, _ = calibrated.respond(request, example.task)
-        if encoder is not None:
-            example.metadata.n_tokens[name] = encoder.tokens(request["state"])
         validate("request", request)
-        _, dropped = usable_answers(request, response)
-        discarded += len(dropped)
+        response, _ = calibrated.respond(request, example.task)
+        example.metadata.n_tokens[name] = response["usage"]["input_tokens"]  # the design's n_tokens
+        for reason in calibrated.candidate.last_invalid.values():
+            discarded += 1
+            reasons[reason[:120]] = reasons.get(reason[:120], 0) + 1
         rows.append({"example_id": example.id, "task": example.task, "split": "test",
-                     **_decisions(example, response), "threshold": thresholds.get(example.task, 1.01),
+                     **_decisions(example, request, response), "threshold": thresholds.get(example.task, 1.01),
                      # the candidate's own confidence before calibration (recorded, not evaluated)
                      "native_confidence": calibrated.last_native_confidence})
     predictions = pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate"))
+    common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons}
 
     if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
         return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,
-                            "not measured (runs = 0)", discarded)
+                            "not measured (runs = 0)", **common)
     batch, chosen_by = config.production_batch.get(name), "adri routing pilot"
     if batch is None:
         batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
     measured = measure(calibrated, _triples(test), _warmup(dataset, config),
-                       () if is_served_model(name) else (batch,), config.runs,
+                       () if kind.batching == "server" else (batch,), config.runs,
                        label=f"{name}: performance runs (one process each)")
     return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
-                        chosen_by, discarded)
+                        chosen_by, **common)
 
 
 def _turn_latencies(run: CandidateRun, by_id: dict[str, CanonicalExample]) -> list[float]:
@@ -403,7 +419,8 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
     by_id = {e.id: e for e in dataset.examples}
     frame = multi_intent_d4_apart(run.predictions)
     result = {"candidate": run.name, "tasks": {}, "slices": {}, "temperature": run.temperature,
-              "abstention_threshold": run.threshold, "discarded_answers": run.discarded}
+              "abstention_threshold": run.threshold, "discarded_answers": run.discarded,
+              "discarded_reasons": run.discarded_reasons, "kind": run.kind.describe() if run.kind else {}}
     for (task,), group in frame.group_by("task", maintain_order=True):
         gold, answer = group["gold"].to_list(), group["answer"].to_list()
         correct, confidence = group["correct"].to_list(), group["confidence"].to_list()
@@ -479,10 +496,28 @@ def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: R
     joined = a.join(b, on="example_id", suffix="_llm")
     diff = 100 * (joined["correct"].to_numpy().astype(float) - joined["correct_llm"].to_numpy().astype(float))
     low, high = metrics.bootstrap_interval(lambda idx: float(diff[idx].mean()), len(diff), rng)
-    verdict = ("non-inferior" if low > -config.h1_margin_pp else
+    minimum = h1_min_decisions(config)
+    verdict = ("inconclusive" if len(diff) < minimum else "non-inferior" if low > -config.h1_margin_pp else
                "inferior" if high < -config.h1_margin_pp else "inconclusive")
-    return {"verdict": verdict, "n": len(diff), "gap_pp": float(diff.mean()) if len(diff) else float("nan"),
-            "gap_ci95_pp": [low, high], "margin_pp": config.h1_margin_pp}
+    out = {"verdict": verdict, "n": len(diff), "gap_pp": float(diff.mean()) if len(diff) else float("nan"),
+           "gap_ci95_pp": [low, high], "margin_pp": config.h1_margin_pp, "min_decisions": minimum}
+    if len(diff) < minimum:
+        out["reason"] = f"{len(diff)} paired test decisions; a verdict needs at least {minimum}"
+    return out
+
+
+H1_DISCORDANCE = 0.10  # share of paired decisions on which two routers of similar accuracy disagree
+
+
+def h1_min_decisions(config: RunConfig) -> int:
+    """The fewest paired test decisions on which H1 may say anything: the n at which two routers of
+    equal accuracy that disagree on 10 % of the decisions would have a 95 % interval of the accuracy
+    gap inside the margin, n = (1.96 / margin)^2 x 0.10 (the gap's variance is the discordance / n).
+    With 3 pp that is 427: below it, an interval narrow enough to call non-inferiority comes only from
+    two models that agree almost always, or from luck — so the verdict is "inconclusive"."""
+    if config.h1_min_decisions:
+        return config.h1_min_decisions
+    return int(np.ceil((1.96 / (config.h1_margin_pp / 100)) ** 2 * H1_DISCORDANCE))
 
 
 H2_TASKS = ("D1", "D2", "D3", "D5")  # the tasks answered with a confidence a threshold can abstain on
@@ -536,11 +571,11 @@ def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: Ru
     """H1 non-inferiority vs the LLM baseline (D1 accuracy, margin), H2 abstention helps selective
     accuracy on every task with a confidence (bootstrap 95 % CI of the gain), H3 p95 latency and cost
     within targets."""
-    baseline = next((r for name, r in results.items() if is_served_model(name)), None)
+    baseline = next((r for name, r in results.items() if runs[name].kind.role == "llm_baseline"), None)
     out = {}
     rng = np.random.default_rng(config.seed)
     for name, result in results.items():
-        if is_served_model(name):
+        if runs[name].kind.role == "llm_baseline":
             continue
         if baseline:
             h1 = {task: _non_inferiority(runs[name], runs[baseline["candidate"]], task, config, rng)
@@ -583,7 +618,7 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     """Each place this run departs from the JEV design's protocol (§4-§6), in words a reader can weigh
     against the verdicts: stated with every report, never left for the reader to find in the code."""
     out = []
-    trained = [name for name in runs if name.startswith("embedded")]
+    trained = [name for name, run in runs.items() if run.kind.trains]
     if trained:
         out.append(f"{', '.join(trained)} learn from the dev split (a model, or constants and margins): the design's "
                    "development stage changes \"nada além do operacional\". The test split is never seen.")
@@ -599,9 +634,19 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     if any(e.task == "D5" for e in dataset.examples) and not any(
             e.task == "D5" and e.gold_label == "requer_bloqueio" for e in dataset.examples):
         out.append("D5: no example is annotated requer_bloqueio; the option is offered, never measured.")
-    if config.llm_max_examples and any(is_served_model(name) for name in runs):
+    if config.llm_max_examples and any(run.kind.role == "llm_baseline" for run in runs.values()):
         out.append(f"The LLM baseline answered only the first {config.llm_max_examples} calibration and test "
                    "examples of each task; H1 is paired on those.")
+    for name, run in runs.items():
+        if run.discarded:
+            out.append(f"{name}: {run.discarded} answer(s) broke the System One spec or never came, and were "
+                       "discarded; each such decision counts as wrong at confidence 0.")
+        if run.kind.role == "llm_baseline":
+            out.append(f"{name}: the LLM baseline's probabilities are {run.kind.confidence}; the design reads them "
+                       "from one forward pass (logits).")
+        if run.kind.batching == "server" and run.kind.role == "candidate" and config.runs:
+            out.append(f"{name}: latency measured over the wire, one request per decision (a D4 turn's questions in "
+                       "one request); per turn, the decisions of one message summed.")
     if config.runs < 3:
         out.append(f"{config.runs} independent performance run(s), where the design asks for at least three: "
                    "H3 is not evaluated." if config.runs else "Quality only: no performance was measured, so no H3.")

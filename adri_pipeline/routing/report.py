@@ -86,7 +86,7 @@ def _shown(config: dict) -> dict:
 def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dict, name: str) -> str:
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     lines = [f"# Routing benchmark — {name}", "",
-             f"Contract jev-compat-v1, serializer {config.serializer}; test split frozen, sha256 "
+             f"Wire: System One (POST /v1/systemone), serializer {config.serializer}; test split frozen, sha256 "
              f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = {counts['dev']}/{counts['calibration']}/{counts['test']}.",
              f"Run config: `{json.dumps(_shown(dataclasses.asdict(config)), ensure_ascii=False)}`", "",
              "Test data by task, origin and language (synthetic examples are reported apart from real ones: "

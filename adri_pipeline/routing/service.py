@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adri_pipeline.config import Settings
-from adri_pipeline.models.select import is_served_model
 from adri_pipeline.routing.benchmark import (
     BUILT_IN,
     Dataset,
@@ -25,6 +24,7 @@ from adri_pipeline.routing.benchmark import (
     with_external_test,
 )
 from adri_pipeline.routing.builders import CanonicalFile, located_canonical
+from adri_pipeline.routing.candidates import make_candidate
 from adri_pipeline.routing.performance import PriceTable
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.splits import recorded_hash
@@ -62,10 +62,10 @@ def run_pilot(settings: Settings) -> Path:
 
     config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices))
     dataset = build(config)
-    from adri_pipeline.routing.candidates import Encoder
+    from adri_pipeline.routing.candidates import Encoder, kind_of
 
     names = candidates_of(settings)
-    encoder = Encoder() if any(c.startswith("embedded") for c in names) else None
+    encoder = Encoder() if any(kind_of(c).embeds for c in names) else None
     chosen = {}
     for name in names:
         calibrated, _ = prepare(name, dataset, config, encoder, settings)
@@ -161,15 +161,16 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
                   settings: Settings | None = None, dataset: Dataset | None = None) -> BenchmarkRun:
     """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report.
     An LLM baseline whose server is down or does not serve the model stops the run before any work."""
-    from adri_pipeline.routing.candidates import Encoder, LLMCandidate
+    from adri_pipeline.routing.candidates import Encoder, candidate_class
 
-    for name in candidates:
-        if is_served_model(name):
-            LLMCandidate(name, settings).check()
+    for name in candidates:  # a server that is not there, a model it does not serve: before any work
+        cls = candidate_class(name)
+        if not cls.kind.embeds:
+            make_candidate(name, settings=settings).check()
 
     PriceTable.read(Path(config.prices))  # a broken price table stops the run before any work
     dataset = dataset or build(config)
-    encoder = Encoder() if any(c.startswith("embedded") for c in candidates) else None
+    encoder = Encoder() if any(candidate_class(c).kind.embeds for c in candidates) else None
     runs = {name: run_candidate(name, dataset, config, encoder, settings) for name in candidates}
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
