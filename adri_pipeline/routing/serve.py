@@ -1,0 +1,157 @@
+"""`adri routing serve`: a fitted, calibrated candidate on the System One wire (`POST /v1/systemone`,
+`GET /v1/models`), so that a platform team deploys what it benchmarked and any System One client —
+typesafe-sdk, the mirror gate, this benchmark's `jev:<url>` — reaches it. It is built to pass every
+requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
+
+- the request is checked against the published schema (bundled/contracts/jev/schemas); a bad one
+  gets 422 `{"detail": [{"loc": ["body", ...], "msg", "type"}]}`, other errors `{"detail":
+  {"error_type", "message"}}`, never a 5xx;
+- each question is answered on its own (its id, its neighbours and its position change nothing),
+  except the JEV design's D4 — one yes/no per candidate intent ("A mensagem pede: ..."), which the
+  candidate answers as a set, as it was benchmarked; per turn, the latency is then that one request;
+- the state may be text, an object or an array (objects and arrays are read as their JSON text); a
+  state not written by the project's serializer is read whole as the message;
+- confidences follow the spec's reference formulas (jev/contract.answer_from);
+- with a key (`--key-env VAR`), `Authorization: Bearer KEY` is required (401 otherwise).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import threading
+from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from adri_pipeline.jev.contract import DEFAULT_MODEL, options_of, schema_errors, text_of
+from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Calibrated
+
+D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
+MAX_BODY = 32 * 1024 * 1024
+
+
+def task_of(question: dict) -> str:
+    """Which calibrated temperature answers a question, from what it asks (never from its id)."""
+    if question["type"] == "noul":
+        return "D3"
+    if question["type"] == "score":
+        return "score"
+    options = options_of(question)
+    if SCOPE_OPTIONS & set(options):
+        return "D5"
+    if any(o.startswith("retomar_sessao:") or o in SESSION_OPTIONS for o in options):
+        return "D2"
+    return "D1"
+
+
+def _is_d4_set(questions: dict) -> bool:
+    return len(questions) > 1 and all(
+        q["type"] == "noul" and isinstance(q.get("instructions"), str) and q["instructions"].startswith(D4_PREFIX)
+        for q in questions.values())
+
+
+class Answerer:
+    """The calibrated candidate behind a lock (its embedder keeps per-decision state)."""
+
+    def __init__(self, calibrated: Calibrated, description: str):
+        self.calibrated, self.description = calibrated, description
+        self.lock = threading.Lock()
+        self.models = [DEFAULT_MODEL, calibrated.name]
+
+    def answer(self, body: dict) -> dict:
+        state = text_of(body["state"])
+        questions = body["questions"]
+        with self.lock:
+            if _is_d4_set(questions):
+                response, _ = self.calibrated.respond({"state": state, "questions": questions}, "D4")
+                return response
+            answers, tokens = {}, 0
+            for name, question in questions.items():
+                one, _ = self.calibrated.respond({"state": state, "questions": {name: question}}, task_of(question))
+                answers |= one["answers"]
+                tokens = max(tokens, one["usage"]["input_tokens"])
+        return {"model": self.calibrated.name, "answers": answers,
+                "usage": {"input_tokens": tokens, "output_tokens": 0}}
+
+
+def _validation_errors(body) -> list[dict]:
+    if not isinstance(body, dict):
+        return [{"loc": ["body"], "msg": "Input should be a valid object", "type": "dict_type"}]
+    return [{"loc": ["body", *path], "msg": message, "type": "value_error"}
+            for path, message in schema_errors("request", body)]
+
+
+def make_server(answerer: Answerer, host: str = "127.0.0.1", port: int = 8000, key: str | None = None,
+                ) -> ThreadingHTTPServer:
+    class Handler(BaseHTTPRequestHandler):
+        server_version = "adri-routing-serve"
+        protocol_version = "HTTP/1.1"  # keep-alive: a client's next decision reuses the connection
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def _send(self, status: int, payload) -> None:
+            raw = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def _error(self, status: int, error_type: str, message: str) -> None:
+            self._send(status, {"detail": {"error_type": error_type, "message": message}})
+
+        def _refused(self) -> bool:
+            if key is None:
+                return False
+            header = self.headers.get("Authorization") or ""
+            given = header[7:].strip() if header.startswith("Bearer ") else ""
+            if not given:
+                self._error(401, "authentication_error", "Send the key as Authorization: Bearer KEY.")
+            elif not hmac.compare_digest(given.encode(), key.encode()):
+                self._error(401, "authentication_error", "The key is not valid.")
+            else:
+                return False
+            return True
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path.rstrip("/") != "/v1/models":
+                self._error(404, "not_found_error", f"No route {self.path}")
+            elif not self._refused():
+                today = date.today().isoformat()
+                self._send(200, {"models": [{"name": name, "description": answerer.description, "release_date": today}
+                                            for name in answerer.models]})
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(min(length, MAX_BODY))
+            if self.path.rstrip("/") != "/v1/systemone":
+                self._error(404, "not_found_error", f"No route {self.path}")
+                return
+            if self._refused():
+                return
+            if length > MAX_BODY:
+                self._error(413, "request_too_large", f"The body is over {MAX_BODY} bytes.")
+                return
+            try:
+                body = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                self._send(422, {"detail": [{"loc": ["body", getattr(exc, "pos", 0)], "msg": f"JSON decode error: {exc}",
+                                             "type": "json_invalid"}]})
+                return
+            errors = _validation_errors(body)
+            if errors:
+                self._send(422, {"detail": errors})
+                return
+            if body["model"] not in answerer.models:
+                self._error(404, "not_found_error", f"Model not served: {body['model']!r}; this server serves "
+                                                    f"{', '.join(answerer.models)}")
+                return
+            try:
+                self._send(200, answerer.answer(body))
+            except Exception as exc:  # noqa: BLE001 - said as JSON, never as a dropped connection
+                self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    return server
