@@ -147,8 +147,7 @@ def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
 
     def blocked(request):
         release.wait(5)
-        return {"contract": "jev-compat-v1", "answers": {"p": {"answer": "nao", "probabilities": {"nao": 0.9},
-                                                                "confidence": 0.9}}}
+        return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"p": {"type": "noul", "noul": 0.1}}}
 
     log_path = tmp_path / "shadow.jsonl"
     point = POINT.model_copy(update={"mode": "shadow", "timeout_s": 5})
@@ -185,8 +184,8 @@ def run_tasks(log_path, repetitions=3, task_seconds=None):
     from adri_pipeline.mirror.shadow_log import ShadowLog
     from adri_pipeline_tests.mirror.evidence import approved
 
-    mirror = lambda request: {"contract": "jev-compat-v1", "answers": {"html": {  # noqa: E731
-        "answer": "nao" if "simples" in request["state"] else "sim", "confidence": 0.95}}}
+    mirror = lambda request: {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"html": {  # noqa: E731
+        "type": "noul", "noul": 0.05 if "simples" in request["state"] else 0.95}}}
     rule = lambda state: "sim" if state["url"].endswith("simples") else "nao"  # noqa: E731
     task_seconds = task_seconds or {"a": (100.0, 70.0), "b": (50.0, 40.0), "simples": (5.0, 9.0)}
     for repetition in range(repetitions):

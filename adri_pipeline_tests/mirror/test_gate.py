@@ -24,6 +24,16 @@ def point(**overrides) -> DecisionPoint:
                             "timeout_s": 0.2, "harden_order": ["executar", "confirmar", "vetar"], **overrides})
 
 
+def wire(answers: dict) -> dict:
+    """A System One response, as a server sends it."""
+    return {"model": "test-mirror", "answers": answers, "usage": {"input_tokens": 10, "output_tokens": 0}}
+
+
+def choice(answer, probabilities) -> dict:
+    return {"type": "choice", "choice": answer, "probabilities": probabilities,
+            "confidence": max(probabilities.values())}
+
+
 def mirror_answering(answer, probability=0.95, delay=0.0, error=None):
     def mirror(request):
         if delay:
@@ -31,8 +41,7 @@ def mirror_answering(answer, probability=0.95, delay=0.0, error=None):
         if error:
             raise error
         probabilities = {o: (1 - probability) / 2 for o in OPTIONS} | {answer: probability}
-        return {"contract": "jev-compat-v1", "answers": {"p": {
-            "answer": answer, "probabilities": probabilities, "confidence": probability}}}
+        return wire({"p": choice(answer, probabilities)})
     return mirror
 
 
@@ -63,7 +72,7 @@ def test_confident_mirror_decides_in_control():
     (mirror_answering("vetar", 0.60), {}, "low_confidence"),
     (mirror_answering("vetar", 0.99, delay=1.0), {}, "timeout"),
     (mirror_answering("vetar", error=RuntimeError("model crashed")), {}, "mirror_error"),
-    (mirror_answering("transferir_tudo", 0.99), {}, "invalid_option"),
+    (mirror_answering("transferir_tudo", 0.99), {}, "invalid_answer"),  # an option nobody offered
     (mirror_answering("vetar", 0.99), {"quota_per_minute": 0}, "quota_exhausted"),
 ])
 def test_rule_decides_on_every_kind_of_mirror_failure(mirror, overrides, reason):
@@ -74,7 +83,7 @@ def test_rule_decides_on_every_kind_of_mirror_failure(mirror, overrides, reason)
 
 def mirror_with_confidence(confidence):
     def mirror(request):
-        return {"contract": "jev-compat-v1", "answers": {"p": {"answer": "sim", "confidence": confidence}}}
+        return wire({"p": {"type": "noul", "noul": confidence}})
     return mirror
 
 
@@ -87,7 +96,7 @@ def test_a_malformed_confidence_never_commands(confidence):
     gate = Gate(config, {"p": lambda state: "nao"}, {"p": mirror_with_confidence(confidence)}, log)
     decision = gate.decide("p", {"valor": 1})
     assert (decision.answer, decision.source) == ("nao", "rule")
-    assert decision.reason in ("invalid_confidence", "mirror_error")
+    assert decision.reason == "invalid_answer"
     json.dumps(log.records, allow_nan=False)  # what is logged is plain JSON, no NaN
 
 
@@ -249,9 +258,9 @@ def yes_no_gate(mode, mirror_says, probability=0.95, rule_says="sim", log=None):
 
 
 def mirror_answering_options(answer, probability, name="p"):
+    """A yes/no mirror: `probability` that its answer is right."""
     def mirror(request):
-        return {"contract": "jev-compat-v1", "answers": {name: {
-            "answer": answer, "probabilities": {answer: probability}, "confidence": probability}}}
+        return wire({name: {"type": "noul", "noul": probability if answer == "sim" else 1 - probability}})
     return mirror
 
 
@@ -301,17 +310,17 @@ def test_several_questions_in_one_request_each_gated_on_its_own():
 
     def mirror(request):
         requests.append(request)
-        return {"contract": "jev-compat-v1", "answers": {  # no answer for idioma_pt
-            "erro_disfarcado": {"answer": "sim", "probabilities": {"sim": 0.97}, "confidence": 0.97},
-            "imagem_decorativa": {"answer": "talvez", "probabilities": {"talvez": 0.99}, "confidence": 0.99}}}
+        return wire({  # no answer for idioma_pt
+            "erro_disfarcado": {"type": "noul", "noul": 0.97},
+            "imagem_decorativa": {"type": "noul", "noul": 1.7}})  # breaks the spec
 
     gate = Gate(approved(points), {n: (lambda state: "nao") for n in points},
                 {n: mirror for n in points}, MemoryLog())
     decisions = gate.decide_many({"url": "https://exemplo.org"}, list(points))
     assert len(requests) == 1 and set(requests[0]["questions"]) == set(points)
     assert (decisions["erro_disfarcado"].answer, decisions["erro_disfarcado"].reason) == ("sim", "confident")
-    assert (decisions["imagem_decorativa"].answer, decisions["imagem_decorativa"].reason) == ("nao", "invalid_option")
-    assert (decisions["idioma_pt"].answer, decisions["idioma_pt"].reason) == ("nao", "no_answer")
+    assert (decisions["imagem_decorativa"].answer, decisions["imagem_decorativa"].reason) == ("nao", "invalid_answer")
+    assert (decisions["idioma_pt"].answer, decisions["idioma_pt"].reason) == ("nao", "invalid_answer")
     assert len(gate.log.records) == 3
 
 
@@ -319,11 +328,12 @@ def test_score_questions_are_used_only_in_range_and_confident():
     point = DecisionPoint(question="Quão relevante?", question_type="score", score_range=(0, 10), mode="control")
     gate_for = lambda answer, confidence: Gate(  # noqa: E731
         approved({"p": point}), {"p": lambda state: 5.0},
-        {"p": lambda request: {"contract": "jev-compat-v1", "answers": {"p": {
-            "answer": answer, "probabilities": {}, "confidence": confidence}}}})
-    assert (gate_for(8, 0.9).decide("p", {}).answer, gate_for(8, 0.9).decide("p", {}).source) == (8.0, "mirror")
-    assert gate_for(12, 0.99).decide("p", {}).reason == "invalid_option"
-    assert gate_for(8, 0.6).decide("p", {}).reason == "low_confidence"
+        {"p": lambda request: wire({"p": {"type": "score", "score": answer, "legend": {"0": "mínimo", "1": "máximo"},
+                                          "probabilities": {"0": 1 - answer, "1": answer}, "confidence": confidence}})})
+    # the wire's two levels (0, 1) map onto the point's range: 0.8 -> 8
+    assert (gate_for(0.8, 0.9).decide("p", {}).answer, gate_for(0.8, 0.9).decide("p", {}).source) == (8.0, "mirror")
+    assert gate_for(1.2, 0.99).decide("p", {}).reason == "invalid_answer"  # probabilities outside [0, 1]
+    assert gate_for(0.8, 0.6).decide("p", {}).reason == "low_confidence"
 
 
 def test_a_rule_answer_outside_the_options_is_logged_and_returned_unchanged():
@@ -389,8 +399,8 @@ def test_a_field_exposed_to_one_point_is_never_sent_for_another():
 
     def mirror(request):
         seen.append(request)
-        return {"contract": "jev-compat-v1", "answers": {name: {"answer": "executar", "confidence": 0.95}
-                                                         for name in request["questions"]}}
+        return wire({name: choice("executar", {"executar": 0.95, "confirmar": 0.03, "vetar": 0.02})
+                     for name in request["questions"]})
 
     config = approved({"p": point(expose_fields=["telefone_loja"]), "q": point()})
     gate = Gate(config, {"p": rule, "q": rule}, {"p": mirror, "q": mirror})

@@ -84,7 +84,7 @@ def test_fields_a_point_exposes_reach_the_log_as_the_mirror_saw_them(tmp_path):
 
     def mirror(request):
         seen.append(request)
-        return {"contract": "jev-compat-v1", "answers": {"p": {"answer": "sim", "confidence": 0.9}}}
+        return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"p": {"type": "noul", "noul": 0.9}}}
 
     gate = Gate(GateConfig.model_validate({"points": {"p": point}}), {"p": lambda s: "nao"}, {"p": mirror},
                 ShadowLog(tmp_path / "s.jsonl"))

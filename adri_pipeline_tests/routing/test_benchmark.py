@@ -152,9 +152,12 @@ def test_a_d4_sets_confidence_is_that_every_answer_in_it_is_right():
     example = CanonicalExample(id="x", group_id="g", task="D4", state={}, utterance="liga a luz e marca um timer",
                                question="q", question_type="noul", options={i: i for i in intents},
                                gold_label=["i0", "i1"])
-    answers = {i: {"answer": "nao", "confidence": 0.99, "probabilities": {"sim": 0.01, "nao": 0.99}} for i in intents}
-    answers["i0"] = {"answer": "sim", "confidence": 0.99, "probabilities": {"sim": 0.99, "nao": 0.01}}
-    answers["i1"] = {"answer": "nao", "confidence": 0.55, "probabilities": {"sim": 0.45, "nao": 0.55}}
-    row = _decisions(example, {"answers": answers})
+    from adri_pipeline.jev.serialize import to_request
+
+    answers = {i: {"type": "noul", "noul": 0.01} for i in intents}
+    answers["i0"] = {"type": "noul", "noul": 0.99}
+    answers["i1"] = {"type": "noul", "noul": 0.45}
+    response = {"model": "m", "answers": answers, "usage": {"input_tokens": 1, "output_tokens": 0}}
+    row = _decisions(example, to_request(example), response)
     assert row["answer"] == "i0" and not row["correct"]
     assert row["confidence"] == pytest.approx(0.99 ** 14 * 0.55) and row["confidence"] < 0.85

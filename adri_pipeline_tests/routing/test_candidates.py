@@ -3,9 +3,10 @@ import json
 import pytest
 
 from adri_pipeline.config import Settings
-from adri_pipeline.jev.contract import ContractError, RoutingConfigError, usable_answers, validate
+from adri_pipeline.jev.contract import RoutingConfigError, check_response, validate
 from adri_pipeline.jev.serialize import to_request
-from adri_pipeline.routing.candidates import Calibrated, LLMCandidate
+from adri_pipeline.routing.candidates import Calibrated
+from adri_pipeline.routing.llm import LLMCandidate
 from adri_pipeline_tests.jev.test_serialize import D2
 from adri_pipeline_tests.model_server import ModelServerStub
 
@@ -26,20 +27,22 @@ def test_llm_candidate_through_the_loopback_server_gives_a_contract_response(pro
         response, seconds = candidate.respond(request, "D2")
     validate("response", response)
     answer = response["answers"]["D2"]
-    assert answer["answer"] == "retomar_sessao:listas" and answer["confidence_source"] == "model_answer"
-    assert answer["confidence"] == pytest.approx(0.7, abs=0.01)
+    assert answer["type"] == "choice" and answer["choice"] == "retomar_sessao:listas"
     assert sum(answer["probabilities"].values()) == pytest.approx(1.0)
-    assert usable_answers(request, response) == ({"D2": answer}, [])
+    usable, invalid = check_response(request, response)
+    assert invalid == {} and usable["D2"].confidence == pytest.approx(0.7, abs=0.01)
+    assert LLMCandidate.kind.role == "llm_baseline" and "verbalized" in LLMCandidate.kind.confidence
 
 
 def test_answers_naming_an_option_not_offered_are_discarded_and_counted():
     request = to_request(D2)
-    response = {"contract": "jev-compat-v1", "answers": {
-        "D2": {"answer": "transferir_humano", "probabilities": {"transferir_humano": 1.0}, "confidence": 1.0}}}
-    usable, discarded = usable_answers(request, response)
-    assert usable == {} and discarded == ["D2"]
-    with pytest.raises(ContractError):
-        usable_answers(request, {"contract": "jev-compat-v1", "answers": {"D2": {"answer": "x"}}})
+    response = {"model": "m", "usage": {"input_tokens": 3, "output_tokens": 0}, "answers": {
+        "D2": {"type": "choice", "choice": "transferir_humano", "probabilities": {"transferir_humano": 1.0},
+               "confidence": 1.0}}}
+    usable, invalid = check_response(request, response)
+    assert usable == {} and list(invalid) == ["D2"] and "transferir_humano" in invalid["D2"]
+    old_dialect = {"contract": "jev-compat-v1", "answers": {"D2": {"answer": "x"}}}
+    assert check_response(request, old_dialect)[0] == {}
 
 
 def test_a_multi_intent_message_can_get_two_intents_once_dev_shows_some():

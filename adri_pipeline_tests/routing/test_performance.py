@@ -87,11 +87,14 @@ def test_h3_compares_with_the_llms_cost_and_needs_three_independent_runs(tmp_pat
     assert once["verdict"] == "not evaluated" and "three" in once["reason"]
 
 
+from adri_pipeline.routing.candidates import Candidate  # noqa: E402
+
+
 class Idle:
     """A candidate that answers at once: what a run measures of it is the process itself."""
 
     name = "idle"
-    candidate = None
+    candidate = Candidate()  # nothing loaded, nothing embedded
 
     def respond(self, request, task):
         return {}, 0.0
