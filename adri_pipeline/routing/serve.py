@@ -23,7 +23,7 @@ import threading
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from adri_pipeline.jev.contract import DEFAULT_MODEL, options_of, schema_errors, text_of
+from adri_pipeline.jev.contract import DEFAULT_MODEL, answer_from, options_of, schema_errors, text_of
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Calibrated
 
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
@@ -67,6 +67,10 @@ class Answerer:
                 return response
             answers, tokens = {}, 0
             for name, question in questions.items():
+                options = options_of(question)
+                if len(options) == 1:  # nothing to decide (the spec allows 2 to 255 options; one is answered)
+                    answers[name] = answer_from(question, {options[0]: 1.0})
+                    continue
                 one, _ = self.calibrated.respond({"state": state, "questions": {name: question}}, task_of(question))
                 answers |= one["answers"]
                 tokens = max(tokens, one["usage"]["input_tokens"])
@@ -149,6 +153,8 @@ def make_server(answerer: Answerer, host: str = "127.0.0.1", port: int = 8000, k
                 return
             try:
                 self._send(200, answerer.answer(body))
+            except ValueError as exc:  # a question the model cannot take (sparrow: more than 10 levels, say)
+                self._send(422, {"detail": [{"loc": ["body", "questions"], "msg": str(exc), "type": "value_error"}]})
             except Exception as exc:  # noqa: BLE001 - said as JSON, never as a dropped connection
                 self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
 

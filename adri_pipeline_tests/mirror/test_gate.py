@@ -447,3 +447,30 @@ def test_a_veto_on_a_safety_point_must_harden(harden_order, refused):
             build()
     else:
         assert build().restrictiveness("nao") > build().restrictiveness("sim")
+
+
+def test_a_system_one_server_named_in_the_configuration_is_the_mirror_and_a_broken_answer_leaves_the_rule():
+    """`mirror: jev:<url>` on a point: the gate asks that server over the wire; an answer that breaks the
+    spec (jevcompat's mock with noul-range: a noul above 1) is discarded and the rule decides."""
+    from adri_pipeline_tests.systemone_servers import jevcompat_mock
+
+    outcomes = {}
+    for fault in ((), ("noul-range",)):
+        with jevcompat_mock(*fault) as url:
+            point = DecisionPoint(question="O HTML basta?", question_type="noul", options=YES_NO, mode="shadow",
+                                  timeout_s=5, mirror=f"jev:{url}")
+            log = MemoryLog()
+            gate = Gate(GateConfig(points={"p": point}), {"p": lambda state: "sim"}, {}, log)
+            decisions = [gate.decide("p", {"pagina": n}) for n in range(5)]
+            gate.drain()
+            gate.close()
+        assert all((d.answer, d.source) == ("sim", "rule") for d in decisions)
+        outcomes[fault] = {r["outcome"] for r in log.records}
+    assert outcomes[()] <= {"agree", "disagree"} and outcomes[()]
+    assert outcomes[("noul-range",)] == {"invalid_answer"}
+
+
+def test_a_mirror_that_is_not_a_system_one_url_is_refused_naming_the_point():
+    point = DecisionPoint(question="q?", question_type="noul", options=YES_NO, mode="shadow", mirror="jev:gpu1:8000")
+    with pytest.raises(GateConfigError, match="point p: mirror .*http://"):
+        Gate(GateConfig(points={"p": point}), {"p": lambda state: "sim"}, {})

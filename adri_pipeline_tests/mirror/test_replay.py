@@ -55,3 +55,21 @@ def test_page_type_replay_holds_out_whole_sites(tmp_path):
     records = [json.loads(line) for line in (tmp_path / "page.jsonl").read_text().splitlines()]
     assert len(records) == summary["decisions"] and summary["trained_on"] + summary["decisions"] <= 300
     assert all(r["truth"] and r["mirror_decision"] and 0 <= r["probability"] <= 1 for r in records)
+
+
+@pytest.mark.parametrize("fault", ["noul-range", "nan", "extra-answer", "boolean-type"])
+def test_replay_against_a_server_that_breaks_the_spec_exits_0_and_the_rule_decides(tmp_path, fault):
+    """`adri mirror replay --point html_is_enough --mirror jev:<url>` against jevcompat's mock breaking an
+    answer: every answer discarded, said so, every decision the rule's, exit 0."""
+    import subprocess
+
+    from adri_pipeline_tests.systemone_servers import BIN, jevcompat_mock
+
+    shared("mirror/article_extraction")
+    with jevcompat_mock(fault) as url:
+        done = subprocess.run([str(BIN / "adri"), "mirror", "replay", "--point", "html_is_enough", "--mirror",
+                               f"jev:{url}", "--warehouse", str(tmp_path / "w.duckdb")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.splitlines()[0].rsplit(" ", 2)[0])
+    assert summary["discarded_answers"] == summary["decisions"] == summary["returned_rule_answers"] == 181
+    assert "were discarded; the rule decided those" in done.stderr

@@ -1,0 +1,79 @@
+"""Routing over the System One wire, against real servers on loopback: sparrow-decider's own server,
+jevcompat's reference mock with faults, and `adri routing serve` checked by jevcompat's suite."""
+
+import os
+
+import pytest
+
+from adri_pipeline.routing.benchmark import RunConfig, build
+from adri_pipeline.routing.service import run_benchmark
+from adri_pipeline.warehouse import Warehouse
+from adri_pipeline_tests.systemone_servers import adri_serve, jevcompat_mock, sparrow_server
+
+
+def _quality_only(tmp_path, candidates):
+    config = RunConfig(dataset="sample", runs=0)
+    return run_benchmark(config, candidates, Warehouse(tmp_path / "w.duckdb"), tmp_path / "report", None, build(config))
+
+
+def test_a_system_one_server_is_a_candidate_and_matches_the_same_model_in_process(tmp_path):
+    """sparrow-decider over its own server (jev:<url>) and in this process (sparrow): one model, so
+    the same answers; each declares what it is, and neither trains nor is called an LLM baseline."""
+    with sparrow_server() as url:
+        run = _quality_only(tmp_path, ["sparrow", f"jev:{url}"])
+    served, local = run.results[f"jev:{url}"], run.results["sparrow"]
+    assert set(served["tasks"]) == {"D1", "D2", "D3", "D4"}
+    for task, figures in local["tasks"].items():
+        assert served["tasks"][task]["accuracy"] == pytest.approx(figures["accuracy"], abs=0.03), task
+    assert served["kind"]["batching"] == "server" and local["kind"]["batching"] == "in_process"
+    assert served["discarded_answers"] == 0
+    assert run.hypotheses[f"jev:{url}"]["H1"]["verdict"] == "not evaluated"  # no generative LLM in the run
+
+
+def test_answers_that_break_the_spec_are_counted_and_discarded_never_a_crash(tmp_path):
+    with jevcompat_mock("choice-second") as url:
+        run = _quality_only(tmp_path, [f"jev:{url}"])
+    result = run.results[f"jev:{url}"]
+    d1 = result["tasks"]["D1"]
+    assert result["discarded_answers"] >= d1["n"]  # every choice answer broke choice.argmax
+    assert d1["accuracy"] == 0.0 and d1["high_confidence_wrong_rate"] == 0.0  # wrong at confidence 0, not trusted
+    assert "D3" in result["tasks"] and result["tasks"]["D3"]["accuracy"] > 0  # its yes/no answers were fine
+    assert any("broke the System One spec" in line for line in run.report.read_text(encoding="utf-8").splitlines())
+
+
+def test_a_server_that_is_not_there_stops_the_run_before_any_work(tmp_path):
+    from adri_pipeline.jev.contract import RoutingConfigError
+    from adri_pipeline_tests.systemone_servers import free_port
+
+    with pytest.raises(RoutingConfigError, match="no System One server at http://127.0.0.1"):
+        _quality_only(tmp_path, ["embedded-zeroshot", f"jev:http://127.0.0.1:{free_port()}"])
+    assert not (tmp_path / "report" / "report.md").exists()
+
+
+def test_the_served_candidate_passes_every_requirement_of_jevcompat(tmp_path):
+    """`adri routing serve` with a key: jevcompat's 48 requirements, MUST and SHOULD, auth included."""
+    from jevcompat import runner
+
+    env = {**os.environ, "ADRI_TEST_SERVE_KEY": "s3cret-key"}
+    with adri_serve("sparrow", tmp_path / "w.duckdb", key_env="ADRI_TEST_SERVE_KEY", env=env) as url:
+        report = runner.run(url, key="s3cret-key", timeout=60)
+    failed = [r.id for r in report.results if r.status == "fail"]
+    assert report.verdict == "conformant" and failed == [], failed
+    assert report.count("SHOULD", "pass") == 15 and report.count("MUST", "pass") == 32  # every SHOULD, auth included
+
+
+@pytest.mark.slow
+def test_embedded_logreg_served_passes_jevcompat_and_is_benchmarked_over_the_wire(tmp_path):
+    """The issue's check: `adri routing serve --candidate embedded-logreg` passes `jevcompat test`, and
+    the benchmark measures it over the wire in three cold runs."""
+    from jevcompat import runner
+
+    with adri_serve("embedded-logreg", tmp_path / "w.duckdb") as url:
+        report = runner.run(url, timeout=60)
+        assert report.verdict == "conformant", [r.id for r in report.results if r.status == "fail"]
+        config = RunConfig(dataset="sample", runs=3)
+        run = run_benchmark(config, [f"jev:{url}"], Warehouse(tmp_path / "b.duckdb"), tmp_path / "r", None,
+                            build(config))
+    h3 = run.hypotheses[f"jev:{url}"]["H3"]
+    assert h3["independent_runs"] == 3 and h3["verdict"] in ("met", "not met") and h3["p95_per_turn_ms"] > 0
+    assert run.results[f"jev:{url}"]["tasks"]["D1"]["accuracy"] > 0.5

@@ -1,0 +1,69 @@
+"""Real System One servers on loopback for the wire tests: sparrow-decider's own server and
+`adri routing serve` as processes, jevcompat's reference mock (with faults) in a thread."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def process_server(command: list[str], port: int, ready_path: str = "/", timeout_s: float = 120.0, env=None):
+    """Start `command`, wait until http://127.0.0.1:port answers, yield its URL, stop it."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    try:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{command[0]} exited {process.returncode}: {process.stdout.read()[-2000:]}")
+            try:
+                urllib.request.urlopen(url + ready_path, timeout=1)
+                break
+            except urllib.error.HTTPError:
+                break  # it answers (401 when a key is required, 404 where there is no page)
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{command} did not answer on {url} within {timeout_s} s") from None
+                time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def sparrow_server(port: int | None = None):
+    port = port or free_port()
+    return process_server([str(BIN / "sparrow-decider"), "serve", "--port", str(port)], port)
+
+
+def adri_serve(candidate: str, warehouse: Path, port: int | None = None, key_env: str | None = None, env=None):
+    port = port or free_port()
+    command = [str(BIN / "adri"), "routing", "serve", "--dataset", "sample", "--candidate", candidate,
+               "--port", str(port), "--warehouse", str(warehouse)] + (["--key-env", key_env] if key_env else [])
+    return process_server(command, port, ready_path="/v1/models", env=env)
+
+
+@contextlib.contextmanager
+def jevcompat_mock(*faults: str):
+    """jevcompat's reference server, breaking the named requirements on purpose."""
+    from jevcompat.mock import MockConfig, Running
+
+    with Running(MockConfig(faults=frozenset(faults))) as server:
+        yield server.url
