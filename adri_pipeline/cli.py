@@ -478,7 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "shipped dataset (its test split)")
     routing.add_argument("--candidates", dest="routing_candidates", help="comma-separated: embedded-zeroshot, embedded-logreg, sparrow, "
                          "System One servers jev:<url>[#<model>], and LLM baselines ollama:<model> or openai:<model> (default ADRI_ROUTING_CANDIDATES: "
-                         "embedded-zeroshot,embedded-logreg)")
+                         "embedded-zeroshot,embedded-logreg,sparrow)")
     routing.add_argument("--llm-limit", "--limite-llm", type=_positive_int,
                          help="an LLM baseline answers only the first N calibration and test examples of each "
                          "task (H1 is paired on those); default: all")

@@ -73,7 +73,7 @@ class Settings(BaseSettings):
     results_every_minutes: float = Field(default=5.0, gt=0)
 
     routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
-    routing_candidates: str = "embedded-zeroshot,embedded-logreg"
+    routing_candidates: str = "embedded-zeroshot,embedded-logreg,sparrow"
     routing_prices: Path = ROUTING_PRICES  # a team's own price table: ADRI_ROUTING_PRICES
 
     mirror_log: Path = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"

@@ -410,9 +410,9 @@ class Gate:
             return {n: _Asked(None, None, time.perf_counter() - started, "mirror_error") for n in names}
         latency = time.perf_counter() - started
         try:
-            usable, invalid = check_response(request, response)
+            usable, _ = check_response(request, response)
         except Exception:  # noqa: BLE001 - an answer the checks cannot even read is not an answer
-            usable, invalid = {}, {n: "unreadable" for n in names}
+            usable = {}
         return {n: self._read_answer(points[n], usable.get(n), latency) for n in names}
 
     @staticmethod

@@ -29,7 +29,7 @@ from adri_pipeline.routing.builders import (
     load_sgd,
     located_canonical,
 )
-from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, Kind, kind_of, make_candidate
+from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, Kind, make_candidate
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, PRICES, Measured, PriceTable, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash

@@ -28,7 +28,9 @@ import re
 import time
 import warnings
 from dataclasses import asdict, dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -78,7 +80,8 @@ class Candidate:
     kind: ClassVar[Kind]
     encoder: "Encoder | None" = None  # the shared embedder, for kinds that embed (Kind.embeds)
     last_input_tokens: int = 0  # what the last request cost it to read (the design's n_tokens)
-    last_invalid: dict[str, str] = {}  # question -> why the last answer was discarded (served kinds)
+    # question -> why the last answer was discarded (served kinds); reassigned per request, never mutated
+    last_invalid: Mapping[str, str] = MappingProxyType({})
 
     def check(self) -> None:
         """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""

@@ -118,7 +118,7 @@ def make_server(answerer: Answerer, host: str = "127.0.0.1", port: int = 8000, k
                 return False
             return True
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if self.path.rstrip("/") != "/v1/models":
                 self._error(404, "not_found_error", f"No route {self.path}")
             elif not self._refused():
@@ -126,7 +126,7 @@ def make_server(answerer: Answerer, host: str = "127.0.0.1", port: int = 8000, k
                 self._send(200, {"models": [{"name": name, "description": answerer.description, "release_date": today}
                                             for name in answerer.models]})
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(min(length, MAX_BODY))
             if self.path.rstrip("/") != "/v1/systemone":

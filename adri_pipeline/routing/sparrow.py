@@ -50,7 +50,7 @@ class SparrowCandidate(Candidate):
                 asked["criteria"] = descriptions
             else:
                 asked["criteria"] = list(descriptions.values())
-            _, names, _, p = self.decider.probs(state, asked)
+            *_, p = self.decider.probs(state, asked)
             if question["type"] == "noul":  # sparrow's order: false, true
                 out[name] = {NO: math.log(max(float(p[0]), 1e-12)), YES: math.log(max(float(p[1]), 1e-12))}
             else:

@@ -7,6 +7,7 @@ from adri_pipeline.jev import metrics
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.routing.benchmark import CandidateRun, RunConfig, _performance_verdict, performance
 from adri_pipeline.routing.performance import PRICES, Measured, PriceTable, production_batch
+from adri_pipeline.routing.candidates import Candidate
 
 TABLE = """
 [shapes.cpu]
@@ -85,9 +86,6 @@ def test_h3_compares_with_the_llms_cost_and_needs_three_independent_runs(tmp_pat
     # failed before: one process's three passes counted as the design's independent runs
     once = _performance_verdict(result(_run("embedded-logreg", 0.02, runs=1)), llm, config)
     assert once["verdict"] == "not evaluated" and "three" in once["reason"]
-
-
-from adri_pipeline.routing.candidates import Candidate  # noqa: E402
 
 
 class Idle:
