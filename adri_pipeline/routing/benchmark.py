@@ -296,7 +296,7 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     for example in steps(test, f"{name}: answering the test split", unit="ex"):
         request = to_request(example)
         validate("request", request)
-        response, _ = calibrated.respond(request, example.task)
+        response, _ = calibrated.respond(request, example.task, count_tokens=True)
         example.metadata.n_tokens[name] = response["usage"]["input_tokens"]  # the design's n_tokens
         for reason in calibrated.candidate.last_invalid.values():
             discarded += 1

@@ -79,7 +79,7 @@ class Candidate:
     name: str
     kind: ClassVar[Kind]
     encoder: "Encoder | None" = None  # the shared embedder, for kinds that embed (Kind.embeds)
-    last_input_tokens: int = 0  # what the last request cost it to read (the design's n_tokens)
+    last_input_tokens: int = 0  # what the server said the last request cost it to read (served kinds)
     # question -> why the last answer was discarded (served kinds); reassigned per request, never mutated
     last_invalid: Mapping[str, str] = MappingProxyType({})
 
@@ -95,6 +95,11 @@ class Candidate:
     def loaded_bytes(self) -> int:
         """The weights it loads besides its own saved artifact (the design's artifact size)."""
         return 0
+
+    def input_tokens(self, request: dict) -> int:
+        """The tokens it reads for `request` (the design's n_tokens): counted on demand by kinds that
+        tokenize here, never inside a timed decision; a served kind reports its server's count."""
+        return self.last_input_tokens
 
     def begin_decision(self) -> None:
         """A new decision starts (embedded kinds forget the last message's embedding)."""
@@ -261,8 +266,10 @@ class _Embedded(Candidate):
     def loaded_bytes(self) -> int:
         return self.encoder.weights_bytes()
 
+    def input_tokens(self, request: dict) -> int:
+        return self.encoder.tokens(request["state"])
+
     def logits(self, request: dict) -> Logits:
-        self.last_input_tokens = self.encoder.tokens(request["state"])
         return self._logits(request)
 
     def _logits(self, request: dict) -> Logits:
@@ -635,7 +642,7 @@ class Calibrated:
         self.familiarity: Familiarity | None = None
         self.last_native_confidence: float | None = None  # the uncalibrated max probability (T = 1)
         self.last_familiarity: float | None = None
-        self._asked: dict[str, tuple[Logits, int]] = {}  # calibration requests -> (logits, input tokens)
+        self._asked: dict[str, Logits] = {}  # calibration requests -> the candidate's logits
 
     def __getstate__(self) -> dict:
         """The saved artifact keeps no calibration answers: a cold run meets every request unseen."""
@@ -653,7 +660,7 @@ class Calibrated:
         for request, gold, task in steps(list(zip(requests, golds, tasks)), f"{self.name}: calibration answers",
                                          unit="ex"):
             logits_of = self.candidate.logits(request)
-            self._asked[_request_key(request)] = (logits_of, self.candidate.last_input_tokens)
+            self._asked[_request_key(request)] = logits_of
             for name, logits in logits_of.items():
                 target = gold if task != "D4" else ("sim" if name in gold else "nao")
                 by_task.setdefault(task, []).append((logits, target))
@@ -674,9 +681,11 @@ class Calibrated:
         finally:
             self.candidate.begin_batch([])
 
-    def respond(self, request: dict, task: str) -> tuple[dict, float]:
+    def respond(self, request: dict, task: str, count_tokens: bool = False) -> tuple[dict, float]:
         """The System One response and the seconds it took. A question whose answer the candidate
-        could not use (a served kind's invalid answer: `candidate.last_invalid`) has no answer."""
+        could not use (a served kind's invalid answer: `candidate.last_invalid`) has no answer.
+        `count_tokens`: fill `usage.input_tokens` (after the clock stops; the timed performance runs
+        leave it 0)."""
         started = time.perf_counter()
         self.candidate.begin_decision()
         logits = self._logits(request)
@@ -690,16 +699,16 @@ class Calibrated:
             if weight < 1.0:
                 probabilities = {o: weight * p + (1 - weight) / len(probabilities) for o, p in probabilities.items()}
             answers[name] = answer_from(request["questions"][name], probabilities)
-        return (wire_response(self.name, answers, self.candidate.last_input_tokens),
-                time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        tokens = self.candidate.input_tokens(request) if count_tokens else 0
+        return wire_response(self.name, answers, tokens), seconds
 
     def _logits(self, request: dict) -> Logits:
         """The candidate's logits, each calibration request asked once (`fit_temperature` keeps them
         for the thresholds that follow: an LLM is not paid twice for the same example)."""
         key = _request_key(request)
         if key in self._asked:
-            logits, self.candidate.last_input_tokens = self._asked[key]
-            return logits
+            return self._asked[key]
         return self.candidate.logits(request)
 
 

@@ -64,7 +64,7 @@ class Answerer:
         questions = body["questions"]
         with self.lock:
             if _is_d4_set(questions):
-                response, _ = self.calibrated.respond({"state": state, "questions": questions}, "D4")
+                response, _ = self.calibrated.respond({"state": state, "questions": questions}, "D4", count_tokens=True)
                 return response
             answers, tokens = {}, 0
             for name, question in questions.items():
@@ -72,7 +72,8 @@ class Answerer:
                 if len(options) == 1:  # nothing to decide (the spec allows 2 to 255 options; one is answered)
                     answers[name] = answer_from(question, {options[0]: 1.0})
                     continue
-                one, _ = self.calibrated.respond({"state": state, "questions": {name: question}}, task_of(question))
+                one, _ = self.calibrated.respond({"state": state, "questions": {name: question}}, task_of(question),
+                                                 count_tokens=True)
                 answers |= one["answers"]
                 tokens = max(tokens, one["usage"]["input_tokens"])
         return {"model": self.calibrated.name, "answers": answers,

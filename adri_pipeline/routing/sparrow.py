@@ -37,9 +37,11 @@ class SparrowCandidate(Candidate):
 
         return Path(_resolve(self.model)).stat().st_size
 
+    def input_tokens(self, request: dict) -> int:
+        return len(self.decider.tok.encode(text_of(request["state"]))) if self.decider.tok else 0
+
     def logits(self, request: dict) -> Logits:
         state = text_of(request["state"])
-        self.last_input_tokens = len(self.decider.tok.encode(state)) if self.decider.tok else 0
         out: Logits = {}
         for name, question in request["questions"].items():
             asked = {"type": question["type"], "instructions": text_of(question.get("instructions"))}
