@@ -221,7 +221,7 @@ def cmd_register(args) -> int:
 
 def cmd_routing(args) -> int:
     from adri_pipeline.routing import service
-    from adri_pipeline.routing.benchmark import report_folder
+    from adri_pipeline.routing.datasets import report_folder
 
     settings = _settings(args)
     config = service.config_for(settings, seed=args.seed, llm_max_examples=args.llm_limit or 0,

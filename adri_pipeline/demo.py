@@ -30,7 +30,7 @@ def run_demo(settings: Settings) -> int:
     from adri_pipeline.classification.service import current_figures
     from adri_pipeline.defs.in_process import materialize_graph
     from adri_pipeline.defs.resources import AdriSettings
-    from adri_pipeline.routing.benchmark import report_folder
+    from adri_pipeline.routing.datasets import report_folder
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
     corpus_path = SAMPLE_CORPUS

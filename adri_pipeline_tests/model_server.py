@@ -1,6 +1,10 @@
 """A loopback HTTP server that speaks Ollama's API and the OpenAI chat-completions API (as
 llama-server and vLLM do), so tests drive the real `ollama` and `openai` clients.
 
+Asked for log-probabilities (`logprobs`), a chat answers one token with `next_token(request) ->
+{token: logprob}` as its top log-probabilities, in each API's shape; with `next_token` None the
+server answers without them, as a server that does not support them does.
+
 Chat answers come from `script` (a list consumed in order: dicts with status / content / delay /
 error, or `drop` to close the connection without answering, as a server dying mid-request does) and, when the script is empty, from `responder(request) -> content`. Every request is
 recorded. Can run in-process (`ModelServerStub`) or as a subprocess (`python -m ... PORT`) for kill tests.
@@ -26,6 +30,7 @@ class ModelServerStub:
         self.loaded: set[str] = set()
         self.script: list[dict] = []
         self.responder = responder or (lambda request: "{}")
+        self.next_token = None  # request -> {token: logprob}: the top log-probabilities it returns
         self.delay = delay
         # the server's parallel slots (OLLAMA_NUM_PARALLEL): a chat waits for a free one, as in Ollama
         self.slots = threading.BoundedSemaphore(slots) if slots else None
@@ -94,13 +99,14 @@ class ModelServerStub:
                     if step is None:
                         return
                     stub.loaded.add(model)
+                    top = stub._top_logprobs(request)
                     return self._send(200, {
                         "model": model, "created_at": "2026-11-29T00:00:00Z",
-                        "message": {"role": "assistant", "content": step["content"]},
+                        "message": {"role": "assistant", "content": next(iter(top)) if top else step["content"]},
                         "done": True, "done_reason": "stop", "total_duration": 2_000_000,
                         "load_duration": 0, "prompt_eval_count": 321, "prompt_eval_duration": 1_000_000,
                         "eval_count": 123, "eval_duration": 1_000_000,
-                    })
+                    } | ({"logprobs": [_token_logprobs(top)]} if top else {}))
                 self._send(404, {"error": "not found"})
 
             def _take_step(self, request: dict, error_body) -> dict | None:
@@ -129,10 +135,13 @@ class ModelServerStub:
                 step = self._take_step(request, lambda message: {"error": {"message": message}})
                 if step is None:
                     return
+                top = stub._top_logprobs(request)
                 return self._send(200, {
                     "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": model,
                     "choices": [{"index": 0, "finish_reason": step.get("finish_reason", "stop"),
-                                 "message": {"role": "assistant", "content": step["content"]}}],
+                                 "message": {"role": "assistant",
+                                             "content": next(iter(top)) if top else step["content"]},
+                                 "logprobs": {"content": [_token_logprobs(top)]} if top else None}],
                     "usage": {"prompt_tokens": 321, "completion_tokens": 123, "total_tokens": 444},
                     "timings": {"prompt_ms": 1.0, "predicted_ms": 1.0, "cache_n": 0},
                 })
@@ -161,6 +170,12 @@ class ModelServerStub:
             request = {**request, "format": _schema_of(request)}
         return {"content": self.responder(request)}
 
+    def _top_logprobs(self, request: dict) -> dict[str, float] | None:
+        if not request.get("logprobs") or self.next_token is None:
+            return None
+        top = self.next_token(request)
+        return dict(sorted(top.items(), key=lambda kv: -kv[1])[:int(request.get("top_logprobs") or 1)])
+
     def chats(self) -> list[dict]:
         """Chat requests of either API; an OpenAI one also carries its schema as `format`, as Ollama's does."""
         return [r if path == "/api/chat" else {**r, "format": _schema_of(r)}
@@ -173,6 +188,13 @@ class ModelServerStub:
     def __exit__(self, *exc) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def _token_logprobs(top: dict[str, float]) -> dict:
+    """The generated token (the most likely) with its top log-probabilities, as both APIs write it."""
+    token, logprob = next(iter(top.items()))
+    return {"token": token, "logprob": logprob, "bytes": None,
+            "top_logprobs": [{"token": t, "logprob": v, "bytes": None} for t, v in top.items()]}
 
 
 def _schema_of(request: dict) -> dict | str | None:

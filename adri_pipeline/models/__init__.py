@@ -8,6 +8,8 @@ from adri_pipeline.models.base import (
     ChatServer,
     ModelInfo,
     ModelMissing,
+    NextToken,
+    NoLogprobs,
     Overloaded,
     ServerError,
     ServerUnreachable,
@@ -15,5 +17,5 @@ from adri_pipeline.models.base import (
 )
 from adri_pipeline.models.select import PROVIDERS, chat_server, is_served_model, parse_host
 
-__all__ = ["ChatAnswer", "ChatServer", "ModelInfo", "ModelMissing", "Overloaded", "PROVIDERS", "ServerError",
+__all__ = ["ChatAnswer", "ChatServer", "ModelInfo", "ModelMissing", "NextToken", "NoLogprobs", "Overloaded", "PROVIDERS", "ServerError",
            "ServerUnreachable", "TimedOut", "chat_server", "is_served_model", "parse_host"]

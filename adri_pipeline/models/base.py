@@ -29,6 +29,20 @@ class ChatAnswer:
     timings: dict = field(default_factory=dict)
 
 
+@dataclass
+class NextToken:
+    """The most likely first tokens of an answer and their log-probabilities, read from the one
+    forward pass that would produce it (the server's `top_logprobs`), and what reading the prompt cost."""
+
+    top_logprobs: dict[str, float]  # token text as the server decoded it -> natural log-probability
+    prompt_tokens: int = 0
+
+
+class NoLogprobs(RuntimeError):
+    """The server answered without the log-probabilities it was asked for (an older Ollama, a server
+    whose OpenAI compatibility stops at text)."""
+
+
 class ServerUnreachable(ConnectionError):
     """Refused the connection, or dropped it mid-request (the server died or is restarting)."""
 
@@ -76,6 +90,10 @@ class ChatServer(Protocol):
     def unload(self, model: str) -> None: ...
 
     def chat(self, model: str, messages: list[dict], schema: dict, options: dict) -> ChatAnswer: ...
+
+    def next_token(self, model: str, messages: list[dict], top: int, options: dict) -> NextToken:
+        """One generated token at temperature 0 with the `top` most likely ones (raises NoLogprobs)."""
+        ...
 
 
 def is_this_machine(url: str) -> bool:

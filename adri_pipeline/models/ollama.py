@@ -10,7 +10,7 @@ import httpx
 import ollama
 
 from adri_pipeline.models import base
-from adri_pipeline.models.base import ChatAnswer, ModelInfo
+from adri_pipeline.models.base import ChatAnswer, ModelInfo, NextToken
 
 NANOSECONDS = 1e9
 
@@ -93,3 +93,16 @@ class OllamaServer:
                 "eval_s": (response.eval_duration or 0) / NANOSECONDS,
             },
         )
+
+    def next_token(self, model: str, messages: list[dict], top: int, options: dict) -> NextToken:
+        """Ollama's `logprobs` / `top_logprobs` (the server and the client gained them in November
+        2025; an older server ignores them and answers without: NoLogprobs)."""
+        options = {"temperature": 0.0, **{k: options[k] for k in ("seed", "num_ctx") if k in options},
+                   "num_predict": 1}
+        response = self._call(self.client.chat, model=model, messages=messages, think=False, options=options,
+                              logprobs=True, top_logprobs=top, keep_alive=self.keep_alive)
+        if not response.logprobs or not response.logprobs[0].top_logprobs:
+            raise base.NoLogprobs(f"{self.host} answered {model!r} without log-probabilities "
+                                  "(an Ollama from before November 2025?)")
+        return NextToken({t.token: t.logprob for t in response.logprobs[0].top_logprobs},
+                         response.prompt_eval_count or 0)

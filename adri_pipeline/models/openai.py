@@ -20,7 +20,7 @@ import httpx
 import openai
 
 from adri_pipeline.models import base
-from adri_pipeline.models.base import ChatAnswer, ModelInfo, family_from_name
+from adri_pipeline.models.base import ChatAnswer, ModelInfo, NextToken, family_from_name
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8080/v1"
 _VOLATILE_CARD_FIELDS = ("created", "permission", "object")
@@ -142,6 +142,25 @@ class OpenAIServer:
                      "eval_s": (timings.get("predicted_ms") or 0) / 1000,
                      "prompt_cached_tokens": timings.get("cache_n", 0)},
         )
+
+
+    def next_token(self, model: str, messages: list[dict], top: int, options: dict) -> NextToken:
+        """`logprobs` with `top_logprobs` (at most 20 in the OpenAI API, vLLM's default cap); a server
+        that refuses the parameter or answers without them raises NoLogprobs."""
+        try:
+            response = self._call(self.client.chat.completions.create, model=model, messages=messages,
+                                  max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=min(top, 20),
+                                  **{k: options[k] for k in ("seed",) if k in options})
+        except base.ServerError as exc:
+            if exc.status in (400, 422) and "logprob" in str(exc).lower():
+                raise base.NoLogprobs(f"{self.host}: {exc}") from None
+            raise
+        choice = response.choices[0]
+        content = choice.logprobs.content if choice.logprobs else None
+        if not content or not content[0].top_logprobs:
+            raise base.NoLogprobs(f"{self.host} answered {model!r} without log-probabilities")
+        return NextToken({t.token: t.logprob for t in content[0].top_logprobs},
+                         response.usage.prompt_tokens if response.usage else 0)
 
 
 def _message(exc: openai.APIStatusError) -> str:

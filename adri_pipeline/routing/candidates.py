@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from dataclasses import asdict, dataclass
 from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar, Literal

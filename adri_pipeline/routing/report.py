@@ -15,7 +15,10 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from adri_pipeline.jev import metrics  # noqa: E402
-from adri_pipeline.routing.benchmark import CandidateRun, Dataset, RunConfig, departures  # noqa: E402
+from adri_pipeline.routing.datasets import Dataset  # noqa: E402
+from adri_pipeline.routing.departures import departures  # noqa: E402
+from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
+from adri_pipeline.routing.run import CandidateRun  # noqa: E402
 from adri_pipeline.warehouse import Warehouse, store_routing_tables  # noqa: E402
 
 

@@ -8,26 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adri_pipeline.config import Settings
-from adri_pipeline.routing.benchmark import (
-    BUILT_IN,
-    Dataset,
-    RunConfig,
-    build,
-    dataset_name,
-    evaluate,
-    pilot,
-    pilot_examples,
-    prepare,
-    report_folder,
-    run_candidate,
-    verdicts,
-    with_external_test,
-)
 from adri_pipeline.routing.builders import CanonicalFile, located_canonical
 from adri_pipeline.routing.candidates import make_candidate
+from adri_pipeline.routing.datasets import BUILT_IN, Dataset, build, dataset_name, report_folder, with_external_test
+from adri_pipeline.routing.evaluation import evaluate
 from adri_pipeline.routing.performance import PriceTable
+from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.report import store, write_report
+from adri_pipeline.routing.run import pilot, pilot_examples, prepare, run_candidate
 from adri_pipeline.routing.splits import recorded_hash
+from adri_pipeline.routing.verdicts import verdicts
 from adri_pipeline.warehouse import Warehouse
 
 

@@ -1,37 +1,9 @@
-import json
 
 import pytest
 
-from adri_pipeline.config import Settings
-from adri_pipeline.jev.contract import RoutingConfigError, check_response, validate
+from adri_pipeline.jev.contract import check_response
 from adri_pipeline.jev.serialize import to_request
-from adri_pipeline.routing.candidates import Calibrated
-from adri_pipeline.routing.llm import LLMCandidate
 from adri_pipeline_tests.jev.test_serialize import D2
-from adri_pipeline_tests.model_server import ModelServerStub
-
-
-@pytest.mark.parametrize("provider", ["ollama", "openai"])
-def test_llm_candidate_through_the_loopback_server_gives_a_contract_response(provider):
-    def responder(request):
-        schema = request["format"]["properties"]
-        options = list(schema["D2"]["properties"]["probabilidades"]["required"])
-        probabilities = {o: 0.1 for o in options} | {"retomar_sessao:listas": 0.7}
-        assert "Mensagem: e a lista?" in request["messages"][1]["content"]  # the serialized state, nothing else
-        return json.dumps({"D2": {"probabilidades": probabilities}})
-
-    with ModelServerStub(responder=responder) as stub:
-        settings = Settings(ollama_hosts=[stub.host], openai_hosts=[stub.host + "/v1"])
-        candidate = Calibrated(LLMCandidate(f"{provider}:qwen-test", settings))
-        request = to_request(D2)
-        response, seconds = candidate.respond(request, "D2")
-    validate("response", response)
-    answer = response["answers"]["D2"]
-    assert answer["type"] == "choice" and answer["choice"] == "retomar_sessao:listas"
-    assert sum(answer["probabilities"].values()) == pytest.approx(1.0)
-    usable, invalid = check_response(request, response)
-    assert invalid == {} and usable["D2"].confidence == pytest.approx(0.7, abs=0.01)
-    assert LLMCandidate.kind.role == "llm_baseline" and "verbalized" in LLMCandidate.kind.confidence
 
 
 def test_answers_naming_an_option_not_offered_are_discarded_and_counted():
@@ -147,24 +119,6 @@ def test_multi_intent_answers_learn_the_request_a_message_refers_back_to():
     held_out = d4(6, "Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel", "Buses_1")
     logits = candidate.logits(to_request(held_out))
     assert {o for o, q in logits.items() if q["sim"] > q["nao"]} == {"Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel"}
-
-
-def test_an_llm_answer_that_is_cut_or_out_of_range_counts_as_the_models_miss():
-    with ModelServerStub() as stub:
-        stub.script = [{"content": '{"D2": {"probabilidades": {"continuar_agente_ativo": 0.'},
-                       {"content": json.dumps({"D2": {"probabilidades": {"continuar_agente_ativo": 7,
-                                                                         "iniciar_novo_agente": "x"}}})}]
-        candidate = LLMCandidate("openai:qwen-test", Settings(openai_hosts=[stub.host + "/v1"]))
-        cut = candidate.logits(to_request(D2))["D2"]
-        clipped = candidate.logits(to_request(D2))["D2"]
-    assert len(set(cut.values())) == 1  # nothing learned from a cut answer: all options equal
-    assert clipped["continuar_agente_ativo"] == pytest.approx(0.0) and clipped["iniciar_novo_agente"] < -10
-
-
-def test_an_llm_candidate_whose_server_is_down_is_named_before_any_work():
-    candidate = LLMCandidate("openai:gemma3-270m", Settings(openai_hosts=["http://127.0.0.1:9/v1"]))
-    with pytest.raises(RoutingConfigError, match="candidate openai:gemma3-270m: no server at http://127.0.0.1:9/v1"):
-        candidate.check()
 
 
 @pytest.mark.parametrize("name", ["embedded-logreg", "embedded-zeroshot"])

@@ -7,8 +7,9 @@ import pytest
 
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.serialize import to_request
-from adri_pipeline.routing.benchmark import RunConfig, build, with_external_test
 from adri_pipeline.routing.builders import D2_QUESTION, CanonicalFileError, load_canonical, located_canonical
+from adri_pipeline.routing.datasets import build, with_external_test
+from adri_pipeline.routing.protocol import RunConfig
 
 OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_sessao:listas": "voltar às listas",
            "iniciar_novo_agente": "outro assunto", "desambiguar": "perguntar ao usuário"}

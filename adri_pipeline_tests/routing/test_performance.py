@@ -5,9 +5,12 @@ import pytest
 
 from adri_pipeline.jev import metrics
 from adri_pipeline.jev.contract import RoutingConfigError
-from adri_pipeline.routing.benchmark import CandidateRun, RunConfig, _performance_verdict, performance
-from adri_pipeline.routing.performance import PRICES, Measured, PriceTable, production_batch
 from adri_pipeline.routing.candidates import Candidate
+from adri_pipeline.routing.evaluation import performance
+from adri_pipeline.routing.performance import PRICES, Measured, PriceTable, production_batch
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.run import CandidateRun
+from adri_pipeline.routing.verdicts import _performance_verdict
 
 TABLE = """
 [shapes.cpu]
@@ -124,7 +127,7 @@ def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     import json
     import os
 
-    from adri_pipeline.routing.benchmark import build
+    from adri_pipeline.routing.datasets import build
     from adri_pipeline.routing.performance import PILOT_BATCHES
     from adri_pipeline.routing.service import run_benchmark
     from adri_pipeline.warehouse import Warehouse

@@ -1,7 +1,8 @@
 import pytest
 
-from adri_pipeline.routing.benchmark import RunConfig, build, load_source
 from adri_pipeline.routing.builders import build_dataset
+from adri_pipeline.routing.datasets import build, load_source
+from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.splits import (
     FROZEN_DIR,
     FrozenSplitChanged,

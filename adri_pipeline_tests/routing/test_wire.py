@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from adri_pipeline.routing.benchmark import RunConfig, build
+from adri_pipeline.routing.datasets import build
+from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.service import run_benchmark
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.systemone_servers import adri_serve, jevcompat_mock, sparrow_server

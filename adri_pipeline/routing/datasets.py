@@ -1,0 +1,120 @@
+"""The benchmark's examples and frozen splits: the built-in sources (the sample, Home Assistant
+intents, CLINC150, SGD dialogues), a team's canonical file, or a dataset fitted on and tested on
+another's examples."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from adri_pipeline.config import BUNDLED, SHARED_DATA
+from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.jev.examples import CanonicalExample
+from adri_pipeline.routing.builders import (
+    CanonicalFile,
+    build_dataset,
+    clinc_descriptions,
+    load_clinc_utterances,
+    load_ha_descriptions,
+    load_ha_utterances,
+    load_sgd,
+    located_canonical,
+)
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
+
+SHARED_ROUTING = SHARED_DATA / "routing"
+BUILT_IN = ("sample", "ha-pt-BR", "ha-pt", "clinc150", "sgd")
+SAMPLE_ROUTING = BUNDLED / "data" / "routing"
+
+
+@dataclass
+class Dataset:
+    examples: list[CanonicalExample]
+    split_of: dict[str, str]
+    test_hash: str
+    # (where, example): annotators disagree and nobody adjudicated (CanonicalFile.excluded)
+    excluded: list[tuple[str, CanonicalExample]] = field(default_factory=list)
+
+    def in_split(self, split: str) -> list[CanonicalExample]:
+        return [e for e in self.examples if self.split_of[e.id] == split]
+
+
+def load_source(dataset: str):
+    """(utterances, descriptions) for a dataset name."""
+    if dataset != "sample" and not SHARED_ROUTING.exists():
+        raise RoutingConfigError(f"dataset {dataset!r} reads {SHARED_ROUTING}, which is not here; "
+                                 "use --dataset sample (the project's own data)")
+    if dataset in ("ha-pt-BR", "ha-pt"):
+        root = SHARED_ROUTING / "ohf_intents"
+        return load_ha_utterances(root / "tests", dataset.removeprefix("ha-")), load_ha_descriptions(root / "intents.yaml")
+    if dataset == "clinc150":
+        path = SHARED_ROUTING / "clinc150" / "data_full.json"
+        return load_clinc_utterances(path), clinc_descriptions(path)
+    if dataset == "sample":
+        return (load_ha_utterances(SAMPLE_ROUTING / "tests", "pt-BR", synthetic=True),
+                load_ha_descriptions(SAMPLE_ROUTING / "intents.yaml"))
+    raise RoutingConfigError(f"unknown routing dataset {dataset!r} ({', '.join(BUILT_IN)}, or a canonical file)")
+
+
+def report_folder(warehouse_folder: Path, dataset: str) -> Path:
+    """Where a dataset's report goes, for the CLI, the asset and the demo alike."""
+    return warehouse_folder / "routing" / dataset_name(dataset)
+
+
+def dataset_name(dataset: str) -> str:
+    """A built-in dataset's name, or `file-<stem>` for a team's canonical file or folder."""
+    if dataset in BUILT_IN:
+        return dataset
+    return "file-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(dataset).stem).strip("-")
+
+
+def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bool = True) -> Dataset:
+    """Examples and frozen splits: built-in builders, real SGD conversations, or a team's canonical
+    file (every line validated; split by group_id like the rest). A changed test split raises, unless
+    `raise_on_change` is False (the Dagster asset, whose blocking check says it instead)."""
+    excluded: list[tuple[str, CanonicalExample]] = []
+    if config.dataset == "sgd":
+        if not SHARED_ROUTING.exists():
+            raise RoutingConfigError(f"dataset 'sgd' reads {SHARED_ROUTING / 'sgd'}, which is not here")
+        examples = load_sgd(SHARED_ROUTING / "sgd", seed=config.seed)
+        split_of = assign_splits(examples, seed=config.split_seed)
+    elif config.dataset not in BUILT_IN:
+        path = Path(config.dataset)
+        if not path.exists():
+            raise RoutingConfigError(f"unknown routing dataset {config.dataset!r}: not a built-in name "
+                                     f"({', '.join(BUILT_IN)}) nor an existing canonical file or folder")
+        team = located_canonical(path)
+        examples, excluded = team.examples, team.excluded
+        split_of = assign_splits(examples, seed=config.split_seed)
+    else:
+        utterances, descriptions = load_source(config.dataset)
+        examples, split_of = build_dataset(utterances, descriptions, config.dataset, seed=config.seed,
+                                           split_seed=config.split_seed)
+    assert not leaking_groups(examples, split_of)
+    test = [e for e in examples if split_of[e.id] == "test"]
+    kwargs = {"frozen_dir": frozen_dir} if frozen_dir else {}
+    return Dataset(examples, split_of,
+                   check_frozen(dataset_name(config.dataset), test, raise_on_change=raise_on_change, **kwargs),
+                   excluded)
+
+
+def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[CanonicalExample]) -> Dataset:
+    """Fit and calibrate on a dataset's dev/calibration splits; every external example is test. An
+    external example that shares its id or its group (conversation) with the fit data is refused,
+    naming the file and line it was read from (a CanonicalFile knows)."""
+    where, excluded = ({}, []) if isinstance(external, list) else (external.where, external.excluded)
+    external = external if isinstance(external, list) else external.examples
+    kept = [e for e in fitted_on.examples if fitted_on.split_of[e.id] != "test"]
+    ids, groups = {e.id for e in kept}, {e.group_id for e in kept}
+    clash = next((e for e in external if e.id in ids or e.group_id in groups), None)
+    if clash is not None:
+        shared = f"id {clash.id!r}" if clash.id in ids else f"group_id {clash.group_id!r}"
+        place = where.get(clash.id, f"example {clash.id!r}")
+        raise RoutingConfigError(f"{place}: {shared} is also in the data the candidates are fitted on "
+                                 "(its dev or calibration split): that would test on training conversations")
+    split_of = {e.id: fitted_on.split_of[e.id] for e in kept} | {e.id: "test" for e in external}
+    return Dataset(kept + external, split_of, split_hash(external), excluded)
+
+

@@ -1,0 +1,62 @@
+"""What a report must say where this run departs from the JEV design's protocol."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adri_pipeline.routing.datasets import BUILT_IN, Dataset
+from adri_pipeline.routing.performance import PRICES
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.run import CandidateRun
+
+REFROZEN = "2026-11-30"  # the built-in datasets' test splits were frozen anew (docs/jev-benchmark.md)
+
+
+def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
+    """Each place this run departs from the JEV design's protocol (§4-§6), in words a reader can weigh
+    against the verdicts: stated with every report, never left for the reader to find in the code."""
+    out = []
+    trained = [name for name, run in runs.items() if run.kind.trains]
+    if trained:
+        out.append(f"{', '.join(trained)} learn from the dev split (a model, or constants and margins): the design's "
+                   "development stage changes \"nada além do operacional\". The test split is never seen.")
+    out.append("CPU only: the design's GPU scenarios (batch 1 and production batch) are not measured; the CPU "
+               "production batch stands in for throughput.")
+    if not any(e.annotator_labels for e in dataset.examples):
+        out.append("One label per example, from its source or its composition: no two independent annotators, so "
+                   "no agreement (kappa / alpha) to report.")
+    synthetic = sum(e.metadata.synthetic for e in dataset.in_split("test"))
+    if synthetic:
+        out.append(f"{synthetic} of {len(dataset.in_split('test'))} test examples are synthetic (written or composed "
+                   "for the benchmark, `metadata.synthetic`); the slice `origin` reports them apart.")
+    if any(e.task == "D5" for e in dataset.examples) and not any(
+            e.task == "D5" and e.gold_label == "requer_bloqueio" for e in dataset.examples):
+        out.append("D5: no example is annotated requer_bloqueio; the option is offered, never measured.")
+    if config.llm_max_examples and any(run.kind.role == "llm_baseline" for run in runs.values()):
+        out.append(f"The LLM baseline answered only the first {config.llm_max_examples} calibration and test "
+                   "examples of each task; H1 is paired on those.")
+    for name, run in runs.items():
+        if run.discarded:
+            out.append(f"{name}: {run.discarded} answer(s) broke the System One spec or never came, and were "
+                       "discarded; each such decision counts as wrong at confidence 0.")
+        if run.kind.role == "llm_baseline" and run.kind.confidence.startswith("verbalized"):
+            out.append(f"{name}: the LLM baseline's probabilities are {run.kind.confidence}; the design reads them "
+                       "from one forward pass (logits).")
+        elif run.kind.role == "llm_baseline":
+            out.append(f"{name}: the LLM baseline's probabilities are the log-probabilities of each option's letter "
+                       "as the first answer token, renormalized over the letters; a letter outside the server's "
+                       "top 20 gets the most it could have had.")
+        if run.kind.batching == "server" and run.kind.role == "candidate" and config.runs:
+            out.append(f"{name}: latency measured over the wire, one request per decision (a D4 turn's questions in "
+                       "one request); per turn, the decisions of one message summed.")
+    if config.runs < 3:
+        out.append(f"{config.runs} independent performance run(s), where the design asks for at least three: "
+                   "H3 is not evaluated." if config.runs else "Quality only: no performance was measured, so no H3.")
+    if Path(config.prices).resolve() == PRICES.resolve():
+        out.append("Costs use the bundled price table, whose rates were not checked against a price list: edit it "
+                   "(or ADRI_ROUTING_PRICES) before quoting a cost.")
+    if config.dataset in BUILT_IN:
+        out.append(f"This dataset's test split was frozen anew on {REFROZEN} (stratified by the design's six "
+                   "strata, D4 only on two-intent messages, D5 where scope is annotated); the candidates had been "
+                   "developed while earlier test splits of the same sources were in use.")
+    return out

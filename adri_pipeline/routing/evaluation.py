@@ -1,0 +1,187 @@
+"""A candidate's test answers as the JEV design's figures: accuracy against the majority class,
+calibration (ECE, MCE, AURC, Brier), selective accuracy at the threshold, slices, error causes,
+the D3-vs-confidence abstention comparison, latency per decision and per turn, cost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from adri_pipeline.jev import metrics
+from adri_pipeline.jev.examples import CanonicalExample, length_bucket
+from adri_pipeline.routing.datasets import Dataset
+from adri_pipeline.routing.performance import PriceTable
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.run import CandidateRun
+
+
+def _turn_latencies(run: CandidateRun, by_id: dict[str, CanonicalExample]) -> list[float]:
+    """the JEV design: latency "por turno (soma das decisões do turno)": the decisions taken on one message of
+    one conversation, each at its mean measured latency, summed."""
+    turns: dict[tuple[str, str], float] = {}
+    for example_id, seconds in run.measured.latency_by_example.items():
+        example = by_id[example_id]
+        key = (example.group_id, example.utterance)
+        turns[key] = turns.get(key, 0.0) + float(np.mean(seconds))
+    return list(turns.values())
+
+
+def abstention_comparison(frame: pl.DataFrame, by_id: dict[str, CanonicalExample], thresholds: dict) -> dict:
+    """the JEV design task 60: on turns that have both, abstaining when D3 says "nao" (explicit) against
+    abstaining when the routing decision's confidence is below its calibrated threshold (derived):
+    the coverage each keeps and the routing accuracy on what it keeps."""
+    rows = {(by_id[r["example_id"]].group_id, by_id[r["example_id"]].utterance, r["task"]): r
+            for r in frame.iter_rows(named=True)}
+    pairs = [(rows[(g, u, "D3")], r) for (g, u, task), r in rows.items()
+             if task in ("D1", "D2") and (g, u, "D3") in rows]
+    if not pairs:
+        return {}
+
+    def kept(which):
+        chosen = [route for d3, route in pairs if which(d3, route)]
+        return {"coverage": len(chosen) / len(pairs),
+                "accuracy_on_kept": float(np.mean([r["correct"] for r in chosen])) if chosen else float("nan")}
+
+    return {"turns": len(pairs),
+            "explicit_d3": kept(lambda d3, route: d3["answer"] == "sim"),
+            "derived_confidence": kept(lambda d3, route: route["confidence"] >= thresholds.get(route["task"], 1.01)),
+            "no_abstention_accuracy": float(np.mean([route["correct"] for _, route in pairs]))}
+
+
+def error_cause(example: CanonicalExample, answer: str) -> str:
+    """the JEV design tasks 72-73, first matching cause: an answer outside the options (instruction), an
+    ambiguous case, a reply that depends on context, a state cut by the serializer, adversarial
+    language, else the model."""
+    from adri_pipeline.jev.serialize import MAX_STATE_CHARS, MAX_TURNS, serialize_state
+
+    meta = example.metadata
+    if example.task != "D4" and answer not in example.options and not (
+            example.question_type == "noul" and answer in ("sim", "nao")):
+        return "instrucao"
+    if meta.ambiguity == "alta" or example.gold_label == "desambiguar":
+        return "ambiguidade"
+    if "curta_dependente_de_contexto" in meta.adversarial:
+        return "contexto_insuficiente"
+    if len(example.state.recent_turns) > MAX_TURNS or \
+            len(serialize_state(example.state, example.utterance)) >= MAX_STATE_CHARS - 40:
+        return "truncamento"
+    if {"abreviacao", "erro_ortografico"} & set(meta.adversarial) or meta.language not in ("pt-BR", "pt"):
+        return "linguagem"
+    return "modelo"
+
+
+def error_causes(frame: pl.DataFrame, by_id: dict[str, CanonicalExample], examples: int = 3) -> dict:
+    """Wrong test decisions counted by cause, with a few examples each."""
+    out: dict[str, dict] = {}
+    for row in frame.filter(~pl.col("correct")).iter_rows(named=True):
+        example = by_id[row["example_id"]]
+        cause = error_cause(example, row["answer"])
+        entry = out.setdefault(cause, {"count": 0, "examples": []})
+        entry["count"] += 1
+        if len(entry["examples"]) < examples:
+            entry["examples"].append({"id": example.id, "utterance": example.utterance, "gold": row["gold"],
+                                      "answer": row["answer"], "confidence": round(row["confidence"], 3)})
+    return out
+
+
+SLICES = {
+    "task": lambda e: e.task,
+    "n_options": lambda e: "2-5" if len(e.options) <= 5 else "6-10" if len(e.options) <= 10 else "11-20",
+    "length": lambda e: e.metadata.length_bucket or length_bucket(e.utterance),
+    "ambiguity": lambda e: e.metadata.ambiguity or "nao_anotada",
+    "turn_position": lambda e: "?" if e.metadata.turn_index is None else str(e.metadata.turn_index),
+    "active_agent": lambda e: e.state.active_agent or "nenhum",
+    "adversarial": lambda e: e.metadata.adversarial or ["nenhum"],  # one slice per category
+    "origin": lambda e: "sintetico" if e.metadata.synthetic else "real",
+    "language": lambda e: e.metadata.language,
+}
+
+
+ONE_INTENT_D4 = "D4 (one intent)"
+
+
+def multi_intent_d4_apart(frame: pl.DataFrame) -> pl.DataFrame:
+    """The JEV design: D4 "aplica-se só a enunciados anotados com mais de uma intenção". A D4 decision
+    whose gold has fewer intents (a team's file may carry them) is reported apart, as ONE_INTENT_D4."""
+    if frame.is_empty():
+        return frame
+    single = (pl.col("task") == "D4") & (pl.col("gold").str.count_matches(r"\|", literal=False) == 0)
+    return frame.with_columns(pl.when(single).then(pl.lit(ONE_INTENT_D4)).otherwise(pl.col("task")).alias("task"))
+
+
+def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
+    by_id = {e.id: e for e in dataset.examples}
+    frame = multi_intent_d4_apart(run.predictions)
+    result = {"candidate": run.name, "tasks": {}, "slices": {}, "temperature": run.temperature,
+              "abstention_threshold": run.threshold, "discarded_answers": run.discarded,
+              "discarded_reasons": run.discarded_reasons, "kind": run.kind.describe() if run.kind else {}}
+    for (task,), group in frame.group_by("task", maintain_order=True):
+        gold, answer = group["gold"].to_list(), group["answer"].to_list()
+        correct, confidence = group["correct"].to_list(), group["confidence"].to_list()
+        probabilities = [json.loads(p) for p in group["probabilities"].to_list()]
+        ece, mce = metrics.ece_mce(correct, confidence, config.ece_bins)
+        coverage, selective_accuracy = metrics.selective_at(correct, confidence, group["threshold"][0])
+        entry = {
+            "n": group.height, "accuracy": metrics.accuracy(gold, answer),
+            # always answering the most frequent test label: what an accuracy must beat to mean anything
+            "majority_baseline_accuracy": max(gold.count(g) for g in set(gold)) / len(gold),
+            "high_confidence_wrong_rate": metrics.high_confidence_wrong_rate(correct, confidence, config.high_confidence),
+            "ece": ece, "mce": mce, "aurc": metrics.aurc(correct, confidence),
+            "coverage_at_threshold": coverage, "selective_accuracy_at_threshold": selective_accuracy,
+            "reliability": metrics.calibration_bins(correct, confidence, config.ece_bins),
+        }
+        if task.startswith("D4"):
+            entry["set_f1"] = metrics.set_f1([set(a.split("|")) - {""} for a in answer],
+                                             [set(g.split("|")) - {""} for g in gold])
+        else:
+            entry |= {"macro_f1": metrics.macro_f1(gold, answer), "per_class": metrics.per_class(gold, answer),
+                      "confusion": metrics.confusion(gold, answer), "brier": metrics.brier(probabilities, gold)}
+        result["tasks"][task] = entry
+    team_keys = sorted({k for e in dataset.examples for k in (e.metadata.model_extra or {})})
+    slices = SLICES | {f"metadata.{k}": (lambda e, k=k: str((e.metadata.model_extra or {}).get(k, "—")))
+                       for k in team_keys}  # keys a team added inside metadata
+    for slice_name, key in slices.items():
+        values = [key(by_id[i]) for i in frame["example_id"].to_list()]
+        sliced = frame.with_columns(pl.Series("slice", [v if isinstance(v, list) else [v] for v in values],
+                                              pl.List(pl.String))).explode("slice")  # each of an example's tags
+        result["slices"][slice_name] = {
+            value: {"n": g.height, "accuracy": float(g["correct"].mean())}
+            for (value,), g in sliced.group_by("slice", maintain_order=True)
+        }
+    result["error_causes"] = error_causes(frame, by_id)
+    result["abstention_d3_vs_confidence"] = abstention_comparison(frame, by_id, run.threshold)
+    latencies = run.measured.latencies_s
+    result["latency_ms"] = {k: v * 1000 for k, v in metrics.percentiles(latencies).items()}
+    result["latency_per_turn_ms_percentiles"] = {k: v * 1000 for k, v in metrics.percentiles(
+        _turn_latencies(run, by_id)).items()}
+    result["performance"] = performance(run, PriceTable.read(Path(config.prices)))
+    result["cost_per_1000_usd"] = result["performance"]["cost_per_1000_usd"]["batch 1"]
+    result["fit_seconds"] = run.fit_seconds
+    return result
+
+
+def performance(run: CandidateRun, prices: PriceTable) -> dict:
+    """The JEV design's performance figures, each the median of the independent runs: load and warm-up
+    time, peak RAM, artifact size, throughput and cost per 1,000 decisions at batch 1 (one decision
+    after another: 1 / mean latency) and at the production batch, on the shape the candidate ran on."""
+    measured, batch = run.measured, run.production_batch
+    latencies = measured.latencies_s
+    per_s = {"batch 1": 1 / float(np.mean(latencies)) if latencies else float("nan")}
+    if batch > 1:
+        per_s[f"batch {batch}"] = measured.throughput(batch)
+    hourly = prices.hourly(run.name)
+    return {"independent_runs": len(measured.runs),
+            "runs": [{k: r.get(k) for k in ("pid", "load_seconds", "warmup_seconds", "peak_rss_mb", "cached_at_start")}
+                     for r in measured.runs],
+            "load_seconds": measured.median("load_seconds"),
+            "warmup_seconds": measured.median("warmup_seconds"), "peak_rss_mb": measured.median("peak_rss_mb"),
+            "artifact_mb": measured.artifact_bytes / 2**20, "production_batch": batch,
+            "batch_chosen_by": run.batch_chosen_by, "throughput_per_s": per_s, "shape": prices.shape_of(run.name),
+            "hourly_usd": hourly, "price_table": str(prices.path),
+            # the JEV design: "a partir do preço do shape OCI e da vazão medida" (decisions in one second)
+            "cost_per_1000_usd": {k: metrics.cost_per_thousand(1.0, v, hourly) for k, v in per_s.items()}}
+
+

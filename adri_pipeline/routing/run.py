@@ -1,0 +1,186 @@
+"""One candidate through the protocol: fitted on dev, its temperature and abstention thresholds
+chosen on calibration (each example asked once), the test split answered once for the quality
+figures, then the pilot and the independent performance runs (routing/performance.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from adri_pipeline.jev.contract import YES, check_response, validate
+from adri_pipeline.jev.examples import CanonicalExample
+from adri_pipeline.jev.serialize import to_request
+from adri_pipeline.progress import steps
+from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, Kind, make_candidate
+from adri_pipeline.routing.datasets import Dataset
+from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
+from adri_pipeline.routing.performance import production_batch as near_best_batch
+from adri_pipeline.routing.protocol import RunConfig
+
+
+@dataclass
+class CandidateRun:
+    name: str
+    predictions: pl.DataFrame
+    threshold: dict[str, float]
+    temperature: dict[str, float]
+    fit_seconds: float
+    measured: Measured  # the independent performance runs
+    production_batch: int = 1
+    batch_chosen_by: str = ""
+    discarded: int = 0  # answers that broke the System One spec (or never came), discarded
+    kind: Kind | None = None  # what the candidate declared itself to be
+    discarded_reasons: dict[str, int] = field(default_factory=dict)
+
+
+def _choose_threshold(correct, confidence, target: float) -> float:
+    """Lowest confidence threshold whose selective accuracy on calibration reaches the target."""
+    order = np.argsort(-np.asarray(confidence, float), kind="stable")
+    confidence, correct = np.asarray(confidence, float)[order], np.asarray(correct, float)[order]
+    selective = np.cumsum(correct) / np.arange(1, len(correct) + 1)
+    ok = np.nonzero(selective >= target)[0]
+    return float(confidence[ok[-1]]) if len(ok) else 1.01
+
+
+def _decisions(example: CanonicalExample, request: dict, response: dict) -> dict:
+    """One row per example: answer, confidence, correctness. D4: the set of 'sim' answers, whose
+    confidence is the probability that every one of its yes/no answers is right (their product): the
+    mean let fifteen sure "nao" hide the one unsure intent that made a set wrong. A decision whose
+    answer was discarded (jev/contract.check_response) is wrong at confidence 0: `valid` False."""
+    usable, invalid = check_response(request, response)
+    gold = "|".join(sorted(example.gold_label)) if example.task == "D4" else str(example.gold_label)
+    if example.task == "D4" and not invalid:
+        chosen = sorted(name for name, reading in usable.items() if reading.option == YES)
+        confidence = float(np.prod([reading.confidence for reading in usable.values()]))
+        return {"answer": "|".join(chosen), "gold": gold, "confidence": confidence, "valid": True,
+                "correct": chosen == sorted(example.gold_label),
+                "probabilities": json.dumps({k: r.probabilities[YES] for k, r in usable.items()})}
+    reading = usable.get(example.task) if example.task != "D4" else None
+    if reading is None:
+        return {"answer": "", "gold": gold, "confidence": 0.0, "correct": False, "probabilities": "{}",
+                "valid": False}
+    return {"answer": str(reading.option), "gold": gold, "confidence": float(reading.confidence), "valid": True,
+            "correct": str(reading.option) == gold, "probabilities": json.dumps(reading.probabilities)}
+
+
+def _limited(examples: list[CanonicalExample], limit: int) -> list[CanonicalExample]:
+    """The first `limit` examples of each task (all when 0): an LLM baseline on a CPU answers in seconds."""
+    if not limit:
+        return examples
+    seen: dict[str, int] = {}
+    kept = []
+    for example in examples:
+        seen[example.task] = seen.get(example.task, 0) + 1
+        if seen[example.task] <= limit:
+            kept.append(example)
+    return kept
+
+
+def _triples(examples: list[CanonicalExample]) -> list[tuple[str, str, dict]]:
+    """(id, task, request): what a performance run is given."""
+    return [(e.id, e.task, to_request(e)) for e in examples]
+
+
+def _warmup(dataset: Dataset, config: RunConfig) -> list[tuple[str, str, dict]]:
+    """The decisions each performance run takes before anything is timed: dev's first `warmup`."""
+    return _triples(dataset.in_split("dev")[:config.warmup])
+
+
+def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
+            settings=None) -> tuple[Calibrated, float]:
+    """The candidate fitted on dev, its temperature fitted on calibration and, for an embedded one,
+    its familiarity with the fit data; and the seconds the fit took. `settings` (config.Settings)
+    says where an LLM baseline's server is."""
+    candidate = make_candidate(name, encoder, settings)
+    dev = dataset.in_split("dev")
+    started = time.perf_counter()
+    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
+    fit_seconds = time.perf_counter() - started
+
+    calibrated = Calibrated(candidate)
+    calibration = _limited(dataset.in_split("calibration"), _limit(candidate.kind, config))
+    calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
+                               [e.task for e in calibration])
+    if candidate.kind.embeds:  # a served model's confidence is its own; an embedded one's is tempered off its data
+        calibrated.familiarity = Familiarity(candidate.encoder, [e.utterance for e in dev],
+                                             [e.utterance for e in dataset.in_split("calibration")])
+    return calibrated, fit_seconds
+
+
+def pilot_examples(dataset: Dataset, config: RunConfig) -> list[CanonicalExample]:
+    """The JEV design's pilot: 50 dev examples (seeded), where only operational parameters may change."""
+    import random
+
+    dev = dataset.in_split("dev")
+    return random.Random(config.seed).sample(dev, min(PILOT_EXAMPLES, len(dev)))
+
+
+def pilot(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict:
+    """The production batch: throughput at each of PILOT_BATCHES on the pilot examples, in a process
+    of its own; the smallest batch within reach of the best (performance.production_batch)."""
+    if calibrated.candidate.kind.batching == "server":
+        return {"batch": 1, "examples": 0, "throughput_per_s": {}, "why": "a server batches on its own side"}
+    examples = pilot_examples(dataset, config)
+    [run] = measure(calibrated, _triples(examples), _warmup(dataset, config), PILOT_BATCHES, runs=1,
+                    label=f"{calibrated.name}: pilot").runs
+    throughput = {int(batch): per_s for batch, per_s in run["throughput_per_s"].items()}  # the sizes it tried
+    return {"batch": near_best_batch(throughput), "examples": len(examples), "throughput_per_s": throughput}
+
+
+def _limit(kind: Kind, config: RunConfig) -> int:
+    """The LLM baseline answers the first `llm_max_examples` of each task; every other kind all."""
+    return config.llm_max_examples if kind.role == "llm_baseline" else 0
+
+
+def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
+                  settings=None) -> CandidateRun:
+    """Fit, calibrate, choose thresholds, answer the test split once (the quality figures), then the
+    independent performance runs at batch 1 and at the production batch."""
+    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings)
+    kind = calibrated.candidate.kind
+    limit = _limit(kind, config)
+    calibration = _limited(dataset.in_split("calibration"), limit)
+    thresholds = {}
+    for task in sorted({e.task for e in calibration}):
+        rows = []
+        for e in steps([e for e in calibration if e.task == task], f"{name}: calibrating {task}", unit="ex"):
+            request = to_request(e)
+            rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
+        thresholds[task] = _choose_threshold([r["correct"] for r in rows], [r["confidence"] for r in rows],
+                                             config.target_selective_accuracy)
+    calibrated.forget_calibration_answers()
+
+    test = _limited(dataset.in_split("test"), limit)
+    rows, discarded, reasons = [], 0, {}
+    for example in steps(test, f"{name}: answering the test split", unit="ex"):
+        request = to_request(example)
+        validate("request", request)
+        response, _ = calibrated.respond(request, example.task, count_tokens=True)
+        example.metadata.n_tokens[name] = response["usage"]["input_tokens"]  # the design's n_tokens
+        for reason in calibrated.candidate.last_invalid.values():
+            discarded += 1
+            reasons[reason[:120]] = reasons.get(reason[:120], 0) + 1
+        rows.append({"example_id": example.id, "task": example.task, "split": "test",
+                     **_decisions(example, request, response), "threshold": thresholds.get(example.task, 1.01),
+                     # the candidate's own confidence before calibration (recorded, not evaluated)
+                     "native_confidence": calibrated.last_native_confidence})
+    predictions = pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate"))
+    common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons}
+
+    if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
+        return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,
+                            "not measured (runs = 0)", **common)
+    batch, chosen_by = config.production_batch.get(name), "adri routing pilot"
+    if batch is None:
+        batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
+    measured = measure(calibrated, _triples(test), _warmup(dataset, config),
+                       () if kind.batching == "server" else (batch,), config.runs,
+                       label=f"{name}: performance runs (one process each)")
+    return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
+                        chosen_by, **common)
+
+

@@ -1,0 +1,26 @@
+"""One candidate's decisions as routing/run.py records them."""
+
+
+import pytest
+
+
+def test_a_d4_sets_confidence_is_that_every_answer_in_it_is_right():
+    """Failed before: the mean of the per-intent confidences, so fourteen sure "nao" made a set
+    whose one unsure intent was wrong look 0.97 sure (ha-pt-BR D4: 57 % of sets wrong at p >= 0.85)."""
+    from adri_pipeline.jev.examples import CanonicalExample
+    from adri_pipeline.routing.run import _decisions
+
+    intents = [f"i{n}" for n in range(15)]
+    example = CanonicalExample(id="x", group_id="g", task="D4", state={}, utterance="liga a luz e marca um timer",
+                               question="q", question_type="noul", options={i: i for i in intents},
+                               gold_label=["i0", "i1"])
+    from adri_pipeline.jev.serialize import to_request
+
+    answers = {i: {"type": "noul", "noul": 0.01} for i in intents}
+    answers["i0"] = {"type": "noul", "noul": 0.99}
+    answers["i1"] = {"type": "noul", "noul": 0.45}
+    response = {"model": "m", "answers": answers, "usage": {"input_tokens": 1, "output_tokens": 0}}
+    row = _decisions(example, to_request(example), response)
+    assert row["answer"] == "i0" and not row["correct"]
+    assert row["confidence"] == pytest.approx(0.99 ** 14 * 0.55) and row["confidence"] < 0.85
+

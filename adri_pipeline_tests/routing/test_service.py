@@ -1,0 +1,55 @@
+"""End to end through routing/service.py on the project's own sample, and the real pt-BR intents when present."""
+
+import json
+
+import pytest
+
+from adri_pipeline.routing.datasets import build
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.service import run_benchmark
+from adri_pipeline.warehouse import Warehouse
+from adri_pipeline_tests.conftest import shared
+
+
+def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
+    # quality only: the performance runs are test_performance's (each run a process costs seconds)
+    config = RunConfig(dataset="sample", runs=0)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    report = run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], warehouse, tmp_path / "out").report
+    text = report.read_text(encoding="utf-8")
+    for needle in ("| embedded-logreg | D1 |", "H1: not evaluated", "H2:", "H3:", "ms per decision p50/p95/p99"):
+        assert needle in text
+    assert "seed" not in text.lower() and '"random_state": 13' in text  # no internal nicknames in the report
+    assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
+    assert (tmp_path / "out" / "coverage_accuracy_D1.png").stat().st_size > 10_000
+    figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    d1 = figures["results"]["embedded-logreg"]["tasks"]["D1"]
+    assert 0 <= d1["ece"] <= 1 and 0 <= d1["aurc"] <= 1
+    assert d1["n"] == sum(1 for e in build(config).in_split("test") if e.task == "D1")
+    metrics = warehouse.query("SELECT DISTINCT candidate FROM routing_metrics ORDER BY 1")
+    assert metrics["candidate"].to_list() == ["embedded-logreg", "embedded-zeroshot"]
+    # failed before: the dataset column held the candidate's name (a shadowed loop variable)
+    assert warehouse.query("SELECT DISTINCT dataset FROM routing_metrics")["dataset"].to_list() == ["out"]
+    runs = warehouse.query("SELECT DISTINCT run_config FROM routing_predictions")
+    assert json.loads(runs["run_config"][0])["seed"] == 13
+    logreg = figures["results"]["embedded-logreg"]
+    assert sum(c["count"] for c in logreg["error_causes"].values()) == sum(
+        round(t["n"] * (1 - t["accuracy"])) for t in logreg["tasks"].values())
+    assert figures["hypotheses"]["embedded-logreg"]["H3"]["verdict"] == "not evaluated"
+    assert "## Departures from the protocol" in text and any("learn from the dev split" in d
+                                                            for d in figures["departures"])
+    abstention = logreg["abstention_d3_vs_confidence"]  # composed turns carry both D2 and D3
+    assert abstention["turns"] > 0 and 0 <= abstention["explicit_d3"]["coverage"] <= 1
+    native = warehouse.query("SELECT native_confidence FROM routing_predictions WHERE candidate = 'embedded-logreg'")
+    assert native["native_confidence"].drop_nulls().len() == native.height
+
+
+
+@pytest.mark.slow
+def test_real_pt_br_intents_logreg_beats_zeroshot_on_macro_f1(tmp_path):
+    shared("routing/ohf_intents")
+    config = RunConfig(dataset="ha-pt-BR", runs=0)  # quality only
+    run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], Warehouse(tmp_path / "w.duckdb"), tmp_path)
+    results = json.loads((tmp_path / "metrics.json").read_text())["results"]
+    assert results["embedded-logreg"]["tasks"]["D1"]["macro_f1"] > results["embedded-zeroshot"]["tasks"]["D1"]["macro_f1"]
+

@@ -1,0 +1,75 @@
+"""H1 and H2 as routing/verdicts.py gives them."""
+
+
+import pytest
+
+from adri_pipeline.routing.protocol import RunConfig
+
+
+def _run(name, correct):
+    import polars as pl
+
+    from adri_pipeline.routing.performance import Measured
+    from adri_pipeline.routing.run import CandidateRun
+
+    frame = pl.DataFrame({"example_id": [f"e{i}" for i in range(len(correct))], "task": ["D1"] * len(correct),
+                          "correct": correct})
+    return CandidateRun(name, frame, {}, {}, 0, Measured([], 0))
+
+
+
+@pytest.mark.parametrize("mine, llm, verdict", [
+    ([True] * 475 + [False] * 25, [True] * 480 + [False] * 20, "non-inferior"),  # 1 pp behind
+    ([True] * 300 + [False] * 200, [True] * 475 + [False] * 25, "inferior"),  # 35 pp behind
+])
+def test_h1_is_a_paired_bootstrap_against_the_margin(mine, llm, verdict):
+    import numpy as np
+
+    from adri_pipeline.routing.verdicts import _non_inferiority
+
+    result = _non_inferiority(_run("a", mine), _run("ollama:x", llm), "D1", RunConfig(), np.random.default_rng(1))
+    assert result["verdict"] == verdict and result["n"] == 500
+    assert result["gap_ci95_pp"][0] <= result["gap_pp"] <= result["gap_ci95_pp"][1]
+
+
+
+def _predictions(task: str, n: int = 60, prefix: str = "t"):
+    """n decisions: confident ones right, unsure ones mostly wrong (so abstaining below 0.5 helps)."""
+    import polars as pl
+
+    rows = []
+    for i in range(n):
+        confident = i % 3 != 0
+        rows.append({"example_id": f"{prefix}:{task}:{i}", "task": task, "answer": "sim" if i % 2 else "nao",
+                     "correct": confident or i % 9 == 0, "confidence": 0.9 if confident else 0.3, "threshold": 0.5})
+    return pl.DataFrame(rows)
+
+
+
+def test_h2_is_judged_on_every_task_with_a_confidence():
+    """Failed before: H2 looked at D1 only, so a team file with only D2 was always 'not supported'."""
+    import numpy as np
+
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.verdicts import _abstention
+
+    only_d2 = _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1))
+    assert only_d2["verdict"] == "supported" and set(only_d2) >= {"D2"} and "D1" not in only_d2
+    assert only_d2["D2"]["coverage"] == pytest.approx(40 / 60) and only_d2["D2"]["gain_ci95"][0] > 0
+
+
+
+def test_the_h2_verdict_says_which_abstention_did_better():
+    import numpy as np
+
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.verdicts import _abstention
+
+    comparison = {"turns": 60, "explicit_d3": {"coverage": 0.8, "accuracy_on_kept": 0.9},
+                  "derived_confidence": {"coverage": 0.6, "accuracy_on_kept": 0.9}, "no_abstention_accuracy": 0.7}
+    h2 = _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)
+    assert h2["D3_explicit_vs_confidence"]["better"] == "explicit (D3)"  # as accurate, keeps more
+    comparison["derived_confidence"]["accuracy_on_kept"] = 0.95
+    assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)[
+        "D3_explicit_vs_confidence"]["better"] == "derived from confidence"
+
