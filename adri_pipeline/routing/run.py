@@ -15,8 +15,10 @@ from adri_pipeline.jev.contract import YES, check_response, validate
 from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.progress import steps
-from adri_pipeline.routing.candidates import Calibrated, Encoder, Familiarity, Kind, make_candidate
+from adri_pipeline.routing.calibration import Calibrated, Familiarity
+from adri_pipeline.routing.candidates import Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
+from adri_pipeline.routing.embedded import Encoder
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.protocol import RunConfig

@@ -25,7 +25,8 @@ from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from adri_pipeline.jev.contract import DEFAULT_MODEL, answer_from, options_of, schema_errors, text_of
-from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Calibrated
+from adri_pipeline.routing.calibration import Calibrated
+from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS
 
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
 MAX_BODY = 32 * 1024 * 1024

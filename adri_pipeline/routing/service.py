@@ -52,7 +52,8 @@ def run_pilot(settings: Settings) -> Path:
 
     config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices))
     dataset = build(config)
-    from adri_pipeline.routing.candidates import Encoder, kind_of
+    from adri_pipeline.routing.candidates import kind_of
+    from adri_pipeline.routing.embedded import Encoder
 
     names = candidates_of(settings)
     encoder = Encoder() if any(kind_of(c).embeds for c in names) else None
@@ -151,7 +152,8 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
                   settings: Settings | None = None, dataset: Dataset | None = None) -> BenchmarkRun:
     """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report.
     An LLM baseline whose server is down or does not serve the model stops the run before any work."""
-    from adri_pipeline.routing.candidates import Encoder, candidate_class
+    from adri_pipeline.routing.candidates import candidate_class
+    from adri_pipeline.routing.embedded import Encoder
 
     for name in candidates:  # a server that is not there, a model it does not serve: before any work
         cls = candidate_class(name)
@@ -176,7 +178,8 @@ def serving(settings: Settings, candidate: str, host: str = "127.0.0.1", port: i
     import os
 
     from adri_pipeline.jev.contract import RoutingConfigError
-    from adri_pipeline.routing.candidates import Encoder, kind_of
+    from adri_pipeline.routing.candidates import kind_of
+    from adri_pipeline.routing.embedded import Encoder
     from adri_pipeline.routing.serve import Answerer, make_server
 
     key = None

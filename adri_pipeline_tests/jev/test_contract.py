@@ -19,7 +19,9 @@ from adri_pipeline.jev.contract import (
     schema_errors,
     validate,
 )
+from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.models.systemone import InvalidResponse, SystemOneServer
+from adri_pipeline_tests.jev.test_serialize import D2
 from adri_pipeline_tests.systemone_servers import jevcompat_mock
 
 QUESTIONS = {
@@ -101,3 +103,14 @@ def test_every_fault_that_changes_an_answer_makes_it_unusable(fault, broken):
             usable, invalid = {}, {n: "rejected by the client" for n in QUESTIONS}
     assert set(invalid) == broken, invalid
     assert set(usable) == set(QUESTIONS) - broken
+
+
+def test_answers_naming_an_option_not_offered_are_discarded_and_counted():
+    request = to_request(D2)
+    response = {"model": "m", "usage": {"input_tokens": 3, "output_tokens": 0}, "answers": {
+        "D2": {"type": "choice", "choice": "transferir_humano", "probabilities": {"transferir_humano": 1.0},
+               "confidence": 1.0}}}
+    usable, invalid = check_response(request, response)
+    assert usable == {} and list(invalid) == ["D2"] and "transferir_humano" in invalid["D2"]
+    old_dialect = {"contract": "jev-compat-v1", "answers": {"D2": {"answer": "x"}}}
+    assert check_response(request, old_dialect)[0] == {}

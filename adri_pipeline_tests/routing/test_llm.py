@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from adri_pipeline.config import Settings
 from adri_pipeline.jev.contract import RoutingConfigError, check_response, validate
 from adri_pipeline.jev.serialize import to_request
-from adri_pipeline.routing.candidates import Calibrated, softmax
+from adri_pipeline.routing.calibration import Calibrated
+from adri_pipeline.routing.candidates import softmax
 from adri_pipeline.routing.llm import LLMCandidate, letter_logprobs
 from adri_pipeline_tests.jev.test_serialize import D2
 from adri_pipeline_tests.model_server import ModelServerStub
