@@ -61,8 +61,16 @@ SHORT_REPLIES = ("sim", "o outro", "esse", "pode ser", "isso", "o segundo", "sim
 AGENT_QUESTIONS = ("Qual deles?", "Confirma?", "Quer que eu faça isso agora?", "Para qual cômodo?",
                    "Posso continuar?", "Prefere o primeiro ou o segundo?")
 AGENT_DONE = ("Certo, feito.", "Pronto.", "Feito!", "Ok, está feito.", "Tudo certo.")
-# the one case where a short reply is not safe to route: the agent itself asked which way to go
+# a short reply that is not safe to route: the agent itself asked which way to go
 AMBIGUOUS_PROMPT = "Você quer continuar aqui ou voltar ao assunto anterior?"
+# ... or a bare command, after the active agent finished, that the active agent and a suspended one
+# both take: "desambiguar quando não dá para decidir com segurança" (the JEV design's D2 rule)
+BARE_COMMANDS = ("desliga", "para", "pausa", "cancela", "abaixa", "aumenta", "diminui", "liga de novo",
+                 "desliga isso", "para tudo", "mais alto", "volta")
+# Dev's composed conversations: four per two utterances, where test and calibration keep one (their
+# frozen splits unchanged), and only dev has the bare-command ambiguity: more of the structure a
+# session ranker learns from, on dev's utterances only
+DEV_CONVERSATIONS_PER_UTTERANCE = 2.0
 ABBREVIATIONS = (("você", "vc"), ("por favor", "pfv"), ("para", "pra"), ("também", "tb"), ("que", "q"))
 
 
@@ -220,12 +228,14 @@ def build_d5(utterances: list[Utterance], seed: int = 13, dataset: str = "") -> 
     return examples
 
 
-def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: str = "") -> list[CanonicalExample]:
+def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: str = "",
+                        per_utterance: float = 0.5, bare_commands: bool = False) -> list[CanonicalExample]:
     """D2 and D3 from composed conversations (synthetic): one or two suspended sessions (their turns
     earlier in the conversation), then the active agent's exchange, then a new message that continues
     (a request for the same agent, or a short reply to the agent's question), resumes a suspended
-    session, starts a new agent, or - only after the agent asked "continue here or go back?" - is a
-    short "sim" that cannot be routed safely (the JEV design's D2 rule)."""
+    session, starts a new agent, or cannot be routed safely (the JEV design's D2 rule): a short "sim"
+    after the agent asked "continue here or go back?", and with `bare_commands` a bare command after
+    the agent finished. `per_utterance` conversations are composed per utterance."""
     rng = random.Random(seed)
     by_agent: dict[str, list[Utterance]] = {}
     for utterance in utterances:
@@ -236,7 +246,7 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
     if len(agents) < 3:  # an active agent, a suspended one, a newcomer
         return []
     examples = []
-    for index in range(len(utterances) // 2):
+    for index in range(int(len(utterances) * per_utterance)):
         active, *suspended = rng.sample(agents, 1 + rng.randint(1, min(2, len(agents) - 2)))
         newcomer = rng.choice([a for a in agents if a != active and a not in suspended])
         first = rng.choice(by_agent[active])
@@ -245,7 +255,9 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
             turns += [Turn(role="user", text=rng.choice(by_agent[agent]).text, agent_id=agent),
                       Turn(role="agent", agent_id=agent, text=rng.choice(AGENT_DONE))]
         turns.append(Turn(role="user", text=first.text, agent_id=active))
-        kind = rng.choices(["continuar", "resposta_curta", "retomar", "novo", "ambigua"], weights=[2, 2, 3, 3, 1])[0]
+        # a zero weight last leaves every other draw as it was (the frozen splits)
+        kind = rng.choices(["continuar", "resposta_curta", "retomar", "novo", "ambigua", "comando_solto"],
+                           weights=[2, 2, 3, 3, 1, 1 if bare_commands else 0])[0]
         agent_says = rng.choice(AGENT_QUESTIONS) if kind == "resposta_curta" else rng.choice(AGENT_DONE)
         if kind == "continuar":
             pick = rng.choice([u for u in by_agent[active] if u.text != first.text] or by_agent[active])
@@ -257,9 +269,11 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
             message, gold, tags = rng.choice(by_agent[target]).text, f"retomar_sessao:{target}", ["volta_a_topico_anterior"]
         elif kind == "novo":
             message, gold, tags = rng.choice(by_agent[newcomer]).text, "iniciar_novo_agente", ["mudanca_de_topico"]
-        else:
+        elif kind == "ambigua":
             agent_says = AMBIGUOUS_PROMPT
             message, gold, tags = rng.choice(("sim", "pode ser", "isso")), "desambiguar", ["curta_dependente_de_contexto"]
+        else:
+            message, gold, tags = rng.choice(BARE_COMMANDS), "desambiguar", ["curta_dependente_de_contexto"]
         turns.append(Turn(role="agent", agent_id=active, text=agent_says))
         options = {"continuar_agente_ativo": f"continuar com o agente ativo ({active})"}
         options |= {f"retomar_sessao:{a}": f"retomar a sessão suspensa de {a}" for a in suspended}
@@ -462,7 +476,9 @@ def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dat
     for offset, split in enumerate(SPLITS):
         mine = [u for u in utterances if split_of_group.get(u.group_id) == split]
         composed = build_d4(mine, descriptions, seed=seed + 8 + offset, dataset=f"{dataset}:{split}") + \
-            build_conversations(mine, seed=seed + 4 + offset, dataset=f"{dataset}:{split}")
+            build_conversations(mine, seed=seed + 4 + offset, dataset=f"{dataset}:{split}",
+                                **({"per_utterance": DEV_CONVERSATIONS_PER_UTTERANCE, "bare_commands": True}
+                                   if split == "dev" else {}))
         examples += composed
         split_of |= {e.id: split for e in composed}
     return examples, split_of

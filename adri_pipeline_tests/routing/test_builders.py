@@ -87,3 +87,22 @@ def test_sgd_labels_follow_the_real_service_switches(tmp_path):
     assert back.gold_label == "retomar_sessao:Buses_1" and back.state.active_agent == "Hotels_1"
     assert back.state.suspended_sessions == ["Buses_1"] and len(back.state.recent_turns) == 6
     assert all(e.group_id == "sgd:t-1" and e.metadata.language == "en" for e in d2.values())
+
+
+def test_only_dev_gets_more_conversations_and_the_bare_command_ambiguity():
+    """Dev composes four conversations per two utterances and adds the bare command after a finished
+    task (desambiguar); calibration and test keep one per two and never carry it, so their frozen
+    splits stay what they were."""
+    from adri_pipeline.routing.builders import AGENT_DONE, BARE_COMMANDS
+    from adri_pipeline.routing.datasets import load_source
+
+    utterances, descriptions = load_source("sample")
+    examples, split_of = build_dataset(utterances, descriptions, "sample")
+    d2 = {split: [e for e in examples if e.task == "D2" and split_of[e.id] == split]
+          for split in ("dev", "calibration", "test")}
+    d1 = {split: sum(1 for e in examples if e.task == "D1" and split_of[e.id] == split) for split in d2}
+    bare = {split: [e for e in d2[split] if e.utterance in BARE_COMMANDS] for split in d2}
+    assert len(d2["dev"]) / d1["dev"] > 3 * len(d2["test"]) / d1["test"]
+    assert bare["dev"] and all(e.gold_label == "desambiguar" for e in bare["dev"])
+    assert all(e.state.recent_turns[-1].text in AGENT_DONE for e in bare["dev"])
+    assert not bare["calibration"] and not bare["test"]
