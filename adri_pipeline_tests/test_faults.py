@@ -269,3 +269,37 @@ def test_bad_input_files_leave_every_stored_table_byte_identical(stub, tmp_path)
         assert process.returncode == 2 and err.startswith("error: "), err
         assert "Traceback" not in err
     assert table_hashes(warehouse) == before
+
+
+@pytest.mark.slow
+def test_two_hosts_one_killed_and_restarted_later_the_run_never_stops_and_loses_nothing(tmp_path):
+    """kill -9 of one of two model hosts mid-run, restarted on its port seconds later (after the time a
+    single host's retries used to last): the run goes on on the other host, the killed one rejoins,
+    and the ledger holds every document once."""
+    def start_server(port_file: Path, port: int = 0) -> subprocess.Popen:
+        port_file.unlink(missing_ok=True)
+        server = subprocess.Popen([sys.executable, "-m", "adri_pipeline_tests.model_server", str(port_file), "2.0",
+                                   str(port)])
+        wait_until(lambda: port_file.exists() and port_file.read_text(), what="the server's port")
+        return server
+
+    a_file, b_file = tmp_path / "a.port", tmp_path / "b.port"
+    a, b = start_server(a_file), start_server(b_file)
+    a_host, b_host = a_file.read_text(), b_file.read_text()
+    warehouse = tmp_path / "wh" / "adri.duckdb"
+    process = classify(f"{a_host},{b_host}", warehouse)
+    try:
+        wait_until(lambda: warehouse.with_name("adri_snapshot.duckdb").exists(), timeout=120,
+                   what="the first partial results (5 documents in)")
+        a.send_signal(signal.SIGKILL)
+        a.wait()
+        time.sleep(9)  # longer than one host's three reconnections (1 + 2 + 4 s) used to allow
+        a = start_server(a_file, int(a_host.rsplit(":", 1)[1]))
+        out, err = process.communicate(timeout=180)
+    finally:
+        for server in (a, b):
+            server.kill()
+            server.wait()
+    assert process.returncode == 0, err
+    assert "its documents go to the hosts that answer" in err and "rejoins the run" in err
+    assert sorted(ledger(warehouse)) == sorted(_texts()) and len(ledger(warehouse)) == N

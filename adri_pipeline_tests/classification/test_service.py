@@ -260,7 +260,9 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
     run = classify_documents(settings, load_corpus(SAMPLE).documents, origin="test", backend=backend)
     assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped
     dropped_requests = run.report.requests - 3
-    assert run.report.classified == 3 and dropped_requests in (3, 6)  # each request in flight: a drop + 2 retries
+    # three episodes (the drop that took the host out, then two rejoins that dropped again), each dropping
+    # one or both of the requests in flight
+    assert run.report.classified == 3 and 3 <= dropped_requests <= 6
     with duckdb.connect(str(run.snapshot), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchall()[0][0] == 3
 

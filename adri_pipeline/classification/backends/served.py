@@ -3,9 +3,15 @@
 What every server gets the same (docs/models.md): requests spread over the configured hosts, each
 with its own parallel slots (`http://host:port*N`, N = OLLAMA_NUM_PARALLEL or llama-server's -np);
 a full queue (429/503) is retried with exponential backoff; a timeout fails the document (retried
-next run); a server that drops the connection mid-request is retried a bounded number of times and
-then stops the run cleanly (what was answered is kept); a model the server does not serve stops
-the run with what to do. The answer is always validated afterwards, whatever the server promised.
+next run); a model the server does not serve stops the run with what to do. The answer is always
+validated afterwards, whatever the server promised.
+
+A host that drops a request or refuses the connection costs its slots, not the run: it is taken out
+(`_HostsDown`), the document goes back for a host that answers, and the host is probed with backoff
+(model_info: no document is sent to probe) and rejoins when it answers with the same weights. A run
+starts with the hosts that answer and names the others. Only when every host is out, each after more
+than `reconnect_retries` episodes or failed probes, does the run stop cleanly, keeping everything
+answered.
 """
 
 from __future__ import annotations
@@ -38,6 +44,24 @@ log = logging.getLogger(__name__)
 
 QUEUED_PER_HOST = 1  # far below Ollama's OLLAMA_MAX_QUEUE (512): never a 503 of our own making
 SERVER_NAMES = {"ollama": "Ollama server", "openai": "OpenAI-compatible server"}
+MAX_PROBE_INTERVAL_S = 30.0  # a host that stays away is asked again at least this often
+
+
+class _HostGone(Exception):
+    """This host dropped the request: the document goes to another host."""
+
+
+class _HostsDown:
+    """Which hosts are out, since when, how many times in a row they failed, and their slot tokens
+    held back until they rejoin. `failures` counts episodes (a drop that took the host out, or a
+    failed probe), not the requests that were in flight at that moment."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.failures: dict[int, int] = {}  # host index -> consecutive failures (kept after a rejoin)
+        self.out: set[int] = set()
+        self.parked: dict[int, int] = {}  # host index -> slot tokens held back
+        self.timers: list[threading.Timer] = []
 
 
 class ServedBackend:
@@ -85,6 +109,9 @@ class ServedBackend:
                 self._slots.put(index)
         self.slots = sum(slots for _, slots in parsed)
         self._loaded_here: list[int] = []
+        self._down = _HostsDown()
+        self._gave_up: BackendError | None = None
+        self._closed = False
         self._digest: str | None = None
         self._size_bytes = 0
         self.local = all(is_this_machine(h) for h in self.hosts)
@@ -97,17 +124,34 @@ class ServedBackend:
         return self._digest
 
     def _find_digest(self) -> str:
-        digests = set()
-        for server in self.servers:
+        """The weights every answering host serves; a host that does not answer is left out and
+        probed (it joins when it answers with the same weights); none answering is an error."""
+        digests, silent = set(), {}
+        for index, server in enumerate(self.servers):
             try:
-                info = self._call(server, server.model_info, self.model_name)
+                info = server.model_info(self.model_name)
             except ModelMissing as exc:
                 raise BackendError(f"{exc}: {server.missing_hint(self.model_name)}") from None
+            except (ServerUnreachable, TimedOut) as exc:
+                silent[index] = exc
+                continue
             digests.add(info.digest)
             self._size_bytes = max(self._size_bytes, info.size_bytes)
+        if len(silent) == len(self.servers):
+            server = self.servers[0]
+            raise BackendError(f"{self.server_name} not reachable at {', '.join(self.hosts)}: {server.start_hint} "
+                               "or use --backend embedded")
         if len(digests) > 1:
             raise BackendError(f"hosts serve different builds of {self.model_name!r}: {sorted(digests)}")
-        return digests.pop() or ""
+        digest = digests.pop() or ""
+        self._digest = digest  # what a probe compares a returning host with
+        if silent:
+            log.warning("starting on %d of %d hosts; not answering: %s. Each is asked again with backoff and "
+                        "joins the run when it answers", len(self.servers) - len(silent), len(self.servers),
+                        "; ".join(f"{self.hosts[i]} ({exc})" for i, exc in silent.items()))
+            for index in silent:
+                self._take_out(index)
+        return digest
 
     def _call(self, server, fn, *args, **kwargs):
         try:
@@ -122,6 +166,8 @@ class ServedBackend:
         _ = self.digest
         unchecked: list[str] = []  # said once for the run, loudly, not once per host
         for index, server in enumerate(self.servers):
+            if index in self._down.out:
+                continue  # it loads its model on its first request once it answers
             if server.resident or self._call(server, server.is_loaded, self.model_name):
                 continue
             if is_this_machine(server.host):
@@ -137,6 +183,10 @@ class ServedBackend:
                         "keeping what it classified", len(unchecked), ", ".join(unchecked))
 
     def close(self) -> None:
+        self._closed = True
+        with self._down.lock:
+            for timer in self._down.timers:
+                timer.cancel()
         for index in self._loaded_here:
             try:
                 self.servers[index].unload(self.model_name)
@@ -162,31 +212,92 @@ class ServedBackend:
         stop_below_memory_floor(self.memory_floor_mb, f"{self.model_name} is served on this machine")
 
     # -- one answer -------------------------------------------------------------------------
-    def _retrying(self, host: str) -> tenacity.Retrying:
-        """Two budgets, counted apart: a full queue (429/503) is waited out `overload_retries` times
-        (backoff 1, 2, 4... x backoff_s); a dropped connection — the server may be restarting — is
-        retried `reconnect_retries` times (2, 4, 8... x backoff_s). Anything else is not retried."""
-        failures = {"overloaded": 0, "dropped": 0}
-        budget = {"overloaded": self.overload_retries, "dropped": self.reconnect_retries}
+    def _retrying(self) -> tenacity.Retrying:
+        """A full queue (429/503) is waited out `overload_retries` times (backoff 1, 2, 4... x
+        backoff_s) on the same host. A dropped connection is not retried here: the host is taken out
+        and the document goes to one that answers (`_take_out`). Anything else is not retried."""
+        return tenacity.Retrying(retry=tenacity.retry_if_exception_type(Overloaded),
+                                 stop=tenacity.stop_after_attempt(self.overload_retries + 1),
+                                 wait=tenacity.wait_exponential(multiplier=self.backoff_s, min=self.backoff_s),
+                                 reraise=True)
 
-        def kind(state) -> str:
-            return "overloaded" if isinstance(state.outcome.exception(), Overloaded) else "dropped"
+    # -- hosts that go away -----------------------------------------------------------------
+    def _probe_delay(self, failures: int) -> float:
+        return min(self.backoff_s * 2**failures, MAX_PROBE_INTERVAL_S)
 
-        def exhausted(state) -> bool:
-            failures[kind(state)] += 1
-            return failures[kind(state)] > budget[kind(state)]
+    def _take_out(self, index: int, reason: Exception | None = None) -> None:
+        """Out until a probe finds it answering; a host already out is not counted again."""
+        down = self._down
+        with down.lock:
+            if index in down.out or self._closed:
+                return
+            down.out.add(index)
+            down.failures[index] = down.failures.get(index, 0) + 1
+            delay = self._probe_delay(down.failures.get(index, 1))
+            if reason is not None:
+                log.warning("%s dropped the request (%s); its documents go to the hosts that answer, and it is "
+                            "asked again in %.1f s", self.hosts[index], reason, delay)
+            self._give_up_if_all_out(f"{type(reason).__name__}: {reason}" if reason else "")
+            self._schedule_probe(index, delay)
 
-        def backoff(state) -> float:
-            shift = failures[kind(state)] - (1 if kind(state) == "overloaded" else 0)
-            return self.backoff_s * 2**shift
+    def _schedule_probe(self, index: int, delay: float) -> None:
+        timer = threading.Timer(delay, self._probe, args=(index,))
+        timer.daemon = True
+        self._down.timers.append(timer)
+        timer.start()
 
-        def announce(state) -> None:
-            if kind(state) == "dropped":
-                log.warning("%s dropped the request (%s); retrying in %.1f s", host, state.outcome.exception(),
-                            state.next_action.sleep)
+    def _probe(self, index: int) -> None:
+        """model_info: the host answers with the same weights -> it rejoins with its slot tokens."""
+        if self._closed or self._gave_up:
+            return
+        server, down = self.servers[index], self._down
+        try:
+            info = server.model_info(self.model_name)
+            same = (info.digest or "") == (self._digest or "")
+        except (ServerUnreachable, TimedOut, ServerError, Overloaded, ModelMissing) as exc:
+            with down.lock:
+                down.failures[index] = down.failures.get(index, 0) + 1
+                self._give_up_if_all_out(str(exc))
+                if not self._gave_up:
+                    self._schedule_probe(index, self._probe_delay(down.failures[index]))
+            return
+        if not same:
+            log.error("%s came back serving other weights of %s (%s, the run uses %s): it stays out of this run",
+                      self.hosts[index], self.model_name, info.digest, self._digest)
+            return
+        with down.lock:
+            down.out.discard(index)
+            for _ in range(down.parked.pop(index, 0)):
+                self._slots.put(index)
+        log.warning("%s answers again; it rejoins the run", self.hosts[index])
 
-        return tenacity.Retrying(retry=tenacity.retry_if_exception_type((Overloaded, ServerUnreachable)),
-                                 stop=exhausted, wait=backoff, before_sleep=announce, reraise=True)
+    def _give_up_if_all_out(self, reason: str = "") -> None:
+        """Under the lock: every host out, each past its budget -> the run stops (everything answered is kept)."""
+        down = self._down
+        if len(down.out) < len(self.servers) or self._gave_up:
+            return
+        if all(down.failures.get(i, 0) > self.reconnect_retries for i in range(len(self.servers))):
+            hosts = ", ".join(self.hosts)
+            self._gave_up = BackendError(
+                f"{self.server_name} at {hosts} went away during the run{f' ({reason})' if reason else ''}; "
+                f"it did not come back after {self.reconnect_retries} retries. Everything answered so far is "
+                "saved: restart the server and rerun to continue")
+
+    def _slot(self) -> int:
+        """A slot token of a host that is in; tokens of a host that is out are held back for it."""
+        while True:
+            if self._gave_up is not None:
+                raise self._gave_up
+            if self._stopping.is_set():
+                raise NotSent("the run is stopping")
+            try:
+                index = self._slots.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            with self._down.lock:
+                if index not in self._down.out:
+                    return index
+                self._down.parked[index] = self._down.parked.get(index, 0) + 1
 
     def classify(self, prompt: Prompt, document: Document, retry=None) -> BackendResponse:
         messages = [
@@ -196,13 +307,14 @@ class ServedBackend:
         if retry:
             previous, message = retry
             messages += [{"role": "assistant", "content": previous}, {"role": "user", "content": message}]
-        index = self._slots.get()
-        try:
-            if self._stopping.is_set():
-                raise NotSent("the run is stopping")
-            return self._chat(index, prompt, messages)
-        finally:
-            self._slots.put(index)
+        while True:
+            index = self._slot()
+            try:
+                return self._chat(index, prompt, messages)
+            except _HostGone:
+                continue  # the document waits for a host that answers
+            finally:
+                self._slots.put(index)
 
     def stop(self) -> None:
         """Requests waiting for a slot are not sent (those already at the server finish)."""
@@ -212,7 +324,7 @@ class ServedBackend:
         server = self.servers[index]
         host = server.host
         started = time.perf_counter()
-        retrying = self._retrying(host)
+        retrying = self._retrying()
         try:
             for attempt in retrying:
                 with attempt:
@@ -229,10 +341,10 @@ class ServedBackend:
             raise DocumentFailed(f"{host} did not answer within the timeout of {self.timeout_s:g} s "
                                  "(ADRI_REQUEST_TIMEOUT_S)") from None
         except ServerUnreachable as exc:
-            raise BackendError(
-                f"{self.server_name} at {host} went away during the run ({exc}); "
-                f"it did not come back after {self.reconnect_retries} retries. Everything answered so "
-                "far is saved: restart the server and rerun to continue") from None
+            self._take_out(index, exc)
+            raise _HostGone(host) from None
+        with self._down.lock:
+            self._down.failures.pop(index, None)  # it answered: its next drop starts a new count
         try:
             content = json.loads(answer.raw)
         except json.JSONDecodeError:

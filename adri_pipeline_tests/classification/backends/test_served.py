@@ -1,0 +1,79 @@
+"""Many model hosts (classification/backends/served.py): a host that goes away costs its slots, not
+the run. Two loopback servers speaking Ollama's API, driven by the real `ollama` client."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+
+from adri_pipeline.classification.backends.base import BackendError
+from adri_pipeline.classification.backends.served import ServedBackend
+from adri_pipeline.classification.corpus import load_corpus
+from adri_pipeline.classification.service import classify_documents
+from adri_pipeline.config import Settings
+from adri_pipeline.warehouse import Warehouse, store_corpus
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+from adri_pipeline_tests.fakes import answer_from_request
+from adri_pipeline_tests.model_server import ModelServerStub
+
+N = 23  # documents with an abstract in the sample
+
+
+def _answering(answered: Counter, lock: threading.Lock):
+    """A responder that records the title of every request it answers (a dropped one never gets here)."""
+    def respond(request: dict) -> str:
+        user = [m for m in request["messages"] if m["role"] == "user"][0]["content"]
+        with lock:
+            answered[user.split("\n", 1)[0]] += 1
+        return answer_from_request(request)
+    return respond
+
+
+def _settings(tmp_path, hosts: list[str]) -> Settings:
+    return Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE, codebook=PILOT, backend="ollama",
+                    model="qwen-test", ollama_hosts=hosts)
+
+
+def test_a_host_that_dies_mid_run_and_comes_back_costs_its_slots_not_the_run(tmp_path):
+    """Host A drops every request after its second answer (a server dying mid-request); when B has
+    answered six (longer than the old retries of one host lasted), A is back. Every document is answered once, at one host or the other, the run never
+    stops, and A answered again after it rejoined."""
+    at_a, at_b, lock = Counter(), Counter(), threading.Lock()
+    with ModelServerStub(responder=_answering(at_a, lock)) as a, \
+            ModelServerStub(responder=_answering(at_b, lock), delay=0.1) as b:
+        a.drop_after = 2
+
+        def restart_a():
+            while sum(at_b.values()) < 6:
+                threading.Event().wait(0.01)
+            a.drop_after = None
+
+        threading.Thread(target=restart_a, daemon=True).start()
+        backend = ServedBackend("ollama", "qwen-test", [a.host, b.host], backoff_s=0.01)
+        settings = _settings(tmp_path, [a.host, b.host])
+        store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
+        run = classify_documents(settings, load_corpus(SAMPLE).documents, origin="test", backend=backend)
+    assert run.report.stopped == "" and run.report.classified == N
+    both = at_a + at_b
+    assert sum(both.values()) == N and set(both.values()) == {1}  # every document answered once, none twice
+    assert sum(at_a.values()) > 2  # A answered again after it rejoined
+
+
+def test_a_run_starts_with_the_hosts_that_answer_and_names_the_others(tmp_path, caplog):
+    answered, lock = Counter(), threading.Lock()
+    with ModelServerStub(responder=_answering(answered, lock)) as b:
+        dead = "http://127.0.0.1:9"  # nothing listens there
+        backend = ServedBackend("ollama", "qwen-test", [dead, b.host], backoff_s=0.01)
+        settings = _settings(tmp_path, [dead, b.host])
+        store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
+        run = classify_documents(settings, load_corpus(SAMPLE).documents.head(5), origin="test", backend=backend)
+    assert run.report.stopped == "" and run.report.classified == 5 and sum(answered.values()) == 5
+    assert "starting on 1 of 2 hosts; not answering: http://127.0.0.1:9" in caplog.text
+
+
+def test_with_no_host_answering_the_run_does_not_start(tmp_path):
+    backend = ServedBackend("ollama", "qwen-test", ["http://127.0.0.1:9", "http://127.0.0.1:10"], backoff_s=0.01)
+    with pytest.raises(BackendError, match="not reachable at http://127.0.0.1:9, http://127.0.0.1:10"):
+        _ = backend.digest
