@@ -16,23 +16,41 @@ from decimal import Decimal
 
 _PATTERNS = (
     ("[EMAIL]", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
-    # separators as people type them: dots, spaces, dashes, slashes, or none
-    ("[CNPJ]", re.compile(r"\b\d{2}[.\s]?\d{3}[.\s]?\d{3}[/\s]?\d{4}[-.\s]?\d{2}\b")),
-    ("[CPF]", re.compile(r"\b\d{3}[.\s]?\d{3}[.\s]?\d{3}[-.\s]?\d{2}\b")),
+    # separators as people type them: dots, spaces, dashes, slashes, or none; a CPF or CNPJ is bounded
+    # by "no digit next to it", not a word boundary, so digits glued to letters (`cpf12345678909`,
+    # `id_12345678909`) count
+    ("[CNPJ]", re.compile(r"(?<!\d)\d{2}[.\s]?\d{3}[.\s]?\d{3}[/\s]?\d{4}[-.\s]?\d{2}(?!\d)")),
+    ("[CPF]", re.compile(r"(?<!\d)\d{3}[.\s]?\d{3}[.\s]?\d{3}[-.\s]?\d{2}(?!\d)")),
+    # a phone's 8 digits are common inside hexadecimal ids and hashes: a phone starts a word
     ("[TELEFONE]", re.compile(r"(?<!\w)0[38]00[\s.-]?\d{3}[\s.-]?\d{4}\b")),  # 0800 123 4567
     ("[TELEFONE]", re.compile(r"(?<!\w)(?:\+?55[\s.-]?)?(?:\(?\d{2}\)?[\s.-]?)?9?\d{4}[-\s.]?\d{4}\b")),
 )
 
 
+# a hexadecimal token this long is a hash or an id (a page id, a digest), not personal data: its
+# digit runs are not read as a CPF
+_HEX_TOKEN = re.compile(r"\b[0-9a-fA-F]{16,}\b")
+
+
 class Redactor:
     def __init__(self, names: list[str] | None = None):
         names = sorted({n.strip() for n in names or [] if n.strip()}, key=len, reverse=True)
-        self._names = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b", re.IGNORECASE) if names else None
+        # a name's words with any whitespace between them: "Maria  Silva", "Maria\nSilva"
+        spelled = (r"\s+".join(re.escape(word) for word in n.split()) for n in names)
+        self._names = re.compile(r"\b(?:" + "|".join(spelled) + r")\b", re.IGNORECASE) if names else None
 
     def text(self, value: str) -> str:
+        hashes: list[str] = []
+
+        def set_aside(match: re.Match) -> str:
+            hashes.append(match.group(0))
+            return f"\x00{len(hashes) - 1}\x00"
+
+        value = _HEX_TOKEN.sub(set_aside, value)
         for placeholder, pattern in _PATTERNS:
             value = pattern.sub(placeholder, value)
-        return self._names.sub("[NOME]", value) if self._names else value
+        value = self._names.sub("[NOME]", value) if self._names else value
+        return re.sub("\x00(\\d+)\x00", lambda m: hashes[int(m.group(1))], value) if hashes else value
 
     def __call__(self, value, keep: frozenset[str] | set[str] = frozenset()):
         """Redacts strings, keys and numbers inside any JSON-like value; top-level keys in `keep`

@@ -12,6 +12,11 @@ from adri_pipeline.mirror.shadow_log import ShadowLog, ingest
     ("CPF 123.456.789-09 e 98765432100", "CPF [CPF] e [CPF]"),
     ("CNPJ 12.345.678/0001-95", "CNPJ [CNPJ]"),
     ("a Maria Silva pediu e o joão também", "a [NOME] pediu e o [NOME] também"),
+    # digits glued to letters, and a name across a double space or a line break
+    ("cpf12345678909 e id_12345678909", "cpf[CPF] e id_[CPF]"),
+    ("tel (11)98765-4321!", "tel [TELEFONE]!"),
+    ("pagina 57b4dafd18cfd0531b69f81e12345678901c673ef", "pagina 57b4dafd18cfd0531b69f81e12345678901c673ef"),  # a hash
+    ("a Maria  Silva e a Maria\nSilva", "a [NOME] e a [NOME]"),
 ])
 def test_each_kind_of_personal_data_is_redacted(text, expected):
     assert Redactor(["Maria Silva", "João"])(text) == expected
