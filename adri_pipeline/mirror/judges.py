@@ -65,7 +65,7 @@ class LLMJudge:
         except json.JSONDecodeError:
             return None
         label = parsed.get("resposta") if isinstance(parsed, dict) else None
-        return label if label in point.options else None
+        return label if isinstance(label, str) and label in point.options else None  # {"resposta": {...}} too
 
 
 def judge_families_differ(first: Judge, second: Judge) -> bool:

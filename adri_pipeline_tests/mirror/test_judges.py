@@ -34,3 +34,14 @@ def test_judges_of_one_family_or_an_unknown_spec_are_refused(spec, says):
 def test_a_judge_whose_server_is_down_is_named():
     with pytest.raises(JudgeConfigError, match="cannot say what model it serves"):
         make_judges("ollama:qwen2.5:7b,openai:gemma", Settings(ollama_hosts=["http://127.0.0.1:9"]))
+
+
+@pytest.mark.parametrize("answer, label", [({"resposta": {"valor": "sim"}}, None), ({"resposta": ["sim"]}, None),
+                                           ({"resposta": "talvez"}, None), ({"resposta": "sim"}, "sim")])
+def test_a_judge_answer_that_is_not_one_of_the_options_is_no_label(answer, label):
+    """Failed before: {"resposta": {...}} crashed `adri mirror evaluate` (unhashable type: 'dict')."""
+    from adri_pipeline.mirror.judges import LLMJudge
+
+    with ModelServerStub(models=("qwen2.5:7b",), responder=lambda request: json.dumps(answer)) as stub:
+        judge = LLMJudge("ollama:qwen2.5:7b", Settings(ollama_hosts=[stub.host]))
+        assert judge.label(POINT, {"state": {"pagina": 1}, "state_hash": "h"}) == label
