@@ -27,3 +27,12 @@ def describe_validation_error(error: dict, collection: str = "", noun: str = "")
         where += f", field {field_first.group(1)!r}"
         message = field_first.group(2)
     return f"{where}: {message}" if where else message
+
+
+def read_utf8(path, error: type[AdriError]) -> str:
+    """A text file the user gave, or `error` naming the file and the first byte that is not UTF-8."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except UnicodeDecodeError as exc:
+        raise error(f"{path}: not UTF-8 at byte {exc.start}") from None

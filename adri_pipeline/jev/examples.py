@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 NO_MATCH = "sem_correspondencia"
 TAXONOMY_VERSION = "ha-intents-2026.11+clinc150"
+# "No primeiro ciclo, cada questão tem no máximo 20 opções, incluindo sem_correspondencia"
+MAX_OPTIONS = 20
 Task = Literal["D1", "D2", "D3", "D4", "D5"]
 Label = str | list[str]
 
@@ -74,6 +76,9 @@ class CanonicalExample(BaseModel):
         missing = [g for g in golds if g not in offered]
         if missing:
             raise ValueError(f"gold_label {missing[0]!r} is not among the options {sorted(offered)}")
+        if len(self.options) > MAX_OPTIONS:
+            raise ValueError(f"{len(self.options)} options: the JEV design allows at most {MAX_OPTIONS} per question "
+                             "(sem_correspondencia included) in its first cycle")
         return self
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from adri_pipeline.errors import AdriError, describe_validation_error
+from adri_pipeline.errors import AdriError, describe_validation_error, read_utf8
 from adri_pipeline.jev.examples import (
     NO_MATCH,
     CanonicalExample,
@@ -435,7 +435,7 @@ def located_canonical(path: Path) -> CanonicalFile:
         raise CanonicalFileError(f"{path}: no canonical JSON-lines file here")
     examples, seen, where, excluded = [], {}, {}, []
     for file in files:
-        for number, line in enumerate(file.read_text(encoding="utf-8").splitlines(), start=1):
+        for number, line in enumerate(read_utf8(file, CanonicalFileError).splitlines(), start=1):
             if not line.strip():
                 continue
             try:

@@ -29,6 +29,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adri_pipeline.config import ROUTING_PRICES as PRICES
+from adri_pipeline.errors import read_utf8
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.progress import steps
 
@@ -54,7 +55,7 @@ class PriceTable(BaseModel):
     @classmethod
     def read(cls, path: Path = PRICES) -> "PriceTable":
         try:
-            table = cls.model_validate(tomllib.loads(path.read_text(encoding="utf-8")) | {"path": path})
+            table = cls.model_validate(tomllib.loads(read_utf8(path, RoutingConfigError)) | {"path": path})
         except FileNotFoundError:
             raise RoutingConfigError(f"price table {path} does not exist (ADRI_ROUTING_PRICES)") from None
         except tomllib.TOMLDecodeError as exc:

@@ -56,6 +56,9 @@ def test_a_seed_format_file_loads_and_keeps_the_teams_metadata(tmp_path):
     ({"cliente": "x"}, "line 2: field 'cliente': Extra inputs are not permitted"),
     ({"state": {"recent_turns": [{"role": "usuario", "text": "oi"}]}}, "line 2: field 'state.recent_turns.0.role'"),
     ({"utterance": None}, "line 2: field 'utterance'"),
+    # the JEV design: at most 20 options per question
+    ({"options": {f"opcao_{i}": "x" for i in range(24)} | {"continuar_agente_ativo": "continuar"},
+      "gold_label": "continuar_agente_ativo"}, "line 2: 25 options: the JEV design allows at most 20"),
 ])
 def test_a_broken_line_names_the_line_and_the_field(tmp_path, broken, message):
     rows = [line(1), {k: v for k, v in {**line(2), **broken}.items() if v is not None}]
@@ -157,3 +160,10 @@ def test_the_adjudicated_label_is_gold_and_unadjudicated_disagreements_are_exclu
     assert [where for where, _ in loaded.excluded] == [f"{tmp_path / 'equipe.jsonl'}: line 2"]
     with pytest.raises(CanonicalFileError, match=r"line 1: adjudicated_label: .*not among the options"):
         located_canonical(write(tmp_path / "ruim.jsonl", [line(1, adjudicated_label="pular")]))
+
+
+def test_a_canonical_file_that_is_not_utf8_is_named(tmp_path):
+    path = tmp_path / "d2.jsonl"
+    path.write_bytes(json.dumps(line(1), ensure_ascii=False).encode("latin-1", errors="replace") + b"\n\xe9\n")
+    with pytest.raises(CanonicalFileError, match=r"d2.jsonl: not UTF-8 at byte \d+"):
+        load_canonical(path)

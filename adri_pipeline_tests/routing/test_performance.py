@@ -151,3 +151,10 @@ def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     assert result["latency_per_turn_ms_percentiles"]["p95"] >= result["latency_ms"]["p50"] > 0
     h3 = figures["hypotheses"]["embedded-zeroshot"]["H3"]
     assert h3["independent_runs"] == 3 and h3["verdict"] in ("met", "not met")
+
+
+def test_a_price_table_that_is_not_utf8_is_named_not_a_traceback(tmp_path):
+    path = tmp_path / "prices.toml"
+    path.write_bytes(TABLE.replace("gpu", "gpü").encode("latin-1"))
+    with pytest.raises(RoutingConfigError, match=r"prices.toml: not UTF-8 at byte \d+"):
+        PriceTable.read(path)
