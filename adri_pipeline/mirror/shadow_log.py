@@ -39,6 +39,15 @@ class ShadowRecord(BaseModel):
     exposed_fields: list[str] = Field(default_factory=list)
 
 
+# fields any writer fills with text it chose: a rule that answers with the user's e-mail instead of an
+# option puts it there, so they are redacted like the state
+TEXT_FIELDS = ("rule_decision", "mirror_decision", "outcome", "truth")
+
+
+def _redacted_texts(record: dict, redactor: Redactor) -> dict:
+    return {k: redactor.text(record[k]) for k in TEXT_FIELDS if isinstance(record.get(k), str)}
+
+
 class ShadowLog:
     """Thread-safe appender; redaction happens here, before the bytes reach the disk."""
 
@@ -51,7 +60,7 @@ class ShadowLog:
     def write(self, record: dict) -> None:
         keep = set(record.get("exposed_fields") or ())
         record = {"timestamp": datetime.now(timezone.utc).isoformat(), **record,
-                  "state": self.redactor(record.get("state", {}), keep=keep)}
+                  "state": self.redactor(record.get("state", {}), keep=keep), **_redacted_texts(record, self.redactor)}
         line = json.dumps(record, ensure_ascii=False)
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
@@ -59,7 +68,8 @@ class ShadowLog:
 
 def read_log(path: str | Path, redactor: Redactor | None = None) -> tuple[list[ShadowRecord], list[dict]]:
     """(valid records, quarantined lines with line number and error). Whoever wrote the log, what
-    comes out is redacted: each record's state (but its exposed fields) and each bad line's text."""
+    comes out is redacted: each record's state (but its exposed fields), its TEXT_FIELDS and each bad
+    line's text."""
     redactor = redactor or Redactor()
     good, bad = [], []
     with Path(path).open(encoding="utf-8", errors="replace") as f:
@@ -68,7 +78,8 @@ def read_log(path: str | Path, redactor: Redactor | None = None) -> tuple[list[S
                 continue
             try:
                 record = ShadowRecord.model_validate(json.loads(line))
-                good.append(record.model_copy(update={"state": redactor(record.state, keep=set(record.exposed_fields))}))
+                good.append(record.model_copy(update={"state": redactor(record.state, keep=set(record.exposed_fields)),
+                                                      **_redacted_texts(record.model_dump(), redactor)}))
             except json.JSONDecodeError as exc:
                 bad.append({"line": number, "error": f"not JSON: {exc.msg}", "raw": redactor.text(line.rstrip("\n"))})
             except ValidationError as exc:

@@ -35,6 +35,21 @@ GOOD = {"decision_point": "p", "timestamp": "2026-11-29T10:00:00+00:00", "state_
         "mode": "shadow", "used": "rule", "outcome": "disagree"}
 
 
+def test_a_decision_or_outcome_carrying_personal_data_is_redacted_on_write_and_on_ingest(tmp_path, warehouse):
+    """A rule that answers with the user's e-mail instead of an option: the log never holds it, and a
+    log another writer made is redacted when read."""
+    from adri_pipeline.mirror.shadow_log import read_log
+
+    log = ShadowLog(tmp_path / "s.jsonl")
+    log.write({**GOOD, "rule_decision": "ana@x.org", "outcome": "ligar para (21) 2222-3333"})
+    written = json.loads((tmp_path / "s.jsonl").read_text())
+    assert (written["rule_decision"], written["outcome"]) == ("[EMAIL]", "ligar para [TELEFONE]")
+    foreign = tmp_path / "foreign.jsonl"
+    foreign.write_text(json.dumps({**GOOD, "mirror_decision": "123.456.789-09", "truth": "ana@x.org"}) + "\n")
+    [record], _ = read_log(foreign)
+    assert (record.mirror_decision, record.truth, record.rule_decision) == ("[CPF]", "[EMAIL]", "executar")
+
+
 def test_bad_lines_are_quarantined_with_a_reason_and_good_ones_kept(tmp_path, warehouse):
     path = tmp_path / "shadow.jsonl"
     lines = [json.dumps(GOOD), "{not json", json.dumps({**GOOD, "probability": 1.7}),
