@@ -197,7 +197,7 @@ def cmd_export(args) -> int:
 def cmd_snapshot(args) -> int:
     from adri_pipeline.warehouse import Warehouse
 
-    print(Warehouse(_settings(args).warehouse).publish_snapshot())
+    print(Warehouse(_settings(args).warehouse).existing().publish_snapshot())
     return 0
 
 

@@ -1,5 +1,7 @@
 import json
 
+import pytest
+
 from adri_pipeline.cli import main
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 
@@ -93,3 +95,14 @@ def test_routing_pilot_records_the_production_batch_later_runs_use(tmp_path, cap
     prices.write_text('[shapes.a]\nhourly_usd = "cheap"\n[ran_on]\ndefault = "a"\n', encoding="utf-8")
     assert main(["routing", "run", "--dataset", "sample", "--prices", str(prices), "--warehouse", str(warehouse)]) == 2
     assert "prices.toml: field shapes.a.hourly_usd" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["findings"], ["export", "--format", "csv", "--output", "OUT"], ["review"],
+                                     ["snapshot"]])
+def test_a_command_that_only_reads_never_creates_a_warehouse_at_a_mistyped_path(tmp_path, capsys, command):
+    typo = tmp_path / "wh" / "adri.dukcdb"
+    typo.parent.mkdir()
+    args = [str(tmp_path / "out.csv") if a == "OUT" else a for a in command]
+    assert main([*args, "--warehouse", str(typo)]) == 2
+    assert f"{typo}: no warehouse here" in capsys.readouterr().err
+    assert list(typo.parent.iterdir()) == []

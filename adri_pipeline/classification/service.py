@@ -379,7 +379,7 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     intervals, by year and by source, optionally one variable against another and the shares of a
     second answer set (another model, or "coders") side by side. Printed by `adri findings`, drawn on
     the review site's findings page."""
-    warehouse = Warehouse(settings.warehouse)
+    warehouse = Warehouse(settings.warehouse).existing()
     codebook = load_codebook(settings.codebook)
     name, values, pending = answer_set(settings, warehouse, codebook, model)
     documents = read_documents(warehouse)
@@ -403,7 +403,7 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
 def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,
                    evidence: bool = False) -> tuple[Path, int]:
     """`adri export`: one row per document with an answer that follows the codebook; returns (path, rows)."""
-    warehouse = Warehouse(settings.warehouse)
+    warehouse = Warehouse(settings.warehouse).existing()
     codebook = load_codebook(settings.codebook)
     _, values, _ = answer_set(settings, warehouse, codebook, model)
     frame = wide(values, read_documents(warehouse), codebook, evidence=evidence)

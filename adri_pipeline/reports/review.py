@@ -436,7 +436,7 @@ def write_review(settings, compare: tuple[str, str] | None = None) -> Site:
     from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.classification.service import NoClassificationRun, findings, recorded_model
 
-    warehouse = Warehouse(settings.warehouse)
+    warehouse = Warehouse(settings.warehouse).existing()
     codebook = load_codebook(settings.codebook)
     crossed = default_cross(codebook)
     models = [s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash]

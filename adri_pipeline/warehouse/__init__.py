@@ -76,6 +76,10 @@ class WarehouseDamaged(AdriError, RuntimeError):
     """The warehouse path holds a file DuckDB cannot open."""
 
 
+class WarehouseMissing(AdriError, FileNotFoundError):
+    """A command that only reads was pointed at a warehouse that is not there (a mistyped path)."""
+
+
 class WarehouseSchemaError(AdriError, RuntimeError):
     """Rows for a column the migrations do not declare."""
 
@@ -137,6 +141,14 @@ class Warehouse:
                 os.replace(tmp, self.path)
         finally:
             tmp.unlink(missing_ok=True)
+
+    def existing(self) -> "Warehouse":
+        """This warehouse, for a command that only reads: a path with no warehouse is an error, never
+        an empty warehouse created there."""
+        if not self.path.exists():
+            raise WarehouseMissing(f"{self.path}: no warehouse here; classify first, or check --warehouse "
+                                   "(ADRI_WAREHOUSE)")
+        return self
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
