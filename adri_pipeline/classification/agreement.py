@@ -83,7 +83,12 @@ def load_coder_labels(path: str | Path, codebook: Codebook) -> pl.DataFrame:
         allowed = [] if spec.type == "text" else spec.allowed_values()  # a text variable's value is free text
         unknown = [v for v in str(value or "").split("|") if allowed and v.strip() and v.strip() not in allowed
                    and v.strip().lower() not in allowed]
-        if not (value or "").strip() or unknown:
+        if not (value or "").strip():
+            short = _malformed_line(path)  # a line with fewer fields than the header reads as no value
+            raise CoderFileError(f"{path}: {short}" if short.startswith(f"line {line}:") else
+                                 f"{path}: line {line}: no value for {variable!r} (the codebook's values: "
+                                 f"{', '.join(allowed) if allowed else 'non-empty text'})")
+        if unknown:
             raise CoderFileError(f"{path}: line {line}: value {value!r} is not one of the codebook's values for "
                                  f"{variable!r} ({', '.join(allowed) if allowed else 'non-empty text'})")
     evidence = pl.col("evidencia").fill_null("") if "evidencia" in frame.columns else pl.lit("")

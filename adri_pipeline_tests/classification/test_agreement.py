@@ -32,6 +32,8 @@ def test_unknown_variable_in_coder_file_names_the_line(tmp_path, pilot):
 @pytest.mark.parametrize("bad_line, message", [
     ('sample-002,abordagem,"teorica', r"line 3: unexpected end of data"),
     ("sample-002,abordagem,mista,extra", r"line 3: 4 fields where the header has 3"),
+    ("sample-002,abordagem", r"line 3: 2 fields where the header has 3"),  # said "value None" before
+    ("sample-002,abordagem,", r"line 3: no value for 'abordagem'"),
 ])
 def test_a_malformed_line_is_named_by_its_number(tmp_path, pilot, bad_line, message):
     """Failed before: polars' parse error was reported with no line number."""
