@@ -264,6 +264,9 @@ class ServedBackend:
         if not same:
             log.error("%s came back serving other weights of %s (%s, the run uses %s): it stays out of this run",
                       self.hosts[index], self.model_name, info.digest, self._digest)
+            with down.lock:  # never asked again: with every other host out too, the run stops
+                down.failures[index] = self.reconnect_retries + 1
+                self._give_up_if_all_out(f"{self.hosts[index]} came back serving other weights")
             return
         with down.lock:
             down.out.discard(index)

@@ -77,3 +77,25 @@ def test_with_no_host_answering_the_run_does_not_start(tmp_path):
     backend = ServedBackend("ollama", "qwen-test", ["http://127.0.0.1:9", "http://127.0.0.1:10"], backoff_s=0.01)
     with pytest.raises(BackendError, match="not reachable at http://127.0.0.1:9, http://127.0.0.1:10"):
         _ = backend.digest
+
+
+def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_if_it_was_the_last(tmp_path):
+    """The only host drops a request, then answers with other weights under the same name: it is not
+    given documents again, and the run stops cleanly instead of waiting for it forever."""
+    from adri_pipeline_tests import model_server
+
+    with ModelServerStub(responder=answer_from_request) as a:
+        a.script = [{"drop": True}]
+        backend = ServedBackend("ollama", "qwen-test", [a.host], backoff_s=0.05)
+        _ = backend.digest
+        original, model_server.DIGEST = model_server.DIGEST, "sha256:" + "cd" * 32  # the weights changed
+        try:
+            settings = _settings(tmp_path, [a.host])
+            store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
+            run = classify_documents(settings, load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend)
+        finally:
+            model_server.DIGEST = original
+        answered = [r for path, r in a.requests if path == "/api/chat"]
+    assert "came back serving other weights" in run.report.stopped
+    # the two requests sent at the start (one dropped, one maybe answered), none after the weights changed
+    assert len(answered) <= 2 and run.report.classified == len(answered) - 1
