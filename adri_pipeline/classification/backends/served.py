@@ -52,8 +52,8 @@ class _HostGone(Exception):
 
 
 class _HostsDown:
-    """Which hosts are out, since when, how many times in a row they failed, and their slot tokens
-    held back until they rejoin. `failures` counts episodes (a drop that took the host out, or a
+    """Which hosts are out, how many times in a row they failed, and their slot tokens held back
+    until they rejoin. `failures` counts episodes (a drop that took the host out, or a
     failed probe), not the requests that were in flight at that moment."""
 
     def __init__(self):
