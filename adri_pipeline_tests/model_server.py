@@ -31,6 +31,7 @@ class ModelServerStub:
         self.script: list[dict] = []
         self.responder = responder or (lambda request: "{}")
         self.next_token = None  # request -> {token: logprob}: the top log-probabilities it returns
+        self.size = 1  # the model's size in bytes as /api/tags lists it
         self.delay = delay
         # the server's parallel slots (OLLAMA_NUM_PARALLEL): a chat waits for a free one, as in Ollama
         self.slots = threading.BoundedSemaphore(slots) if slots else None
@@ -61,7 +62,7 @@ class ModelServerStub:
                 stub._record(self.path, {})
                 if self.path == "/api/tags":
                     return self._send(200, {"models": [
-                        {"name": m, "model": m, "digest": DIGEST, "size": 1} for m in stub.models]})
+                        {"name": m, "model": m, "digest": DIGEST, "size": stub.size} for m in stub.models]})
                 if self.path == "/api/ps":
                     return self._send(200, {"models": [
                         {"name": m, "model": m, "digest": DIGEST, "size": 1, "size_vram": 1}

@@ -99,3 +99,20 @@ def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_i
     assert "came back serving other weights" in run.report.stopped
     # the two requests sent at the start (one dropped, one maybe answered), none after the weights changed
     assert len(answered) <= 2 and run.report.classified == len(answered) - 1
+
+
+def test_a_model_bigger_than_the_free_memory_is_not_loaded_and_nothing_is_written(tmp_path):
+    """The memory check before loading (ADR 0011's resource rule): an Ollama server on this machine
+    lists a model larger than the free memory; the run stops before any request, naming the sizes, with nothing in the ledger."""
+    import psutil
+
+    with ModelServerStub(responder=answer_from_request) as a:
+        a.size = psutil.virtual_memory().available * 4
+        settings = _settings(tmp_path, [a.host])
+        backend = ServedBackend("ollama", "qwen-test", [a.host])
+        with pytest.raises(BackendError, match=r"qwen-test needs about \d+ MB to load and \d+ MB are free"):
+            classify_documents(settings, load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend)
+        loads = [r for path, r in a.requests if path in ("/api/chat", "/api/generate")]
+    assert loads == []  # nothing loaded, nothing asked
+    if settings.warehouse.exists():
+        assert Warehouse(settings.warehouse).query("SELECT count(*) AS n FROM ledger")["n"][0] == 0
