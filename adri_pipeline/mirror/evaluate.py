@@ -155,7 +155,7 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
         "high_confidence_errors": int((confident & ~mirror_ok).sum()),
         "latency_ms": metrics.percentiles(latencies),
         "cost_per_decision_usd": hourly_price_usd * mean_latency_s / 3600,
-        "dropped_or_failed": sum(r.get("outcome") in ("timeout", "mirror_error", "quota_exhausted", "no_answer",
+        "dropped_or_failed": sum(r.get("outcome") in ("timeout", "mirror_error", "mirror_busy", "quota_exhausted", "no_answer",
                                                       "dropped_queue_full") for r in records),
         "dropped_queue_full": sum(r.get("outcome") == "dropped_queue_full" for r in records),
         "failure_diagnosis": diagnosis,

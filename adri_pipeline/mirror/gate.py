@@ -12,7 +12,9 @@ o mesmo estado, vão todas numa só chamada" (`decide_many`).
 - off: rule only. shadow: the rule's answer is returned at once; the mirror runs on a worker
   thread from a bounded queue (full queue: the sample is dropped and logged as such).
 - control: the mirror's answer is used only when its probability >= threshold; below it, on
-  timeout, exception, invalid option or exhausted quota, the rule decides. Safety points only
+  timeout, exception, invalid option, exhausted quota or a mirror still holding every worker with
+  calls that timed out (`mirror_busy`), the rule decides. A point the configuration no longer has
+  (a reload dropped it) is decided by its rule (`not_configured`). Safety points only
   harden (`harden_order`, most permissive first).
 - veto (yes/no points): the mirror may turn the rule's "sim" into "nao" when confident, never the reverse.
 - warn: the mirror's confident answer comes back as an advisory beside the rule's decision.
@@ -270,7 +272,13 @@ class Gate:
         self.outcomes: Counter = Counter()
         self._calls: dict[str, deque] = {name: deque() for name in config.points}
         self._quota_lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=config.shadow_workers + 4, thread_name_prefix="mirror")
+        workers = config.shadow_workers + 4
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mirror")
+        # calls at the mirror, answered or not: a hung mirror holds at most this many (a call that
+        # timed out keeps its worker until it returns); past it the rule decides at once ("mirror_busy")
+        # instead of queueing calls that would all fire when the mirror recovers
+        self._in_flight = threading.BoundedSemaphore(workers)
+        self._unconfigured: set[str] = set()  # points a caller asks about that the configuration lost
         self._queue: queue.Queue = queue.Queue(maxsize=config.queue_size)
         self._workers = [threading.Thread(target=self._shadow_worker, daemon=True) for _ in range(config.shadow_workers)]
         for worker in self._workers:
@@ -321,8 +329,16 @@ class Gate:
         """Several questions about one state: one mirror request per mirror and exposure set, each answer validated
         and gated on its own (a missing answer falls back for its question only)."""
         rule_answers = {name: self.rules[name](state) for name in names}  # the caller's own code
+        points = self.config.points  # one read: a reload may replace the configuration meanwhile
+        lost = [n for n in names if n not in points]
+        for name in set(lost) - self._unconfigured:
+            self._unconfigured.add(name)
+            logger.warning("decision point %s is not in the gate's configuration (a reload dropped it?): "
+                           "its rule decides", name)
         try:
-            return self._decide(state, names, rule_answers)
+            decided = {n: Decision(rule_answers[n], "rule", "not_configured") for n in lost}
+            return decided | (self._decide(state, [n for n in names if n in points], rule_answers) if
+                              len(lost) < len(names) else {})
         except Exception:  # noqa: BLE001 - the gate must never break the caller's path
             logger.exception("gate fault: the rule decides")
             return {n: Decision(rule_answers[n], "rule", "gate_error") for n in names}
@@ -401,7 +417,14 @@ class Gate:
         exposed = set().union(*(p.expose_fields for p in points.values()))
         request = build_request(points, self.redactor(state, keep=exposed))
         started = time.perf_counter()
-        future = self._pool.submit(self.mirrors[names[0]], request)
+        if not self._in_flight.acquire(blocking=False):
+            return {n: _Asked(None, None, 0.0, "mirror_busy") for n in names}
+        try:
+            future = self._pool.submit(self.mirrors[names[0]], request)
+        except BaseException:
+            self._in_flight.release()
+            raise
+        future.add_done_callback(lambda _: self._in_flight.release())
         try:
             response = future.result(timeout=max(p.timeout_s for p in points.values()))
         except FutureTimeout:

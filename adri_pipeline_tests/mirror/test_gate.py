@@ -3,6 +3,7 @@
 import json
 import threading
 import time
+from collections import Counter
 
 import pytest
 import yaml
@@ -474,3 +475,39 @@ def test_a_mirror_that_is_not_a_system_one_url_is_refused_naming_the_point():
     point = DecisionPoint(question="q?", question_type="noul", options=YES_NO, mode="shadow", mirror="jev:gpu1:8000")
     with pytest.raises(GateConfigError, match="point p: mirror .*http://"):
         Gate(GateConfig(points={"p": point}), {"p": lambda state: "sim"}, {})
+
+
+def test_a_reload_that_drops_a_point_leaves_its_rule_deciding_without_a_traceback(caplog):
+    """Failed before: every decision on the dropped point logged "gate fault" with a traceback."""
+    def answering_q(request):
+        return wire({"q": choice("vetar", {"executar": 0.025, "confirmar": 0.025, "vetar": 0.95})})
+
+    gate = Gate(approved({"p": point(), "q": point()}), {"p": rule, "q": rule},
+                {"p": mirror_answering("vetar", 0.95), "q": answering_q})
+    gate.reload(approved({"q": point()}))
+    decisions = [gate.decide_many({"valor": 50}, ["p", "q"]) for _ in range(5)]
+    assert all((d["p"].answer, d["p"].source, d["p"].reason) == ("executar", "rule", "not_configured")
+               for d in decisions)
+    assert all(d["q"].source == "mirror" for d in decisions)  # the point still configured is untouched
+    assert "gate fault" not in caplog.text and caplog.text.count("is not in the gate's configuration") == 1
+
+
+def test_calls_to_a_hung_mirror_never_pile_up_to_fire_when_it_recovers():
+    """Failed before: every decision queued one more call behind the hung ones, and all of them reached
+    the mirror once it answered again. Now at most the pool's workers are ever at the mirror; past that
+    the rule decides at once (mirror_busy)."""
+    release, calls, lock = threading.Event(), [0], threading.Lock()
+
+    def hung(request):
+        with lock:
+            calls[0] += 1
+        release.wait(10)
+        return wire({"p": choice("vetar", {"executar": 0.025, "confirmar": 0.025, "vetar": 0.95})})
+
+    gate = gate_with(hung, timeout_s=0.01)
+    reasons = Counter(gate.decide("p", {"valor": 50}).reason for _ in range(60))
+    release.set()
+    gate.close()
+    workers = gate.config.shadow_workers + 4
+    assert calls[0] <= workers and reasons["mirror_busy"] >= 60 - workers
+    assert set(reasons) <= {"timeout", "mirror_busy"}
