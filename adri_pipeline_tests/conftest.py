@@ -65,3 +65,20 @@ def adri(tmp_path, codebook_copy):
 
     return AdriSettings(warehouse=str(tmp_path / "wh" / "adri.duckdb"), corpus=str(SAMPLE),
                         codebook=str(codebook_copy), backend="embedded")
+
+
+@pytest.fixture(scope="module")
+def llama_on_loopback():
+    """Gemma 3 270M on llama.cpp's llama-server (`make llm`), on loopback, for a test module: (the
+    server's root URL, the model alias). Skipped where `make llm` has not run."""
+    llama_server = pytest.importorskip("adri_pipeline.models.llama_server")
+    try:
+        llama_server.binary(), llama_server.model_file()
+    except llama_server.LlamaServerMissing as exc:
+        pytest.skip(str(exc))
+    from adri_pipeline_tests.systemone_servers import free_port
+
+    port = free_port()
+    process = llama_server.start(port=port, slots=2)
+    yield f"http://127.0.0.1:{port}", llama_server.ALIAS
+    llama_server.stop(process)

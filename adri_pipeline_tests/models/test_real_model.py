@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -27,12 +26,6 @@ from adri_pipeline_tests.conftest import PILOT, shared
 pytestmark = pytest.mark.slow
 
 llama_server = pytest.importorskip("adri_pipeline.models.llama_server")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class CountingProxy:
@@ -93,17 +86,10 @@ class CountingProxy:
 
 
 @pytest.fixture(scope="module")
-def gemma():
-    try:
-        llama_server.binary(), llama_server.model_file()
-    except llama_server.LlamaServerMissing as exc:
-        pytest.skip(str(exc))
-    port = free_port()
-    process = llama_server.start(port=port, slots=2)
-    proxy = CountingProxy(f"http://127.0.0.1:{port}")
+def gemma(llama_on_loopback):
+    proxy = CountingProxy(llama_on_loopback[0])
     yield proxy
     proxy.close()
-    llama_server.stop(process)
 
 
 @pytest.fixture(scope="module")
