@@ -16,7 +16,7 @@ from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.progress import steps
 from adri_pipeline.routing.calibration import Calibrated, Familiarity
-from adri_pipeline.routing.candidates import Kind, make_candidate
+from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.embedded import Encoder
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
@@ -93,11 +93,12 @@ def _warmup(dataset: Dataset, config: RunConfig) -> list[tuple[str, str, dict]]:
 
 
 def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
-            settings=None) -> tuple[Calibrated, float]:
+            settings=None, candidate: Candidate | None = None) -> tuple[Calibrated, float]:
     """The candidate fitted on dev, its temperature fitted on calibration and, for an embedded one,
     its familiarity with the fit data; and the seconds the fit took. `settings` (config.Settings)
-    says where an LLM baseline's server is."""
-    candidate = make_candidate(name, encoder, settings)
+    says where an LLM baseline's server is; `candidate`, one already made and checked (what its
+    check() found, such as an LLM server without log-probabilities, holds for the run)."""
+    candidate = candidate or make_candidate(name, encoder, settings)
     dev = dataset.in_split("dev")
     started = time.perf_counter()
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
@@ -139,10 +140,10 @@ def _limit(kind: Kind, config: RunConfig) -> int:
 
 
 def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
-                  settings=None) -> CandidateRun:
+                  settings=None, candidate: Candidate | None = None) -> CandidateRun:
     """Fit, calibrate, choose thresholds, answer the test split once (the quality figures), then the
-    independent performance runs at batch 1 and at the production batch."""
-    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings)
+    independent performance runs at batch 1 and at the production batch (`candidate` as in prepare)."""
+    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate)
     kind = calibrated.candidate.kind
     limit = _limit(kind, config)
     calibration = _limited(dataset.in_split("calibration"), limit)

@@ -155,15 +155,17 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     from adri_pipeline.routing.candidates import candidate_class
     from adri_pipeline.routing.embedded import Encoder
 
-    for name in candidates:  # a server that is not there, a model it does not serve: before any work
-        cls = candidate_class(name)
-        if not cls.kind.embeds:
-            make_candidate(name, settings=settings).check()
+    # a server that is not there, a model it does not serve: before any work; the checked candidate
+    # is the one that runs
+    checked = {name: make_candidate(name, settings=settings) for name in candidates
+               if not candidate_class(name).kind.embeds}
+    for candidate in checked.values():
+        candidate.check()
 
     PriceTable.read(Path(config.prices))  # a broken price table stops the run before any work
     dataset = dataset or build(config)
     encoder = Encoder() if any(candidate_class(c).kind.embeds for c in candidates) else None
-    runs = {name: run_candidate(name, dataset, config, encoder, settings) for name in candidates}
+    runs = {name: run_candidate(name, dataset, config, encoder, settings, checked.get(name)) for name in candidates}
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)

@@ -123,28 +123,12 @@ def test_an_llm_candidate_whose_server_is_down_is_named_before_any_work():
         candidate.check()
 
 
-@pytest.fixture(scope="module")
-def gemma_server():
-    """Gemma 3 270M on llama.cpp's llama-server (`make llm`), on loopback."""
-    llama_server = pytest.importorskip("adri_pipeline.models.llama_server")
-    try:
-        llama_server.binary(), llama_server.model_file()
-    except llama_server.LlamaServerMissing as exc:
-        pytest.skip(str(exc))
-    from adri_pipeline_tests.systemone_servers import free_port
-
-    port = free_port()
-    process = llama_server.start(port=port, slots=1)
-    yield f"http://127.0.0.1:{port}/v1", llama_server.ALIAS
-    llama_server.stop(process)
-
-
 @pytest.mark.slow
-def test_a_real_llama_server_gives_option_log_probabilities_not_prose(gemma_server):
+def test_a_real_llama_server_gives_option_log_probabilities_not_prose(llama_on_loopback):
     """llama-server returns `top_logprobs`: the baseline reads the options from them (no verbalized
     fallback), each question one forward pass of one generated token."""
-    url, alias = gemma_server
-    baseline = LLMCandidate(f"openai:{alias}", Settings(openai_hosts=[url]))
+    root, alias = llama_on_loopback
+    baseline = LLMCandidate(f"openai:{alias}", Settings(openai_hosts=[root + "/v1"]))
     baseline.check()
     assert not baseline.verbalized
     request = to_request(D2)
@@ -155,3 +139,26 @@ def test_a_real_llama_server_gives_option_log_probabilities_not_prose(gemma_serv
     response, _ = Calibrated(baseline).respond(request, "D2", count_tokens=True)
     usable, invalid = check_response(request, response)
     assert invalid == {} and response["usage"]["input_tokens"] == baseline.last_input_tokens
+
+
+def test_the_benchmark_runs_the_baseline_it_checked_so_the_server_is_probed_once(tmp_path):
+    """The up-front check finds a server without log-probabilities; the run then uses that same
+    candidate (verbalized from its first question, labelled) instead of finding out again."""
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.service import run_benchmark
+    from adri_pipeline.warehouse import Warehouse
+
+    def responder(request):
+        if not request.get("format"):
+            return "A"
+        return json.dumps({name: {"probabilidades": {o: 0.5 for o in spec["properties"]["probabilidades"]["required"]}}
+                           for name, spec in request["format"]["properties"].items()})
+
+    with ModelServerStub(responder=responder) as stub:
+        settings = Settings(openai_hosts=[stub.host + "/v1"])
+        config = RunConfig(dataset="sample", runs=0, llm_max_examples=2)
+        result = run_benchmark(config, ["openai:qwen-test"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out",
+                               settings)
+        probes = [r for r in stub.chats() if r.get("logprobs")]
+    assert result.results["openai:qwen-test"]["kind"]["confidence"].startswith("verbalized")
+    assert len(probes) == 1  # check() only
