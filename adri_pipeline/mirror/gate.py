@@ -337,8 +337,7 @@ class Gate:
                            "its rule decides", name)
         try:
             decided = {n: Decision(rule_answers[n], "rule", "not_configured") for n in lost}
-            return decided | (self._decide(state, [n for n in names if n in points], rule_answers) if
-                              len(lost) < len(names) else {})
+            return decided | self._decide(state, [n for n in names if n in points], rule_answers)
         except Exception:  # noqa: BLE001 - the gate must never break the caller's path
             logger.exception("gate fault: the rule decides")
             return {n: Decision(rule_answers[n], "rule", "gate_error") for n in names}
