@@ -92,13 +92,18 @@ def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_i
         try:
             settings = _settings(tmp_path, [a.host])
             store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
-            run = classify_documents(settings, load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend)
+            try:
+                run = classify_documents(settings, load_corpus(SAMPLE).documents.head(3), origin="test",
+                                         backend=backend)
+                stopped, classified = run.report.stopped, run.report.classified
+            except BackendError as exc:  # nothing answered at all: the run raises instead of reporting
+                stopped, classified = str(exc), 0
         finally:
             model_server.DIGEST = original
         answered = [r for path, r in a.requests if path == "/api/chat"]
-    assert "came back serving other weights" in run.report.stopped
+    assert "came back serving other weights" in stopped
     # the two requests sent at the start (one dropped, one maybe answered), none after the weights changed
-    assert len(answered) <= 2 and run.report.classified == len(answered) - 1
+    assert len(answered) <= 2 and classified == len(answered) - 1
 
 
 def test_a_model_bigger_than_the_free_memory_is_not_loaded_and_nothing_is_written(tmp_path):
