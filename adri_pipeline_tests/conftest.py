@@ -82,3 +82,19 @@ def llama_on_loopback():
     process = llama_server.start(port=port, slots=2)
     yield f"http://127.0.0.1:{port}", llama_server.ALIAS
     llama_server.stop(process)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One real PostgreSQL server per test process, on a loopback port (skips when not installed)."""
+    from adri_pipeline_tests.postgres_server import start_postgres
+
+    server = start_postgres()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ledger_url(postgres_server) -> str:
+    """A fresh database on the loopback PostgreSQL server: the shared ledger's URL."""
+    return postgres_server.url(postgres_server.new_database())

@@ -14,6 +14,7 @@ import json
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.prompt import Prompt, build_user_message
 from adri_pipeline.warehouse import Warehouse, ledger_select, ledger_writer
+from adri_pipeline.warehouse.shared import SharedLedger
 
 LEDGER_COLUMNS = (
     "cache_key", "doc_id", "model", "model_digest", "backend", "signature", "prompt_version",
@@ -43,11 +44,17 @@ def document_keys(documents: list[Document], prompt: Prompt, backend) -> list[st
 
 
 class Ledger:
-    def __init__(self, warehouse: Warehouse):
-        self.warehouse = warehouse
+    """The answers a run commits to: the warehouse's own ledger (one machine), or the shared ledger in
+    PostgreSQL (ADRI_LEDGER_URL: many runs at once), which results are pulled from into the warehouse."""
+
+    def __init__(self, store: Warehouse | SharedLedger):
+        self.store = store
+        self.warehouse = store if isinstance(store, Warehouse) else None
 
     def known(self, keys: list[str]) -> set[str]:
-        return {row[0] for row in ledger_select(self.warehouse, ["cache_key"], keys)}
+        if isinstance(self.store, SharedLedger):
+            return self.store.known(keys)
+        return {row[0] for row in ledger_select(self.store, ["cache_key"], keys)}
 
     def rows(self, keys: list[str]) -> list[tuple]:
         """(cache_key, response, audit, attempts, valid_first_try, json_valid_first_try, seconds,
@@ -58,4 +65,6 @@ class Ledger:
 
     def writer(self):
         """One connection for the run; every commit(*records) is one transaction."""
-        return ledger_writer(self.warehouse, list(LEDGER_COLUMNS))
+        if isinstance(self.store, SharedLedger):
+            return self.store.writer(list(LEDGER_COLUMNS))
+        return ledger_writer(self.store, list(LEDGER_COLUMNS))

@@ -31,6 +31,7 @@ from adri_pipeline.classification.validation import (
 )
 from adri_pipeline.stopping import second_signal_abandons
 from adri_pipeline.warehouse import Warehouse
+from adri_pipeline.warehouse.shared import SharedLedger
 
 log = logging.getLogger(__name__)
 
@@ -145,15 +146,16 @@ def classify_corpus(
     documents: pl.DataFrame,
     codebook: Codebook,
     backend: Backend,
-    warehouse: Warehouse,
+    store: Warehouse | SharedLedger,
     *,
     limit: int | None = None,
     estimate: bool = False,
     concurrency: int = 1,
     progress=None,
 ) -> RunReport:
-    """Classify what the ledger lacks. `progress(outcome, total)` is called after each document,
-    in this thread, so it may write to the warehouse (partial results)."""
+    """Classify what the ledger of `store` (the warehouse, or the shared ledger) lacks. `progress(outcome,
+    total)` is called after each document, in this thread, so it may write to the warehouse (partial
+    results)."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1 (got {limit})")
     prompt = build_prompt(codebook)
@@ -161,7 +163,7 @@ def classify_corpus(
     frame = documents.head(limit) if limit else documents
     keys = [key for part in frame.iter_slices(SLICE_ROWS) for key in document_keys(as_documents(part), prompt, backend)]
     doc_ids = frame["doc_id"].to_list()
-    known = Ledger(warehouse).known(keys)
+    known = Ledger(store).known(keys)
     todo = [row for row, key in enumerate(keys) if key not in known]
     report = RunReport(backend.model, len(doc_ids), cached=len(doc_ids) - len(todo), to_classify=len(todo),
                        answered=[d for d, k in zip(doc_ids, keys) if k in known], keys=dict(zip(doc_ids, keys)))
@@ -180,7 +182,7 @@ def classify_corpus(
     pool = ThreadPoolExecutor(max_workers=in_flight)
     abandon = False
     try:
-        with Ledger(warehouse).writer() as commit:
+        with Ledger(store).writer() as commit:
             pending = _documents(frame, todo, keys)
             running: dict = {}
 
@@ -259,6 +261,6 @@ def classify_corpus(
         backend.close()
         report.requests = getattr(backend, "requests_sent", report.model_calls)
     if report.stopped:  # an interrupt may land between a commit and its bookkeeping: the ledger decides
-        known = Ledger(warehouse).known(keys)
+        known = Ledger(store).known(keys)
         report.answered = [d for d, k in zip(doc_ids, keys) if k in known]
     return report

@@ -32,9 +32,11 @@ from adri_pipeline.classification.corpus import (
 )
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
+from adri_pipeline.classification.ledger import LEDGER_COLUMNS
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.classification.runner import RunReport, classify_corpus
+from adri_pipeline.classification.shards import shard_of
 from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import one_stop
@@ -57,6 +59,7 @@ from adri_pipeline.warehouse import (
     store_results,
     stored_corpus,
 )
+from adri_pipeline.warehouse.shared import SharedLedger
 
 log = logging.getLogger(__name__)
 
@@ -284,17 +287,8 @@ def classify_documents(
                 warehouse, codebook, model, needing)
             if report is not None:
                 store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
-            record_run(warehouse, {
-                "run_id": run_id, "origin": origin, "started_at": started_at,
-                "finished_at": datetime.now(timezone.utc), "backend": model.backend, "model": model.model,
-                "model_digest": model.digest, "params": json.dumps(model.params, sort_keys=True),
-                "codebook_hash": codebook.content_hash, "signature": prompt.signature,
-                "selected": report.documents if report else None, "cached": report.cached if report else None,
-                "classified": report.classified if report else len(touched),
-                "failed": len(report.failed) if report else None,
-                "model_calls": report.model_calls if report else None,
-                "stopped": report.stopped if report else "error", "figures": json.dumps(figures, default=float),
-            })
+            record_run(warehouse, _run_record(run_id, origin, started_at, model, codebook, prompt, report,
+                                              len(touched), figures))
             if unchanged and warehouse.snapshot_path.exists():
                 snapshot = warehouse.snapshot_path  # this run's row in classification_runs joins it next time
             else:
@@ -302,6 +296,69 @@ def classify_documents(
             checkpoints.done(begun)
     return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started,
                              publishing_seconds=checkpoints.spent)
+
+
+def _run_record(run_id: str, origin: str, started_at: datetime, model: ModelIdentity, codebook: Codebook, prompt,
+                report: RunReport | None, touched: int, figures: dict | None) -> dict:
+    """The `classification_runs` row of a run, however it ended (no report: it raised)."""
+    return {
+        "run_id": run_id, "origin": origin, "started_at": started_at, "finished_at": datetime.now(timezone.utc),
+        "backend": model.backend, "model": model.model, "model_digest": model.digest,
+        "params": json.dumps(model.params, sort_keys=True), "codebook_hash": codebook.content_hash,
+        "signature": prompt.signature, "selected": report.documents if report else None,
+        "cached": report.cached if report else None, "classified": report.classified if report else touched,
+        "failed": len(report.failed) if report else None, "model_calls": report.model_calls if report else None,
+        "stopped": report.stopped if report else "error",
+        "figures": json.dumps(figures, default=float) if figures is not None else None,
+    }
+
+
+class NoSharedLedger(AdriError, ValueError):
+    """A range run over the shared ledger was asked for with no ADRI_LEDGER_URL."""
+
+
+def shared_ledger(settings: Settings) -> SharedLedger | None:
+    """The PostgreSQL ledger many runs commit to (ADRI_LEDGER_URL), or None: the warehouse's own."""
+    return SharedLedger(settings.ledger_url) if settings.ledger_url else None
+
+
+def classify_shards(settings: Settings, shards: list[str], *, origin: str, run_id: str | None = None,
+                    progress=None, backend=None) -> RunReport:
+    """One run of a range over the shared ledger: the shards' documents read from PostgreSQL, what the
+    ledger lacks classified and committed there, the run and its failures recorded there. It never
+    opens the DuckDB warehouse, so runs side by side (and on other machines) never wait for one
+    another; the results are built once after them (`pull_shared_ledger`, then `refresh_results`)."""
+    shared = shared_ledger(settings)
+    if shared is None:
+        raise NoSharedLedger("a range run over shards needs the shared ledger: set ADRI_LEDGER_URL "
+                             "(postgresql://user@host:5432/db)")
+    started_at = datetime.now(timezone.utc)
+    if backend is None:
+        backend = resolve_backend(settings, allow_fallback=False)
+    model = ModelIdentity.of(backend)
+    codebook = load_codebook(settings.codebook)
+    prompt = build_prompt(codebook)
+    documents = shared.documents_of_shards(shards)
+    run_id = run_id or uuid.uuid4().hex
+    log.info("classification run %s over %d shard(s), %d documents: %s, shared ledger %s", run_id[:8],
+             len(shards), documents.height, model.model, shared.name)
+    report = None
+    with one_stop():
+        try:
+            report = classify_corpus(documents, codebook, backend, shared, concurrency=settings.concurrency,
+                                     progress=progress)
+        finally:
+            if report is not None:
+                shared.store_failures(report.answered, report.failed, model.model, prompt.signature, run_id)
+            shared.record_run(_run_record(run_id, origin, started_at, model, codebook, prompt, report, 0, None))
+    return report
+
+
+def pull_shared_ledger(settings: Settings, warehouse: Warehouse) -> list[str] | None:
+    """What the shared ledger holds that the warehouse lacks, copied in (the doc ids pulled); None when
+    no shared ledger is configured."""
+    shared = shared_ledger(settings)
+    return None if shared is None else shared.pull_into(warehouse, list(LEDGER_COLUMNS))
 
 
 def _corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl.DataFrame | None]:
@@ -324,10 +381,14 @@ def _corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl
 
 
 def register_corpus(settings: Settings, warehouse: Warehouse) -> Corpus:
-    """The configured corpus, stored (the `corpus` asset): parsed and stored only when a file changed."""
+    """The configured corpus, stored (the `corpus` asset): parsed and stored only when a file changed,
+    in the warehouse and, when configured, in the shared ledger's documents the range runs read."""
     corpus, files = _corpus_of_run(settings, warehouse)
     if files is not None:
         store_corpus(warehouse, corpus, files=files)
+    shared = shared_ledger(settings)
+    if shared is not None and (files is not None or not shared.holds(corpus.documents["doc_id"].to_list())):
+        shared.store_documents(corpus.documents, [shard_of(d) for d in corpus.documents["doc_id"]])
     return corpus
 
 

@@ -16,10 +16,11 @@ from adri_pipeline.classification.service import (
     refresh_results,
     resolve_backend,
 )
+from adri_pipeline.classification.shards import shard_of
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import codebook, prompt_signature
 from adri_pipeline.defs.classification.coders import coded_model
-from adri_pipeline.defs.classification.corpus import corpus, document_shards, shard_of
+from adri_pipeline.defs.classification.corpus import corpus, document_shards
 from adri_pipeline.defs.io_managers import content_hash, versioned
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings

@@ -1,32 +1,16 @@
 """Group `corpus`: the documents to classify, registered in the warehouse, and the shards of
 documents that partition their classification."""
 
-import hashlib
-
 import dagster as dg
 
 from adri_pipeline.classification.service import register_corpus
+from adri_pipeline.classification.shards import shards_of
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import AdriSettings
 
-SHARDS = 256
-
-# One partition per shard of documents, not per document: Dagster writes its events one at a time
-# (~20 ms each here; dagster-io/dagster#19829), so a partition per document made a 100,000-document
-# range run spend over half an hour in bookkeeping. A document's shard is a hash of its id: it never
-# moves as the corpus grows. Inside a shard the ledger still resumes document by document.
+# One partition per shard of documents, not per document (classification/shards.py).
 document_shards = dg.DynamicPartitionsDefinition(name="document_shards")
-
-
-def shard_of(doc_id: str) -> str:
-    """The partition key of a document: one of SHARDS, from a hash of its id."""
-    return f"shard-{int.from_bytes(hashlib.blake2b(doc_id.encode(), digest_size=4).digest(), 'big') % SHARDS:03d}"
-
-
-def shards_of(doc_ids) -> list[str]:
-    """The shards holding these documents, in key order."""
-    return sorted({shard_of(doc_id) for doc_id in doc_ids})
 
 
 def unregistered_shards(doc_ids, registered: list[str]) -> list[str]:

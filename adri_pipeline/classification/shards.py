@@ -1,0 +1,30 @@
+"""Shards of documents: the unit a classification run is cut into.
+
+A document's shard is a hash of its id, so it never moves as the corpus grows; inside a shard the
+ledger still resumes document by document. Dagster records one partition per shard (a partition per
+document made a 100,000-document range run spend over half an hour in Dagster's event bookkeeping:
+docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+SHARDS = 256
+
+
+def shard_of(doc_id: str) -> str:
+    """The shard key of a document: one of SHARDS, from a hash of its id."""
+    return f"shard-{int.from_bytes(hashlib.blake2b(doc_id.encode(), digest_size=4).digest(), 'big') % SHARDS:03d}"
+
+
+def shards_of(doc_ids) -> list[str]:
+    """The shards holding these documents, in key order."""
+    return sorted({shard_of(doc_id) for doc_id in doc_ids})
+
+
+def shard_ranges(keys: list[str], per_run: int) -> list[list[str]]:
+    """`keys` (in order) cut into consecutive ranges of at most `per_run` shards: one run each."""
+    if per_run < 1:
+        raise ValueError(f"shards per run must be at least 1 (got {per_run})")
+    return [keys[start:start + per_run] for start in range(0, len(keys), per_run)]

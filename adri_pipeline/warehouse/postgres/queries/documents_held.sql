@@ -1,0 +1,1 @@
+SELECT count(*) FROM documents WHERE doc_id = ANY(%(ids)s)

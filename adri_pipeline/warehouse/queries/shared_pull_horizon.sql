@@ -1,0 +1,2 @@
+-- Where the next pull from a shared ledger starts (warehouse/shared.py).
+SELECT horizon FROM shared_ledger_pulls WHERE ledger = $ledger
