@@ -219,6 +219,16 @@ def cmd_register(args) -> int:
     return 0
 
 
+def cmd_launch(args) -> int:
+    """With the shared ledger: the deployment classifies its corpus as runs side by side."""
+    from adri_pipeline.defs.launcher import launch_classification
+
+    run_id = launch_classification(_settings(args), args.dagster)
+    print(f"register_corpus_job run {run_id} submitted to {args.dagster}: the range's runs follow it "
+          f"(shard_runs_sensor), the results once they end; watch them at {args.dagster.rstrip('/')}/runs")
+    return 0
+
+
 def cmd_routing(args) -> int:
     from adri_pipeline.routing import service
     from adri_pipeline.routing.datasets import report_folder
@@ -461,6 +471,11 @@ def build_parser() -> argparse.ArgumentParser:
     register = sub.add_parser("register", help="register corpus documents as Dagster partitions")
     register.add_argument("--corpus", type=Path, required=True)
     register.set_defaults(func=cmd_register)
+
+    launch = sub.add_parser("launch", aliases=["lancar"], help="with the shared ledger: classify the deployment's "
+                            "corpus as Dagster runs side by side (docs/scaling.md)")
+    launch.add_argument("--dagster", default="http://127.0.0.1:3000", help="the Dagster webserver's address")
+    launch.set_defaults(func=cmd_launch)
 
     routing = sub.add_parser("routing", help="JEV typed-decision routing benchmark")
     routing.add_argument("action", choices=["build", "pilot", "run", "evaluate", "report", "cross", "serve"])

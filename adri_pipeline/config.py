@@ -102,6 +102,13 @@ class Settings(BaseSettings):
         """The configured hosts (with their '*slots') of a model provider: 'ollama' or 'openai'."""
         return self.openai_hosts if provider == "openai" else self.ollama_hosts
 
+    @property
+    def model_server(self) -> str:
+        """Which model server(s) a run asks: what the run queue limits runs per (deploy/dagster.yaml)."""
+        if self.backend in ("ollama", "openai"):
+            return f"{self.backend} " + ",".join(h.split("*")[0] for h in self.hosts_for(self.backend))
+        return self.backend
+
     def model_options(self, provider: str) -> dict:
         """Everything besides model and prompt that changes an answer; part of every cache key."""
         if provider == "openai":

@@ -12,6 +12,13 @@ from pydantic import PrivateAttr, create_model
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
 
+# The pool of every asset that writes the DuckDB warehouse: DuckDB allows one writer per file, so the
+# instance limits it to one (deploy/dagster.yaml, `concurrency: pools: default_limit: 1`).
+DUCKDB_WRITER = "duckdb_writer"
+# How this code location was deployed: with the shared ledger (ADRI_LEDGER_URL) a range of shards is
+# classified as many runs side by side (docs/scaling.md); without it, one run, the warehouse's writer.
+SHARED_LEDGER = bool(Settings.load().ledger_url)
+
 
 class _SettingsResource(dg.ConfigurableResource):
     """Launchpad overrides on top of ADRI_* environment variables; a field left unset (None) keeps the

@@ -12,18 +12,21 @@ from adri_pipeline.classification.results import figures_table
 from adri_pipeline.classification.service import (
     check_quality,
     classify_documents,
+    classify_shards,
+    pull_shared_ledger,
     recorded_model,
     refresh_results,
     resolve_backend,
 )
 from adri_pipeline.classification.shards import shard_of
+from adri_pipeline.config import Settings
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import codebook, prompt_signature
 from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import corpus, document_shards
 from adri_pipeline.defs.io_managers import content_hash, versioned
 from adri_pipeline.defs.metadata import table_metadata
-from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.defs.resources import DUCKDB_WRITER, SHARED_LEDGER, AdriSettings
 from adri_pipeline.warehouse import (
     evidence_audit_shares,
     read_documents,
@@ -34,19 +37,23 @@ from adri_pipeline.warehouse import (
 
 @dg.asset(
     group_name="classification", partitions_def=document_shards,
-    backfill_policy=dg.BackfillPolicy.single_run(), deps=[corpus, prompt_signature, coded_model],
-    output_required=False, kinds={"duckdb"},
+    # one machine: one run per range, the one writer of the warehouse; with the shared ledger, runs of
+    # ADRI_SHARDS_PER_RUN shards side by side, limited per model server by the run queue (deploy/)
+    backfill_policy=(dg.BackfillPolicy.multi_run(Settings.load().shards_per_run) if SHARED_LEDGER
+                     else dg.BackfillPolicy.single_run()),
+    pool=None if SHARED_LEDGER else DUCKDB_WRITER,
+    deps=[corpus, prompt_signature, coded_model], output_required=False,
+    kinds={"postgres"} if SHARED_LEDGER else {"duckdb"},
 )
 def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     """Classifies the stored documents of the run's shards that the ledger lacks, with the backend
     resolved once (recorded in the run's tags and `classification_runs`; `auto` never falls back here).
-    A shard's materialization is recorded when it got new answers, or has answers and none was ever
-    recorded; its metadata says how many of its documents are answered."""
+    With the shared ledger (ADRI_LEDGER_URL) the run reads and commits in PostgreSQL only and the
+    results are built once after the range's runs (results_after_shard_runs_sensor). A shard's
+    materialization is recorded when it got new answers, or has answers and none was ever recorded;
+    its metadata says how many of its documents are answered."""
     settings = adri.settings()
-    warehouse = adri.warehouse_access()
     shards = set(context.partition_keys)
-    stored = read_documents(warehouse)
-    documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]], dtype=pl.Boolean))
     backend = resolve_backend(settings, allow_fallback=False)
     context.instance.add_run_tags(context.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
@@ -57,9 +64,16 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
         outcome_log.append(outcome.document.doc_id)
         if len(outcome_log) % 50 == 0:
             context.log.info(f"{len(outcome_log)}/{total} documents answered")
-    run = classify_documents(settings, documents, origin="dagster", run_id=context.run_id, progress=progress,
-                             backend=backend)
-    report = run.report
+    if settings.ledger_url:
+        report = classify_shards(settings, sorted(shards), origin="dagster", run_id=context.run_id,
+                                 progress=progress, backend=backend)
+        documents = pl.DataFrame({"doc_id": list(report.keys)}, schema={"doc_id": pl.String})
+    else:
+        stored = read_documents(adri.warehouse_access())
+        documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]],
+                                            dtype=pl.Boolean))
+        report = classify_documents(settings, documents, origin="dagster", run_id=context.run_id,
+                                    progress=progress, backend=backend).report
     materialized = context.instance.get_materialized_partitions(context.asset_key)
     answered, members = Counter(), Counter()
     for doc_id in documents["doc_id"]:
@@ -69,24 +83,30 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     fresh = {shard_of(doc_id) for doc_id in outcome_log} | (set(answered) - materialized)
     for shard in sorted(fresh & set(answered)):
         yield dg.AssetMaterialization(asset_key=context.asset_key, partition=shard, metadata={
-            "model": run.model.model, "answered": answered[shard], "documents": members[shard]})
+            "model": backend.model, "answered": answered[shard], "documents": members[shard]})
     context.log.info(f"{report.documents} documents in {len(shards)} shards: {report.cached} cached, "
                      f"{report.classified} classified, {len(report.failed)} failed, "
-                     f"{len(fresh & set(answered))} shard materializations recorded; results and snapshot refreshed")
+                     f"{len(fresh & set(answered))} shard materializations recorded; "
+                     + ("results follow once the range's runs end" if settings.ledger_url
+                        else "results and snapshot refreshed"))
     for doc_id, reason in report.failed[:20]:
         context.log.warning(f"no answer that follows the codebook for {doc_id}: {reason}")
     if report.stopped:
         raise dg.Failure(description=f"stopped early: {report.stopped}")
 
 
-@dg.asset(group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"},
+@dg.asset(pool=DUCKDB_WRITER, group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"},
           automation_condition=AFTER_UPSTREAM)
 def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Tables `classification_values`, `classification_documents` and `classification_figures` for the
-    model the latest classification run recorded and the current codebook: no model call, no choosing."""
+    model the latest classification run recorded and the current codebook: no model call, no choosing.
+    With the shared ledger, its new answers, runs and failures are pulled into the warehouse first."""
     settings = adri.settings()
     warehouse = adri.warehouse_access()
     book = load_codebook(settings.codebook)
+    pulled = pull_shared_ledger(settings, warehouse)  # with the shared ledger: what its runs committed
+    if pulled is not None:
+        context.log.info(f"{len(pulled)} answer(s) pulled from the shared ledger")
     model = recorded_model(warehouse)
     summary = refresh_results(warehouse, book, model)
     values, _, _ = read_results(warehouse, model.model, book.content_hash)
@@ -104,7 +124,7 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
     )
 
 
-@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
+@dg.asset(pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
           automation_condition=AFTER_UPSTREAM)
 def evidence_audits(adri: AdriSettings) -> dg.Output:
     """Literal / approximate / absent shares among quoted answers, waived counted apart, per (model,
@@ -115,7 +135,7 @@ def evidence_audits(adri: AdriSettings) -> dg.Output:
     return versioned(frame, table=table_metadata(frame))
 
 
-@dg.asset(group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
+@dg.asset(pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
           automation_condition=AFTER_UPSTREAM)
 def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
     """Agreement and Cohen's kappa per (model, variable) against human coders (ADRI_CODERS)."""

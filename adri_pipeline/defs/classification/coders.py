@@ -6,7 +6,7 @@ from adri_pipeline.classification.coders import agreement, coded_sample, model_p
 from adri_pipeline.defs.classification.codebook import prompt_signature
 from adri_pipeline.defs.classification.corpus import corpus
 from adri_pipeline.defs.metadata import file_hash, table_metadata
-from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 
 
 @dg.observable_source_asset(group_name="coders")
@@ -16,7 +16,7 @@ def coder_file(adri: AdriSettings) -> dg.DataVersion:
     return dg.DataVersion(file_hash(coders) if coders else "none")
 
 
-@dg.asset(group_name="coders", deps=[coder_file, prompt_signature, corpus], kinds={"duckdb"})
+@dg.asset(pool=DUCKDB_WRITER, group_name="coders", deps=[coder_file, prompt_signature, corpus], kinds={"duckdb"})
 def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """The embedded model fitted on the coders' codes, stored beside the warehouse where classification
     loads it (no second fit). Its data version is the fit's digest (coder file, coded texts, codebook,

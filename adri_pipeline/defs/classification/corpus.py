@@ -7,7 +7,7 @@ from adri_pipeline.classification.service import register_corpus
 from adri_pipeline.classification.shards import shards_of
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import table_metadata
-from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 
 # One partition per shard of documents, not per document (classification/shards.py).
 document_shards = dg.DynamicPartitionsDefinition(name="document_shards")
@@ -28,18 +28,20 @@ def register_shards(instance: dg.DagsterInstance, doc_ids) -> tuple[list[str], l
     return instance.get_dynamic_partitions(document_shards.name), new
 
 
-@dg.asset(group_name="corpus", kinds={"duckdb", "polars"})
+@dg.asset(pool=DUCKDB_WRITER, group_name="corpus", kinds={"duckdb", "polars"})
 def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
-    """Documents with an abstract (table `documents`) and per-file coverage (table `coverage`)."""
+    """Documents with an abstract (table `documents`) and per-file coverage (table `coverage`), in the
+    shared ledger too when one is configured; their shards are registered as partitions."""
     settings = adri.settings()
     loaded = register_corpus(settings, adri.warehouse_access())  # an unchanged file is not parsed again
+    _, new = register_shards(context.instance, loaded.documents["doc_id"])  # the partitions its runs cover
     for skip in loaded.skipped[:20]:
         context.log.warning(skip)
     coverage = loaded.coverage.with_columns(loaded.coverage["source"].str.split("/").list.last())
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash(loaded.documents)),
         metadata={
-            "documents": loaded.documents.height,
+            "documents": loaded.documents.height, "new_shards": len(new),
             "excluded_no_abstract": int(loaded.coverage["excluded_no_abstract"].sum()),
             "skipped_duplicates": len(loaded.skipped),
             "coverage": table_metadata(coverage),

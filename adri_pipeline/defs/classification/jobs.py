@@ -32,6 +32,24 @@ refresh_results_job = dg.define_asset_job(
 )
 
 
+register_corpus_job = dg.define_asset_job(
+    "register_corpus_job",
+    selection=dg.AssetSelection.assets(corpus, prompt_signature),
+    description="Store the corpus (in the warehouse and the shared ledger) and the prompt, and register the "
+    "documents' shards; with the shared ledger, shard_runs_sensor then launches the range as runs side by side.",
+)
+
+classify_shards_job = dg.define_asset_job(
+    "classify_shards_job",
+    selection=dg.AssetSelection.assets(classifications),
+    description="With the shared ledger: classify one range of shards, committing to PostgreSQL only; many "
+    "such runs go side by side (the run queue limits them per model server) and the results follow once.",
+)
+
+BATCH_TAG = "adri/batch"  # the runs one launch cut a range into: results are built once they all end
+MODEL_SERVER_TAG = "adri/model_server"  # the run queue's limit per model server (deploy/dagster.yaml)
+
+
 def range_tags(keys: list[str]) -> dict[str, str]:
     """One run over a contiguous key range (a reversed range would silently select nothing)."""
     return {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}

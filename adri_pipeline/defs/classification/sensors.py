@@ -8,29 +8,38 @@ import dagster as dg
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.service import corpus_document_ids
+from adri_pipeline.classification.shards import shard_ranges
 from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import document_shards, unregistered_shards
 from adri_pipeline.defs.classification.jobs import (
+    BATCH_TAG,
+    MODEL_SERVER_TAG,
     classify_documents_job,
+    classify_shards_job,
     coded_model_job,
     range_tags,
     refresh_results_job,
+    register_corpus_job,
 )
 from adri_pipeline.defs.metadata import file_hash
-from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.defs.resources import SHARED_LEDGER, AdriSettings
 
 DATA_VERSION_TAG = "dagster/data_version"  # the tag a materialization's data version is recorded under
 
 
-@dg.sensor(job=classify_documents_job, minimum_interval_seconds=60)
+@dg.sensor(jobs=[classify_documents_job, register_corpus_job], minimum_interval_seconds=60)
 def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
     """A changed corpus file registers the shards its documents fall in and asks for one run over every
     shard: a new document may land in a shard already registered, and the ledger skips whatever is
-    classified, so the run does only the new documents' work."""
+    classified, so the run does only the new documents' work. With the shared ledger it asks for
+    register_corpus_job instead (the sensor never opens the warehouse) and shard_runs_sensor follows."""
     settings = adri.settings()
     corpus_hash = file_hash(settings.corpus)
     if context.cursor == corpus_hash:
         return dg.SkipReason("corpus unchanged")
+    if settings.ledger_url:
+        return dg.SensorResult(run_requests=[register_then_classify(f"corpus-{corpus_hash[:16]}")],
+                               cursor=corpus_hash)
     registered = context.instance.get_dynamic_partitions(document_shards.name)
     new = unregistered_shards(corpus_document_ids(settings), registered)
     every = [*registered, *new]
@@ -41,7 +50,7 @@ def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings
     )
 
 
-@dg.sensor(jobs=[classify_documents_job, refresh_results_job], minimum_interval_seconds=60)
+@dg.sensor(jobs=[classify_documents_job, refresh_results_job, register_corpus_job], minimum_interval_seconds=60)
 def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
     """A definition edit (signature changed) reclassifies every document whose cache key changed;
     a label- or version-only edit only rebuilds the results from the ledger."""
@@ -60,6 +69,8 @@ def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettin
     keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
         return dg.SensorResult(cursor=cursor, skip_reason=dg.SkipReason("no documents registered yet"))
+    if settings.ledger_url:
+        return dg.SensorResult(run_requests=[register_then_classify(f"signature-{signature[:16]}")], cursor=cursor)
     request = dg.RunRequest(job_name=classify_documents_job.name, run_key=f"signature-{signature[:16]}",
                             tags=range_tags(keys))
     return dg.SensorResult(run_requests=[request], cursor=cursor)
@@ -80,7 +91,7 @@ def new_codes_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
     return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"coded-{coders_hash[:16]}")], cursor=coders_hash)
 
 
-@dg.sensor(job=classify_documents_job, minimum_interval_seconds=60)
+@dg.sensor(jobs=[classify_documents_job, register_corpus_job], minimum_interval_seconds=60)
 def reclassify_after_refit_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
     """A new fit of the coded model (a new digest in its latest materialization) reclassifies every
     document when the embedded backend is the one in use: the fit is part of each answer's cache key.
@@ -95,5 +106,67 @@ def reclassify_after_refit_sensor(context: dg.SensorEvaluationContext, adri: Adr
     keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
         return dg.SensorResult(cursor=digest, skip_reason=dg.SkipReason("no documents registered yet"))
-    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"codes-{digest[:16]}", tags=range_tags(keys))],
-                           cursor=digest)
+    if adri.settings().ledger_url:
+        return dg.SensorResult(run_requests=[register_then_classify(f"codes-{digest[:16]}")], cursor=digest)
+    return dg.SensorResult(run_requests=[dg.RunRequest(job_name=classify_documents_job.name, run_key=f"codes-{digest[:16]}",
+                                                       tags=range_tags(keys))], cursor=digest)
+
+
+# -- the shared ledger: a range as many runs, the results once after them -------------------------
+
+def register_then_classify(run_key: str) -> dg.RunRequest:
+    """With the shared ledger every launch starts here: the corpus and prompt stored, the shards
+    registered; when that run succeeds, shard_runs_sensor cuts the range into runs."""
+    return dg.RunRequest(job_name=register_corpus_job.name, run_key=run_key)
+
+
+def shard_run_requests(keys: list[str], settings, batch: str) -> list[dg.RunRequest]:
+    """One run per ADRI_SHARDS_PER_RUN consecutive shards, tagged with their launch (batch) and the
+    model server the run queue limits them by."""
+    return [dg.RunRequest(run_key=f"{batch}-{index}", job_name=classify_shards_job.name,
+                          tags={**range_tags(part), BATCH_TAG: batch, MODEL_SERVER_TAG: settings.model_server})
+            for index, part in enumerate(shard_ranges(keys, settings.shards_per_run))]
+
+
+@dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[register_corpus_job],
+                      request_job=classify_shards_job, minimum_interval_seconds=5,
+                      default_status=dg.DefaultSensorStatus.RUNNING if SHARED_LEDGER else dg.DefaultSensorStatus.STOPPED)
+def shard_runs_sensor(context: dg.RunStatusSensorContext, adri: AdriSettings):
+    """After the corpus is registered, every registered shard is classified as runs side by side (the
+    ledger skips what is answered, so only new work is done); the run queue starts them as the
+    model server's limit allows."""
+    settings = adri.settings()
+    if not settings.ledger_url:
+        return dg.SkipReason("no shared ledger (ADRI_LEDGER_URL): classify_documents_job does the range in one run")
+    keys = context.instance.get_dynamic_partitions(document_shards.name)
+    if not keys:
+        return dg.SkipReason("no documents registered")
+    return shard_run_requests(keys, settings, batch=context.dagster_run.run_id)
+
+
+_STILL_RUNNING = {dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+                  dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING}
+WILL_RETRY_TAG, RETRIED_AS_TAG = "dagster/will_retry", "dagster/auto_retry_run_id"
+
+
+def batch_pending(runs) -> bool:
+    """Whether a launch still has work coming: a run not finished, or a failed one that run retries
+    will start again and have not yet."""
+    return any(run.status in _STILL_RUNNING or (run.status == dg.DagsterRunStatus.FAILURE
+                                                 and run.tags.get(WILL_RETRY_TAG) == "true"
+                                                 and RETRIED_AS_TAG not in run.tags) for run in runs)
+
+
+@dg.sensor(job=refresh_results_job, minimum_interval_seconds=5,
+           default_status=dg.DefaultSensorStatus.RUNNING if SHARED_LEDGER else dg.DefaultSensorStatus.STOPPED)
+def results_after_shard_runs_sensor(context: dg.SensorEvaluationContext):
+    """Results, audits, agreement and the analyst snapshot built once per launch, when all of its
+    runs (and their retries) have ended: never per run, and never while one still commits."""
+    runs = context.instance.get_runs(dg.RunsFilter(job_name=classify_shards_job.name), limit=2000)
+    batches: dict[str, list] = {}
+    for run in runs:
+        if BATCH_TAG in run.tags:
+            batches.setdefault(run.tags[BATCH_TAG], []).append(run)
+    requests = [dg.RunRequest(run_key=f"results-{batch}", tags={BATCH_TAG: batch})
+                for batch, members in batches.items() if not batch_pending(members)]
+    return requests or dg.SkipReason(f"{sum(map(batch_pending, batches.values()))} launch(es) still running")

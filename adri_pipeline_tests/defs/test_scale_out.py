@@ -1,0 +1,163 @@
+"""Past one machine, run for real: PostgreSQL, `dagster-daemon` and `dagster-webserver` on loopback with
+deploy/dagster.yaml, the shared ledger, `adri launch`; a range cut into runs side by side, one run
+worker killed with SIGKILL mid-range; the run is failed by run monitoring, retried, and resumes from
+the ledger. The DuckDB results equal a one-process run's."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from adri_pipeline.classification.service import classify_corpus_file
+from adri_pipeline.config import PROJECT_ROOT, Settings
+from adri_pipeline_tests.conftest import SAMPLE
+from adri_pipeline_tests.fakes import answer_from_request, document_text
+from adri_pipeline_tests.model_server import ModelServerStub
+from adri_pipeline_tests.systemone_servers import free_port
+
+pytestmark = pytest.mark.slow
+
+BIN = Path(sys.executable).parent
+SHARDS_PER_RUN = 4
+ANSWER_S = 1.0  # each answer takes a second at the model: a run is mid-range for several seconds
+
+
+def _values(path: Path):
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute("SELECT doc_id, variable, value, evidencia, audit_status, evidence_start, evidence_end, "
+                           "cache_key FROM classification_values ORDER BY ALL").fetchall()
+
+
+def _wait(condition, timeout_s: float, what: str, every_s: float = 0.2):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = condition()
+        if found:
+            return found
+        time.sleep(every_s)
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def _worker_pid(instance, run_id: str) -> int | None:
+    from adri_pipeline.defs.launcher import _worker_pid
+
+    return _worker_pid(instance, run_id)
+
+
+def _most_at_once(records) -> int:
+    """The most runs that were running at the same moment, from their start and end times."""
+    edges = sorted([(r.start_time, 1) for r in records if r.start_time]
+                   + [(r.end_time, -1) for r in records if r.end_time])
+    most = running = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    return most
+
+
+def test_a_range_as_runs_side_by_side_survives_a_killed_worker_and_ends_as_one_process_would(
+        postgres_server, tmp_path, monkeypatch):
+    import dagster as dg
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    shutil.copy(PROJECT_ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
+    ledger_url = postgres_server.url(postgres_server.new_database("ledger"))
+    instance_env = {"DAGSTER_HOME": str(home), "DAGSTER_PG_USERNAME": "postgres", "DAGSTER_PG_PASSWORD": "",
+                    "DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_DB": postgres_server.new_database("dagster"),
+                    "DAGSTER_PG_PORT": str(postgres_server.port)}
+    for key, value in instance_env.items():
+        monkeypatch.setenv(key, value)
+
+    with ModelServerStub(responder=answer_from_request, delay=ANSWER_S) as stub:
+        alone = Settings.load(warehouse=tmp_path / "alone" / "w.duckdb", corpus=SAMPLE, backend="ollama",
+                              model="qwen-test", ollama_hosts=[stub.host], concurrency=4)
+        run, corpus = classify_corpus_file(alone)
+        documents = corpus.documents.height
+        assert run.report.classified == documents
+        asked_alone = len(stub.chats())
+
+        env = {**os.environ, **instance_env, "ADRI_LEDGER_URL": ledger_url, "ADRI_WAREHOUSE": str(tmp_path / "w.duckdb"),
+               "ADRI_CORPUS": str(SAMPLE), "ADRI_BACKEND": "ollama", "ADRI_MODEL": "qwen-test",
+               "ADRI_OLLAMA_HOSTS": stub.host, "ADRI_SHARDS_PER_RUN": str(SHARDS_PER_RUN), "ADRI_CONCURRENCY": "1"}
+        port = free_port()
+        logs = tmp_path / "logs"
+        logs.mkdir()
+        workspace = str(PROJECT_ROOT / "workspace.yaml")
+        services = [
+            subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", workspace], env=env, cwd=tmp_path,
+                             stdout=open(logs / "daemon.log", "w"), stderr=subprocess.STDOUT, start_new_session=True),
+            subprocess.Popen([str(BIN / "dagster-webserver"), "-w", workspace, "-h", "127.0.0.1", "-p", str(port)],
+                             env=env, cwd=tmp_path, stdout=open(logs / "webserver.log", "w"),
+                             stderr=subprocess.STDOUT, start_new_session=True),
+        ]
+        try:
+            def answering():
+                try:
+                    return urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2).status == 200
+                except OSError:
+                    return False
+            _wait(answering, 180, "the Dagster webserver", every_s=1)
+            launched = subprocess.run([str(BIN / "adri"), "launch", "--dagster", f"http://127.0.0.1:{port}"],
+                                      env=env, capture_output=True, text=True, timeout=120)
+            assert launched.returncode == 0, launched.stderr
+
+            with dg.DagsterInstance.get() as instance:
+                def shard_runs():
+                    return instance.get_run_records(dg.RunsFilter(job_name="classify_shards_job"))
+
+                def running_with_a_pid():
+                    started = [r.dagster_run for r in shard_runs() if r.dagster_run.status == dg.DagsterRunStatus.STARTED]
+                    with_pid = [(run, _worker_pid(instance, run.run_id)) for run in started]
+                    return [(run, pid) for run, pid in with_pid if pid] if len(started) >= 2 else None
+
+                victim, pid = _wait(running_with_a_pid, 300, "two shard runs started at once")[0]
+                time.sleep(2 * ANSWER_S)  # mid-range: an answer or two committed, more to come
+                os.kill(pid, signal.SIGKILL)
+
+                def results_built():
+                    runs = instance.get_runs(dg.RunsFilter(job_name="refresh_results_job"))
+                    done = [r for r in runs if r.status in (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE)]
+                    return done[0] if done else None
+                refresh = _wait(results_built, 600, "the results after the range's runs", every_s=1)
+                assert refresh.status == dg.DagsterRunStatus.SUCCESS
+
+                records = shard_runs()
+                killed = instance.get_run_by_id(victim.run_id)
+                retries = [r.dagster_run for r in records if r.dagster_run.tags.get("dagster/parent_run_id") == victim.run_id]
+                materialized = instance.get_materialized_partitions(dg.AssetKey("classifications"))
+                registered = instance.get_dynamic_partitions("document_shards")
+                refreshes = instance.get_runs(dg.RunsFilter(job_name="refresh_results_job"))
+        finally:
+            for service in services:
+                try:
+                    os.killpg(service.pid, signal.SIGTERM)
+                except ProcessLookupError:
+                    pass
+            for service in services:
+                try:
+                    service.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(service.pid, signal.SIGKILL)
+
+        asked = Counter(document_text(chat) for chat in stub.chats()[asked_alone:])
+
+    first_runs = [r for r in records if "dagster/parent_run_id" not in r.dagster_run.tags]
+    assert len(first_runs) >= 4 and _most_at_once(records) >= 2
+    assert killed.status == dg.DagsterRunStatus.FAILURE and len(retries) == 1
+    assert retries[0].status == dg.DagsterRunStatus.SUCCESS
+    assert len(refreshes) == 1  # the results were built once, after every run and the retry
+    assert materialized == set(registered)
+    # every document answered; asked twice only if its request was at the model when its worker died
+    assert len(asked) == documents and sum(asked.values()) - documents <= 1
+    assert _values(tmp_path / "w.duckdb") == _values(alone.warehouse)
