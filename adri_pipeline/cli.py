@@ -13,7 +13,7 @@ from pathlib import Path
 
 from adri_pipeline.classification.results import figures_lines
 from adri_pipeline.config import Settings
-from adri_pipeline.stopping import install_stop_handlers
+from adri_pipeline.stopping import install_stop_handlers, leaving_after_a_stop
 
 
 # flag -> setting, for every subcommand: flags override ADRI_* variables, which override defaults
@@ -34,6 +34,8 @@ def run_classification(settings: Settings, limit=None, estimate=False, show_prog
     def progress(outcome, total):
         if not bars:
             bars.append(tqdm(desc="classifying", unit="doc", total=total, disable=not show_progress, file=sys.stderr))
+        if bars[0].total != total:  # the first documents of a file are classified while the rest is read
+            bars[0].total = total
         bars[0].update(1)
 
     try:
@@ -93,6 +95,8 @@ def _print_summary(summary: dict) -> None:
 def cmd_classify(args) -> int:
     summary = run_classification(_settings(args), limit=args.limit, estimate=args.estimate,
                                  replace_documents=args.replace_documents)
+    if summary.get("stopped", "").startswith("interrupted"):
+        leaving_after_a_stop()
     _print_summary(summary)
     if summary.get("stopped", "").startswith("interrupted"):
         return 143 if "SIGTERM" in summary["stopped"] else 130

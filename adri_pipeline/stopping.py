@@ -23,6 +23,7 @@ _last_signal: str | None = None
 _in_run = False  # inside one_stop: a run that writes its results however it ends
 _stopping = False  # that run has been told to stop
 _waiting = False  # the stop waits for answers already at the model
+_depth = 0  # one_stop blocks entered and not yet left
 
 
 def _interrupt(signum: int) -> KeyboardInterrupt:
@@ -54,13 +55,25 @@ def install_stop_handlers() -> None:
 @contextmanager
 def one_stop() -> Iterator[None]:
     """A run that writes its results however it ends: the first signal stops it, later ones until it
-    has written them are only noted."""
-    global _in_run, _stopping, _waiting
-    _in_run, _stopping, _waiting = True, False, False
+    has written them are only noted. A run inside a run (the rest of a file after its first
+    documents, classify_corpus_file) shares the outer one's stop."""
+    global _depth, _in_run, _stopping, _waiting
+    _depth += 1
+    if _depth == 1:
+        _in_run, _stopping, _waiting = True, False, False
     try:
         yield
     finally:
-        _in_run, _stopping, _waiting = False, False, False
+        _depth -= 1
+        if not _depth:
+            _in_run, _stopping, _waiting = False, False, False
+
+
+def leaving_after_a_stop() -> None:
+    """A program whose run was stopped only reports what was done and leaves: signals from here on
+    are noted too (a burst of Ctrl+C outlasts a short run's publishing)."""
+    global _in_run, _stopping
+    _in_run = _stopping = True
 
 
 @contextmanager

@@ -255,9 +255,11 @@ def fingerprints(files: list[Path], options: list) -> pl.DataFrame:
 
 def load_corpus(
     path: str | Path, display_language: str = "pt", analysis_language: str = "en",
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS, on_chunk=None,
 ) -> Corpus:
-    """Load one file or every supported file in a folder."""
+    """Load one file or every supported file in a folder. `on_chunk(frame)` is given each CHUNK_ROWS
+    documents as soon as they are read (a run starts on the first while the rest is read); a bad line
+    further on still raises here, after them."""
     path = Path(path)
     files = corpus_paths(path)
     seen: dict[str, tuple[str, int, bytes]] = {}  # doc_id -> (file, line, digest of title and abstract)
@@ -310,11 +312,15 @@ def load_corpus(
             if len(columns["doc_id"]) == CHUNK_ROWS:
                 chunks.append(pl.DataFrame(columns, schema=DOCUMENT_SCHEMA))
                 columns = {name: [] for name in DOCUMENT_SCHEMA}
+                if on_chunk is not None:
+                    on_chunk(chunks[-1])
         coverage.append(counts)
     if not seen:
         rows_read = sum(c["rows"] for c in coverage)
         raise CorpusError(f"{path}: no document with an abstract to classify ({rows_read} rows read)")
     chunks.append(pl.DataFrame(columns, schema=DOCUMENT_SCHEMA))
+    if on_chunk is not None and chunks[-1].height:
+        on_chunk(chunks[-1])
     return Corpus(pl.concat(chunks, rechunk=True), pl.DataFrame(coverage), skipped, notes)
 
 
@@ -322,7 +328,7 @@ def reading_options(settings: "Settings") -> list:
     return [settings.display_language, settings.analysis_language, settings.max_text_chars]
 
 
-def read_corpus(settings: "Settings", path: str | Path | None = None) -> Corpus:
+def read_corpus(settings: "Settings", path: str | Path | None = None, on_chunk=None) -> Corpus:
     """A corpus file or folder (the configured one by default) read with the settings' languages and
     text limit, as every caller reads it."""
-    return load_corpus(path or settings.corpus, *reading_options(settings))
+    return load_corpus(path or settings.corpus, *reading_options(settings), on_chunk=on_chunk)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from contextlib import contextmanager
 
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.prompt import Prompt, build_user_message
@@ -68,3 +70,56 @@ class Ledger:
         if isinstance(self.store, SharedLedger):
             return self.store.writer(list(LEDGER_COLUMNS))
         return ledger_writer(self.store, list(LEDGER_COLUMNS))
+
+
+class HeldLedger(Ledger):
+    """The warehouse's ledger with its commits held in memory until `gate` opens: a run may start on
+    the first documents of a corpus file while the rest of the file is still being read, and a bad
+    line further on must leave everything stored as it was. Once the file is read and stored
+    (`gate.wait()` returns) the held answers are committed and every later commit goes straight
+    through; if it raised, the next commit raises it and the held answers are dropped. A kill before
+    the gate opens loses at most the answers held (asked again next run), never a stored one."""
+
+    def __init__(self, warehouse: Warehouse, gate: "Gate"):
+        super().__init__(warehouse)
+        self.gate = gate
+
+    @contextmanager
+    def writer(self):
+        with super().writer() as commit:
+            held: list[dict] = []
+
+            def gated(*records: dict) -> None:
+                if not self.gate.is_open():
+                    held.extend(records)
+                    return
+                self.gate.wait()  # raises what reading the file raised
+                if held:
+                    commit(*held)
+                    held.clear()
+                commit(*records)
+
+            yield gated
+            if held:  # the run ended before the file was read: wait for it, then commit or drop
+                self.gate.wait()
+                commit(*held)
+
+
+class Gate:
+    """Opens once, with or without an error: what HeldLedger waits on."""
+
+    def __init__(self):
+        self._opened = threading.Event()
+        self._error: BaseException | None = None
+
+    def open(self, error: BaseException | None = None) -> None:
+        self._error = error
+        self._opened.set()
+
+    def is_open(self) -> bool:
+        return self._opened.is_set()
+
+    def wait(self) -> None:
+        self._opened.wait()
+        if self._error is not None:
+            raise self._error

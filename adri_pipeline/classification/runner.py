@@ -92,6 +92,15 @@ class RunReport:
     answered: list[str] = field(default_factory=list)  # doc ids with an answer in the ledger after the run
     keys: dict[str, str] = field(default_factory=dict)  # doc id -> its cache key in this run
 
+    def count_in(self, head: "RunReport") -> None:
+        """What the same run did before on some of these documents (classified then, so cached here)."""
+        self.cached -= head.classified
+        self.classified += head.classified
+        self.model_calls += head.model_calls
+        self.failed = head.failed + [f for f in self.failed if f[0] not in {d for d, _ in head.failed}]
+        self.seconds = head.seconds + self.seconds
+        self.to_classify += head.classified
+
     @property
     def all_failed(self) -> bool:
         """Something needed the model and nothing came back valid."""
@@ -134,6 +143,10 @@ def _stop_reason(exc: BaseException) -> str:
 SLICE_ROWS = 4096
 
 
+def _ledger(store) -> Ledger:
+    return store if isinstance(store, Ledger) else Ledger(store)
+
+
 def _documents(frame: pl.DataFrame, rows: list[int], keys: list[str]) -> Iterator[tuple[Document, str]]:
     """(document, cache key) of the given rows, made a slice at a time as the run reaches them: a large
     corpus is never held whole as Python objects (~5 KB a document)."""
@@ -146,12 +159,14 @@ def classify_corpus(
     documents: pl.DataFrame,
     codebook: Codebook,
     backend: Backend,
-    store: Warehouse | SharedLedger,
+    store: Warehouse | SharedLedger | Ledger,
     *,
     limit: int | None = None,
     estimate: bool = False,
     concurrency: int = 1,
     progress=None,
+    keep_backend: bool = False,
+    hand_over=None,
 ) -> RunReport:
     """Classify what the ledger of `store` (the warehouse, or the shared ledger) lacks. `progress(outcome,
     total)` is called after each document, in this thread, so it may write to the warehouse (partial
@@ -163,7 +178,7 @@ def classify_corpus(
     frame = documents.head(limit) if limit else documents
     keys = [key for part in frame.iter_slices(SLICE_ROWS) for key in document_keys(as_documents(part), prompt, backend)]
     doc_ids = frame["doc_id"].to_list()
-    known = Ledger(store).known(keys)
+    known = _ledger(store).known(keys)
     todo = [row for row, key in enumerate(keys) if key not in known]
     report = RunReport(backend.model, len(doc_ids), cached=len(doc_ids) - len(todo), to_classify=len(todo),
                        answered=[d for d, k in zip(doc_ids, keys) if k in known], keys=dict(zip(doc_ids, keys)))
@@ -182,7 +197,7 @@ def classify_corpus(
     pool = ThreadPoolExecutor(max_workers=in_flight)
     abandon = False
     try:
-        with Ledger(store).writer() as commit:
+        with _ledger(store).writer() as commit:
             pending = _documents(frame, todo, keys)
             running: dict = {}
 
@@ -225,14 +240,19 @@ def classify_corpus(
                     if progress:
                         progress(outcome, len(todo))
 
+            def taking() -> bool:
+                """Whether to start another document: not once `hand_over()` says the rest is another run's."""
+                return hand_over is None or not hand_over()
+
             for _ in range(in_flight):
-                submit_next()
+                if taking():
+                    submit_next()
             try:
                 while running:
                     done, _ = wait(list(running), return_when=FIRST_COMPLETED)
                     settle(done)
                     backend.check_resources()  # between documents: stop before memory runs out
-                    while len(running) < in_flight and submit_next():
+                    while len(running) < in_flight and taking() and submit_next():
                         pass
             except BaseException as exc:
                 if not _is_interruption(exc):
@@ -258,9 +278,10 @@ def classify_corpus(
                     raise
     finally:
         pool.shutdown(wait=not abandon, cancel_futures=True)
-        backend.close()
+        if not keep_backend:  # the caller goes on with it (the rest of a file read while this ran)
+            backend.close()
         report.requests = getattr(backend, "requests_sent", report.model_calls)
     if report.stopped:  # an interrupt may land between a commit and its bookkeeping: the ledger decides
-        known = Ledger(store).known(keys)
+        known = _ledger(store).known(keys)
         report.answered = [d for d, k in zip(doc_ids, keys) if k in known]
     return report

@@ -364,7 +364,7 @@ def test_an_unchanged_corpus_file_is_read_back_from_the_warehouse_not_parsed(oll
     _, first = classify_corpus_file(settings)
     parsed = []
     real = service.read_corpus
-    monkeypatch.setattr(service, "read_corpus", lambda s: parsed.append(1) or real(s))
+    monkeypatch.setattr(service, "read_corpus", lambda s, **kw: parsed.append(1) or real(s, **kw))
     run, again = classify_corpus_file(settings)
     assert parsed == [] and run.report.model_calls == 0
     assert again.documents.equals(first.documents)
@@ -385,3 +385,47 @@ def test_an_unchanged_corpus_file_is_read_back_from_the_warehouse_not_parsed(oll
     with pytest.raises(DocumentClash, match="sample-001"):  # parsed again, so the clash is seen
         classify_corpus_file(settings)
     assert parsed == [1, 1, 1, 1]
+
+
+def _copies(path, n: int, bad_line_at: int | None = None):
+    """n documents made from the sample's (each with its own id and text); a line that is not JSON at
+    `bad_line_at` (1-based)."""
+    base = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    base = [row for row in base if row.get("abstract")]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            if bad_line_at is not None and i + 1 == bad_line_at:
+                out.write('{"id": "broken", "abstract": \n')
+                continue
+            row = base[i % len(base)]
+            out.write(json.dumps({**row, "id": f"{row['id']}-{i}", "abstract": f"{row['abstract']} ({i})"},
+                                 ensure_ascii=False) + "\n")
+    return path
+
+
+def test_a_large_file_is_classified_while_it_is_read_and_each_document_is_asked_once(ollama_stub, tmp_path):
+    """The first documents go to the model before the file is read whole (first chunk: CHUNK_ROWS), and
+    the rest follow once it is stored: nothing asked twice, everything answered and in the results."""
+    from adri_pipeline.classification.corpus import CHUNK_ROWS
+
+    corpus = _copies(tmp_path / "big.jsonl", CHUNK_ROWS + 900)
+    run, loaded = classify_corpus_file(settings_for(ollama_stub, tmp_path, corpus, concurrency=4))
+    asked = [document_text(chat) for chat in ollama_stub.chats()]
+    assert len(asked) == len(set(asked)) == loaded.documents.height == CHUNK_ROWS + 900
+    assert run.report.classified == loaded.documents.height and run.report.cached == 0
+    with duckdb.connect(str(run.snapshot), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM classification_documents").fetchone()[0] == CHUNK_ROWS + 900
+
+
+def test_a_bad_line_far_into_a_file_stops_the_run_and_nothing_is_stored(ollama_stub, tmp_path):
+    """The model was already answering the first documents when the bad line was read: its answers
+    were held, never committed, and the documents never stored."""
+    corpus = _copies(tmp_path / "bad.jsonl", 30_000, bad_line_at=29_000)
+    settings = settings_for(ollama_stub, tmp_path, corpus, concurrency=4)
+    with pytest.raises(CorpusError, match="line 29000"):
+        classify_corpus_file(settings)
+    assert ollama_stub.chats()  # classification had started before the file was read whole
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM ledger").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+        assert con.execute("SELECT count(*) FROM corpus_files").fetchone()[0] == 0

@@ -1,15 +1,9 @@
-"""The scale-out path run for real: a Dagster instance on a real PostgreSQL server (loopback port),
-deploy/dagster.postgres.yaml as the instance configuration, a range run stopped midway and resumed."""
+"""One machine on a PostgreSQL instance: deploy/dagster.yaml as the instance configuration, a range
+run stopped midway and resumed, the warehouse's writers held to one by the `duckdb_writer` pool."""
 
 from __future__ import annotations
 
-import glob
-import os
 import shutil
-import socket
-import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
@@ -19,41 +13,8 @@ from adri_pipeline_tests.conftest import SAMPLE
 pytestmark = pytest.mark.slow
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _as_postgres(*command: str) -> subprocess.CompletedProcess:
-    runner = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    return subprocess.run([*runner, *command], check=True, capture_output=True, text=True, timeout=120)
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    binaries = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
-    if not binaries:
-        pytest.skip("PostgreSQL server not installed (Debian package postgresql; .ci/run installs it)")
-    pytest.importorskip("dagster_postgres")
-    folder = Path(tempfile.mkdtemp(prefix="adri-pg-"))  # the server's user must reach it (pytest's is root-only)
-    data = folder / "data"
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres")
-    port = _free_port()
-    _as_postgres(f"{binaries[-1]}/initdb", "-D", str(data), "--auth=trust", "-U", "postgres")
-    _as_postgres(f"{binaries[-1]}/pg_ctl", "-D", str(data), "-w", "-l", str(folder / "log"), "-o",
-                 f"-p {port} -c listen_addresses=127.0.0.1 -k {folder}", "start")
-    try:
-        _as_postgres(f"{binaries[-1]}/createdb", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "dagster")
-        yield port
-    finally:
-        _as_postgres(f"{binaries[-1]}/pg_ctl", "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-def test_a_range_run_on_postgres_stops_midway_resumes_and_queues_one_classification_run(
-        postgres, tmp_path, monkeypatch, ollama_stub):
+def test_a_range_run_on_postgres_stops_midway_resumes_and_holds_the_warehouse_to_one_writer(
+        postgres_server, tmp_path, monkeypatch, ollama_stub):
     import dagster as dg
 
     from adri_pipeline.defs.in_process import materialize_graph
@@ -61,17 +22,22 @@ def test_a_range_run_on_postgres_stops_midway_resumes_and_queues_one_classificat
 
     home = tmp_path / "dagster_home"
     home.mkdir()
-    shutil.copy(PROJECT_ROOT / "deploy" / "dagster.postgres.yaml", home / "dagster.yaml")
+    shutil.copy(PROJECT_ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
     for key, value in {"DAGSTER_HOME": str(home), "DAGSTER_PG_USERNAME": "postgres", "DAGSTER_PG_PASSWORD": "",
-                       "DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_DB": "dagster",
-                       "DAGSTER_PG_PORT": str(postgres)}.items():
+                       "DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_DB": postgres_server.new_database("dagster"),
+                       "DAGSTER_PG_PORT": str(postgres_server.port)}.items():
         monkeypatch.setenv(key, value)
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
                         ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
     with dg.DagsterInstance.get() as instance:
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
-        limits = instance.run_coordinator.get_run_queue_config().tag_concurrency_limits
-        assert {"key": "dagster/job_name", "value": "classify_documents_job", "limit": 1} in limits
+        pools = instance.get_concurrency_config().pool_config
+        assert pools.default_pool_limit == 1 and pools.pool_granularity.value == "run"
+        from adri_pipeline.definitions import defs
+        writers = {key.to_user_string() for assets in defs.resolve_asset_graph().assets_defs
+                   if assets.is_executable and assets.op.pool == "duckdb_writer" for key in assets.keys}
+        assert {"corpus", "prompt_signature", "classifications", "classification_results", "analyst_snapshot",
+                "routing_benchmark", "shadow_log"} <= writers
 
         ollama_stub.fail_after = 9  # the model disappears after 9 answers: the range run stops
         first = materialize_graph(instance, adri, raise_on_error=False, jobs=("classify",))
