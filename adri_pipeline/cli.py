@@ -477,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
     register.set_defaults(func=cmd_register)
 
     launch = sub.add_parser("launch", aliases=["lancar"], help="with the shared ledger: classify the deployment's "
-                            "corpus as Dagster runs side by side (docs/scaling.md)")
+                            "corpus as Dagster runs side by side (SCALING.md)")
     launch.add_argument("--dagster", default="http://127.0.0.1:3000", help="the Dagster webserver's address")
     launch.set_defaults(func=cmd_launch)
 

@@ -45,7 +45,7 @@ class Settings(BaseSettings):
     # the shared ledger (PostgreSQL) many classification runs commit to at once, e.g.
     # postgresql://adri@db:5432/adri; unset, the warehouse's own ledger (one machine, one writer)
     ledger_url: str | None = None
-    # shards per classification run when the shared ledger cuts a range into runs (docs/scaling.md)
+    # shards per classification run when the shared ledger cuts a range into runs (SCALING.md)
     shards_per_run: int = Field(default=32, ge=1, le=256)
     display_language: str = "pt"
     analysis_language: str = "en"

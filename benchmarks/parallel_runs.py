@@ -13,7 +13,11 @@ of shards) without Dagster's own start-up, so what is measured is the runs and t
 Then the results are pulled into DuckDB once (`pull_shared_ledger` + `refresh_results`), timed.
 Figures: documents/s and the ratio to one run.
 
-    .venv/bin/python benchmarks/parallel_runs.py 480 6000     # N at 2 s per answer, N at zero latency
+Last, launch to first model request of `adri classify` (a separate process, as users run it) on a
+new corpus file of M documents, median of three cold launches, each killed once its first request
+arrived.
+
+    .venv/bin/python benchmarks/parallel_runs.py 960 10000 100000   # N at 2 s, N at zero latency, M
 """
 
 from __future__ import annotations
@@ -75,8 +79,32 @@ def measure(server, corpus: Path, folder: Path, host: str, runs: int) -> dict:
             "results_s": results_s}
 
 
+def first_request(n: int, base: list[dict]) -> list[float]:
+    """Seconds from launching `adri classify` to its first model request, three cold launches."""
+    adri = Path(sys.executable).with_name("adri")
+    seconds = []
+    with tempfile.TemporaryDirectory() as tmp, Counting(delay=2.0) as stub:
+        corpus = Path(tmp) / "corpus.jsonl"
+        write_corpus(corpus, n, base)
+        for attempt in range(3):
+            stub.first_chat_at = None
+            env = {**os.environ, "ADRI_OLLAMA_HOSTS": f"{stub.host}*16", "ADRI_CONCURRENCY": "16"}
+            started = time.perf_counter()
+            process = subprocess.Popen([str(adri), "classify", "--corpus", str(corpus), "--warehouse",
+                                        str(Path(tmp) / f"w{attempt}.duckdb"), "--codebook", str(PILOT_CODEBOOK),
+                                        "--backend", "ollama", "--model", "qwen-test"], env=env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            while stub.first_chat_at is None and process.poll() is None:
+                time.sleep(0.005)
+            seconds.append(stub.first_chat_at - started)
+            process.kill()
+            process.wait()
+    return seconds
+
+
 def main() -> None:
     sizes = [int(a) for a in sys.argv[1:3]] or [480, 6000]
+    first_at = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
     base, origin = base_abstracts()
     print(f"corpus: synthetic copies of {origin}; runs as processes over a loopback PostgreSQL ledger; "
           f"{SLOTS_PER_RUN} requests in flight per run; {os.cpu_count()} cores")
@@ -95,6 +123,9 @@ def main() -> None:
                       f"{row['docs_per_s'] / rows[0]['docs_per_s']:.2f} | {row['results_s']:.1f} |")
     finally:
         server.stop()
+    seconds = first_request(first_at, base)
+    print(f"\nlaunch to first request, `adri classify` on a new file of {first_at} documents: "
+          f"median {sorted(seconds)[1]:.2f} s (runs: {', '.join(f'{s:.2f}' for s in seconds)})")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 A document's shard is a hash of its id, so it never moves as the corpus grows; inside a shard the
 ledger still resumes document by document. Dagster records one partition per shard (a partition per
 document made a 100,000-document range run spend over half an hour in Dagster's event bookkeeping:
-docs/scaling.md).
+SCALING.md).
 """
 
 from __future__ import annotations

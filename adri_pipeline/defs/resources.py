@@ -16,7 +16,7 @@ from adri_pipeline.warehouse import Warehouse
 # instance limits it to one (deploy/dagster.yaml, `concurrency: pools: default_limit: 1`).
 DUCKDB_WRITER = "duckdb_writer"
 # How this code location was deployed: with the shared ledger (ADRI_LEDGER_URL) a range of shards is
-# classified as many runs side by side (docs/scaling.md); without it, one run, the warehouse's writer.
+# classified as many runs side by side (SCALING.md); without it, one run, the warehouse's writer.
 SHARED_LEDGER = bool(Settings.load().ledger_url)
 
 

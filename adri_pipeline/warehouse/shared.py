@@ -6,7 +6,7 @@ answers there — the same content-hash keys, the same group commit, the same ru
 committed before its document leaves the run's in-flight set — and never opens the DuckDB file. The
 results, audits and the analyst snapshot are then built into DuckDB, once, from what the shared ledger
 holds (`pull_into`). psycopg 3 carries the rows: the pull is a server-side cursor read in slices into
-polars frames that DuckDB takes by Arrow, which keeps memory to one slice (docs/scaling.md has the
+polars frames that DuckDB takes by Arrow, which keeps memory to one slice (SCALING.md has the
 figures). The schema is named, versioned SQL like the DuckDB one (`postgres/migrations/`).
 """
 

@@ -81,12 +81,15 @@ def test_many_ctrl_c_in_a_burst_still_publish_once(ollama_stub, warehouse):
     ollama_stub.delay = 0.1
     process = start_classify(ollama_stub, warehouse)
     wait_for_chats(ollama_stub, 5)
-    for _ in range(4):  # within the stop: a 23-document run stops and publishes in about 0.1 s
+    for _ in range(4):
         process.send_signal(signal.SIGINT)
-        time.sleep(0.01)
+        time.sleep(0.05)
+    alive_after_the_burst = process.poll() is None  # else the stop was over before the last signals
     stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
-    assert "already stopping" in stderr
+    assert "interrupted (Ctrl+C)" not in stderr and "Traceback" not in stderr  # no signal escaped the stop
+    if alive_after_the_burst:
+        assert "already stopping" in stderr
     ledger, results, runs = stored_counts(warehouse)
     assert ledger >= 4 and results == ledger
     assert warehouse.snapshot_path.exists()

@@ -18,7 +18,7 @@ def test_definitions_load_with_every_asset_job_sensor_and_schedule():
     assert defs.resolve_job_def("classify_documents_job").partitions_def.name == "document_shards"
     assert {s.name for s in defs.sensors} == {
         "new_documents_sensor", "codebook_change_sensor", "new_codes_sensor", "reclassify_after_refit_sensor",
-        "results_automation_sensor"}
+        "results_automation_sensor", "shard_runs_sensor", "results_after_shard_runs_sensor"}
     assert [s.name for s in defs.schedules] == ["nightly_backfill_schedule"]
 
 

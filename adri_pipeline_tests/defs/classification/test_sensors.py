@@ -133,3 +133,44 @@ def test_a_new_fit_reclassifies_after_it_only_with_the_embedded_backend(dagster_
     fit("b" * 64)
     served = evaluate(reclassify_after_refit_sensor, dagster_instance, with_ollama, first.cursor)
     assert not served.run_requests and served.cursor == "b" * 64  # Ollama's answers stand
+
+
+def test_with_the_shared_ledger_a_new_corpus_asks_for_registration_and_never_opens_the_warehouse(
+        dagster_instance, adri, tmp_path):
+    shared = AdriSettings(warehouse=str(tmp_path / "never" / "w.duckdb"), codebook=adri.codebook, corpus=str(SAMPLE),
+                          backend="embedded", ledger_url="postgresql://adri@127.0.0.1:9/adri")
+    result = evaluate(new_documents_sensor, dagster_instance, shared)
+    [request] = result.run_requests
+    assert request.job_name == "register_corpus_job" and not result.dynamic_partitions_requests
+    assert not (tmp_path / "never").exists()
+
+
+def test_a_range_is_cut_into_runs_of_the_shards_per_run_each_tagged_with_its_launch_and_model_server():
+    from adri_pipeline.config import Settings
+    from adri_pipeline.defs.classification.sensors import shard_run_requests
+
+    keys = [f"shard-{i:03d}" for i in range(10)]
+    settings = Settings.load(backend="ollama", ollama_hosts=["http://gpu1:11434*4", "http://gpu2:11434"],
+                             shards_per_run=4)
+    requests = shard_run_requests(keys, settings, batch="b1")
+    assert [(r.tags["dagster/asset_partition_range_start"], r.tags["dagster/asset_partition_range_end"])
+            for r in requests] == [("shard-000", "shard-003"), ("shard-004", "shard-007"), ("shard-008", "shard-009")]
+    assert {r.tags["adri/batch"] for r in requests} == {"b1"} and len({r.run_key for r in requests}) == 3
+    assert requests[0].tags["adri/model_server"] == "ollama http://gpu1:11434,http://gpu2:11434"
+    assert {r.job_name for r in requests} == {"classify_shards_job"}
+
+
+def test_a_launch_is_pending_while_a_run_is_queued_or_a_failed_one_awaits_its_retry():
+    from adri_pipeline.defs.classification.sensors import batch_pending
+
+    from types import SimpleNamespace
+
+    def run(status, **tags):  # what the sensor reads of a run record's run
+        return SimpleNamespace(status=status, tags=tags)
+
+    done, failed = run(dg.DagsterRunStatus.SUCCESS), run(dg.DagsterRunStatus.FAILURE, **{"dagster/will_retry": "false"})
+    assert not batch_pending([done, failed])
+    assert batch_pending([done, run(dg.DagsterRunStatus.QUEUED)])
+    assert batch_pending([done, run(dg.DagsterRunStatus.FAILURE, **{"dagster/will_retry": "true"})])
+    retried = run(dg.DagsterRunStatus.FAILURE, **{"dagster/will_retry": "true", "dagster/auto_retry_run_id": "r2"})
+    assert not batch_pending([done, retried])  # its retry is a run of the launch of its own

@@ -1,5 +1,5 @@
 -- The shared ledger: what many classification runs, on many machines, commit to at once, with the
--- same content-hash keys as the DuckDB ledger (docs/scaling.md). `txid` is the transaction that
+-- same content-hash keys as the DuckDB ledger (SCALING.md). `txid` is the transaction that
 -- committed each answer: results are built into DuckDB from what every finished transaction holds
 -- (queries/ledger_since.sql), never from a sequence that a slower transaction could fill in behind.
 CREATE TABLE IF NOT EXISTS ledger (
