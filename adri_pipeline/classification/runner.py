@@ -97,7 +97,8 @@ class RunReport:
         self.cached -= head.classified
         self.classified += head.classified
         self.model_calls += head.model_calls
-        self.failed = head.failed + [f for f in self.failed if f[0] not in {d for d, _ in head.failed}]
+        failed_before = {doc_id for doc_id, _ in head.failed}
+        self.failed = head.failed + [f for f in self.failed if f[0] not in failed_before]
         self.seconds = head.seconds + self.seconds
         self.to_classify += head.classified
 

@@ -281,13 +281,13 @@ def classify_documents(
         try:
             if head is not None and head.stopped:
                 report = head
-                touched.extend(head.answered)
             else:
+                if head is not None:  # in the first partial results, not only the last
+                    unpublished.extend(head.answered)
                 report = classify_corpus(documents, codebook, backend, warehouse, limit=limit, estimate=estimate,
                                          concurrency=settings.concurrency, progress=on_document)
                 if head is not None:
                     report.count_in(head)
-                    touched.extend(d for d in head.answered if d not in set(touched))
         finally:
             faults.point("before_results")
             begun = time.monotonic()
@@ -415,6 +415,8 @@ class _CorpusReading(threading.Thread):
         self.head: pl.DataFrame | None = None
         self.corpus: Corpus | None = None
         self.replaced: list[str] = []
+        # the corpus is stored only once the model is known to answer: a missing server stores nothing
+        self.may_store, self.cancelled = threading.Event(), False
 
     def _first_chunk(self, frame: pl.DataFrame) -> None:
         if self.head is None and frame.height == CHUNK_ROWS:  # a smaller file is read whole at once
@@ -433,6 +435,9 @@ class _CorpusReading(threading.Thread):
         error = None
         try:
             corpus = read_corpus(self.settings, on_chunk=self._first_chunk)
+            self.may_store.wait()
+            if self.cancelled:
+                return
             self.replaced = store_corpus(self.warehouse, corpus, replace=self.replace,
                                          files=_with_counts(self.prints, corpus))
             self.corpus = corpus
@@ -446,6 +451,14 @@ class _CorpusReading(threading.Thread):
         self.join()
         self.gate.wait()
         return self.corpus
+
+    def cancel(self) -> None:
+        """Nothing more is stored (if the corpus was not stored yet, it never is); waits for the thread,
+        so no write is cut off at exit."""
+        self.cancelled = True
+        self.first_request_out.set()
+        self.may_store.set()
+        self.join()
 
 
 def register_corpus(settings: Settings, warehouse: Warehouse) -> Corpus:
@@ -488,6 +501,7 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
                 progress(outcome, total)
         try:
             backend = resolve_backend(settings, allow_fallback=True)  # while the first documents are read
+            reading.may_store.set()
             reading.head_ready.wait()
             try:
                 if reading.head is not None:  # else a small file, read whole already (or failed)
@@ -500,8 +514,7 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
                 backend.close()
                 raise
         except BaseException:
-            reading.first_request_out.set()
-            reading.join()  # never leave the file half stored by a thread cut off at exit
+            reading.cancel()
             raise
         for note in corpus.notes:
             log.warning(note)

@@ -429,3 +429,22 @@ def test_a_bad_line_far_into_a_file_stops_the_run_and_nothing_is_stored(ollama_s
         assert con.execute("SELECT count(*) FROM ledger").fetchone()[0] == 0
         assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
         assert con.execute("SELECT count(*) FROM corpus_files").fetchone()[0] == 0
+
+
+def test_a_large_file_with_no_model_server_stores_nothing(tmp_path):
+    """The file is read while the server is looked for; a server that is not there stops the run
+    before the corpus is stored, as with a small file."""
+    import socket
+
+    from adri_pipeline.classification.corpus import CHUNK_ROWS
+    from adri_pipeline.errors import AdriError
+
+    corpus = _copies(tmp_path / "big.jsonl", CHUNK_ROWS + 100)
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # takes connections, never answers
+        settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=corpus, codebook=PILOT,
+                            backend="ollama", model="qwen-test", request_timeout_s=6,
+                            ollama_hosts=[f"http://127.0.0.1:{silent.getsockname()[1]}"])
+        with pytest.raises(AdriError):  # 6 s: after the file was read and the first request given up on
+            classify_corpus_file(settings)
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == 0

@@ -4,8 +4,8 @@ import dagster as dg
 
 from adri_pipeline.classification.backends.embedded import EmbeddedBackend
 from adri_pipeline.classification.codebook import load_codebook
-from adri_pipeline.definitions import defs
 from adri_pipeline.classification.shards import SHARDS, shard_of, shards_of
+from adri_pipeline.definitions import defs
 from adri_pipeline.defs.classification.sensors import codebook_change_sensor, new_documents_sensor
 from adri_pipeline.defs.in_process import materialize_graph, register_documents, resources_for
 from adri_pipeline.defs.resources import AdriSettings
@@ -161,9 +161,9 @@ def test_a_range_is_cut_into_runs_of_the_shards_per_run_each_tagged_with_its_lau
 
 
 def test_a_launch_is_pending_while_a_run_is_queued_or_a_failed_one_awaits_its_retry():
-    from adri_pipeline.defs.classification.sensors import batch_pending
-
     from types import SimpleNamespace
+
+    from adri_pipeline.defs.classification.sensors import batch_pending
 
     def run(status, **tags):  # what the sensor reads of a run record's run
         return SimpleNamespace(status=status, tags=tags)
