@@ -124,6 +124,7 @@ def test_a_range_as_runs_side_by_side_survives_a_killed_worker_and_ends_as_one_p
                 victim, pid = _wait(running_with_a_pid, 300, "two shard runs started at once")[0]
                 time.sleep(2 * ANSWER_S)  # mid-range: an answer or two committed, more to come
                 os.kill(pid, signal.SIGKILL)
+                killed_at = time.time()
 
                 def results_built():
                     runs = instance.get_runs(dg.RunsFilter(job_name="refresh_results_job"))
@@ -153,6 +154,10 @@ def test_a_range_as_runs_side_by_side_survives_a_killed_worker_and_ends_as_one_p
         asked = Counter(document_text(chat) for chat in stub.chats()[asked_alone:])
 
     first_runs = [r for r in records if "dagster/parent_run_id" not in r.dagster_run.tags]
+    retry_record = next(r for r in records if r.dagster_run.run_id == retries[0].run_id)
+    print(f"\n{len(first_runs)} runs, {_most_at_once(records)} at once at most; killed worker noticed and "
+          f"retried, the retry ended {retry_record.end_time - killed_at:.1f} s after the kill; "
+          f"{sum(asked.values()) - documents} document(s) asked twice; {documents} documents")
     assert len(first_runs) >= 4 and _most_at_once(records) >= 2
     assert killed.status == dg.DagsterRunStatus.FAILURE and len(retries) == 1
     assert retries[0].status == dg.DagsterRunStatus.SUCCESS

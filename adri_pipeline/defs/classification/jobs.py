@@ -42,8 +42,9 @@ register_corpus_job = dg.define_asset_job(
 classify_shards_job = dg.define_asset_job(
     "classify_shards_job",
     selection=dg.AssetSelection.assets(classifications),
-    description="With the shared ledger: classify one range of shards, committing to PostgreSQL only; many "
-    "such runs go side by side (the run queue limits them per model server) and the results follow once.",
+    description="Classify a range of shards (what shard_runs_sensor launches after register_corpus_job). On "
+    "one machine one run, the warehouse's writer; with the shared ledger many runs side by side, committing "
+    "to PostgreSQL only (the run queue limits them per model server), and the results follow once.",
 )
 
 BATCH_TAG = "adri/batch"  # the runs one launch cut a range into: results are built once they all end

@@ -1,5 +1,7 @@
-"""Sensors: new documents' shards become partitions and one range run; codebook edits reclassify or relabel;
-new codes refit the coded model, and a new fit reclassifies (in that order)."""
+"""Sensors: a changed corpus file is registered (its shards become partitions), then its range is
+classified (one run, or with the shared ledger runs side by side, with the results built once after
+them); codebook edits reclassify or relabel; new codes refit the coded model, and a new fit
+reclassifies (in that order). No sensor opens the DuckDB warehouse."""
 
 import json
 
@@ -7,10 +9,9 @@ import dagster as dg
 
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.prompt import build_prompt
-from adri_pipeline.classification.service import corpus_document_ids
 from adri_pipeline.classification.shards import shard_ranges
 from adri_pipeline.defs.classification.coders import coded_model
-from adri_pipeline.defs.classification.corpus import document_shards, unregistered_shards
+from adri_pipeline.defs.classification.corpus import document_shards
 from adri_pipeline.defs.classification.jobs import (
     BATCH_TAG,
     MODEL_SERVER_TAG,
@@ -27,27 +28,17 @@ from adri_pipeline.defs.resources import SHARED_LEDGER, AdriSettings
 DATA_VERSION_TAG = "dagster/data_version"  # the tag a materialization's data version is recorded under
 
 
-@dg.sensor(jobs=[classify_documents_job, register_corpus_job], minimum_interval_seconds=60)
+@dg.sensor(job=register_corpus_job, minimum_interval_seconds=60)
 def new_documents_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
-    """A changed corpus file registers the shards its documents fall in and asks for one run over every
-    shard: a new document may land in a shard already registered, and the ledger skips whatever is
-    classified, so the run does only the new documents' work. With the shared ledger it asks for
-    register_corpus_job instead (the sensor never opens the warehouse) and shard_runs_sensor follows."""
+    """A changed corpus file asks for register_corpus_job: the corpus stored, its documents' shards
+    registered; shard_runs_sensor then classifies every shard (a new document may land in a shard
+    already registered, and the ledger skips whatever is classified). The sensor reads only the
+    file's hash: it never opens the warehouse, whose one writer may be running."""
     settings = adri.settings()
     corpus_hash = file_hash(settings.corpus)
     if context.cursor == corpus_hash:
         return dg.SkipReason("corpus unchanged")
-    if settings.ledger_url:
-        return dg.SensorResult(run_requests=[register_then_classify(f"corpus-{corpus_hash[:16]}")],
-                               cursor=corpus_hash)
-    registered = context.instance.get_dynamic_partitions(document_shards.name)
-    new = unregistered_shards(corpus_document_ids(settings), registered)
-    every = [*registered, *new]
-    return dg.SensorResult(
-        run_requests=[dg.RunRequest(run_key=f"corpus-{corpus_hash[:16]}", tags=range_tags(every))],
-        dynamic_partitions_requests=[document_shards.build_add_request(new)] if new else [],
-        cursor=corpus_hash,
-    )
+    return dg.SensorResult(run_requests=[register_then_classify(f"corpus-{corpus_hash[:16]}")], cursor=corpus_hash)
 
 
 @dg.sensor(jobs=[classify_documents_job, refresh_results_job, register_corpus_job], minimum_interval_seconds=60)
@@ -130,17 +121,19 @@ def shard_run_requests(keys: list[str], settings, batch: str) -> list[dg.RunRequ
 
 @dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[register_corpus_job],
                       request_job=classify_shards_job, minimum_interval_seconds=5,
-                      default_status=dg.DefaultSensorStatus.RUNNING if SHARED_LEDGER else dg.DefaultSensorStatus.STOPPED)
+                      default_status=dg.DefaultSensorStatus.RUNNING)
 def shard_runs_sensor(context: dg.RunStatusSensorContext, adri: AdriSettings):
-    """After the corpus is registered, every registered shard is classified as runs side by side (the
-    ledger skips what is answered, so only new work is done); the run queue starts them as the
-    model server's limit allows."""
+    """After the corpus is registered, every registered shard is classified (the ledger skips what is
+    answered, so only new work is done): in one run on one machine (the warehouse's one writer), or
+    with the shared ledger as runs side by side, which the run queue starts as the model server's
+    limit allows."""
     settings = adri.settings()
-    if not settings.ledger_url:
-        return dg.SkipReason("no shared ledger (ADRI_LEDGER_URL): classify_documents_job does the range in one run")
     keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
         return dg.SkipReason("no documents registered")
+    if not settings.ledger_url:
+        return dg.RunRequest(run_key=context.dagster_run.run_id, job_name=classify_shards_job.name,
+                             tags=range_tags(keys))
     return shard_run_requests(keys, settings, batch=context.dagster_run.run_id)
 
 

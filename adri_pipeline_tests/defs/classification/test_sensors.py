@@ -17,29 +17,37 @@ def evaluate(sensor, instance, adri, cursor=None):
         return sensor(context)
 
 
-def test_new_documents_register_their_shards_and_ask_for_one_run_over_every_shard(dagster_instance, adri, tmp_path):
+def test_a_changed_corpus_asks_for_registration_then_one_run_over_every_registered_shard(
+        dagster_instance, adri, tmp_path):
+    """new_documents_sensor reads the file's hash only (never the warehouse); the corpus asset registers
+    the shards; shard_runs_sensor asks for one run over every registered shard: a new document may
+    land in a shard already registered, and the ledger skips whatever is classified."""
+    from adri_pipeline.defs.classification.sensors import shard_runs_sensor
+
     corpus = tmp_path / "corpus.jsonl"
     lines = SAMPLE.read_text(encoding="utf-8").splitlines()
     corpus.write_text("\n".join(lines[:10]) + "\n", encoding="utf-8")
-    adri = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=str(corpus), backend="embedded")
+    adri = AdriSettings(warehouse=str(tmp_path / "never" / "w.duckdb"), codebook=adri.codebook, corpus=str(corpus),
+                        backend="embedded")
 
     result = evaluate(new_documents_sensor, dagster_instance, adri)
-    added = result.dynamic_partitions_requests[0].partition_keys
-    assert added == shards_of(f"sample-{i:03d}" for i in range(1, 11))
     [request] = result.run_requests
-    assert request.tags["dagster/asset_partition_range_start"] == added[0]
-    assert request.tags["dagster/asset_partition_range_end"] == added[-1]
-    dagster_instance.add_dynamic_partitions("document_shards", added)
-
+    assert request.job_name == "register_corpus_job" and not (tmp_path / "never").exists()
     assert isinstance(evaluate(new_documents_sensor, dagster_instance, adri, result.cursor), dg.SkipReason)
-
     corpus.write_text("\n".join(lines[:13]) + "\n", encoding="utf-8")  # three new documents
-    grown = evaluate(new_documents_sensor, dagster_instance, adri, result.cursor)
-    new = [s for s in shards_of(f"sample-{i:03d}" for i in range(11, 14)) if s not in added]
-    assert [r.partition_keys for r in grown.dynamic_partitions_requests] == ([new] if new else [])
-    [request] = grown.run_requests  # every shard: a new document may sit in a registered one
-    assert request.tags["dagster/asset_partition_range_start"] == added[0]
-    assert request.tags["dagster/asset_partition_range_end"] == (new or added)[-1]
+    assert evaluate(new_documents_sensor, dagster_instance, adri, result.cursor).run_requests
+
+    registered = shards_of(f"sample-{i:03d}" for i in range(1, 14))
+    dagster_instance.add_dynamic_partitions("document_shards", registered)  # what the corpus asset does
+    with dg.build_run_status_sensor_context(
+            sensor_name="shard_runs_sensor", dagster_instance=dagster_instance,
+            dagster_run=dg.DagsterRun(job_name="register_corpus_job", run_id="registered"),
+            dagster_event=dg.DagsterEvent(event_type_value="PIPELINE_SUCCESS", job_name="register_corpus_job"),
+            resources=resources_for(adri)) as context:
+        one = shard_runs_sensor(context)
+    assert one.job_name == "classify_shards_job"
+    assert (one.tags["dagster/asset_partition_range_start"], one.tags["dagster/asset_partition_range_end"]) == (
+        registered[0], registered[-1])
 
 
 def test_a_document_always_falls_in_the_same_shard_of_a_bounded_few():
