@@ -35,6 +35,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/dagster_range_run.py 200
 	$(BIN)/python benchmarks/coded_model.py
 	$(BIN)/python benchmarks/scale.py 2000 8000
+	$(BIN)/python benchmarks/parallel_runs.py 96 2000 20000
 
 ui: $(STAMP)
 	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
