@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
     routing_candidates: str = "embedded-zeroshot,embedded-logreg,sparrow"
     routing_prices: Path = ROUTING_PRICES  # a team's own price table: ADRI_ROUTING_PRICES
+    # cold performance runs per candidate, each its own process (the JEV design: at least three)
+    routing_performance_runs: int = Field(default=3, ge=0, le=20)
 
     mirror_log: Path = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
     mirror_config: Path = BUNDLED / "data" / "mirror" / "gate.yaml"

@@ -36,7 +36,7 @@ def config_for(settings: Settings, **overrides) -> RunConfig:
     record = pilot_record(settings)
     batches = json.loads(record.read_text(encoding="utf-8"))["production_batch"] if record.exists() else {}
     return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
-                     production_batch=batches, **overrides)
+                     production_batch=batches, **{"runs": settings.routing_performance_runs, **overrides})
 
 
 def pilot_record(settings: Settings) -> Path:
