@@ -11,7 +11,6 @@ from pathlib import Path
 
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, Settings
 
-
 DEMO_PERFORMANCE_RUNS = 1
 
 

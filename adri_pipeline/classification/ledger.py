@@ -80,8 +80,8 @@ class HeldLedger(Ledger):
     through; if it raised, the next commit raises it and the held answers are dropped. A kill before
     the gate opens loses at most the answers held (asked again next run), never a stored one."""
 
-    def __init__(self, warehouse: Warehouse, gate: "Gate"):
-        super().__init__(warehouse)
+    def __init__(self, store: Warehouse | SharedLedger, gate: "Gate"):
+        super().__init__(store)
         self.gate = gate
 
     @contextmanager

@@ -246,7 +246,8 @@ def classify_documents(
 ) -> ClassificationRun:
     """Classify what the ledger lacks among `documents` (already stored in the warehouse); results,
     figures, failures and the snapshot are written for what was done however the run ends (a stop,
-    an interrupt, an error). `head` is what the same run did on the file's first documents while the
+    an interrupt, an error). With the shared ledger (ADRI_LEDGER_URL) the answers, failures and the
+    run's row are committed there, and pulled into the warehouse before each results rebuild. `head` is what the same run did on the file's first documents while the
     file was being read (classify_corpus_file): counted in, and a stop there is this run's stop."""
     started_at, started = datetime.now(timezone.utc), time.perf_counter()
     if backend is None:
@@ -256,9 +257,14 @@ def classify_documents(
     codebook = load_codebook(settings.codebook)
     prompt = build_prompt(codebook)
     store_codebook(warehouse, codebook, prompt)
+    shared = shared_ledger(settings)  # with ADRI_LEDGER_URL the answers go there, and are pulled in here
     run_id = run_id or uuid.uuid4().hex
-    log.info("classification run %s: %s (digest %s), codebook %s", run_id[:8], model.model,
-                model.digest[:19] or "-", codebook.content_hash[:12])
+    log.info("classification run %s: %s (digest %s), codebook %s%s", run_id[:8], model.model,
+             model.digest[:19] or "-", codebook.content_hash[:12], f", shared ledger {shared.name}" if shared else "")
+
+    def pulled() -> None:
+        if shared is not None:
+            shared.pull_into(warehouse, list(LEDGER_COLUMNS))
     touched: list[str] = []
     unpublished: list[str] = []  # answered since the last republishing: only their rows are rebuilt
     checkpoints = _Checkpoints(settings.results_every_documents, settings.results_every_minutes)
@@ -271,6 +277,7 @@ def classify_documents(
             progress(outcome, total)
         if checkpoints.due() and unpublished:
             begun = time.monotonic()
+            pulled()
             refresh_results(warehouse, codebook, model, list(unpublished))
             unpublished.clear()
             warehouse.publish_snapshot()
@@ -284,22 +291,27 @@ def classify_documents(
             else:
                 if head is not None:  # in the first partial results, not only the last
                     unpublished.extend(head.answered)
-                report = classify_corpus(documents, codebook, backend, warehouse, limit=limit, estimate=estimate,
-                                         concurrency=settings.concurrency, progress=on_document)
+                report = classify_corpus(documents, codebook, backend, shared or warehouse, limit=limit,
+                                         estimate=estimate, concurrency=settings.concurrency, progress=on_document)
                 if head is not None:
                     report.count_in(head)
         finally:
             faults.point("before_results")
             begun = time.monotonic()
+            if shared is not None and report is not None:  # the shared list of failures is the one pulled
+                shared.store_failures(report.answered, report.failed, model.model, prompt.signature, run_id)
+            pulled()
             needing = _needing_results(warehouse, codebook, model, report, touched)
             unchanged = report is not None and not needing and not report.failed and not unpublished
             # a cached rerun rebuilds and republishes nothing: the stored results are its results
             figures = figures_of(warehouse, model, codebook) if unchanged else refresh_results(
                 warehouse, codebook, model, needing)
-            if report is not None:
+            if report is not None and shared is None:
                 store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
-            record_run(warehouse, _run_record(run_id, origin, started_at, model, codebook, prompt, report,
-                                              len(touched), figures))
+            run_row = _run_record(run_id, origin, started_at, model, codebook, prompt, report, len(touched), figures)
+            record_run(warehouse, run_row)
+            if shared is not None:
+                shared.record_run(run_row)
             if unchanged and warehouse.snapshot_path.exists():
                 snapshot = warehouse.snapshot_path  # this run's row in classification_runs joins it next time
             else:
@@ -506,7 +518,8 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
             try:
                 if reading.head is not None:  # else a small file, read whole already (or failed)
                     head = classify_corpus(reading.head, load_codebook(settings.codebook), backend,
-                                           HeldLedger(warehouse, reading.gate), concurrency=settings.concurrency,
+                                           HeldLedger(shared_ledger(settings) or warehouse, reading.gate),
+                                           concurrency=settings.concurrency,
                                            progress=first_progress, keep_backend=True, hand_over=reading.hand_over)
                 reading.first_request_out.set()  # all of the first documents cached: nothing was asked
                 corpus = reading.result()

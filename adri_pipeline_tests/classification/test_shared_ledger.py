@@ -134,3 +134,21 @@ def test_no_shared_ledger_and_an_unreachable_one_are_clear_errors(tmp_path, olla
     with pytest.raises(SharedLedgerUnreachable, match="127.0.0.1:9") as raised:
         SharedLedger(url).known(["k"])
     assert "secret" not in str(raised.value) and redacted(url) == "postgresql://adri@127.0.0.1:9/adri"
+
+
+def test_adri_classify_with_the_shared_ledger_commits_there_and_its_answers_serve_the_range_runs(
+        tmp_path, ollama_stub, ledger_url):
+    settings = _settings(tmp_path, "cli", ollama_stub, ledger_url=ledger_url)
+    run, corpus = classify_corpus_file(settings)
+    assert run.report.classified == corpus.documents.height
+    shared = shared_ledger(settings)
+    with shared.connect() as con:
+        assert con.execute("SELECT count(*) FROM ledger").fetchone()[0] == corpus.documents.height
+        assert con.execute("SELECT count(*) FROM classification_runs").fetchone()[0] == 1
+    with duckdb.connect(str(run.snapshot), read_only=True) as con:  # pulled in, results built
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0] == \
+            corpus.documents.height
+    register_corpus(settings, Warehouse(settings.warehouse))
+    asked = len(ollama_stub.chats())
+    again = classify_shards(settings, shards_of(corpus.documents["doc_id"]), origin="test")
+    assert again.cached == corpus.documents.height and len(ollama_stub.chats()) == asked
