@@ -168,6 +168,7 @@ def classify_corpus(
     progress=None,
     keep_backend: bool = False,
     hand_over=None,
+    on_start=None,
 ) -> RunReport:
     """Classify what the ledger of `store` (the warehouse, or the shared ledger) lacks. `progress(outcome,
     total)` is called after each document, in this thread, so it may write to the warehouse (partial
@@ -186,6 +187,8 @@ def classify_corpus(
     if estimate:
         todo = todo[:ESTIMATE_SAMPLE]
         report.sampled = len(todo)
+    if on_start is not None:  # what the ledger already holds, before any model call
+        on_start(report)
     if not todo:
         return report
 

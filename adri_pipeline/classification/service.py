@@ -289,10 +289,16 @@ def classify_documents(
             if head is not None and head.stopped:
                 report = head
             else:
-                if head is not None:  # in the first partial results, not only the last
-                    unpublished.extend(head.answered)
+                def before_any_call(start: RunReport) -> None:
+                    """Answers already in the ledger whose results are missing or stale (a run killed
+                    before its end, the file's first documents) go into the first partial results, not
+                    only the last (ADR 0011: "256 (206 + 50 novos)")."""
+                    pulled()
+                    unpublished.extend(_needing_results(warehouse, codebook, model, start, []))
+
                 report = classify_corpus(documents, codebook, backend, shared or warehouse, limit=limit,
-                                         estimate=estimate, concurrency=settings.concurrency, progress=on_document)
+                                         estimate=estimate, concurrency=settings.concurrency, progress=on_document,
+                                         on_start=before_any_call)
                 if head is not None:
                     report.count_in(head)
         finally:

@@ -113,3 +113,32 @@ def test_a_second_ctrl_c_stops_waiting_for_a_slow_model_and_still_publishes(olla
     ledger, results, runs = stored_counts(warehouse)
     assert results == ledger >= 4
     assert len(runs) == 1 and "second interrupt" in runs[0][0]
+
+
+def test_after_kill_9_the_first_partial_results_of_the_resumed_run_hold_what_was_committed_before(
+        ollama_stub, warehouse, tmp_path):
+    """ADR 0011: "a primeira regravação parcial mostrou 256 (206 + 50 novos)". The resumed run's first
+    republished results held only its own new answers until its end."""
+    from adri_pipeline.classification.service import classify_corpus_file
+    from adri_pipeline.config import Settings
+
+    ollama_stub.delay = 0.1
+    process = start_classify(ollama_stub, warehouse)
+    wait_for_chats(ollama_stub, 8)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    committed = len(ledger_docs(warehouse))
+    assert committed >= 5
+
+    ollama_stub.delay = 0.0
+    settings = Settings(warehouse=warehouse.path, corpus=SAMPLE, codebook=PILOT, backend="ollama", model="qwen-test",
+                        ollama_hosts=[ollama_stub.host], results_every_documents=5)
+    seen = []
+
+    def progress(outcome, total):
+        if warehouse.snapshot_path.exists() and not seen:
+            with duckdb.connect(str(warehouse.snapshot_path), read_only=True) as con:
+                seen.append(con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0])
+
+    classify_corpus_file(settings, progress=progress)
+    assert seen and seen[0] >= committed + 5  # the committed ones and the first five new (206 + 50)
