@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     display_language: str = "pt"
     analysis_language: str = "en"
 
+    # the model whose results the panel, checks and review pages show (ADR 0011 point 8), as its results
+    # are named (e.g. "ollama:qwen2.5:7b-instruct"); unset, the latest run's model
+    principal_model: str | None = None
     backend: BackendName = "auto"
     model: str = "qwen2.5:7b-instruct"
     # "http://gpu1:11434*4,http://gpu2:11434": hosts with their parallel slots (OLLAMA_NUM_PARALLEL)

@@ -136,9 +136,15 @@ def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdenti
     return figures
 
 
-def recorded_model(warehouse: Warehouse) -> ModelIdentity:
-    """The model the latest classification run resolved: downstream steps never choose again."""
-    run = last_run(warehouse)
+def recorded_model(warehouse: Warehouse, principal: str | None = None) -> ModelIdentity:
+    """The model whose results the panel, checks and review show: the principal model when one is set
+    (ADRI_PRINCIPAL_MODEL; ADR 0011 point 8: "o painel mostra o do modelo principal"), as its latest
+    run recorded it; else the model the latest classification run resolved. Never chosen again."""
+    run = last_run(warehouse, principal)
+    if run is None and principal is not None:
+        known = sorted({s["model"] for s in result_sets(warehouse)})
+        raise NoClassificationRun(f"{warehouse.path}: no classification run of the principal model {principal!r} "
+                                  f"(ADRI_PRINCIPAL_MODEL); models with results: {', '.join(known) or 'none'}")
     if run is None:
         raise NoClassificationRun(f"{warehouse.path}: no classification run recorded yet; classify first")
     return ModelIdentity(run["backend"], run["model"], run["model_digest"], json.loads(run["params"]))
@@ -149,9 +155,9 @@ def figures_of(warehouse: Warehouse, model: ModelIdentity, codebook: Codebook) -
     return summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
 
 
-def current_figures(warehouse: Warehouse, codebook: Codebook) -> tuple[ModelIdentity, dict]:
-    """The recorded model and its figures for this codebook."""
-    model = recorded_model(warehouse)
+def current_figures(warehouse: Warehouse, codebook: Codebook, principal: str | None = None) -> tuple[ModelIdentity, dict]:
+    """The recorded (or principal) model and its figures for this codebook."""
+    model = recorded_model(warehouse, principal)
     return model, figures_of(warehouse, model, codebook)
 
 
@@ -167,7 +173,7 @@ def check_quality(settings: Settings) -> Quality:
     recorded model's results against the thresholds in Settings; a failure names documents and variables."""
     warehouse = Warehouse(settings.warehouse)
     codebook = load_codebook(settings.codebook)
-    model = recorded_model(warehouse)
+    model = recorded_model(warehouse, settings.principal_model)
     values, documents, pending = read_results(warehouse, model.model, codebook.content_hash)
     figures = summarize(Results(values, documents, pending))  # the ADR's figures: one way to count literal
     answered = set(documents["doc_id"].to_list())
@@ -579,7 +585,7 @@ def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
         from adri_pipeline.classification.agreement import load_coder_labels
 
         return "coders", load_coder_labels(settings.coders, codebook), 0
-    model = name or recorded_model(warehouse).model
+    model = name or recorded_model(warehouse, settings.principal_model).model
     values, _, pending = read_results(warehouse, model, codebook.content_hash)
     if not values.height:
         known = sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash})

@@ -441,7 +441,7 @@ def write_review(settings, compare: tuple[str, str] | None = None) -> Site:
     crossed = default_cross(codebook)
     models = [s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash]
     try:
-        model = recorded_model(warehouse).model
+        model = recorded_model(warehouse, settings.principal_model).model
         other = "coders" if settings.coders else next((m for m in models if m != model), None)
         found = findings(settings, model=model, compare=other, cross_variables=crossed)
     except NoClassificationRun:

@@ -383,9 +383,11 @@ def record_run(warehouse: Warehouse, run: dict) -> None:
         warehouse.upsert(con, "classification_runs", pl.DataFrame([run]))
 
 
-def last_run(warehouse: Warehouse) -> dict | None:
-    """The latest classification run that resolved a backend: downstream assets use its model."""
-    frame = warehouse.query(sql("last_run"))
+def last_run(warehouse: Warehouse, model: str | None = None) -> dict | None:
+    """The latest classification run that resolved a backend (of `model`, when given): downstream
+    assets use its model."""
+    frame = warehouse.query(sql("last_run")) if model is None else warehouse.query(sql("last_run_of_model"),
+                                                                                   {"model": model})
     return frame.row(0, named=True) if frame.height else None
 
 

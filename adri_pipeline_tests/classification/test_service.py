@@ -448,3 +448,22 @@ def test_a_large_file_with_no_model_server_stores_nothing(tmp_path):
             classify_corpus_file(settings)
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
+
+
+def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp_path):
+    """ADR 0011 point 8: one result per model and codebook; the panel shows the principal model's."""
+    from adri_pipeline.classification.codebook import load_codebook
+    from adri_pipeline.classification.service import NoClassificationRun, answer_set, check_quality
+
+    first = settings_for(ollama_stub, tmp_path, SAMPLE)
+    classify_corpus_file(first)
+    later = first.model_copy(update={"backend": "embedded"})
+    classify_corpus_file(later)  # the latest run: another model
+    warehouse = Warehouse(first.warehouse)
+    assert recorded_model(warehouse).model != "ollama:qwen-test"
+    principal = first.model_copy(update={"principal_model": "ollama:qwen-test"})
+    assert recorded_model(warehouse, principal.principal_model).model == "ollama:qwen-test"
+    assert check_quality(principal).figures["model"] == "ollama:qwen-test"
+    assert answer_set(principal, warehouse, load_codebook(PILOT), None)[0] == "ollama:qwen-test"
+    with pytest.raises(NoClassificationRun, match="principal model 'ollama:nothing'"):
+        recorded_model(warehouse, "ollama:nothing")

@@ -107,7 +107,7 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
     pulled = pull_shared_ledger(settings, warehouse)  # with the shared ledger: what its runs committed
     if pulled is not None:
         context.log.info(f"{len(pulled)} answer(s) pulled from the shared ledger")
-    model = recorded_model(warehouse)
+    model = recorded_model(warehouse)  # what was just classified: its results are (re)built
     summary = refresh_results(warehouse, book, model)
     values, _, _ = read_results(warehouse, model.model, book.content_hash)
     table = figures_table(summary, model.model, book.content_hash)
