@@ -20,10 +20,13 @@ class Judge(Protocol):
 
 
 class FileJudge:
-    """Labels from JSON lines {"state_hash": ..., "label": ...}, or from each record's `truth`."""
+    """Labels from JSON lines {"state_hash": ..., "label": ...}; without a file, each record's own
+    `truth`. A case the file does not label has no label (None: not an agreed case) — never the log's
+    `truth`, which would make the file a second copy of the log's labels."""
 
     def __init__(self, name: str, path: Path | None = None):
         self.name = name
+        self.path = path
         self.labels = {}
         if path is not None:
             for line in Path(path).read_text(encoding="utf-8").splitlines():
@@ -32,7 +35,7 @@ class FileJudge:
                     self.labels[item["state_hash"]] = item["label"]
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:
-        return self.labels.get(record["state_hash"], record.get("truth")) if self.labels else record.get("truth")
+        return record.get("truth") if self.path is None else self.labels.get(record["state_hash"])
 
 
 class LLMJudge:
@@ -78,6 +81,23 @@ def judge_families_differ(first: Judge, second: Judge) -> bool:
 
 class JudgeConfigError(AdriError, ValueError):
     pass
+
+
+def promotion_blocker(spec: str) -> str | None:
+    """Why judges configured as `spec` (ADRI_MIRROR_JUDGES) can never support a promotion, or None.
+    The mirror design asks for two judges of different model families labelling on their own:
+    `truth` is the log's own labels read twice, and a label file has no model family that could
+    differ from the other judge's (two files may even be copies of one another). make_judges checks
+    the two families of served models before any case is judged."""
+    if spec.strip() == "truth":
+        return "one label source (the log's own labels): promotion needs two independent judges that agree"
+    from adri_pipeline.models import is_served_model
+
+    files = [n.strip() for n in spec.split(",") if not is_served_model(n.strip())]
+    if files:
+        return (f"label file(s) {', '.join(files)} as judge: a file has no model family, so two independent "
+                "judges of different families (the mirror design) are not shown; promotion needs two model judges")
+    return None
 
 
 def make_judges(spec: str, settings=None) -> tuple[Judge, Judge]:

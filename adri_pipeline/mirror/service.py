@@ -24,7 +24,7 @@ from adri_pipeline.mirror.evaluate import (
     write_recommended_configuration,
 )
 from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
-from adri_pipeline.mirror.judges import make_judges
+from adri_pipeline.mirror.judges import make_judges, promotion_blocker
 from adri_pipeline.mirror.shadow_log import ingest, read_log
 from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
 
@@ -71,13 +71,10 @@ def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], lis
     return judged, [first.name, second.name]
 
 
-def one_label_source(settings: Settings) -> bool:
-    """`truth`: both "judges" read the labels the log carries — one source, not two."""
-    return settings.mirror_judges.strip() == "truth"
-
-
 def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, dict]:
-    """Per point; with one label source a point is never recommended for promotion."""
+    """Per point; with judges that cannot be shown independent (promotion_blocker) a point is never
+    recommended for promotion."""
+    blocker = promotion_blocker(settings.mirror_judges)
     out = {}
     for name, point in points(settings).items():
         mine = [r for r in records if r["decision_point"] == name]
@@ -85,11 +82,10 @@ def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> 
             evaluation = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name],
                                         seed=SAMPLE_SEED, min_days=settings.mirror_min_shadow_days,
                                         min_agreed=settings.mirror_min_agreed_cases)
-            if one_label_source(settings) and evaluation["recommendation"] == "promote":
+            if blocker and evaluation["recommendation"] == "promote":
                 evaluation["recommendation"] = ONE_SOURCE
                 evaluation["recommended_mode"] = recommended_mode(point, ONE_SOURCE)
-                evaluation["reasons"] = [*evaluation["reasons"], "one label source (the log's own labels): "
-                                         "promotion needs two independent judges that agree (ADRI_MIRROR_JUDGES)"]
+                evaluation["reasons"] = [*evaluation["reasons"], f"{blocker} (ADRI_MIRROR_JUDGES)"]
             out[name] = evaluation
     return out
 

@@ -75,14 +75,30 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     one_source = evaluate_log(settings_for(log, warehouse), warehouse)["evaluations"]["confirmar_transferencia"]
     assert one_source["recommendation"] == "needs a second judge"  # failed before: the log's labels counted twice
 
-    # two label files (say, two coders), each its own source
+    # two label files: copies of the log's labels here, and a file has no model family either way
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
     for coder in ("a", "b"):
         (tmp_path / f"{coder}.jsonl").write_text("".join(
             json.dumps({"state_hash": r["state_hash"], "label": r["truth"]}) + "\n" for r in records if r.get("truth")))
-    settings = settings_for(log, warehouse).model_copy(
+    files = settings_for(log, warehouse).model_copy(
         update={"mirror_judges": f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"})
-    report = evaluate_log(settings, warehouse)
+    two_files = evaluate_log(files, warehouse)["evaluations"]["confirmar_transferencia"]
+    assert two_files["recommendation"] == "needs a second judge"  # failed before: "promote"
+
+    # two model judges of different families, on the loopback server, each reading the case on its own
+    from adri_pipeline.jev.serialize import serialize_facts
+    from adri_pipeline_tests.model_server import ModelServerStub
+
+    truth_of = {serialize_facts(r["state"]): r["truth"] for r in records if r.get("truth")}
+
+    def judge_answers(request):
+        text = request["messages"][-1]["content"]
+        return json.dumps({"resposta": next(t for facts, t in truth_of.items() if text.startswith(facts))})
+
+    with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"), responder=judge_answers) as judges:
+        settings = settings_for(log, warehouse).model_copy(update={
+            "mirror_judges": "ollama:qwen2.5:7b,ollama:gemma3:4b", "ollama_hosts": [judges.host]})
+        report = evaluate_log(settings, warehouse)
     evaluation = report["evaluations"]["confirmar_transferencia"]
     assert evaluation["recommendation"] == "promote"
     assert evaluation["control_accuracy"] > evaluation["rule_accuracy"]

@@ -12,13 +12,24 @@ from adri_pipeline_tests.model_server import ModelServerStub
 POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"})
 
 
-def test_a_label_file_wins_over_the_logs_truth(tmp_path):
+def test_a_label_file_labels_only_its_cases_and_never_falls_back_to_the_logs_truth(tmp_path):
+    """It used to answer the log's `truth` for a case it lacks: a second copy of the log's labels
+    counted as an independent judge."""
     labels = tmp_path / "labels.jsonl"
     labels.write_text(json.dumps({"state_hash": "h1", "label": "nao"}) + "\n")
     judge = FileJudge("file", labels)
     assert judge.label(POINT, {"state_hash": "h1", "truth": "sim"}) == "nao"
-    assert judge.label(POINT, {"state_hash": "h2", "truth": "sim"}) == "sim"
+    assert judge.label(POINT, {"state_hash": "h2", "truth": "sim"}) is None
     assert FileJudge("truth").label(POINT, {"state_hash": "h1", "truth": "sim"}) == "sim"
+
+
+def test_only_two_model_judges_can_support_a_promotion(tmp_path):
+    from adri_pipeline.mirror.judges import promotion_blocker
+
+    assert "one label source" in promotion_blocker("truth")
+    assert "no model family" in promotion_blocker(f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}")
+    assert "no model family" in promotion_blocker(f"ollama:qwen2.5:7b,{tmp_path / 'b.jsonl'}")
+    assert promotion_blocker("ollama:qwen2.5:7b,openai:gemma3:4b") is None
 
 
 @pytest.mark.parametrize("spec, says", [
