@@ -53,8 +53,10 @@ def _read_evaluation(path: Path, content: bytes | None = None) -> dict:
     return report
 
 
-def check_approval(name: str, mode: str, threshold: float, approval: Approval | None, base: Path) -> None:
-    """Refuse, naming the point, unless `approval` binds `mode` to an evaluation that recommended it."""
+def check_approval(name: str, mode: str, threshold: float, approval: Approval | None, base: Path,
+                   overrides: list | None = None) -> None:
+    """Refuse, naming the point, unless `approval` binds `mode` to an evaluation that recommended it,
+    and, in control, only moves (`overrides`) that evaluation recommended."""
     if AUTHORITY[mode] == 0:
         return
     if approval is None:
@@ -77,6 +79,11 @@ def check_approval(name: str, mode: str, threshold: float, approval: Approval | 
     if AUTHORITY[mode] > AUTHORITY.get(recommended, 0):
         raise ApprovalError(f"point {name}: mode {mode} but its evaluation recommended "
                             f"{evaluation.get('recommendation')!r} (mode {recommended})")
+    allowed = {tuple(move) for move in evaluation.get("recommended_overrides") or []}
+    if mode == "control" and overrides and "recommended_overrides" in evaluation and \
+            (extra := sorted(list(m) for m in {tuple(m) for m in overrides} - allowed)):
+        raise ApprovalError(f"point {name}: overrides {extra} were not recommended by its evaluation "
+                            f"(recommended: {sorted(list(m) for m in allowed)})")
     if threshold < evaluation.get("threshold", 1.0):
         raise ApprovalError(f"point {name}: threshold {threshold} is below the {evaluation.get('threshold')} "
                             "its evaluation measured")
@@ -103,6 +110,8 @@ def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | Non
     mode = mode or recommended
     entry = raw["points"][name]
     entry["mode"] = mode
+    if mode == "control" and evaluation.get("recommended_overrides"):
+        entry["overrides"] = evaluation["recommended_overrides"]  # the one direction it was shown to win
     entry["approval"] = {"evaluation": str(evaluation_path.resolve()), "sha256": file_sha256(evaluation_path),
                          "date": report["evaluated_at"], "approved_at": datetime.now(timezone.utc).isoformat()}
     text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)

@@ -70,7 +70,36 @@ def _gated(point: DecisionPoint, record: dict) -> str:
         return rule
     if point.safety and point.harden_order and point.restrictiveness(mirror) < point.restrictiveness(rule):
         return rule
+    if point.question_type != "score" and (point.overrides or point.harden_order) and not point.allows(rule, mirror):
+        return rule
     return mirror
+
+
+OVERRIDE_MIN_CASES = 5  # a direction is "clear" with at least this many agreed cases the mirror got right
+OVERRIDE_MIN_SHARE = 0.75  # ... and right on at least this share of the cases it moved that way
+
+
+def override_directions(point: DecisionPoint, counted: list[dict]) -> list[dict]:
+    """Per move (rule's answer -> the confident mirror's other answer) among the cases both judges
+    labelled alike: how often the mirror, and the rule, were right. A move is `clear` when the mirror
+    was right on at least OVERRIDE_MIN_CASES of them and OVERRIDE_MIN_SHARE of them (and, on a safety
+    point, it hardens): "Controlo numa única direção, se o espelho ganha com clareza" (the mirror design)."""
+    moves: dict[tuple, dict] = {}
+    for record in counted:
+        rule, mirror = record["rule_decision"], record["mirror_decision"]
+        if mirror is None or mirror == rule or mirror not in point.options or rule not in point.options \
+                or not (record["probability"] or 0) >= point.threshold:
+            continue
+        move = moves.setdefault((rule, mirror), {"rule": rule, "mirror": mirror, "cases": 0, "mirror_right": 0,
+                                                 "rule_right": 0})
+        move["cases"] += 1
+        move["mirror_right"] += mirror == record["judge_a"]
+        move["rule_right"] += rule == record["judge_a"]
+    for move in moves.values():
+        hardens = not point.safety or point.restrictiveness(move["mirror"]) > point.restrictiveness(move["rule"])
+        move["clear"] = bool(hardens and move["mirror_right"] >= OVERRIDE_MIN_CASES
+                             and move["mirror_right"] >= OVERRIDE_MIN_SHARE * move["cases"])
+    return sorted(moves.values(), key=lambda m: (-m["cases"], m["rule"], m["mirror"]))
 
 
 def traffic_days(records: list[dict]) -> list[str]:
@@ -136,8 +165,19 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
     if recommendation == "promote" and short:
         recommendation = "keep shadow"
         reasons.append("not enough shadow evidence yet: " + "; ".join(short))
+    moves = override_directions(point, counted) if point.question_type != "score" else []
+    overrides = [[m["rule"], m["mirror"]] for m in moves if m["clear"]]
+    if recommendation == "promote" and point.question_type != "score" and not overrides:
+        recommendation = "keep shadow"
+        reasons.append(f"the mirror wins overall but in no single direction clearly (a move needs "
+                       f"{OVERRIDE_MIN_CASES} agreed cases right and {OVERRIDE_MIN_SHARE:.0%} of its cases)")
+    if recommendation == "promote" and overrides:
+        reasons.append("control in one direction only: " + ", ".join(f"{a} -> {b}" for a, b in overrides))
     if recommendation == "promote" and point.safety:
         reasons.append("safety point: control is hardening-only (harden_order)")
+    if overrides:  # what control would have had, moving only in the recommended directions
+        directed = point.model_copy(update={"overrides": [tuple(o) for o in overrides]})
+        gated = np.array([_gated(directed, r) for r in counted], dtype=object) == label
 
     mean_latency_s = float(np.mean(latencies)) / 1000 if latencies else float("nan")
     return {
@@ -163,6 +203,7 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
         "shadow_days": len(days), "first_day": days[0] if days else None, "last_day": days[-1] if days else None,
         "min_shadow_days": min_days, "min_agreed_cases": min_agreed,
         "recommendation": recommendation, "recommended_mode": recommended_mode(point, recommendation),
+        "overrides": moves, "recommended_overrides": overrides if recommendation == "promote" else [],
         "reasons": reasons,
     }
 
@@ -194,7 +235,8 @@ def recommended_configuration(points: dict[str, DecisionPoint], evaluations: dic
             mode = "off"
         out["points"][name] = point.model_dump(exclude={"approval"}) | {"mode": mode}
         out["evidence"][name] = {k: evaluation.get(k) for k in (
-            "recommendation", "recommended_mode", "reasons", "counted", "shadow_days", "first_day", "last_day",
+            "recommendation", "recommended_mode", "recommended_overrides", "reasons", "counted", "shadow_days",
+            "first_day", "last_day",
             "rule_accuracy_when_mirror_confident", "mirror_accuracy_when_confident", "control_accuracy",
             "rule_accuracy", "coverage_at_threshold", "gain_ci95")}
     return out

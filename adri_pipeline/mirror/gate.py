@@ -79,6 +79,11 @@ class DecisionPoint(BaseModel):
     # options that make the agent call a tool (e.g. "nao" to "is the HTML enough?" opens a browser):
     # savings count the tool calls the mirror avoided and those it added
     tool_call_options: list[str] = Field(default_factory=list)
+    # "Controlo numa única direção" (the mirror design): the (rule's answer, mirror's answer) moves the
+    # mirror may make in control, those its evaluation showed it wins clearly (recommended_overrides);
+    # e.g. [["nao", "sim"]] for "is the HTML enough?": the mirror spares a browser, never adds one.
+    # Without them, a point with harden_order moves toward stricter answers only.
+    overrides: list[tuple[str, str]] = Field(default_factory=list)
     approval: Approval | None = None  # required in control, veto and warn (approval.py)
     # the mirror as a System One server, `jev:<url>` or `jev:<url>#<model>` (models/systemone.py);
     # empty: the caller passes the mirror to Gate (a Python callable)
@@ -111,7 +116,27 @@ class DecisionPoint(BaseModel):
                              "'must it be blocked?')")
         if self.safety and self.mode == "control" and self.question_type == "score":
             raise ValueError("a safety point cannot be a score in control: nothing says which way hardens")
+        if bad := [list(pair) for pair in self.overrides
+                   if pair[0] not in self.options or pair[1] not in self.options or pair[0] == pair[1]]:
+            raise ValueError(f"overrides {bad}: each is [rule's answer, mirror's answer], two different options "
+                             f"of {sorted(self.options)}")
+        if self.safety and (loose := [list(p) for p in self.overrides
+                                      if self.restrictiveness(p[1]) < self.restrictiveness(p[0])]):
+            raise ValueError(f"overrides {loose} would loosen a safety point (harden_order)")
+        if self.mode == "control" and self.question_type != "score" and not self.overrides and not self.harden_order:
+            raise ValueError("control moves one way only (the mirror design): give overrides, the [rule's answer, "
+                             "mirror's answer] moves its evaluation recommended (recommended_overrides), or "
+                             "harden_order")
         return self
+
+    def allows(self, rule_answer, mirror_answer) -> bool:
+        """Whether control lets the mirror turn the rule's answer into its own: along `overrides`, else
+        toward a stricter answer of harden_order (score questions: any answer in range)."""
+        if mirror_answer == rule_answer or self.question_type == "score":
+            return True
+        if self.overrides:
+            return (rule_answer, mirror_answer) in {tuple(p) for p in self.overrides}
+        return self.restrictiveness(mirror_answer) > self.restrictiveness(rule_answer)
 
     def restrictiveness(self, option: str) -> int:
         return self.harden_order.index(option)
@@ -163,7 +188,7 @@ class GateConfig(BaseModel):
         evaluation paths are read from the configuration file's folder (context `base`)."""
         base = Path((info.context or {}).get("base", "."))
         for name, point in self.points.items():
-            check_approval(name, point.mode, point.threshold, point.approval, base)
+            check_approval(name, point.mode, point.threshold, point.approval, base, point.overrides)
         return self
 
     def describe(self) -> dict[str, str]:
@@ -393,6 +418,8 @@ class Gate:
             return rule("no_veto")  # never adds a "sim"
         if point.safety and point.restrictiveness(asked.answer) < point.restrictiveness(rule_answer):
             return rule("would_grant")  # hardening only: never looser than the rule
+        if not point.allows(rule_answer, asked.answer):
+            return rule("other_direction")  # control moves one way only
         return Decision(asked.answer, "mirror", "confident", asked.answer, asked.probability)
 
     # -- the mirror ------------------------------------------------------------------------

@@ -119,6 +119,15 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     approved = load_gate_config(gate_file).points["confirmar_transferencia"]
     assert approved.mode == "control" and approved.harden_order == ["executar", "confirmar", "vetar"]
     assert approved.approval.sha256 == hashlib.sha256(evaluation_file.read_bytes()).hexdigest()
+    # one direction: the moves the evaluation showed the mirror wins, each hardening (a safety point)
+    assert [list(m) for m in approved.overrides] == evaluation["recommended_overrides"] != []
+    assert all(approved.restrictiveness(to) > approved.restrictiveness(of) for of, to in approved.overrides)
+    widened = yaml.safe_load(gate_file.read_text())
+    widened["points"]["confirmar_transferencia"]["overrides"].append(["executar", "vetar"])
+    if ["executar", "vetar"] not in evaluation["recommended_overrides"]:
+        (tmp_path / "widened.yaml").write_text(yaml.safe_dump(widened))
+        with pytest.raises(GateConfigError, match="overrides .* were not recommended by its evaluation"):
+            load_gate_config(tmp_path / "widened.yaml")
 
     # the one-source evaluation, rewritten over it, no longer supports control: refused naming the point
     evaluate_log(settings_for(log, warehouse), warehouse)
@@ -190,8 +199,9 @@ def test_confident_failures_are_split_into_missing_information_and_unclear_quest
     assert diagnosis["state_lacks_information"]["examples"][0]["state_hash"] == f"{0:064d}"
 
 
+# "no": a browser is opened; in control the mirror may only spare one (the mirror design's example)
 HTML_POINT = DecisionPoint(question="Basta o HTML?", question_type="noul", options={"sim": "sim", "nao": "não"},
-                           tool_call_options=["nao"])  # "no": a browser is opened
+                           tool_call_options=["nao"], overrides=[("nao", "sim")])
 
 
 def run_tasks(log_path, repetitions=3, task_seconds=None):
@@ -239,8 +249,10 @@ def test_savings_pair_the_same_tasks_run_with_controls_on_and_off(tmp_path):
     low, high = result["paired_seconds"]["ci95"]
     assert low <= result["paired_seconds"]["mean_difference"] <= high
     # the mirror spared a browser on a and b, and opened one on "simples" where the rule would not
-    assert result["points"]["html"] == {"decisions": 9, "taken_by_mirror": 9, "answers_changed": 9,
-                                             "tool_calls_avoided": 6, "tool_calls_added": 3}
+    # one direction only: the mirror spares the browser on a and b; on "simples" it would have opened one
+    # (rule "sim", mirror "nao"), which control no longer lets it do (two-way before: 3 added)
+    assert result["points"]["html"] == {"decisions": 9, "taken_by_mirror": 6, "answers_changed": 6,
+                                             "tool_calls_avoided": 6, "tool_calls_added": 0}
     assert result["paired_main_model_calls"]["mean_difference"] == -1.0
 
 
@@ -312,3 +324,34 @@ def test_the_cli_and_dagster_evaluate_a_log_alike(tmp_path, dagster_instance):
     by_cli = read_mirror_evaluations(Warehouse(tmp_path / "cli" / "w.duckdb"))
     by_dagster = read_mirror_evaluations(Warehouse(tmp_path / "dagster" / "w.duckdb"))
     assert by_cli.height > 0 and by_cli.drop("log").equals(by_dagster.drop("log"))
+
+
+def test_control_moves_one_way_only_the_direction_the_evaluation_showed_the_mirror_wins():
+    """"Controlo numa única direção" (the mirror design). Before, a promoted ordinary point overrode the
+    rule either way."""
+    from adri_pipeline.mirror.evaluate import override_directions
+
+    html = HTML_POINT.model_copy(update={"overrides": []})
+    # 12 pages where the rule asked for a browser and the mirror (right on 11) said the HTML was enough;
+    # 6 where the rule said HTML and the mirror (right on 2) asked for a browser
+    spare = [{**record(i, "nao", "sim", p=0.95, truth="sim" if i else "nao")} for i in range(12)]
+    add = [{**record(100 + i, "sim", "nao", p=0.95, truth="nao" if i < 2 else "sim")} for i in range(6)]
+    judged = [{**r, "judge_a": r["truth"], "judge_b": r["truth"]} for r in spare + add]
+    moves = {(m["rule"], m["mirror"]): m for m in override_directions(html, judged)}
+    assert moves[("nao", "sim")]["clear"] and moves[("nao", "sim")]["mirror_right"] == 11
+    assert not moves[("sim", "nao")]["clear"]
+
+    with pytest.raises(ValueError, match="control moves one way only"):
+        DecisionPoint(question="Basta o HTML?", question_type="noul", options={"sim": "s", "nao": "n"}, mode="control")
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline_tests.mirror.evidence import approved
+
+    def mirror_says(answer):
+        return lambda request: {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {
+            "html": {"type": "noul", "noul": 0.95 if answer == "sim" else 0.05}}}
+    control = HTML_POINT.model_copy(update={"mode": "control"})
+    spared = Gate(approved({"html": control}), {"html": lambda s: "nao"}, {"html": mirror_says("sim")})
+    assert spared.decide("html", {}).answer == "sim"  # a browser spared
+    added = Gate(approved({"html": control}), {"html": lambda s: "sim"}, {"html": mirror_says("nao")})
+    decision = added.decide("html", {})
+    assert (decision.answer, decision.source, decision.reason) == ("sim", "rule", "other_direction")

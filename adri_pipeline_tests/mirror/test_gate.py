@@ -92,7 +92,8 @@ def mirror_with_confidence(confidence):
 def test_a_malformed_confidence_never_commands(confidence):
     """Failed before: NaN passed `probability < threshold` and strings or 5.0 were read as confident."""
     config = approved({"p": DecisionPoint.model_validate({
-        "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"})})
+        "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control",
+        "overrides": [["nao", "sim"]]})})
     log = MemoryLog()
     gate = Gate(config, {"p": lambda state: "nao"}, {"p": mirror_with_confidence(confidence)}, log)
     decision = gate.decide("p", {"valor": 1})
@@ -141,7 +142,8 @@ def test_safety_point_in_control_without_an_order_is_refused_at_load(tmp_path):
         load_gate_config(path)
 
 
-YES_NO_POINT = "points:\n  p:\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
+YES_NO_POINT = ("points:\n  p:\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
+                "    overrides: [[sim, nao]]\n")
 
 
 @pytest.mark.parametrize("mode", ["control", "veto", "warn"])
@@ -178,7 +180,7 @@ def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point
     path = tmp_path / "gate.yaml"
     path.write_text(yaml.safe_dump({"points": {"p": {"question": "Pode?", "question_type": "noul",
                                                      "options": {"sim": "sim", "nao": "nao"}, "mode": mode,
-                                                     "approval": approval}}}))
+                                                     "overrides": [["sim", "nao"]], "approval": approval}}}))
     with pytest.raises(GateConfigError, match=f"point p: .*{refusal}"):
         load_gate_config(path)
 
@@ -254,7 +256,8 @@ YES_NO = {"sim": "sim", "nao": "não"}
 
 def yes_no_gate(mode, mirror_says, probability=0.95, rule_says="sim", log=None):
     config = approved({"p": DecisionPoint(
-        question="Foi um erro de formato?", question_type="noul", options=YES_NO, mode=mode, timeout_s=0.5)})
+        question="Foi um erro de formato?", question_type="noul", options=YES_NO, mode=mode, timeout_s=0.5,
+        overrides=[(rule_says, "nao" if rule_says == "sim" else "sim")])})
     return Gate(config, {"p": lambda state: rule_says}, {"p": mirror_answering_options(mirror_says, probability)}, log)
 
 
@@ -306,7 +309,8 @@ def test_warn_never_changes_the_decision_and_returns_the_advisory():
 
 def test_several_questions_in_one_request_each_gated_on_its_own():
     requests = []
-    points = {name: DecisionPoint(question=f"{name}?", question_type="noul", options=YES_NO, mode="control")
+    points = {name: DecisionPoint(question=f"{name}?", question_type="noul", options=YES_NO, mode="control",
+                                  overrides=[("nao", "sim")])
               for name in ("erro_disfarcado", "imagem_decorativa", "idioma_pt")}
 
     def mirror(request):
