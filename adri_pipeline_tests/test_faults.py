@@ -24,8 +24,8 @@ N = 23  # documents with an abstract in the sample
 
 
 def classify(stub_host: str, warehouse: Path, *extra: str, fault: str | None = None, corpus: Path = SAMPLE,
-             codebook: Path = PILOT) -> subprocess.Popen:
-    env = {**os.environ, "ADRI_OLLAMA_HOSTS": stub_host, "ADRI_RESULTS_EVERY_DOCUMENTS": "5"}
+             codebook: Path = PILOT, results_every: int = 5) -> subprocess.Popen:
+    env = {**os.environ, "ADRI_OLLAMA_HOSTS": stub_host, "ADRI_RESULTS_EVERY_DOCUMENTS": str(results_every)}
     env.pop("ADRI_FAULT", None)
     if fault:
         env["ADRI_FAULT"] = fault
@@ -303,3 +303,22 @@ def test_two_hosts_one_killed_and_restarted_later_the_run_never_stops_and_loses_
     assert process.returncode == 0, err
     assert "its documents go to the hosts that answer" in err and "rejoins the run" in err
     assert sorted(ledger(warehouse)) == sorted(_texts()) and len(ledger(warehouse)) == N
+
+
+def test_kill_9_in_the_final_publish_then_a_cached_rerun_publishes_the_results(stub, tmp_path):
+    """Failed before: the previous snapshot (10 documents) stayed through every cached rerun, which took
+    the existing snapshot file for its own; the snapshot's temporary file stayed too."""
+    warehouse = tmp_path / "wh" / "adri.duckdb"
+    snapshot = warehouse.with_name("adri_snapshot.duckdb")
+    assert classify(stub.host, warehouse, "--limit", "10").wait(timeout=120) == 0
+    process = classify(stub.host, warehouse, fault="during_snapshot", results_every=1000)  # the final publish
+    process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGKILL and list(warehouse.parent.glob("*.tmp*"))
+    with duckdb.connect(str(snapshot), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0] == 10
+    asked = len(stub.chats())
+    rerun = classify(stub.host, warehouse)
+    assert rerun.wait(timeout=120) == 0 and len(stub.chats()) == asked  # cached: nothing asked
+    with duckdb.connect(str(snapshot), read_only=True) as con:
+        assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0] == N
+    assert not list(warehouse.parent.glob("*.tmp*"))

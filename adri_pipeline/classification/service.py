@@ -324,7 +324,7 @@ def classify_documents(
             record_run(warehouse, run_row)
             if shared is not None:
                 shared.record_run(run_row)
-            if unchanged and warehouse.snapshot_path.exists():
+            if unchanged and warehouse.snapshot_is_current():
                 snapshot = warehouse.snapshot_path  # this run's row in classification_runs joins it next time
             else:
                 snapshot = warehouse.publish_snapshot()

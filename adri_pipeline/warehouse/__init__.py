@@ -214,6 +214,19 @@ class Warehouse:
         with self.connect() as con:
             return con.sql(statement, params=params if isinstance(params, dict) else list(params)).pl()
 
+    def snapshot_is_current(self) -> bool:
+        """Whether the analyst snapshot holds the results the warehouse holds: a publish killed midway
+        leaves the previous snapshot in place, which a cached rerun must not take for this run's."""
+        if not self.snapshot_path.exists():
+            return False
+        try:
+            with duckdb.connect(str(self.snapshot_path), read_only=True) as snapshot:
+                published = snapshot.execute(sql("results_digest")).fetchall()
+        except duckdb.Error:  # damaged, or made before the results tables: publish again
+            return False
+        with self.connect() as con:
+            return con.execute(sql("results_digest")).fetchall() == published
+
     def publish_snapshot(self) -> Path:
         """Copy the warehouse to a temporary file and rename it over the snapshot atomically; temporary
         files left by a process killed while publishing are removed. After a CHECKPOINT the file holds
