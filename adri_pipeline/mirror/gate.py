@@ -39,12 +39,12 @@ from pathlib import Path
 from typing import Callable, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, model_validator
 
 from adri_pipeline.errors import AdriError, describe_validation_error
 from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, check_response
 from adri_pipeline.jev.serialize import serialize_facts
-from adri_pipeline.mirror.approval import Approval, check_approval
+from adri_pipeline.mirror.approval import Approval, check_approval, file_sha256
 from adri_pipeline.mirror.redact import Redactor, keyed_state_hash
 
 logger = logging.getLogger(__name__)
@@ -173,6 +173,14 @@ class GateConfig(BaseModel):
     state_hash_key_env: str = HASH_KEY_ENV  # environment variable holding the secret for state_hash
     note: str = ""
     evidence: dict = Field(default_factory=dict)
+    _base: Path = PrivateAttr(default=Path("."))  # the configuration file's folder: relative evaluation paths
+
+    def evaluation_path(self, point: "DecisionPoint") -> Path | None:
+        """The evaluation file an acting point's approval is bound to, resolved."""
+        if point.approval is None:
+            return None
+        path = point.approval.evaluation
+        return path if path.is_absolute() else self._base / path
 
     @model_validator(mode="before")
     @classmethod
@@ -189,6 +197,7 @@ class GateConfig(BaseModel):
         base = Path((info.context or {}).get("base", "."))
         for name, point in self.points.items():
             check_approval(name, point.mode, point.threshold, point.approval, base, point.overrides)
+        self._base = base
         return self
 
     def describe(self) -> dict[str, str]:
@@ -304,6 +313,10 @@ class Gate:
         # instead of queueing calls that would all fire when the mirror recovers
         self._in_flight = threading.BoundedSemaphore(workers)
         self._unconfigured: set[str] = set()  # points a caller asks about that the configuration lost
+        # (path, size, mtime) of each acting point's evaluation as last checked, and the points whose
+        # evaluation changed under a running gate: those fall back to the rule until a reload
+        self._evaluations_seen: dict[str, tuple] = {}
+        self._revoked: set[str] = set()
         self._queue: queue.Queue = queue.Queue(maxsize=config.queue_size)
         self._workers = [threading.Thread(target=self._shadow_worker, daemon=True) for _ in range(config.shadow_workers)]
         for worker in self._workers:
@@ -335,6 +348,7 @@ class Gate:
                 self._calls.setdefault(name, deque())
         self.redactor = Redactor(config.redact_names)
         self._add_served_mirrors(config)
+        self._evaluations_seen, self._revoked = {}, set()  # load_gate_config checked every approval again
         self.config = config  # one assignment: a decision reads either the old or the new configuration
         for name, what in config.describe().items():
             logger.info("reloaded %s: %s", name, what)
@@ -381,6 +395,8 @@ class Gate:
             elif point.mode == "shadow":
                 shadow.append(name)
                 decisions[name] = Decision(rule_answer, "rule", "shadow")
+            elif not self._approval_holds(name, point):
+                decisions[name] = Decision(rule_answer, "rule", "approval_revoked")
             else:
                 acting.append(name)
         if shadow:
@@ -400,6 +416,29 @@ class Gate:
                 self.outcomes[(name, decision.reason)] += 1
                 decisions[name] = decision
         return decisions
+
+    def _approval_holds(self, name: str, point: DecisionPoint) -> bool:
+        """Whether the evaluation an acting point was approved on is still the file it was: checked at
+        load, and again whenever its size or time changes (a stat per decision), so an edited or deleted
+        evaluation stops the point acting in a running gate, not only at the next load."""
+        if name in self._revoked:
+            return False
+        path = self.config.evaluation_path(point)
+        try:
+            stat = path.stat()
+            seen = (str(path), stat.st_size, stat.st_mtime_ns)
+            if self._evaluations_seen.get(name) == seen:
+                return True
+            holds = file_sha256(path) == point.approval.sha256
+        except OSError:
+            holds = False
+        if not holds:
+            self._revoked.add(name)
+            logger.warning("decision point %s: the evaluation it was approved on (%s) changed or is gone: "
+                           "its rule decides until the configuration is approved and reloaded again", name, path)
+            return False
+        self._evaluations_seen[name] = seen
+        return True
 
     @staticmethod
     def _apply(point: DecisionPoint, rule_answer, asked: _Asked) -> Decision:

@@ -515,3 +515,18 @@ def test_calls_to_a_hung_mirror_never_pile_up_to_fire_when_it_recovers():
     workers = gate.config.shadow_workers + 4
     assert calls[0] <= workers and reasons["mirror_busy"] >= 60 - workers
     assert set(reasons) <= {"timeout", "mirror_busy"}
+
+
+def test_a_running_gate_stops_acting_when_its_evaluation_file_is_edited_or_deleted():
+    """Failed before: the approval was checked at load only; a running gate kept commanding after the
+    evaluation it was approved on was rewritten."""
+    gate = gate_with(mirror_answering("vetar"))
+    assert gate.decide("p", {"valor": 1}).source == "mirror"
+    evaluation = gate.config.evaluation_path(gate.config.points["p"])
+    evaluation.write_text(evaluation.read_text().replace("promote", "retire"))
+    decision = gate.decide("p", {"valor": 1})
+    assert (decision.source, decision.reason) == ("rule", "approval_revoked")
+
+    other = gate_with(mirror_answering("vetar"))
+    other.config.evaluation_path(other.config.points["p"]).unlink()
+    assert other.decide("p", {"valor": 1}).reason == "approval_revoked"
