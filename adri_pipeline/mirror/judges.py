@@ -3,6 +3,7 @@ both agree on count. Offline, judge labels come from a labelled file (state hash
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Protocol
@@ -13,26 +14,55 @@ from adri_pipeline.mirror.gate import DecisionPoint
 from adri_pipeline.models.base import family_from_name
 
 
+class JudgeConfigError(AdriError, ValueError):
+    pass
+
+
 class Judge(Protocol):
     name: str
 
     def label(self, point: DecisionPoint, record: dict) -> str | None: ...
 
+    def describe(self) -> dict: ...
+
 
 class FileJudge:
-    """Labels from JSON lines {"state_hash": ..., "label": ...}; without a file, each record's own
-    `truth`. A case the file does not label has no label (None: not an agreed case) — never the log's
-    `truth`, which would make the file a second copy of the log's labels."""
+    """Labels from JSON lines {"state_hash": ..., "label": ..., "annotator": ...}; without a file, each
+    record's own `truth`. A case the file does not label has no label (None: not an agreed case) — never
+    the log's `truth`, which would make the file a second copy of the log's labels. A file names its one
+    annotator on every line: two files are independent judges only with two annotators and two
+    contents (promotion_blocker)."""
 
     def __init__(self, name: str, path: Path | None = None):
         self.name = name
         self.path = path
-        self.labels = {}
+        self.labels: dict[str, str] = {}
+        self.annotators: set[str] = set()
+        self.sha256 = ""
         if path is not None:
-            for line in Path(path).read_text(encoding="utf-8").splitlines():
+            content = Path(path).read_bytes()
+            self.sha256 = hashlib.sha256(content).hexdigest()
+            for number, line in enumerate(content.decode("utf-8").splitlines(), start=1):
                 if line.strip():
-                    item = json.loads(line)
-                    self.labels[item["state_hash"]] = item["label"]
+                    try:
+                        item = json.loads(line)
+                        self.labels[item["state_hash"]] = item["label"]
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        raise JudgeConfigError(f"{path}: line {number}: expected a JSON object with state_hash "
+                                               "and label (and annotator)") from None
+                    if isinstance(item.get("annotator"), str) and item["annotator"].strip():
+                        self.annotators.add(item["annotator"].strip())
+
+    @property
+    def annotator(self) -> str | None:
+        """The one annotator the file names on every line, or None (unnamed, or more than one)."""
+        return next(iter(self.annotators)) if len(self.annotators) == 1 else None
+
+    def describe(self) -> dict:
+        if self.path is None:
+            return {"name": self.name, "source": "the log's own labels (truth)"}
+        return {"name": self.name, "source": "label file", "annotator": self.annotator, "sha256": self.sha256,
+                "labels": len(self.labels)}
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:
         return record.get("truth") if self.path is None else self.labels.get(record["state_hash"])
@@ -55,6 +85,9 @@ class LLMJudge:
             # Ollama says "qwen2", a file name says "qwen-2.5...": both are the qwen family
             self._family = family_from_name(self.server.family(self.model) or self.model)
         return self._family
+
+    def describe(self) -> dict:
+        return {"name": self.name, "source": "model", "family": self.family}
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:
         schema = {"type": "object", "required": ["resposta"],
@@ -79,24 +112,23 @@ def judge_families_differ(first: Judge, second: Judge) -> bool:
     return family(first) != family(second)
 
 
-class JudgeConfigError(AdriError, ValueError):
-    pass
-
-
 def promotion_blocker(spec: str) -> str | None:
     """Why judges configured as `spec` (ADRI_MIRROR_JUDGES) can never support a promotion, or None.
-    The mirror design asks for two judges of different model families labelling on their own:
-    `truth` is the log's own labels read twice, and a label file has no model family that could
-    differ from the other judge's (two files may even be copies of one another). make_judges checks
-    the two families of served models before any case is judged."""
+    The mirror design asks for two judges labelling each case on their own: two models of different
+    families (make_judges checks the families before any case is judged), or label files that each
+    name their one annotator, two annotators and two contents. `truth` is the log's own labels read
+    twice; the same file twice, or two files by one (or no named) annotator, are one source."""
     if spec.strip() == "truth":
         return "one label source (the log's own labels): promotion needs two independent judges that agree"
     from adri_pipeline.models import is_served_model
 
-    files = [n.strip() for n in spec.split(",") if not is_served_model(n.strip())]
-    if files:
-        return (f"label file(s) {', '.join(files)} as judge: a file has no model family, so two independent "
-                "judges of different families (the mirror design) are not shown; promotion needs two model judges")
+    files = [FileJudge(n.strip(), Path(n.strip())) for n in spec.split(",")
+             if not is_served_model(n.strip()) and Path(n.strip()).is_file()]
+    if unnamed := [f.name for f in files if f.annotator is None]:
+        return (f"label file(s) {', '.join(unnamed)} name no single annotator (an `annotator` on every line): "
+                "their independence is not shown")
+    if len(files) == 2 and (files[0].sha256 == files[1].sha256 or files[0].annotator == files[1].annotator):
+        return f"the two label files are one source (same content or same annotator {files[0].annotator!r})"
     return None
 
 

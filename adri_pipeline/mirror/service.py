@@ -64,11 +64,14 @@ def sample(settings: Settings, records: list[dict]) -> list[dict]:
 
 
 def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], list[str]]:
-    """Two judges (ADRI_MIRROR_JUDGES) label each sampled case on their own; returns (cases, judge names)."""
+    """Two judges (ADRI_MIRROR_JUDGES) label each sampled case on their own; returns (cases, each judge's
+    name, source, family or annotator, and how many cases it labelled)."""
     first, second = make_judges(settings.mirror_judges, settings)
     judged = [j for name, point in points(settings).items()
               for j in judge([r for r in sampled if r["decision_point"] == name], point, first, second)]
-    return judged, [first.name, second.name]
+    described = [{**j.describe(), "cases_labelled": sum(r[key] is not None for r in judged)}
+                 for j, key in ((first, "judge_a"), (second, "judge_b"))]
+    return judged, described
 
 
 def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, dict]:

@@ -82,8 +82,11 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
             json.dumps({"state_hash": r["state_hash"], "label": r["truth"]}) + "\n" for r in records if r.get("truth")))
     files = settings_for(log, warehouse).model_copy(
         update={"mirror_judges": f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"})
-    two_files = evaluate_log(files, warehouse)["evaluations"]["confirmar_transferencia"]
+    two_files_report = evaluate_log(files, warehouse)
+    two_files = two_files_report["evaluations"]["confirmar_transferencia"]
     assert two_files["recommendation"] == "needs a second judge"  # failed before: "promote"
+    assert [j["source"] for j in two_files_report["judges"]] == ["label file", "label file"]
+    assert two_files_report["judges"][0]["annotator"] is None  # the files name no annotator
 
     # two model judges of different families, on the loopback server, each reading the case on its own
     from adri_pipeline.jev.serialize import serialize_facts
@@ -100,6 +103,7 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
             "mirror_judges": "ollama:qwen2.5:7b,ollama:gemma3:4b", "ollama_hosts": [judges.host]})
         report = evaluate_log(settings, warehouse)
     evaluation = report["evaluations"]["confirmar_transferencia"]
+    assert {j["family"] for j in report["judges"]} == {"qwen", "gemma"}  # each judge's source, named
     assert evaluation["recommendation"] == "promote"
     assert evaluation["control_accuracy"] > evaluation["rule_accuracy"]
     assert evaluation["recommended_mode"] == "control" and evaluation["shadow_days"] == 3

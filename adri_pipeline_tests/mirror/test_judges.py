@@ -23,12 +23,24 @@ def test_a_label_file_labels_only_its_cases_and_never_falls_back_to_the_logs_tru
     assert FileJudge("truth").label(POINT, {"state_hash": "h1", "truth": "sim"}) == "sim"
 
 
-def test_only_two_model_judges_can_support_a_promotion(tmp_path):
+def test_only_independent_declared_sources_can_support_a_promotion(tmp_path):
+    """Two models of different families, or label files each naming its one annotator (two annotators,
+    two contents); never the log's labels, the same file twice, or files naming no annotator."""
     from adri_pipeline.mirror.judges import promotion_blocker
 
+    def labels(name, annotator, labels=("sim", "nao")):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps({"state_hash": f"h{i}", "label": label,
+                                            **({"annotator": annotator} if annotator else {})}) + "\n"
+                                for i, label in enumerate(labels)))
+        return path
+
+    ana, bia = labels("ana", "ana"), labels("bia", "bia", ("sim", "sim"))
     assert "one label source" in promotion_blocker("truth")
-    assert "no model family" in promotion_blocker(f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}")
-    assert "no model family" in promotion_blocker(f"ollama:qwen2.5:7b,{tmp_path / 'b.jsonl'}")
+    assert promotion_blocker(f"{ana},{bia}") is None
+    assert "one source" in promotion_blocker(f"{ana},{ana}")
+    assert "one source" in promotion_blocker(f"{ana},{labels('ana2', 'ana', ('nao', 'nao'))}")
+    assert "name no single annotator" in promotion_blocker(f"{ana},{labels('anon', None)}")
     assert promotion_blocker("ollama:qwen2.5:7b,openai:gemma3:4b") is None
 
 

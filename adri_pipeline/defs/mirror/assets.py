@@ -56,7 +56,7 @@ def mirror_sample(adri: AdriSettings) -> dg.Output:
 def mirror_judgements(adri: AdriSettings, mirror_sample: pl.DataFrame) -> dg.Output:
     """Two judges label each sampled case on their own (ADRI_MIRROR_JUDGES)."""
     judged, judges = service.judgements(adri.settings(), _as_cases(mirror_sample))
-    return versioned(_as_rows(judged), judges=" + ".join(judges))
+    return versioned(_as_rows(judged), judges=" + ".join(j["name"] for j in judges))
 
 
 @dg.asset(pool=DUCKDB_WRITER, group_name="mirror", io_manager_key=IO)
