@@ -123,7 +123,7 @@ def recommended_mode(point: DecisionPoint, recommendation: str) -> str:
 
 
 def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged: list[dict],
-                   hourly_price_usd: float = 0.50, seed: int = 3, min_days: int = MIN_SHADOW_DAYS,
+                   hourly_price_usd: float, seed: int = 3, min_days: int = MIN_SHADOW_DAYS,
                    min_agreed: int = MIN_AGREED_CASES) -> dict:
     counted = [r for r in judged if r["judge_a"] is not None and r["judge_a"] == r["judge_b"]]
     labelled = [r for r in judged if r["judge_a"] is not None and r["judge_b"] is not None]
@@ -194,7 +194,7 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
         if with_mirror else float("nan"),
         "high_confidence_errors": int((confident & ~mirror_ok).sum()),
         "latency_ms": metrics.percentiles(latencies),
-        "cost_per_decision_usd": hourly_price_usd * mean_latency_s / 3600,
+        "cost_per_decision_usd": hourly_price_usd * mean_latency_s / 3600, "hourly_price_usd": hourly_price_usd,
         "dropped_or_failed": sum(r.get("outcome") in ("timeout", "mirror_error", "mirror_busy", "quota_exhausted",
                                                       "no_answer", "dropped_queue_full") for r in records),
         "dropped_queue_full": sum(r.get("outcome") == "dropped_queue_full" for r in records),

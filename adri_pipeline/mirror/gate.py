@@ -306,12 +306,16 @@ class Gate:
         self.outcomes: Counter = Counter()
         self._calls: dict[str, deque] = {name: deque() for name in config.points}
         self._quota_lock = threading.Lock()
-        workers = config.shadow_workers + 4
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="mirror")
-        # calls at the mirror, answered or not: a hung mirror holds at most this many (a call that
-        # timed out keeps its worker until it returns); past it the rule decides at once ("mirror_busy")
-        # instead of queueing calls that would all fire when the mirror recovers
-        self._in_flight = threading.BoundedSemaphore(workers)
+        # control and shadow ask the mirror through lanes of their own: a hung mirror that fills the
+        # shadow lane never makes a control decision wait or time out, and the reverse
+        self._lanes = {"control": _Lane(CONTROL_LANE_WORKERS, "mirror-control"),
+                       "shadow": _Lane(config.shadow_workers + 2, "mirror-shadow")}
+        # log records are written by a thread of their own, never on the caller's path; past this many
+        # waiting, records are counted as lost (log_dropped) rather than block a decision
+        self._log_queue: queue.Queue = queue.Queue(maxsize=max(4 * config.queue_size, LOG_QUEUE_MIN))
+        self.log_dropped = 0
+        self._log_writer = threading.Thread(target=self._write_log, daemon=True, name="mirror-log")
+        self._log_writer.start()
         self._unconfigured: set[str] = set()  # points a caller asks about that the configuration lost
         # (path, size, mtime) of each acting point's evaluation as last checked, and the points whose
         # evaluation changed under a running gate: those fall back to the rule until a reload
@@ -462,7 +466,7 @@ class Gate:
         return Decision(asked.answer, "mirror", "confident", asked.answer, asked.probability)
 
     # -- the mirror ------------------------------------------------------------------------
-    def _ask_many(self, names: list[str], state: dict) -> dict[str, _Asked]:
+    def _ask_many(self, names: list[str], state: dict, lane: str = "control") -> dict[str, _Asked]:
         """Quota per point, then one request per mirror and exposure set for the points that have quota."""
         asked = {n: _Asked(None, None, 0.0, "quota_exhausted") for n in names
                  if not self._take_quota(n, self.config.points[n])}
@@ -474,22 +478,22 @@ class Gate:
                 key = (id(self.mirrors[name]), frozenset(self.config.points[name].expose_fields))
                 groups.setdefault(key, []).append(name)
         for group in groups.values():
-            asked |= self._ask(group, state)
+            asked |= self._ask(group, state, self._lanes[lane])
         return asked
 
-    def _ask(self, names: list[str], state: dict) -> dict[str, _Asked]:
+    def _ask(self, names: list[str], state: dict, lane: "_Lane") -> dict[str, _Asked]:
         points = {n: self.config.points[n] for n in names}
         exposed = set().union(*(p.expose_fields for p in points.values()))
         request = build_request(points, self.redactor(state, keep=exposed))
         started = time.perf_counter()
-        if not self._in_flight.acquire(blocking=False):
+        if not lane.in_flight.acquire(blocking=False):
             return {n: _Asked(None, None, 0.0, "mirror_busy") for n in names}
         try:
-            future = self._pool.submit(self.mirrors[names[0]], request)
+            future = lane.pool.submit(self.mirrors[names[0]], request)
         except BaseException:
-            self._in_flight.release()
+            lane.in_flight.release()
             raise
-        future.add_done_callback(lambda _: self._in_flight.release())
+        future.add_done_callback(lambda _: lane.in_flight.release())
         try:
             response = future.result(timeout=max(p.timeout_s for p in points.values()))
         except FutureTimeout:
@@ -539,7 +543,7 @@ class Gate:
                 return
             names, state, rule_answers = item
             try:
-                asked = self._ask_many(names, state)
+                asked = self._ask_many(names, state, lane="shadow")
                 for name in names:
                     answer = asked[name]
                     outcome = answer.failure or ("agree" if answer.answer == rule_answers[name] else "disagree")
@@ -551,9 +555,32 @@ class Gate:
 
     def _write(self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str,
                outcome: str) -> None:
-        """One log record; the state is redacted (and absent for dropped samples)."""
+        """Hand one log record to the log's thread (redaction, hashing and the write happen there)."""
         if self.log is None:
             return
+        try:
+            self._log_queue.put_nowait((name, state, rule_answer, asked, mode, used, outcome))
+        except queue.Full:
+            self.log_dropped += 1
+
+    def _write_log(self) -> None:
+        while True:
+            item = self._log_queue.get()
+            try:
+                if item is None:
+                    return
+                if isinstance(item, dict):  # a task record, ready as it is
+                    self.log.write(item)
+                else:
+                    self._write_record(*item)
+            except Exception:  # noqa: BLE001 - a log fault never reaches the caller
+                logger.exception("shadow log record lost")
+            finally:
+                self._log_queue.task_done()
+
+    def _write_record(self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str,
+                      outcome: str) -> None:
+        """One log record; the state is redacted (and absent for dropped samples)."""
         redacted = self.redacted(name, state) if state is not None else {}
         record = {
             "decision_point": name,
@@ -575,26 +602,43 @@ class Gate:
         if self.log is None:
             return
         acting = any(p.mode in ACTING_MODES for p in self.config.points.values()) if controls is None else controls
-        self.log.write({"decision_point": TASK_RECORD, "state_hash": "task-" + task_id,
+        self._log_queue.put({"decision_point": TASK_RECORD, "state_hash": "task-" + task_id,
                         "state": {} if output is None else {"output": output},
                         "rule_decision": "", "latency_ms": round(1000 * seconds, 3), "mode": "task",
                         "used": "rule", "outcome": "controls_on" if acting else "controls_off",
                         "run_id": self.run_id, "task_id": task_id, "main_model_calls": main_model_calls})
 
     def drain(self, timeout_s: float = 30.0) -> None:
-        """Wait until queued shadow samples are logged (tests, replays, shutdown)."""
+        """Wait until queued shadow samples are asked and every record is written (tests, replays, shutdown)."""
         deadline = time.monotonic() + timeout_s
-        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+        while (self._queue.unfinished_tasks or self._log_queue.unfinished_tasks) and time.monotonic() < deadline:
             time.sleep(0.01)
 
     def close(self) -> None:
         self.drain()
         for _ in self._workers:
             self._queue.put(None)
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for worker in self._workers:
+            worker.join(timeout=5)
+        self._log_queue.put(None)
+        self._log_writer.join(timeout=5)
+        for lane in self._lanes.values():
+            lane.pool.shutdown(wait=False, cancel_futures=True)
 
 
 TASK_RECORD = "_task"
+CONTROL_LANE_WORKERS = 4
+LOG_QUEUE_MIN = 10_000  # log records waiting for the log's thread before they are counted as lost
+
+
+class _Lane:
+    """Worker threads and a bound on calls at the mirror, answered or not: a hung mirror holds at most
+    this many (a call that timed out keeps its worker until it returns); past it the rule decides at
+    once ("mirror_busy") instead of queueing calls that would all fire when the mirror recovers."""
+
+    def __init__(self, workers: int, name: str):
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+        self.in_flight = threading.BoundedSemaphore(workers)
 
 
 def _as_logged(answer):

@@ -77,14 +77,20 @@ def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], lis
 def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, dict]:
     """Per point; with judges that cannot be shown independent (promotion_blocker) a point is never
     recommended for promotion."""
+    from adri_pipeline.routing.performance import PriceTable
+
     blocker = promotion_blocker(settings.mirror_judges)
+    prices = PriceTable.read(settings.routing_prices)  # one price table for candidates and mirrors
     out = {}
     for name, point in points(settings).items():
         mine = [r for r in records if r["decision_point"] == name]
         if mine:
+            shape = prices.shape_of(f"mirror:{name}")  # ran_on."mirror:<point>", else the default shape
             evaluation = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name],
-                                        seed=SAMPLE_SEED, min_days=settings.mirror_min_shadow_days,
+                                        hourly_price_usd=prices.shapes[shape].hourly_usd, seed=SAMPLE_SEED,
+                                        min_days=settings.mirror_min_shadow_days,
                                         min_agreed=settings.mirror_min_agreed_cases)
+            evaluation["machine_shape"] = shape
             if blocker and evaluation["recommendation"] == "promote":
                 evaluation["recommendation"] = ONE_SOURCE
                 evaluation["recommended_mode"] = recommended_mode(point, ONE_SOURCE)

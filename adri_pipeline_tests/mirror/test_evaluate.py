@@ -19,6 +19,9 @@ from adri_pipeline_tests.model_server import ModelServerStub
 POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"}, threshold=0.85)
 
 
+HOURLY = 0.061  # USD per hour of the machine the mirror ran on (the price table's default shape)
+
+
 def record(i, rule, mirror, p=0.9, truth=None):
     return {"decision_point": "p", "state_hash": f"{i:064d}", "state": {"i": i}, "rule_decision": rule,
             "mirror_decision": mirror, "probability": p, "latency_ms": 2.0, "outcome": "x", "truth": truth}
@@ -38,7 +41,7 @@ def test_cases_the_judges_disagree_on_are_excluded():
     first, second = FileJudge("a"), FileJudge("b")
     second.label = lambda point, r: "sim" if r["state"]["i"] == 0 else r["truth"]  # disagrees once
     judged = judge(sampled, POINT, first, second)
-    evaluation = evaluate_point("p", POINT, records, judged)
+    evaluation = evaluate_point("p", POINT, records, judged, HOURLY)
     assert evaluation["counted"] == 3 and evaluation["judge_agreement_rate"] == 0.75
     assert evaluation["mirror_accuracy"] == 1.0 and evaluation["rule_accuracy"] == 0.0
 
@@ -57,7 +60,7 @@ def test_two_llm_judges_of_different_families_through_the_loopback_server(provid
         schema = stub.chats()[0]["format"]["properties"]["resposta"]
     assert schema["enum"] == ["sim", "nao"]
     assert (judged[0]["judge_a"], judged[0]["judge_b"]) == ("sim", "nao")
-    assert evaluate_point("p", POINT, [record(0, "sim", "nao")], judged)["counted"] == 0
+    assert evaluate_point("p", POINT, [record(0, "sim", "nao")], judged, HOURLY)["counted"] == 0
 
 
 def settings_for(log, warehouse, config=BUNDLED / "data" / "mirror" / "gate.yaml") -> Settings:
@@ -104,6 +107,8 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
         report = evaluate_log(settings, warehouse)
     evaluation = report["evaluations"]["confirmar_transferencia"]
     assert {j["family"] for j in report["judges"]} == {"qwen", "gemma"}  # each judge's source, named
+    # the cost per decision from the price table's shape, not a fixed rate
+    assert evaluation["machine_shape"] == "VM.Standard.E4.Flex 1 OCPU 24 GB" and evaluation["hourly_price_usd"] == 0.061
     assert evaluation["recommendation"] == "promote"
     assert evaluation["control_accuracy"] > evaluation["rule_accuracy"]
     assert evaluation["recommended_mode"] == "control" and evaluation["shadow_days"] == 3
@@ -159,10 +164,10 @@ def test_promotion_waits_for_days_of_shadow_traffic_and_enough_agreed_cases(days
     records = [{**record(i, "sim", "nao", p=0.95, truth="nao"), "timestamp": f"2026-11-{20 + i % days:02d}T10:00:00+00:00"}
                for i in range(agreed)]
     judged = [{**r, "weight": 1.0, "stratum": "disagreement", "judge_a": "nao", "judge_b": "nao"} for r in records]
-    evaluation = evaluate_point("p", POINT, records, judged)
+    evaluation = evaluate_point("p", POINT, records, judged, HOURLY)
     assert evaluation["recommendation"] == "keep shadow" and evaluation["recommended_mode"] == "shadow"
     assert any(reason in r for r in evaluation["reasons"])
-    enough = evaluate_point("p", POINT, records, judged, min_days=days, min_agreed=agreed)
+    enough = evaluate_point("p", POINT, records, judged, HOURLY, min_days=days, min_agreed=agreed)
     assert enough["recommendation"] == "promote" and enough["first_day"] == "2026-11-20"
 
 

@@ -230,10 +230,10 @@ def test_full_queue_drops_the_sample_and_counts_it():
     answers = [gate.decide("p", {"valor": i}).answer for i in range(10)]
     assert answers == ["executar"] * 10
     assert gate.dropped["p"] >= 7  # one in the worker, two queued, the rest dropped
-    dropped = [r for r in gate.log.records if r["outcome"] == "dropped_queue_full"]
-    assert len(dropped) == gate.dropped["p"] and all(r["state"] == {} for r in dropped)  # logged, no state
     release.set()
     gate.drain()
+    dropped = [r for r in gate.log.records if r["outcome"] == "dropped_queue_full"]
+    assert len(dropped) == gate.dropped["p"] and all(r["state"] == {} for r in dropped)  # logged, no state
     assert len(gate.log.records) == 10
 
 
@@ -241,6 +241,7 @@ def test_log_records_carry_what_evaluation_needs():
     log = MemoryLog()
     gate = gate_with(mirror_answering("vetar", 0.9), log)
     gate.decide("p", {"valor": 50})
+    gate.drain()  # records are written by the log's thread, off the caller's path
     record = log.records[0]
     assert {k: record[k] for k in ("decision_point", "rule_decision", "mirror_decision", "mode", "used", "outcome")} == {
         "decision_point": "p", "rule_decision": "executar", "mirror_decision": "vetar", "mode": "control",
@@ -326,6 +327,7 @@ def test_several_questions_in_one_request_each_gated_on_its_own():
     assert (decisions["erro_disfarcado"].answer, decisions["erro_disfarcado"].reason) == ("sim", "confident")
     assert (decisions["imagem_decorativa"].answer, decisions["imagem_decorativa"].reason) == ("nao", "invalid_answer")
     assert (decisions["idioma_pt"].answer, decisions["idioma_pt"].reason) == ("nao", "invalid_answer")
+    gate.drain()
     assert len(gate.log.records) == 3
 
 
@@ -347,6 +349,7 @@ def test_a_rule_answer_outside_the_options_is_logged_and_returned_unchanged():
                 {"p": mirror_answering("vetar")}, log)
     decision = gate.decide("p", {"valor": 1})
     assert (decision.answer, decision.reason) == ("Executar", "rule_invalid_option")
+    gate.drain()
     assert log.records[0]["outcome"] == "rule_invalid_option" and log.records[0]["mirror_decision"] is None
 
 
@@ -356,8 +359,12 @@ def test_a_gate_fault_never_reaches_the_caller():
             raise OSError("disk full")
 
     gate = gate_with(mirror_answering("vetar"), BrokenLog())
-    decision = gate.decide("p", {"valor": 50})
-    assert (decision.answer, decision.reason) == ("executar", "gate_error")
+    decision = gate.decide("p", {"valor": 50})  # the log is written off the caller's path: its fault stays there
+    assert (decision.answer, decision.reason) == ("vetar", "confident")
+    gate.drain()
+    broken = gate_with(mirror_answering("vetar"))
+    broken.mirrors = None  # a fault inside the gate itself
+    assert broken.decide("p", {"valor": 50}).reason == "gate_error"
 
 
 def test_the_mirror_and_the_log_receive_no_personal_data():
@@ -371,7 +378,9 @@ def test_the_mirror_and_the_log_receive_no_personal_data():
              "telefone": 11987654321, "cnpj": "12.345.678/0001-95", "contatos": {"ana@exemplo.org": "Maria Silva"}}
     config = approved({"p": point()}, redact_names=["Maria Silva"])
     log = MemoryLog()
-    Gate(config, {"p": rule}, {"p": mirror}, log, hash_key=b"k").decide("p", state)
+    gate = Gate(config, {"p": rule}, {"p": mirror}, log, hash_key=b"k")
+    gate.decide("p", state)
+    gate.drain()
     written = seen[0] + json.dumps(log.records, ensure_ascii=False)
     for secret in ("ana@exemplo.org", "0800 123 4567", "12345678909", "11987654321", "12.345.678/0001-95", "Maria Silva"):
         assert secret not in written
@@ -530,3 +539,29 @@ def test_a_running_gate_stops_acting_when_its_evaluation_file_is_edited_or_delet
     other = gate_with(mirror_answering("vetar"))
     other.config.evaluation_path(other.config.points["p"]).unlink()
     assert other.decide("p", {"valor": 1}).reason == "approval_revoked"
+
+
+def test_a_hung_mirror_in_shadow_never_holds_up_control():
+    """Failed before: shadow and control shared one pool and one bound on calls at the mirror, so calls
+    hung in shadow left control "mirror_busy" (or timing out) for as long as the mirror hung."""
+    release = threading.Event()
+
+    def hung(request):
+        release.wait(10)
+        return mirror_answering("vetar")(request)
+
+    points = {"s": point(mode="shadow", timeout_s=0.05), "c": point()}
+    def control_mirror(request):
+        return wire({"c": choice("vetar", {"executar": 0.025, "confirmar": 0.025, "vetar": 0.95})})
+
+    gate = Gate(approved(points, shadow_workers=1), {"s": rule, "c": rule}, {"s": hung, "c": control_mirror},
+                MemoryLog())
+    try:
+        for i in range(20):
+            gate.decide("s", {"valor": i})
+        time.sleep(0.5)  # the shadow's calls time out one after another, each left hung at the mirror
+        decisions = [gate.decide("c", {"valor": i}) for i in range(5)]
+        assert [(d.source, d.reason) for d in decisions] == [("mirror", "confident")] * 5
+    finally:
+        release.set()
+        gate.close()
