@@ -15,8 +15,20 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # what the package ships and reads, installed or not: the pilot codebook, the jev-compat-v1 schemas
 # and frozen test splits, the sample corpus, routing catalogue, mirror log and the coders' file
 BUNDLED = Path(__file__).resolve().parent / "bundled"
-PILOT_CODEBOOK = BUNDLED / "codebooks" / "pilot.yaml"
-SAMPLE_CORPUS = BUNDLED / "data" / "sample_corpus.jsonl"
+
+
+def _shipped(folder: str) -> Path:
+    """A top-level folder of the repository (codebooks/, contracts/, data/): read from the checkout, or
+    from the copy the build puts inside the wheel (setup.py), so `pip install .` works anywhere."""
+    inside = BUNDLED / folder
+    return inside if inside.is_dir() and any(inside.iterdir()) else PROJECT_ROOT / folder
+
+
+CODEBOOKS = _shipped("codebooks")
+CONTRACTS = _shipped("contracts")
+DATA = _shipped("data")
+PILOT_CODEBOOK = CODEBOOKS / "pilot.yaml"
+SAMPLE_CORPUS = DATA / "sample_corpus.jsonl"
 ROUTING_PRICES = BUNDLED / "routing" / "prices.toml"  # hourly price per machine shape (routing H3)
 # Real data kept beside the project (never copied into it); tests and benchmarks skip when absent.
 SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
@@ -86,8 +98,8 @@ class Settings(BaseSettings):
     # cold performance runs per candidate, each its own process (the JEV design: at least three)
     routing_performance_runs: int = Field(default=3, ge=0, le=20)
 
-    mirror_log: Path = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
-    mirror_config: Path = BUNDLED / "data" / "mirror" / "gate.yaml"
+    mirror_log: Path = DATA / "mirror" / "sample_shadow_log.jsonl"
+    mirror_config: Path = DATA / "mirror" / "gate.yaml"
     mirror_judges: str = "truth"  # or two judges of different families: ollama:<a>,ollama:<b>
     # minimum shadow evidence before a point may be recommended for promotion (mirror/evaluate.py)
     mirror_min_shadow_days: int = Field(default=2, ge=1)

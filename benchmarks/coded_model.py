@@ -1,7 +1,7 @@
 """The embedded model trained on the coders' codes: agreement (cross-validated) next to zero-shot, what
 the suggested round of codes adds, and how long training and classifying take.
 
-Real data: the project's coded sample (adri_pipeline/bundled/data/coders/pilot_coded.csv: 120 random documents, then 40 that
+Real data: the project's coded sample (data/coders/pilot_coded.csv: 120 random documents, then 40 that
 `adri suggest` chose) over ../shared/data/corpus. Figures come from one run, in a temporary warehouse.
 
     .venv/bin/python benchmarks/coded_model.py [--classify]
@@ -27,9 +27,9 @@ from adri_pipeline.classification.agreement import agreement_table, load_coder_l
 from adri_pipeline.classification.backends.embedded import EmbeddedBackend  # noqa: E402
 from adri_pipeline.classification.coded_model import TrainingParams, fit  # noqa: E402
 from adri_pipeline.classification.coders import ZERO_SHOT, agreement, answers_frame, coded_sample, train  # noqa: E402
-from adri_pipeline.config import BUNDLED, SHARED_DATA, Settings  # noqa: E402
+from adri_pipeline.config import DATA, SHARED_DATA, Settings  # noqa: E402
 
-CODERS = BUNDLED / "data" / "coders" / "pilot_coded.csv"
+CODERS = DATA / "coders" / "pilot_coded.csv"
 RANDOM_ROUND = 120  # the first 120 coded documents were drawn at random (GUIDE.md)
 
 

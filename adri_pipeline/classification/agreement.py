@@ -1,7 +1,7 @@
 """Agreement between a model's answers and human coders, per variable, measured as each type allows.
 
 Coder CSV columns: doc_id, variable, value (list values joined with '|', booleans true/false), plus
-optional `evidencia` and `note` (the project's sample: adri_pipeline/bundled/data/coders/pilot_coded.csv).
+optional `evidencia` and `note` (the project's sample: data/coders/pilot_coded.csv).
 
 - enum / boolean: percent agreement and Cohen's kappa, with a confusion table;
 - list: exact-set agreement and mean Jaccard (an empty set counts as {nao_informado});

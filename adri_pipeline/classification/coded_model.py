@@ -13,7 +13,7 @@ variable, from the coded documents' vectors (document and <= 20-word windows, `D
   reaches `threshold`, and the window model's best window is the evidence (for text, also the value).
 
 Settings (C = 10, equal weights, threshold 0.5 with balanced class weights) were read off exploratory
-cross-validation on the project's coded sample (adri_pipeline/bundled/data/coders/GUIDE.md); the cross-validated figures
+cross-validation on the project's coded sample (data/coders/GUIDE.md); the cross-validated figures
 `adri agree --cv` prints are therefore slightly optimistic, and the holdout documents stay the
 independent test. Fitting is deterministic (lbfgs, no sampling).
 """

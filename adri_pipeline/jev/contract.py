@@ -1,5 +1,5 @@
 """The System One wire (TypeSafe's `POST /v1/systemone`), the one contract the routing benchmark, the
-mirror gate and `adri routing serve` speak: JSON Schemas in adri_pipeline/bundled/contracts/jev/schemas,
+mirror gate and `adri routing serve` speak: JSON Schemas in contracts/jev/schemas,
 and the checks a schema cannot state.
 
 A request is `{"model", "state", "questions": {id: {"type": "noul"|"choice"|"score", "instructions",
@@ -29,12 +29,12 @@ from functools import lru_cache
 
 from jsonschema import Draft202012Validator
 
-from adri_pipeline.config import BUNDLED
+from adri_pipeline.config import CONTRACTS
 from adri_pipeline.errors import AdriError
 
 CONTRACT = "systemone"  # the wire's name in reports and tables
 DEFAULT_MODEL = "jev-latest"  # the alias every System One server accepts (jevcompat request.model-alias)
-SCHEMAS = BUNDLED / "contracts" / "jev" / "schemas"
+SCHEMAS = CONTRACTS / "jev" / "schemas"
 YES, NO = "sim", "nao"
 EPS_SUM = 0.05  # jevcompat SPEC §5: probabilities sum to 1 within this
 EPS_ROUND = 0.005  # the choice may tie the best option within rounding

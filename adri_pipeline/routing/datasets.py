@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adri_pipeline.config import BUNDLED, SHARED_DATA
+from adri_pipeline.config import DATA, SHARED_DATA
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.routing.builders import (
@@ -26,7 +26,7 @@ from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_gr
 
 SHARED_ROUTING = SHARED_DATA / "routing"
 BUILT_IN = ("sample", "ha-pt-BR", "ha-pt", "clinc150", "sgd")
-SAMPLE_ROUTING = BUNDLED / "data" / "routing"
+SAMPLE_ROUTING = DATA / "routing"
 
 
 @dataclass

@@ -3,7 +3,7 @@
 typesafe-sdk, the mirror gate, this benchmark's `jev:<url>` — reaches it. It is built to pass every
 requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
 
-- the request is checked against the published schema (bundled/contracts/jev/schemas); a bad one
+- the request is checked against the published schema (contracts/jev/schemas); a bad one
   gets 422 `{"detail": [{"loc": ["body", ...], "msg", "type"}]}`, other errors `{"detail":
   {"error_type", "message"}}`, never a 5xx;
 - each question is answered on its own (its id, its neighbours and its position change nothing),

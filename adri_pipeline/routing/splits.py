@@ -1,6 +1,6 @@
 """dev / calibration / test by group_id (a group never spans two splits), stratified by the JEV
 design's six strata, seeded. The test split is frozen before any tuning: its hash is recorded in the repository
-(adri_pipeline/bundled/contracts/jev/frozen/) and every later build fails loudly if the test split changes."""
+(contracts/jev/frozen/) and every later build fails loudly if the test split changes."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-from adri_pipeline.config import BUNDLED
+from adri_pipeline.config import CONTRACTS
 from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.examples import CanonicalExample, length_bucket
 
-FROZEN_DIR = BUNDLED / "contracts" / "jev" / "frozen"
+FROZEN_DIR = CONTRACTS / "jev" / "frozen"
 SPLITS = ("dev", "calibration", "test")
 
 

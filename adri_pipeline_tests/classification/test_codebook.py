@@ -47,8 +47,8 @@ def test_minimal_codebook_parses():
 ])
 def test_bad_codebooks_name_file_variable_and_field(broken, expected):
     with pytest.raises(CodebookError) as error:
-        parse_codebook(broken, "adri_pipeline/bundled/codebooks/bad.yaml")
-    assert "adri_pipeline/bundled/codebooks/bad.yaml" in str(error.value)
+        parse_codebook(broken, "codebooks/bad.yaml")
+    assert "codebooks/bad.yaml" in str(error.value)
     assert expected in str(error.value)
 
 

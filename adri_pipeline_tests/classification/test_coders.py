@@ -13,7 +13,7 @@ from adri_pipeline.classification.backends.embedded import windows
 from adri_pipeline.classification.corpus import as_documents, load_corpus
 from adri_pipeline.classification.ledger import cache_key
 from adri_pipeline.classification.prompt import build_prompt
-from adri_pipeline.config import BUNDLED, Settings
+from adri_pipeline.config import DATA, Settings
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 
 CODED = 14  # the first 14 sample documents are coded; the other 9 are not
@@ -166,7 +166,7 @@ def test_cross_validated_agreement_has_trained_and_zero_shot_rows(coded):
 
 
 def test_the_projects_coded_sample_quotes_its_documents_and_spares_the_holdout(pilot):
-    """adri_pipeline/bundled/data/coders/pilot_coded.csv: every quote literal in its own document (title or abstract), at
+    """data/coders/pilot_coded.csv: every quote literal in its own document (title or abstract), at
     most 20 words, no holdout document, every variable coded once per document."""
     from adri_pipeline.classification.agreement import load_coder_labels
     from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
@@ -174,7 +174,7 @@ def test_the_projects_coded_sample_quotes_its_documents_and_spares_the_holdout(p
 
     corpus = load_corpus(shared("corpus"))
     reserved = set(Settings(holdout=shared("corpus/holdout_ids.txt")).holdout.read_text().split())
-    labels = load_coder_labels(BUNDLED / "data" / "coders" / "pilot_coded.csv", pilot)
+    labels = load_coder_labels(DATA / "coders" / "pilot_coded.csv", pilot)
     documents = {d.doc_id: d for d in as_documents(corpus.documents)}
     assert labels["doc_id"].n_unique() >= 120 and not set(labels["doc_id"]) & reserved
     assert labels.group_by("doc_id", "variable").len()["len"].max() == 1

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from adri_pipeline.config import BUNDLED, Settings
+from adri_pipeline.config import DATA, Settings
 from adri_pipeline.mirror.evaluate import (
     evaluate_point,
     judge,
@@ -63,7 +63,7 @@ def test_two_llm_judges_of_different_families_through_the_loopback_server(provid
     assert evaluate_point("p", POINT, [record(0, "sim", "nao")], judged, HOURLY)["counted"] == 0
 
 
-def settings_for(log, warehouse, config=BUNDLED / "data" / "mirror" / "gate.yaml") -> Settings:
+def settings_for(log, warehouse, config=DATA / "mirror" / "gate.yaml") -> Settings:
     return Settings(mirror_log=log, mirror_config=config, mirror_judges="truth", warehouse=warehouse.path)
 
 
@@ -74,7 +74,7 @@ def config_file(tmp_path, points: dict):
 
 
 def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
-    log = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
+    log = DATA / "mirror" / "sample_shadow_log.jsonl"
     one_source = evaluate_log(settings_for(log, warehouse), warehouse)["evaluations"]["confirmar_transferencia"]
     assert one_source["recommendation"] == "needs a second judge"  # failed before: the log's labels counted twice
 
@@ -147,7 +147,7 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
 def test_approving_a_point_its_evaluation_kept_in_shadow_is_refused_and_changes_nothing(tmp_path, warehouse):
     from adri_pipeline.mirror.approval import approve
 
-    log = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
+    log = DATA / "mirror" / "sample_shadow_log.jsonl"
     report = evaluate_log(settings_for(log, warehouse), warehouse)  # one label source: not promoted
     gate_file = Path(report["recommended_configuration"])
     before = gate_file.read_text()
@@ -326,7 +326,7 @@ def test_the_cli_and_dagster_evaluate_a_log_alike(tmp_path, dagster_instance):
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
-    log = BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl"
+    log = DATA / "mirror" / "sample_shadow_log.jsonl"
     assert main(["mirror", "evaluate", "--log", str(log), "--warehouse", str(tmp_path / "cli" / "w.duckdb")]) == 0
     adri = AdriSettings(warehouse=str(tmp_path / "dagster" / "w.duckdb"), mirror_log=str(log), backend="embedded")
     materialize_graph(dagster_instance, adri, jobs=("mirror",))

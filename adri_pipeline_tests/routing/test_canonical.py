@@ -136,13 +136,13 @@ def test_the_json_schema_in_contracts_is_the_models_own():
 
 
 def test_the_projects_hand_written_d2_turns_are_seed_format_and_balanced():
-    """adri_pipeline/bundled/data/routing/handwritten_d2.jsonl: 40 D2 turns written by hand (synthetic, labelled so), ten per
+    """data/routing/handwritten_d2.jsonl: 40 D2 turns written by hand (synthetic, labelled so), ten per
     decision, with the D2 rule in every question."""
     from collections import Counter
 
-    from adri_pipeline.config import BUNDLED
+    from adri_pipeline.config import DATA
 
-    examples = load_canonical(BUNDLED / "data" / "routing" / "handwritten_d2.jsonl")
+    examples = load_canonical(DATA / "routing" / "handwritten_d2.jsonl")
     kinds = Counter(e.gold_label.split(":")[0] for e in examples)
     assert kinds == {"continuar_agente_ativo": 10, "retomar_sessao": 10, "iniciar_novo_agente": 10, "desambiguar": 10}
     assert all(e.question == D2_QUESTION and e.metadata.synthetic and e.metadata.language == "pt-BR" for e in examples)

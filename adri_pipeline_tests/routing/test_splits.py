@@ -60,7 +60,7 @@ def test_frozen_hash_fails_loudly_when_the_test_split_changes(sample_examples, t
 
 
 def test_repository_records_the_frozen_splits_the_builders_produce():
-    assert build(RunConfig(dataset="sample")).test_hash  # raises if it drifted from adri_pipeline/bundled/contracts/jev/frozen
+    assert build(RunConfig(dataset="sample")).test_hash  # raises if it drifted from contracts/jev/frozen
     shared("routing/ohf_intents")
     recorded = (FROZEN_DIR / "ha-pt-BR.test.sha256").read_text().split()[0]
     assert build(RunConfig(dataset="ha-pt-BR")).test_hash == recorded

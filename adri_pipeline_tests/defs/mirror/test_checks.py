@@ -2,14 +2,14 @@
 
 import json
 
-from adri_pipeline.config import BUNDLED
+from adri_pipeline.config import DATA
 from adri_pipeline.defs.in_process import materialize_graph
 from adri_pipeline.defs.resources import AdriSettings
 
 
 def test_quarantined_lines_fail_the_check_without_stopping_the_evaluation(dagster_instance, tmp_path):
     log = tmp_path / "shadow.jsonl"
-    sample = (BUNDLED / "data" / "mirror" / "sample_shadow_log.jsonl").read_text(encoding="utf-8")
+    sample = (DATA / "mirror" / "sample_shadow_log.jsonl").read_text(encoding="utf-8")
     log.write_text(sample + '{"broken": "cpf 123.456.789-09"\n' + json.dumps({"decision_point": "x"}) + "\n")
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), mirror_log=str(log), backend="embedded")
     graph = materialize_graph(dagster_instance, adri, jobs=("mirror",))

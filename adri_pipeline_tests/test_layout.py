@@ -1,0 +1,13 @@
+"""The top level the design card lists: codebooks/, contracts/ and data/ beside the package, read from
+there in a checkout (the wheel carries copies made at build time: test_install.py)."""
+
+from adri_pipeline.config import CODEBOOKS, CONTRACTS, DATA, PILOT_CODEBOOK, PROJECT_ROOT, SAMPLE_CORPUS
+from adri_pipeline.jev.contract import SCHEMAS
+
+
+def test_the_checkout_reads_codebooks_contracts_and_data_from_the_top_level():
+    assert (CODEBOOKS, CONTRACTS, DATA) == (PROJECT_ROOT / "codebooks", PROJECT_ROOT / "contracts", PROJECT_ROOT / "data")
+    assert PILOT_CODEBOOK == PROJECT_ROOT / "codebooks" / "pilot.yaml" and PILOT_CODEBOOK.is_file()
+    assert SCHEMAS == PROJECT_ROOT / "contracts" / "jev" / "schemas" and (SCHEMAS / "request.schema.json").is_file()
+    assert SAMPLE_CORPUS == PROJECT_ROOT / "data" / "sample_corpus.jsonl" and SAMPLE_CORPUS.is_file()
+    assert not (PROJECT_ROOT / "adri_pipeline" / "bundled" / "codebooks").exists()  # one copy, not two kept by hand
