@@ -258,11 +258,14 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
     run = classify_documents(settings, load_corpus(SAMPLE).documents, origin="test", backend=backend)
-    assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped
+    # the stop names the error that took the host out, whether a request or a probe failed last (it
+    # named only the probe's translated error when a probe came last: flaky under load)
+    assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped, \
+        run.report.stopped
     dropped_requests = run.report.requests - 3
     # three episodes (the drop that took the host out, then two rejoins that dropped again), each dropping
     # one or both of the requests in flight
-    assert run.report.classified == 3 and 3 <= dropped_requests <= 6
+    assert run.report.classified == 3 and 3 <= dropped_requests <= 6, (run.report.classified, run.report.requests)
     with duckdb.connect(str(run.snapshot), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchall()[0][0] == 3
 

@@ -62,6 +62,7 @@ class _HostsDown:
         self.out: set[int] = set()
         self.parked: dict[int, int] = {}  # host index -> slot tokens held back
         self.timers: list[threading.Timer] = []
+        self.dropped_by: dict[int, str] = {}  # host index -> the error that last took it out
 
 
 class ServedBackend:
@@ -237,7 +238,9 @@ class ServedBackend:
             if reason is not None:
                 log.warning("%s dropped the request (%s); its documents go to the hosts that answer, and it is "
                             "asked again in %.1f s", self.hosts[index], reason, delay)
-            self._give_up_if_all_out(f"{type(reason).__name__}: {reason}" if reason else "")
+            if reason is not None:
+                down.dropped_by[index] = f"{type(reason).__name__}: {reason}"
+            self._give_up_if_all_out(down.dropped_by.get(index, ""))
             self._schedule_probe(index, delay)
 
     def _schedule_probe(self, index: int, delay: float) -> None:
@@ -257,7 +260,9 @@ class ServedBackend:
         except (ServerUnreachable, TimedOut, ServerError, Overloaded, ModelMissing) as exc:
             with down.lock:
                 down.failures[index] = down.failures.get(index, 0) + 1
-                self._give_up_if_all_out(str(exc))
+                # the error that took the host out, then the probe's: the same words whichever came last
+                self._give_up_if_all_out("; ".join(filter(None, [down.dropped_by.get(index),
+                                                                 f"probe: {type(exc).__name__}: {exc}"])))
                 if not self._gave_up:
                     self._schedule_probe(index, self._probe_delay(down.failures[index]))
             return
