@@ -317,7 +317,8 @@ def routing_page(routing_root: Path, out: Path) -> str:
         name = metrics_file.parent.name
         rows = [{"candidate": candidate, "task": task, **{k: m.get(k) for k in (
                     "n", "accuracy", "majority_baseline_accuracy", "macro_f1", "ece", "brier", "aurc",
-                    "high_confidence_wrong_rate")}, "p95_ms": result.get("latency_ms", {}).get("p95")}
+                    "high_confidence_wrong_rate", "high_confidence_wrong_rate_fixed")},
+                "p95_ms": result.get("latency_ms", {}).get("p95")}
                 for candidate, result in figures.get("results", {}).items()
                 for task, m in result.get("tasks", {}).items()]
         verdicts = [{"candidate": c, "hypothesis": h, "verdict": v.get("verdict"),

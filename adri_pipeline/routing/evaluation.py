@@ -128,7 +128,12 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
             "n": group.height, "accuracy": metrics.accuracy(gold, answer),
             # always answering the most frequent test label: what an accuracy must beat to mean anything
             "majority_baseline_accuracy": max(gold.count(g) for g in set(gold)) / len(gold),
-            "high_confidence_wrong_rate": metrics.high_confidence_wrong_rate(correct, confidence, config.high_confidence),
+            # the JEV design: "rota errada com confiança alta (erro que não seria desambiguado)": wrong at or
+            # above the abstention threshold chosen on calibration, where nothing asks the user again;
+            # and, labelled apart, at the fixed config.high_confidence
+            "high_confidence_wrong_rate": metrics.high_confidence_wrong_rate(correct, confidence, group["threshold"][0]),
+            "high_confidence_wrong_rate_fixed": metrics.high_confidence_wrong_rate(correct, confidence,
+                                                                                   config.high_confidence),
             "ece": ece, "mce": mce, "aurc": metrics.aurc(correct, confidence),
             "coverage_at_threshold": coverage, "selective_accuracy_at_threshold": selective_accuracy,
             "reliability": metrics.calibration_bins(correct, confidence, config.ece_bins),

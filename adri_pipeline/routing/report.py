@@ -101,16 +101,19 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
                         f"adjudicated label (first: {dataset.excluded[0][0]}); an adjudicated label is the gold "
                         "when present."]
     header = ["candidate", "task", "n", "accuracy", "majority", "macro_f1", "set_f1", "brier", "ece", "mce",
-              "hc_wrong", "aurc", "coverage@thr", "sel_acc@thr"]
+              "hc_wrong@thr", f"hc_wrong@{config.high_confidence}", "aurc", "coverage@thr", "sel_acc@thr"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, result in results.items():
         for task, m in result["tasks"].items():
             lines.append("| " + " | ".join(_fmt(v) for v in [
                 name, task, m["n"], m["accuracy"], m.get("majority_baseline_accuracy"), m.get("macro_f1"), m.get("set_f1"), m.get("brier"), m["ece"],
-                m["mce"], m["high_confidence_wrong_rate"], m["aurc"], m["coverage_at_threshold"],
+                m["mce"], m["high_confidence_wrong_rate"], m.get("high_confidence_wrong_rate_fixed"), m["aurc"],
+                m["coverage_at_threshold"],
                 m["selective_accuracy_at_threshold"]]) + " |")
-    lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong: share of all decisions wrong "
-              f"with confidence ≥ {config.high_confidence}. Abstention threshold per task chosen on the calibration "
+    lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong@thr: share of all decisions "
+              "wrong with confidence at or above the task's abstention threshold (an error nothing would ask "
+              f"again about: the JEV design's measure); hc_wrong@{config.high_confidence}: the same at that fixed "
+              "confidence. Abstention threshold per task chosen on the calibration "
               f"split as the lowest confidence reaching {config.target_selective_accuracy:.0%} selective accuracy.", "",
               "Performance: each figure is the median of independent runs, each a process of its own started "
               "from the saved candidate (nothing cached), timed after its warm-up on dev examples. Throughput at "

@@ -110,7 +110,7 @@ def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Pa
     return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset)
 
 
-CROSS_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "high_confidence_wrong_rate", "ece")
+CROSS_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "high_confidence_wrong_rate_fixed", "ece")
 
 
 def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]) -> Path:
@@ -142,7 +142,7 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
 
     lines += [f"| {r['fitted_on']} | {r['tested_on']} | {r['candidate']} | {r['task']} | {r['n']} | "
               f"{cell(r['accuracy'])} | {cell(r['majority_baseline_accuracy'])} | "
-              f"{cell(r['high_confidence_wrong_rate'], '{:.1%}')} | {cell(r['ece'])} |" for r in rows]
+              f"{cell(r['high_confidence_wrong_rate_fixed'], '{:.1%}')} | {cell(r['ece'])} |" for r in rows]
     path = folder / "cross-dataset.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

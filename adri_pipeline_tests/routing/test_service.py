@@ -25,6 +25,15 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
     d1 = figures["results"]["embedded-logreg"]["tasks"]["D1"]
     assert 0 <= d1["ece"] <= 1 and 0 <= d1["aurc"] <= 1
+    # wrong with high confidence at the task's abstention threshold (the JEV design: an error nothing
+    # asks again about), and at the fixed 0.85 labelled apart; it was the fixed one only
+    from adri_pipeline.jev import metrics as jev_metrics
+    predictions = warehouse.query("SELECT correct, confidence FROM routing_predictions WHERE candidate = "
+                                  "'embedded-logreg' AND task = 'D1'")
+    threshold = figures["results"]["embedded-logreg"]["abstention_threshold"]["D1"]
+    assert d1["high_confidence_wrong_rate"] == pytest.approx(jev_metrics.high_confidence_wrong_rate(
+        predictions["correct"].to_list(), predictions["confidence"].to_list(), threshold))
+    assert "high_confidence_wrong_rate_fixed" in d1 and "hc_wrong@thr" in text and "hc_wrong@0.85" in text
     assert d1["n"] == sum(1 for e in build(config).in_split("test") if e.task == "D1")
     metrics = warehouse.query("SELECT DISTINCT candidate FROM routing_metrics ORDER BY 1")
     assert metrics["candidate"].to_list() == ["embedded-logreg", "embedded-zeroshot"]
