@@ -80,7 +80,7 @@ class HeldLedger(Ledger):
     through; if it raised, the next commit raises it and the held answers are dropped. A kill before
     the gate opens loses at most the answers held (asked again next run), never a stored one."""
 
-    def __init__(self, store: Warehouse | SharedLedger, gate: "Gate"):
+    def __init__(self, store: Warehouse | SharedLedger, gate: "Latch"):
         super().__init__(store)
         self.gate = gate
 
@@ -105,7 +105,7 @@ class HeldLedger(Ledger):
                 commit(*held)
 
 
-class Gate:
+class Latch:
     """Opens once, with or without an error: what HeldLedger waits on."""
 
     def __init__(self):

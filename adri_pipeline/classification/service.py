@@ -34,7 +34,7 @@ from adri_pipeline.classification.corpus import (
 )
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
-from adri_pipeline.classification.ledger import LEDGER_COLUMNS, Gate, HeldLedger
+from adri_pipeline.classification.ledger import LEDGER_COLUMNS, HeldLedger, Latch
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.classification.runner import RunReport, classify_corpus
@@ -299,8 +299,9 @@ def classify_documents(
                     """Answers already in the ledger whose results are missing or stale (a run killed
                     before its end, the file's first documents) go into the first partial results, not
                     only the last (ADR 0011: "256 (206 + 50 novos)")."""
-                    pulled()
-                    unpublished.extend(_needing_results(warehouse, codebook, model, start, []))
+                    if start.answered:  # nothing cached: no stored results to compare with
+                        pulled()
+                        unpublished.extend(_needing_results(warehouse, codebook, model, start, []))
 
                 report = classify_corpus(documents, codebook, backend, shared or warehouse, limit=limit,
                                          estimate=estimate, concurrency=settings.concurrency, progress=on_document,
@@ -396,7 +397,7 @@ def pull_shared_ledger(settings: Settings, warehouse: Warehouse) -> list[str] | 
     return None if shared is None else shared.pull_into(warehouse, list(LEDGER_COLUMNS))
 
 
-def _corpus_of_run(settings: Settings, warehouse: Warehouse, on_chunk=None) -> tuple[Corpus, pl.DataFrame | None]:
+def _corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl.DataFrame | None]:
     """The corpus as stored when each file is byte-identical to its last load with the same options:
     nothing to parse or store (None). Else the file parsed, with the fingerprints to store beside it.
     Parsing was most of a cached rerun of a large corpus (SCALING.md)."""
@@ -404,7 +405,7 @@ def _corpus_of_run(settings: Settings, warehouse: Warehouse, on_chunk=None) -> t
     stored = _stored_if_unchanged(settings, warehouse, prints)
     if stored is not None:
         return stored, None
-    corpus = read_corpus(settings, on_chunk=on_chunk)
+    corpus = read_corpus(settings)
     return corpus, _with_counts(prints, corpus)
 
 
@@ -435,7 +436,7 @@ class _CorpusReading(threading.Thread):
     def __init__(self, settings: Settings, warehouse: Warehouse, prints: pl.DataFrame, replace: bool):
         super().__init__(name="corpus-reading", daemon=True)
         self.settings, self.warehouse, self.prints, self.replace = settings, warehouse, prints, replace
-        self.gate, self.head_ready, self.first_request_out = Gate(), threading.Event(), threading.Event()
+        self.gate, self.head_ready, self.first_request_out = Latch(), threading.Event(), threading.Event()
         self.head: pl.DataFrame | None = None
         self.corpus: Corpus | None = None
         self.replaced: list[str] = []
@@ -514,6 +515,7 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
                                      estimate=estimate, replace_documents=replace_documents, progress=progress)
     # created here, not by two threads at once, and held open: the run's many short connections then
     # find the database open instead of opening the file each time (0.4 s before the first request)
+    shared = shared_ledger(settings)
     with one_stop(), warehouse.connect():  # one stop for the first documents, the rest and the closing
         reading = _CorpusReading(settings, warehouse, prints, replace_documents)
         reading.start()
@@ -530,7 +532,7 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
             try:
                 if reading.head is not None:  # else a small file, read whole already (or failed)
                     head = classify_corpus(reading.head, load_codebook(settings.codebook), backend,
-                                           HeldLedger(shared_ledger(settings) or warehouse, reading.gate),
+                                           HeldLedger(shared or warehouse, reading.gate),
                                            concurrency=settings.concurrency,
                                            progress=first_progress, keep_backend=True, hand_over=reading.hand_over)
                 reading.first_request_out.set()  # all of the first documents cached: nothing was asked

@@ -17,7 +17,8 @@ from adri_pipeline.warehouse import Warehouse
 DUCKDB_WRITER = "duckdb_writer"
 # How this code location was deployed: with the shared ledger (ADRI_LEDGER_URL) a range of shards is
 # classified as many runs side by side (SCALING.md); without it, one run, the warehouse's writer.
-SHARED_LEDGER = bool(Settings.load().ledger_url)
+DEPLOYED = Settings.load()  # read once when the code location loads: what the definitions are shaped by
+SHARED_LEDGER = bool(DEPLOYED.ledger_url)
 
 
 class _SettingsResource(dg.ConfigurableResource):

@@ -29,17 +29,18 @@ MIGRATIONS_TABLE = "schema_migrations"
 
 
 @cache
-def sql(name: str) -> str:
-    """A named query from `queries/<name>.sql`: every statement with a meaning of its own lives there;
-    the generic row moves below (replace, upsert) are built from table names."""
-    return (SQL_FOLDER / "queries" / f"{name}.sql").read_text(encoding="utf-8")
+def sql(name: str, folder: Path = SQL_FOLDER) -> str:
+    """A named query from `<folder>/queries/<name>.sql` (the DuckDB one, or the shared ledger's
+    `postgres/`): every statement with a meaning of its own lives there; the generic row moves below
+    (replace, upsert) are built from table names."""
+    return (folder / "queries" / f"{name}.sql").read_text(encoding="utf-8")
 
 
 @cache
-def migrations() -> tuple[tuple[int, str, str], ...]:
-    """(version, name, statements) of `migrations/NNNN_name.sql`, in order: the schema, declared."""
+def migrations(folder: Path = SQL_FOLDER) -> tuple[tuple[int, str, str], ...]:
+    """(version, name, statements) of `<folder>/migrations/NNNN_name.sql`, in order: the schema, declared."""
     found = []
-    for path in sorted((SQL_FOLDER / "migrations").glob("*.sql")):
+    for path in sorted((folder / "migrations").glob("*.sql")):
         version, _, name = path.stem.partition("_")
         found.append((int(version), name, path.read_text(encoding="utf-8")))
     return tuple(found)

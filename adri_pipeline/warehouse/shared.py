@@ -13,7 +13,6 @@ figures). The schema is named, versioned SQL like the DuckDB one (`postgres/migr
 from __future__ import annotations
 
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit, urlunsplit
@@ -23,7 +22,7 @@ import psycopg
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from adri_pipeline.errors import AdriError
-from adri_pipeline.warehouse import Warehouse, interrupts_given_back, sql
+from adri_pipeline.warehouse import Warehouse, interrupts_given_back, migrations, sql
 
 POSTGRES_FOLDER = Path(__file__).parent / "postgres"
 MIGRATIONS_TABLE = "schema_migrations"
@@ -39,18 +38,8 @@ class SharedLedgerUnreachable(AdriError, RuntimeError):
     """The PostgreSQL server of ADRI_LEDGER_URL does not answer, or refuses the connection."""
 
 
-@cache
 def pg_sql(name: str) -> str:
-    return (POSTGRES_FOLDER / "queries" / f"{name}.sql").read_text(encoding="utf-8")
-
-
-@cache
-def pg_migrations() -> tuple[tuple[int, str, str], ...]:
-    found = []
-    for path in sorted((POSTGRES_FOLDER / "migrations").glob("*.sql")):
-        version, _, name = path.stem.partition("_")
-        found.append((int(version), name, path.read_text(encoding="utf-8")))
-    return tuple(found)
+    return sql(name, POSTGRES_FOLDER)
 
 
 def redacted(url: str) -> str:
@@ -102,7 +91,7 @@ class SharedLedger:
             con.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, name TEXT, "
                         "applied_at TIMESTAMPTZ DEFAULT now())")
             applied = {row[0] for row in con.execute(f"SELECT version FROM {MIGRATIONS_TABLE}").fetchall()}
-            for version, name, statements in pg_migrations():
+            for version, name, statements in migrations(POSTGRES_FOLDER):
                 if version not in applied:
                     con.execute(statements)
                     con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (version, name) VALUES (%s, %s)", [version, name])

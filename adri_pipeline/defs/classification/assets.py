@@ -19,14 +19,13 @@ from adri_pipeline.classification.service import (
     resolve_backend,
 )
 from adri_pipeline.classification.shards import shard_of
-from adri_pipeline.config import Settings
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import codebook, prompt_signature
 from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import corpus, document_shards
 from adri_pipeline.defs.io_managers import content_hash, versioned
 from adri_pipeline.defs.metadata import table_metadata
-from adri_pipeline.defs.resources import DUCKDB_WRITER, SHARED_LEDGER, AdriSettings
+from adri_pipeline.defs.resources import DEPLOYED, DUCKDB_WRITER, SHARED_LEDGER, AdriSettings
 from adri_pipeline.warehouse import (
     evidence_audit_shares,
     read_documents,
@@ -39,7 +38,7 @@ from adri_pipeline.warehouse import (
     group_name="classification", partitions_def=document_shards,
     # one machine: one run per range, the one writer of the warehouse; with the shared ledger, runs of
     # ADRI_SHARDS_PER_RUN shards side by side, limited per model server by the run queue (deploy/)
-    backfill_policy=(dg.BackfillPolicy.multi_run(Settings.load().shards_per_run) if SHARED_LEDGER
+    backfill_policy=(dg.BackfillPolicy.multi_run(DEPLOYED.shards_per_run) if SHARED_LEDGER
                      else dg.BackfillPolicy.single_run()),
     pool=None if SHARED_LEDGER else DUCKDB_WRITER,
     deps=[corpus, prompt_signature, coded_model], output_required=False,
