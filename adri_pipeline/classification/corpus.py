@@ -212,6 +212,15 @@ def _doc_id(record: dict, cols: dict, path: Path, line: int) -> str:
     raise CorpusError(f"{path}: line {line}: missing document id (no id, url or doi column value)")
 
 
+def normalized_doi(value: str) -> str:
+    """A DOI as it names a paper: without its resolver prefix, in lower case (DOIs ignore case)."""
+    value = value.strip()
+    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"):
+        if value.lower().startswith(prefix):
+            value = value[len(prefix):]
+    return value.lower()
+
+
 def _pick(record: dict, cols: dict, name: str, display: str, analysis: str) -> tuple[str, str]:
     """Display-language text first, then the analysis language, then the unsuffixed column."""
     for language in (display, analysis):
@@ -223,7 +232,7 @@ def _pick(record: dict, cols: dict, name: str, display: str, analysis: str) -> t
 
 
 CHUNK_ROWS = 4096
-READER_VERSION = "1"  # change it when loading gives other documents from the same bytes
+READER_VERSION = "2"  # change it when loading gives other documents from the same bytes
 
 
 def corpus_paths(path: str | Path) -> list[Path]:
@@ -263,6 +272,7 @@ def load_corpus(
     path = Path(path)
     files = corpus_paths(path)
     seen: dict[str, tuple[str, int, bytes]] = {}  # doc_id -> (file, line, digest of title and abstract)
+    by_doi: dict[str, str] = {}  # normalized DOI -> the doc_id its paper was stored under
     columns: dict[str, list] = {name: [] for name in DOCUMENT_SCHEMA}  # the rows not yet in `chunks`
     chunks: list[pl.DataFrame] = []  # rows move here every CHUNK_ROWS: Python holds one chunk's strings
     coverage, skipped, notes = [], [], []
@@ -287,6 +297,19 @@ def load_corpus(
                 counts["excluded_no_abstract"] += 1
                 continue
             digest = hashlib.blake2b(f"{title}\x00{abstract}".encode(), digest_size=16).digest()
+            doi = normalized_doi(_field(record, cols_here, "doi"))
+            # the same paper under another id (a row without an id falls back to its DOI) is the same paper
+            same_doi = by_doi.get(doi) if doi else None
+            if same_doi is not None and same_doi != doc_id:
+                known = seen[same_doi]
+                where = f"{known[0]} line {known[1]}"
+                if known[2] != digest:
+                    raise CorpusError(f"{file}: line {line}: DOI {doi!r} is also document {same_doi!r} ({where}), "
+                                      "with a different text: one paper, two texts; keep one of the rows")
+                counts["skipped_duplicate"] += 1
+                skipped.append(f"{file}: line {line}: duplicate of {same_doi!r} by DOI {doi!r} ({where}), "
+                               "same text, skipped")
+                continue
             previous = seen.get(doc_id)
             if previous is not None:
                 where = f"{previous[0]} line {previous[1]}"
@@ -296,6 +319,8 @@ def load_corpus(
                 counts["skipped_duplicate"] += 1
                 skipped.append(f"{file}: line {line}: duplicate of {doc_id!r} ({where}), same text, skipped")
                 continue
+            if doi:
+                by_doi[doi] = doc_id
             text = clean_abstract(abstract, max_text_chars)
             if text.endswith(TRUNCATION_MARK):
                 notes.append(f"{file}: line {line}: abstract of {len(abstract):,} characters cut to {max_text_chars:,} "

@@ -64,14 +64,19 @@ def serialize_state(state: State, utterance: str, max_chars: int = MAX_STATE_CHA
     return "\n".join(head + body + tail)
 
 
+# the JEV design, task 21 (a rule for every question): D4's, for each of its yes/no questions
+D4_CRITERIA = {"true": "sim: a mensagem pede isto, mesmo que peça outras coisas junto",
+               "false": "não: a mensagem não pede isto"}
+
+
 def to_request(example: CanonicalExample, model: str = DEFAULT_MODEL) -> dict:
     """The System One request; D4 asks one yes/no question per candidate option in the same request,
     each named by its option. A yes/no question's `sim` / `nao` descriptions travel as the wire's
     `true` / `false` criteria."""
     state = serialize_state(example.state, example.utterance)
-    if example.task == "D4":
-        questions = {option: {"type": "noul", "instructions": f"A mensagem pede: {description}?"}
-                     for option, description in example.options.items()}
+    if example.task == "D4":  # the decision rule travels as each question's yes / no criteria
+        questions = {option: {"type": "noul", "instructions": f"A mensagem pede: {description}?",
+                              "criteria": D4_CRITERIA} for option, description in example.options.items()}
     elif example.question_type == "noul":
         questions = {example.task: {"type": "noul", "instructions": example.question, "criteria": {
             "true": example.options.get(YES, "sim"), "false": example.options.get(NO, "não")}}}

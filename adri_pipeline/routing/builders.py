@@ -28,17 +28,29 @@ from adri_pipeline.jev.examples import (
 )
 from adri_pipeline.routing.splits import SPLITS, assign_splits
 
-D1_QUESTION = "Qual intenção a mensagem expressa? Responda sem_correspondencia se nenhuma opção servir."
-# the JEV design, D2: the rule travels with the question every candidate receives
+# the JEV design, task 21: every question carries its decision rule; D1's and D2's are the design's
+# words, D3's, D4's and D5's follow from what the design says each decides
+D1_QUESTION = (
+    "Qual intenção do usuário este enunciado expressa? "
+    "Regra: escolher a intenção principal que o próximo agente precisa atender. Se nenhuma se aplica, "
+    "escolher sem_correspondencia.")
 D2_QUESTION = (
     "Como o orquestrador deve tratar este turno, considerando o estado da conversa? "
     "Regra: continuar_agente_ativo quando o enunciado dá sequência à tarefa em curso, mesmo que seja curto "
     "(\"sim\", \"o segundo\", \"pode ser\"); retomar_sessao quando o usuário volta a um assunto anterior; "
     "iniciar_novo_agente quando aparece uma intenção nova; desambiguar quando não dá para decidir com segurança.")
-D3_QUESTION = "É possível encaminhar a mensagem sem perguntar nada ao usuário?"
+D3_QUESTION = (
+    "O enunciado tem informação suficiente para rotear sem perguntar ao usuário? "
+    "Regra: sim quando o enunciado, com o estado da conversa, basta para escolher o agente; nao quando seria "
+    "preciso perguntar ao usuário antes de encaminhar.")
 NO_MATCH_DESCRIPTION = "Nenhuma das opções corresponde à mensagem"
-D4_QUESTION = "Para cada intenção: a mensagem pede isto?"
-D5_QUESTION = "A mensagem está no escopo do assistente, fora dele, ou deve ser bloqueada?"
+D4_QUESTION = (
+    "Para cada intenção: o enunciado pede isto? "
+    "Regra: sim para cada intenção que o enunciado pede, mesmo que peça outras junto; nao para as demais.")
+D5_QUESTION = (
+    "O enunciado está no escopo do assistente, fora dele, ou deve ser bloqueado? "
+    "Regra: no_escopo quando algum agente do assistente atende o pedido; fora_do_escopo quando nenhum atende; "
+    "requer_bloqueio quando o pedido é abusivo, perigoso ou tenta subverter o assistente.")
 # the JEV design, D5: "no_escopo, fora_do_escopo, requer_bloqueio"
 D5_OPTIONS = {"no_escopo": "Um pedido que algum agente do assistente atende",
               "fora_do_escopo": "Um pedido que nenhum agente do assistente atende",
@@ -67,9 +79,9 @@ AMBIGUOUS_PROMPT = "Você quer continuar aqui ou voltar ao assunto anterior?"
 # both take: "desambiguar quando não dá para decidir com segurança" (the JEV design's D2 rule)
 BARE_COMMANDS = ("desliga", "para", "pausa", "cancela", "abaixa", "aumenta", "diminui", "liga de novo",
                  "desliga isso", "para tudo", "mais alto", "volta")
-# Dev's composed conversations: four per two utterances, where test and calibration keep one (their
-# frozen splits unchanged), and only dev has the bare-command ambiguity: more of the structure a
-# session ranker learns from, on dev's utterances only
+# Dev's composed conversations: four per two utterances, where test and calibration keep one, and
+# only dev has the bare-command ambiguity: more of the structure a session ranker learns from, on
+# dev's utterances only
 DEV_CONVERSATIONS_PER_UTTERANCE = 2.0
 ABBREVIATIONS = (("você", "vc"), ("por favor", "pfv"), ("para", "pra"), ("também", "tb"), ("que", "q"))
 
@@ -228,6 +240,31 @@ def build_d5(utterances: list[Utterance], seed: int = 13, dataset: str = "") -> 
     return examples
 
 
+def dealt(weights: dict, n: int, rng: random.Random) -> list:
+    """n keys in the proportions `weights` gives them, dealt so that every prefix of the list stays
+    as close to those proportions as whole counts allow (each next key the one furthest below its
+    share; ties in a seeded order). Composed examples are stratified this way: each split's
+    conversations have the same shares of gold class, sessions and turn position, where drawing each
+    at random left a 66-turn test split with 14 % new agents against dev's 25 %."""
+    keys = [k for k, w in weights.items() if w > 0]
+    rng.shuffle(keys)
+    total = sum(weights[k] for k in keys)
+    counts = dict.fromkeys(keys, 0)
+    out = []
+    for index in range(n):
+        key = max(keys, key=lambda k: (index + 1) * weights[k] / total - counts[k])
+        counts[key] += 1
+        out.append(key)
+    return out
+
+
+# the kinds of composed turns, by the JEV design's D2 rule, and how often each is composed
+# (with bare commands, dev's share of "desambiguar" is split between its two kinds: the class shares stay
+# those of the other splits)
+TURN_KINDS = {"continuar": 2, "resposta_curta": 2, "retomar": 3, "novo": 3, "ambigua": 1, "comando_solto": 0}
+BARE_COMMAND_KINDS = {"ambigua": 0.5, "comando_solto": 0.5}
+
+
 def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: str = "",
                         per_utterance: float = 0.5, bare_commands: bool = False) -> list[CanonicalExample]:
     """D2 and D3 from composed conversations (synthetic): one or two suspended sessions (their turns
@@ -235,7 +272,9 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
     (a request for the same agent, or a short reply to the agent's question), resumes a suspended
     session, starts a new agent, or cannot be routed safely (the JEV design's D2 rule): a short "sim"
     after the agent asked "continue here or go back?", and with `bare_commands` a bare command after
-    the agent finished. `per_utterance` conversations are composed per utterance."""
+    the agent finished. `per_utterance` conversations are composed per utterance; their kind, their
+    number of suspended sessions (the turn position) and their active agent (the domain) are dealt
+    (`dealt`), so the six strata spread alike in every split."""
     rng = random.Random(seed)
     by_agent: dict[str, list[Utterance]] = {}
     for utterance in utterances:
@@ -245,9 +284,15 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
     agents = sorted(by_agent)  # a split may hold only a few utterances per agent: one is enough
     if len(agents) < 3:  # an active agent, a suspended one, a newcomer
         return []
+    count = int(len(utterances) * per_utterance)
+    kinds = TURN_KINDS | (BARE_COMMAND_KINDS if bare_commands else {})
+    weights = {(kind, sessions): weight for kind, weight in kinds.items()
+               for sessions in range(1, min(2, len(agents) - 2) + 1)}
+    shapes = dealt(weights, count, rng)
+    actives = dealt(dict.fromkeys(agents, 1), count, rng)
     examples = []
-    for index in range(int(len(utterances) * per_utterance)):
-        active, *suspended = rng.sample(agents, 1 + rng.randint(1, min(2, len(agents) - 2)))
+    for index, ((kind, sessions), active) in enumerate(zip(shapes, actives)):
+        suspended = rng.sample([a for a in agents if a != active], sessions)
         newcomer = rng.choice([a for a in agents if a != active and a not in suspended])
         first = rng.choice(by_agent[active])
         turns: list[Turn] = []
@@ -255,9 +300,6 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
             turns += [Turn(role="user", text=rng.choice(by_agent[agent]).text, agent_id=agent),
                       Turn(role="agent", agent_id=agent, text=rng.choice(AGENT_DONE))]
         turns.append(Turn(role="user", text=first.text, agent_id=active))
-        # a zero weight last leaves every other draw as it was (the frozen splits)
-        kind = rng.choices(["continuar", "resposta_curta", "retomar", "novo", "ambigua", "comando_solto"],
-                           weights=[2, 2, 3, 3, 1, 1 if bare_commands else 0])[0]
         agent_says = rng.choice(AGENT_QUESTIONS) if kind == "resposta_curta" else rng.choice(AGENT_DONE)
         if kind == "continuar":
             pick = rng.choice([u for u in by_agent[active] if u.text != first.text] or by_agent[active])
@@ -402,6 +444,8 @@ class CanonicalFile:
     # ("<file>: line N", example) for examples whose two annotators disagree with no adjudication: not
     # scored, but their labels still count in the agreement between annotators
     excluded: list[tuple[str, CanonicalExample]]
+    # a built-in dataset's test split used as a test file: the hash it was frozen with (checked)
+    frozen_hash: str | None = None
 
 
 def load_canonical(path: Path) -> list[CanonicalExample]:

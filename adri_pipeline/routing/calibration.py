@@ -68,8 +68,9 @@ class Calibrated:
         self._asked: dict[str, Logits] = {}  # calibration requests -> the candidate's logits
 
     def __getstate__(self) -> dict:
-        """The saved artifact keeps no calibration answers: a cold run meets every request unseen."""
-        return {**self.__dict__, "_asked": {}}
+        """The saved artifact keeps no calibration answers (a cold run meets every request unseen) nor
+        what the last decision left behind: it is the fitted state, whose digest the freeze records."""
+        return {**self.__dict__, "_asked": {}, "last_native_confidence": None, "last_familiarity": None}
 
     def forget_calibration_answers(self) -> None:
         self._asked = {}

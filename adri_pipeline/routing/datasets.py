@@ -36,6 +36,7 @@ class Dataset:
     test_hash: str
     # (where, example): annotators disagree and nobody adjudicated (CanonicalFile.excluded)
     excluded: list[tuple[str, CanonicalExample]] = field(default_factory=list)
+    anonymized: int = 0  # examples whose message or turns carried personal data, replaced (`anonymized`)
 
     def in_split(self, split: str) -> list[CanonicalExample]:
         return [e for e in self.examples if self.split_of[e.id] == split]
@@ -63,6 +64,29 @@ def report_folder(warehouse_folder: Path, dataset: str) -> Path:
     return warehouse_folder / "routing" / dataset_name(dataset)
 
 
+def frozen_folder(warehouse_folder: Path) -> Path:
+    """Where every dataset's test split hash is recorded (splits.check_frozen): beside the warehouse,
+    never inside the installed package."""
+    return warehouse_folder / "routing" / "frozen"
+
+
+def anonymized(examples: list[CanonicalExample]) -> tuple[list[CanonicalExample], int]:
+    """The JEV design's sources are "anonimizados": each message and conversation turn through the
+    mirror's redactor (e-mails, CPF, CNPJ, phone numbers) before any candidate or baseline sees it.
+    The test split is hashed as its source gives it, before this: a frozen split keeps its identity
+    when the redactor learns a new pattern. Returns the examples and how many changed."""
+    from adri_pipeline.mirror.redact import Redactor
+
+    redact, out, changed = Redactor(), [], 0
+    for example in examples:
+        turns = [turn.model_copy(update={"text": redact.text(turn.text)}) for turn in example.state.recent_turns]
+        clean = example.model_copy(update={"utterance": redact.text(example.utterance),
+                                           "state": example.state.model_copy(update={"recent_turns": turns})})
+        changed += clean.utterance != example.utterance or turns != example.state.recent_turns
+        out.append(clean if clean != example else example)
+    return out, changed
+
+
 def dataset_name(dataset: str) -> str:
     """A built-in dataset's name, or `file-<stem>` for a team's canonical file or folder."""
     if dataset in BUILT_IN:
@@ -70,10 +94,11 @@ def dataset_name(dataset: str) -> str:
     return "file-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(dataset).stem).strip("-")
 
 
-def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bool = True) -> Dataset:
-    """Examples and frozen splits: built-in builders, real SGD conversations, or a team's canonical
-    file (every line validated; split by group_id like the rest). A changed test split raises, unless
-    `raise_on_change` is False (the Dagster asset, whose blocking check says it instead)."""
+def build(config: RunConfig, record_dir: Path | None = None, raise_on_change: bool = True) -> Dataset:
+    """Examples (anonymized) and frozen splits: built-in builders, real SGD conversations, or a team's
+    canonical file (every line validated; split by group_id like the rest). The test split's hash is
+    checked and recorded in `record_dir` (frozen_folder) before anything is fitted; a changed one
+    raises, unless `raise_on_change` is False (the Dagster asset, whose blocking check says it)."""
     excluded: list[tuple[str, CanonicalExample]] = []
     if config.dataset == "sgd":
         if not SHARED_ROUTING.exists():
@@ -94,17 +119,19 @@ def build(config: RunConfig, frozen_dir: Path | None = None, raise_on_change: bo
                                            split_seed=config.split_seed)
     assert not leaking_groups(examples, split_of)
     test = [e for e in examples if split_of[e.id] == "test"]
-    kwargs = {"frozen_dir": frozen_dir} if frozen_dir else {}
-    return Dataset(examples, split_of,
-                   check_frozen(dataset_name(config.dataset), test, raise_on_change=raise_on_change, **kwargs),
-                   excluded)
+    digest = check_frozen(dataset_name(config.dataset), test, record_dir, raise_on_change=raise_on_change)
+    examples, changed = anonymized(examples)
+    return Dataset(examples, split_of, digest, excluded, changed)
 
 
-def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[CanonicalExample]) -> Dataset:
-    """Fit and calibrate on a dataset's dev/calibration splits; every external example is test. An
+def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[CanonicalExample],
+                       name: str = "", record_dir: Path | None = None) -> Dataset:
+    """Fit and calibrate on a dataset's dev/calibration splits; every external example is test, its
+    hash checked and recorded under `name` (the file's dataset_name) like any test split. An
     external example that shares its id or its group (conversation) with the fit data is refused,
     naming the file and line it was read from (a CanonicalFile knows)."""
     where, excluded = ({}, []) if isinstance(external, list) else (external.where, external.excluded)
+    frozen_hash = None if isinstance(external, list) else external.frozen_hash
     external = external if isinstance(external, list) else external.examples
     kept = [e for e in fitted_on.examples if fitted_on.split_of[e.id] != "test"]
     ids, groups = {e.id for e in kept}, {e.group_id for e in kept}
@@ -115,6 +142,8 @@ def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[Canoni
         raise RoutingConfigError(f"{place}: {shared} is also in the data the candidates are fitted on "
                                  "(its dev or calibration split): that would test on training conversations")
     split_of = {e.id: fitted_on.split_of[e.id] for e in kept} | {e.id: "test" for e in external}
-    return Dataset(kept + external, split_of, split_hash(external), excluded)
+    digest = frozen_hash or (check_frozen(name, external, record_dir) if name else split_hash(external))
+    external, changed = anonymized(external)
+    return Dataset(kept + external, split_of, digest, excluded, fitted_on.anonymized + changed)
 
 

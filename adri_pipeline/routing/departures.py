@@ -9,7 +9,13 @@ from adri_pipeline.routing.performance import PRICES
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.run import CandidateRun
 
-REFROZEN = "2026-11-30"  # the built-in datasets' test splits were frozen anew (docs/jev-benchmark.md)
+# when each built-in dataset's test split was last frozen anew, and why (docs/jev-benchmark.md)
+REFROZEN = {
+    "2026-11-30": "stratified by the design's six strata, D4 only on two-intent messages, D5 where scope is annotated",
+    "2026-12-01": "every question with its decision rule; composed conversations dealt by stratum, so every "
+                  "split has the same shares of class, sessions and turn position",
+}
+REFROZEN_ON = dict.fromkeys(("sample", "ha-pt-BR", "ha-pt", "clinc150", "sgd"), "2026-12-01")
 
 
 def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
@@ -56,7 +62,15 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
         out.append("Costs use the bundled price table, whose rates were not checked against a price list: edit it "
                    "(or ADRI_ROUTING_PRICES) before quoting a cost.")
     if config.dataset in BUILT_IN:
-        out.append(f"This dataset's test split was frozen anew on {REFROZEN} (stratified by the design's six "
-                   "strata, D4 only on two-intent messages, D5 where scope is annotated); the candidates had been "
+        when = REFROZEN_ON[config.dataset]
+        out.append(f"This dataset's test split was frozen anew on {when} ({REFROZEN[when]}); the candidates had been "
                    "developed while earlier test splits of the same sources were in use.")
+    ruleless = sorted({e.task for e in dataset.examples if "regra" not in e.question.lower()})
+    if ruleless:
+        out.append(f"The questions of {', '.join(ruleless)} state no decision rule (no \"Regra:\"); the design asks "
+                   "for a question, options with descriptions and a rule for every task (task 21).")
+    if dataset.anonymized:
+        out.append(f"{dataset.anonymized} example(s) carried personal data (e-mail, CPF, CNPJ, phone) in a message or "
+                   "turn: replaced by the mirror's redactor before any candidate saw them; the test split's hash is "
+                   "of the source as given.")
     return out

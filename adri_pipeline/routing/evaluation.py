@@ -51,8 +51,26 @@ def abstention_comparison(frame: pl.DataFrame, by_id: dict[str, CanonicalExample
             "no_abstention_accuracy": float(np.mean([route["correct"] for _, route in pairs]))}
 
 
+def _same_meaning(first: str, second: str) -> bool:
+    return " ".join(first.lower().split()) == " ".join(second.lower().split())
+
+
+def taxonomy_admits(example: CanonicalExample, answer: str) -> bool:
+    """The taxonomy, not the model, is at fault when it does not tell the gold from the answer: an
+    annotator chose that answer (the categories overlap), or the two options are described alike."""
+    if example.task == "D4":
+        given = set(answer.split("|")) - {""}
+        return any(isinstance(label, list) and set(label) == given for label in example.annotator_labels)
+    if answer in example.annotator_labels:
+        return True
+    gold = example.options.get(str(example.gold_label))
+    return gold is not None and answer in example.options and _same_meaning(gold, example.options[answer])
+
+
 def error_cause(example: CanonicalExample, answer: str) -> str:
-    """the JEV design tasks 72-73, first matching cause: an answer outside the options (instruction), an
+    """the JEV design tasks 72-73 ("taxonomia, contexto insuficiente, ambiguidade, linguagem,
+    truncamento, instrução ou desempenho do modelo"), first matching cause: an answer outside the
+    options (instruction), a taxonomy that does not tell the two apart (`taxonomy_admits`), an
     ambiguous case, a reply that depends on context, a state cut by the serializer, adversarial
     language, else the model."""
     from adri_pipeline.jev.serialize import MAX_STATE_CHARS, MAX_TURNS, serialize_state
@@ -61,6 +79,8 @@ def error_cause(example: CanonicalExample, answer: str) -> str:
     if example.task != "D4" and answer not in example.options and not (
             example.question_type == "noul" and answer in ("sim", "nao")):
         return "instrucao"
+    if taxonomy_admits(example, answer):
+        return "taxonomia"
     if meta.ambiguity == "alta" or example.gold_label == "desambiguar":
         return "ambiguidade"
     if "curta_dependente_de_contexto" in meta.adversarial:
@@ -112,39 +132,70 @@ def multi_intent_d4_apart(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.when(single).then(pl.lit(ONE_INTENT_D4)).otherwise(pl.col("task")).alias("task"))
 
 
+def task_figures(group: pl.DataFrame, config: RunConfig) -> dict:
+    """One task's quality figures over some of its test decisions (all, or one origin's)."""
+    gold, answer = group["gold"].to_list(), group["answer"].to_list()
+    correct, confidence = group["correct"].to_list(), group["confidence"].to_list()
+    probabilities = [json.loads(p) for p in group["probabilities"].to_list()]
+    ece, mce = metrics.ece_mce(correct, confidence, config.ece_bins)
+    coverage, selective_accuracy = metrics.selective_at(correct, confidence, group["threshold"][0])
+    entry = {
+        "n": group.height, "accuracy": metrics.accuracy(gold, answer),
+        # always answering the most frequent test label: what an accuracy must beat to mean anything
+        "majority_baseline_accuracy": max(gold.count(g) for g in set(gold)) / len(gold),
+        # the JEV design: "rota errada com confiança alta (erro que não seria desambiguado)": wrong at or
+        # above the abstention threshold chosen on calibration, where nothing asks the user again;
+        # and, labelled apart, at the fixed config.high_confidence
+        "high_confidence_wrong_rate": metrics.high_confidence_wrong_rate(correct, confidence, group["threshold"][0]),
+        "high_confidence_wrong_rate_fixed": metrics.high_confidence_wrong_rate(correct, confidence,
+                                                                               config.high_confidence),
+        "ece": ece, "mce": mce, "aurc": metrics.aurc(correct, confidence),
+        "coverage_at_threshold": coverage, "selective_accuracy_at_threshold": selective_accuracy,
+        "reliability": metrics.calibration_bins(correct, confidence, config.ece_bins),
+    }
+    if group["task"][0].startswith("D4"):
+        entry["set_f1"] = metrics.set_f1([set(a.split("|")) - {""} for a in answer],
+                                         [set(g.split("|")) - {""} for g in gold])
+    else:
+        entry |= {"macro_f1": metrics.macro_f1(gold, answer), "per_class": metrics.per_class(gold, answer),
+                  "confusion": metrics.confusion(gold, answer), "brier": metrics.brier(probabilities, gold)}
+    return entry
+
+
+def set_cost(run: CandidateRun, frame: pl.DataFrame, hourly_usd: float) -> dict:
+    """The JEV design, D4: "custo total, que soma as latências". A set's questions go in one request, so
+    a set costs its measured latency (mean over the independent runs); the D4 test sets together
+    cost the sum, in seconds and at the shape's hourly price."""
+    seconds = [float(np.mean(run.measured.latency_by_example[i])) for i in frame["example_id"].to_list()
+               if i in run.measured.latency_by_example]
+    if not seconds:
+        return {"sets_timed": 0, "reason": "no performance run timed these sets"}
+    return {"sets_timed": len(seconds), "latency_per_set_ms": 1000 * float(np.mean(seconds)),
+            "total_latency_s": float(np.sum(seconds)),
+            "cost_per_set_usd": float(np.mean(seconds)) * hourly_usd / 3600,
+            "total_cost_usd": float(np.sum(seconds)) * hourly_usd / 3600}
+
+
+def origin_of(example: CanonicalExample) -> str:
+    return "synthetic" if example.metadata.synthetic else "real"
+
+
 def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
     by_id = {e.id: e for e in dataset.examples}
     frame = multi_intent_d4_apart(run.predictions)
-    result = {"candidate": run.name, "tasks": {}, "slices": {}, "temperature": run.temperature,
+    prices = PriceTable.read(Path(config.prices))
+    result = {"candidate": run.name, "tasks": {}, "by_origin": {}, "slices": {}, "temperature": run.temperature,
               "abstention_threshold": run.threshold, "discarded_answers": run.discarded,
               "discarded_reasons": run.discarded_reasons, "kind": run.kind.describe() if run.kind else {}}
     for (task,), group in frame.group_by("task", maintain_order=True):
-        gold, answer = group["gold"].to_list(), group["answer"].to_list()
-        correct, confidence = group["correct"].to_list(), group["confidence"].to_list()
-        probabilities = [json.loads(p) for p in group["probabilities"].to_list()]
-        ece, mce = metrics.ece_mce(correct, confidence, config.ece_bins)
-        coverage, selective_accuracy = metrics.selective_at(correct, confidence, group["threshold"][0])
-        entry = {
-            "n": group.height, "accuracy": metrics.accuracy(gold, answer),
-            # always answering the most frequent test label: what an accuracy must beat to mean anything
-            "majority_baseline_accuracy": max(gold.count(g) for g in set(gold)) / len(gold),
-            # the JEV design: "rota errada com confiança alta (erro que não seria desambiguado)": wrong at or
-            # above the abstention threshold chosen on calibration, where nothing asks the user again;
-            # and, labelled apart, at the fixed config.high_confidence
-            "high_confidence_wrong_rate": metrics.high_confidence_wrong_rate(correct, confidence, group["threshold"][0]),
-            "high_confidence_wrong_rate_fixed": metrics.high_confidence_wrong_rate(correct, confidence,
-                                                                                   config.high_confidence),
-            "ece": ece, "mce": mce, "aurc": metrics.aurc(correct, confidence),
-            "coverage_at_threshold": coverage, "selective_accuracy_at_threshold": selective_accuracy,
-            "reliability": metrics.calibration_bins(correct, confidence, config.ece_bins),
-        }
-        if task.startswith("D4"):
-            entry["set_f1"] = metrics.set_f1([set(a.split("|")) - {""} for a in answer],
-                                             [set(g.split("|")) - {""} for g in gold])
-        else:
-            entry |= {"macro_f1": metrics.macro_f1(gold, answer), "per_class": metrics.per_class(gold, answer),
-                      "confusion": metrics.confusion(gold, answer), "brier": metrics.brier(probabilities, gold)}
-        result["tasks"][task] = entry
+        result["tasks"][task] = task_figures(group, config)
+        if task == "D4":
+            result["tasks"][task]["set_cost"] = set_cost(run, group, prices.hourly(run.name))
+    # the JEV design: "Dados sintéticos e reais são reportados em separado" — every quality figure
+    origins = frame.with_columns(pl.Series("origin", [origin_of(by_id[i]) for i in frame["example_id"].to_list()],
+                                           pl.String))
+    for (origin, task), group in origins.group_by("origin", "task", maintain_order=True):
+        result["by_origin"].setdefault(origin, {})[task] = task_figures(group, config)
     team_keys = sorted({k for e in dataset.examples for k in (e.metadata.model_extra or {})})
     slices = SLICES | {f"metadata.{k}": (lambda e, k=k: str((e.metadata.model_extra or {}).get(k, "—")))
                        for k in team_keys}  # keys a team added inside metadata
@@ -162,9 +213,11 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
     result["latency_ms"] = {k: v * 1000 for k, v in metrics.percentiles(latencies).items()}
     result["latency_per_turn_ms_percentiles"] = {k: v * 1000 for k, v in metrics.percentiles(
         _turn_latencies(run, by_id)).items()}
-    result["performance"] = performance(run, PriceTable.read(Path(config.prices)))
+    result["performance"] = performance(run, prices)
     result["cost_per_1000_usd"] = result["performance"]["cost_per_1000_usd"]["batch 1"]
     result["fit_seconds"] = run.fit_seconds
+    # what answered the test, as frozen after calibration (routing/freeze.py)
+    result["freeze"] = json.loads(run.freeze_record.read_text(encoding="utf-8")) if run.freeze_record else {}
     return result
 
 

@@ -93,7 +93,7 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
              f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = {counts['dev']}/{counts['calibration']}/{counts['test']}.",
              f"Run config: `{json.dumps(_shown(dataclasses.asdict(config)), ensure_ascii=False)}`", "",
              "Test data by task, origin and language (synthetic examples are reported apart from real ones: "
-             "read the per-slice table in metrics.json, slice `origin`): "
+             "\"By origin\" below): "
              + "; ".join(f"{task} {origin} {language}: {n}" for (task, origin, language), n in sorted(_origins(dataset).items())),
              ""]
     if dataset.excluded:
@@ -110,6 +110,25 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
                 m["mce"], m["high_confidence_wrong_rate"], m.get("high_confidence_wrong_rate_fixed"), m["aurc"],
                 m["coverage_at_threshold"],
                 m["selective_accuracy_at_threshold"]]) + " |")
+    lines += ["", "### By origin", "", "Every quality figure, synthetic and real test decisions apart (the JEV design: "
+              "\"Dados sintéticos e reais são reportados em separado\").", "",
+              "| candidate | origin | task | n | accuracy | majority | macro_f1 | set_f1 | brier | ece | hc_wrong@thr | "
+              "aurc | sel_acc@thr |", "|---" * 13 + "|"]
+    for name, result in results.items():
+        for origin, tasks in sorted(result.get("by_origin", {}).items()):
+            for task, m in tasks.items():
+                lines.append("| " + " | ".join(_fmt(v) for v in [
+                    name, origin, task, m["n"], m["accuracy"], m["majority_baseline_accuracy"], m.get("macro_f1"),
+                    m.get("set_f1"), m.get("brier"), m["ece"], m["high_confidence_wrong_rate"], m["aurc"],
+                    m["selective_accuracy_at_threshold"]]) + " |")
+    d4_costs = [(name, r["tasks"]["D4"]["set_cost"]) for name, r in results.items() if "set_cost" in r["tasks"].get("D4", {})]
+    if d4_costs:
+        lines += ["", "D4 total cost (the JEV design: \"custo total, que soma as latências\"; a set's questions go in "
+                  "one request):"]
+        lines += [f"- {name}: " + (c["reason"] if not c["sets_timed"] else
+                                   f"{c['sets_timed']} sets, {_fmt(c['latency_per_set_ms'])} ms per set, "
+                                   f"{_fmt(c['total_latency_s'])} s in all; {_usd(c['cost_per_set_usd'])} USD per set, "
+                                   f"{_usd(c['total_cost_usd'])} USD in all") for name, c in d4_costs]
     lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong@thr: share of all decisions "
               "wrong with confidence at or above the task's abstention threshold (an error nothing would ask "
               f"again about: the JEV design's measure); hc_wrong@{config.high_confidence}: the same at that fixed "

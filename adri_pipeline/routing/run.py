@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -19,6 +20,7 @@ from adri_pipeline.routing.calibration import Calibrated, Familiarity
 from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.embedded import Encoder
+from adri_pipeline.routing.freeze import check_freeze, freeze
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.protocol import RunConfig
@@ -37,6 +39,7 @@ class CandidateRun:
     discarded: int = 0  # answers that broke the System One spec (or never came), discarded
     kind: Kind | None = None  # what the candidate declared itself to be
     discarded_reasons: dict[str, int] = field(default_factory=dict)
+    freeze_record: Path | None = None  # routing/freeze.py: the state frozen before the final test
 
 
 def _choose_threshold(correct, confidence, target: float) -> float:
@@ -139,27 +142,32 @@ def _limit(kind: Kind, config: RunConfig) -> int:
     return config.llm_max_examples if kind.role == "llm_baseline" else 0
 
 
-def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
-                  settings=None, candidate: Candidate | None = None) -> CandidateRun:
-    """Fit, calibrate, choose thresholds, answer the test split once (the quality figures), then the
-    independent performance runs at batch 1 and at the production batch (`candidate` as in prepare)."""
-    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate)
-    kind = calibrated.candidate.kind
-    limit = _limit(kind, config)
-    calibration = _limited(dataset.in_split("calibration"), limit)
+def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict[str, float]:
+    """Per task, the abstention threshold chosen on the calibration split (each example asked once:
+    the answers fit_temperature kept), then those answers forgotten."""
+    calibration = _limited(dataset.in_split("calibration"), _limit(calibrated.candidate.kind, config))
     thresholds = {}
     for task in sorted({e.task for e in calibration}):
         rows = []
-        for e in steps([e for e in calibration if e.task == task], f"{name}: calibrating {task}", unit="ex"):
+        for e in steps([e for e in calibration if e.task == task], f"{calibrated.name}: calibrating {task}",
+                       unit="ex"):
             request = to_request(e)
             rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
         thresholds[task] = _choose_threshold([r["correct"] for r in rows], [r["confidence"] for r in rows],
                                              config.target_selective_accuracy)
     calibrated.forget_calibration_answers()
+    return thresholds
 
-    test = _limited(dataset.in_split("test"), limit)
+
+def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Dataset, config: RunConfig,
+               record: Path) -> tuple[pl.DataFrame, int, dict[str, int]]:
+    """The test split answered once, by the state the freeze record holds (checked first): the
+    predictions, how many answers were discarded and why."""
+    check_freeze(record, calibrated, thresholds, dataset.test_hash)
+    name = calibrated.name
     rows, discarded, reasons = [], 0, {}
-    for example in steps(test, f"{name}: answering the test split", unit="ex"):
+    for example in steps(_limited(dataset.in_split("test"), _limit(calibrated.candidate.kind, config)),
+                         f"{name}: answering the test split", unit="ex"):
         request = to_request(example)
         validate("request", request)
         response, _ = calibrated.respond(request, example.task, count_tokens=True)
@@ -171,8 +179,20 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
                      **_decisions(example, request, response), "threshold": thresholds.get(example.task, 1.01),
                      # the candidate's own confidence before calibration (recorded, not evaluated)
                      "native_confidence": calibrated.last_native_confidence})
-    predictions = pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate"))
-    common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons}
+    return pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate")), discarded, reasons
+
+
+def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder: Path,
+                  encoder: Encoder | None = None, settings=None, candidate: Candidate | None = None) -> CandidateRun:
+    """Fit, calibrate, choose thresholds, freeze (a record in `freeze_folder`), answer the test split
+    once (the quality figures), then the independent performance runs at batch 1 and at the
+    production batch (`candidate` as in prepare)."""
+    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate)
+    kind = calibrated.candidate.kind
+    thresholds = choose_thresholds(calibrated, dataset, config)
+    record = freeze(calibrated, thresholds, dataset.test_hash, freeze_folder)
+    predictions, discarded, reasons = final_test(calibrated, thresholds, dataset, config, record)
+    common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons, "freeze_record": record}
 
     if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
         return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,
@@ -180,10 +200,9 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, encoder: Encod
     batch, chosen_by = config.production_batch.get(name), "adri routing pilot"
     if batch is None:
         batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
+    test = _limited(dataset.in_split("test"), _limit(kind, config))
     measured = measure(calibrated, _triples(test), _warmup(dataset, config),
                        () if kind.batching == "server" else (batch,), config.runs,
                        label=f"{name}: performance runs (one process each)")
     return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
                         chosen_by, **common)
-
-

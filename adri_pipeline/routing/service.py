@@ -10,7 +10,15 @@ from pathlib import Path
 from adri_pipeline.config import Settings
 from adri_pipeline.routing.builders import CanonicalFile, located_canonical
 from adri_pipeline.routing.candidates import make_candidate
-from adri_pipeline.routing.datasets import BUILT_IN, Dataset, build, dataset_name, report_folder, with_external_test
+from adri_pipeline.routing.datasets import (
+    BUILT_IN,
+    Dataset,
+    build,
+    dataset_name,
+    frozen_folder,
+    report_folder,
+    with_external_test,
+)
 from adri_pipeline.routing.evaluation import evaluate
 from adri_pipeline.routing.performance import PriceTable
 from adri_pipeline.routing.protocol import RunConfig
@@ -51,7 +59,7 @@ def run_pilot(settings: Settings) -> Path:
     from datetime import datetime, timezone
 
     config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices))
-    dataset = build(config)
+    dataset = build(config, frozen_folder(settings.warehouse.parent))
     from adri_pipeline.routing.candidates import kind_of
     from adri_pipeline.routing.embedded import Encoder
 
@@ -76,25 +84,25 @@ def candidates_of(settings: Settings) -> list[str]:
 
 
 def build_examples(settings: Settings, config: RunConfig | None = None, raise_on_change: bool = True) -> Dataset:
-    return build(config or config_for(settings), raise_on_change=raise_on_change)
+    return build(config or config_for(settings), frozen_folder(settings.warehouse.parent), raise_on_change)
 
 
 def frozen_split_status(settings: Settings, test_hash: str) -> tuple[bool, str]:
     """(unchanged?, what to say): the examples' test split against the hash frozen for the dataset."""
     name = dataset_name(settings.routing_dataset)
-    recorded = recorded_hash(name)
+    recorded = recorded_hash(name, frozen_folder(settings.warehouse.parent))
     if recorded == test_hash:
         return True, f"test split of {name!r} unchanged (sha256 {test_hash[:16]}...)"
     return False, (f"test split of {name!r} changed: frozen {str(recorded)[:16]}..., built {test_hash[:16]}... "
                    "Results would no longer compare; restore the data or freeze a new dataset name.")
 
 
-def external_test(test: str | Path, config: RunConfig) -> CanonicalFile:
+def external_test(test: str | Path, config: RunConfig, record_dir: Path) -> CanonicalFile:
     """A test set from elsewhere: a canonical file or folder (every line test), or the test split of
     another shipped dataset (`sgd`, `ha-pt-BR`, ...: fitted on one source, measured on another)."""
     if str(test) in BUILT_IN:
-        other = build(RunConfig(dataset=str(test), seed=config.seed, split_seed=config.split_seed))
-        return CanonicalFile(other.in_split("test"), {}, other.excluded)
+        other = build(RunConfig(dataset=str(test), seed=config.seed, split_seed=config.split_seed), record_dir)
+        return CanonicalFile(other.in_split("test"), {}, other.excluded, other.test_hash)
     return located_canonical(Path(test))
 
 
@@ -103,9 +111,11 @@ def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Pa
     measured on that file, or another shipped dataset's test split, only; reported under its own name."""
     config = config or config_for(settings)
     out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
-    dataset = None
+    frozen = frozen_folder(settings.warehouse.parent)
+    dataset = build(config, frozen)
     if test_file is not None:
-        dataset = with_external_test(build(config), external_test(test_file, config))
+        dataset = with_external_test(dataset, external_test(test_file, config, frozen), dataset_name(str(test_file)),
+                                     frozen)
         out_dir = out_dir.with_name(f"{dataset_name(settings.routing_dataset)}-on-{dataset_name(str(test_file))}")
     return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset)
 
@@ -163,9 +173,10 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
         candidate.check()
 
     PriceTable.read(Path(config.prices))  # a broken price table stops the run before any work
-    dataset = dataset or build(config)
+    dataset = dataset or build(config, frozen_folder(warehouse.path.parent))
     encoder = Encoder() if any(candidate_class(c).kind.embeds for c in candidates) else None
-    runs = {name: run_candidate(name, dataset, config, encoder, settings, checked.get(name)) for name in candidates}
+    runs = {name: run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name))
+            for name in candidates}
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)
@@ -190,7 +201,7 @@ def serving(settings: Settings, candidate: str, host: str = "127.0.0.1", port: i
         if not key:
             raise RoutingConfigError(f"--key-env {key_env}: the variable is not set (or empty)")
     config = config_for(settings, runs=0)
-    dataset = build(config)
+    dataset = build(config, frozen_folder(settings.warehouse.parent))
     calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
     description = (f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
                    "calibration split; served by adri-pipeline")

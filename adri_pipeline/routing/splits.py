@@ -1,6 +1,7 @@
 """dev / calibration / test by group_id (a group never spans two splits), stratified by the JEV
-design's six strata, seeded. The test split is frozen before any tuning: its hash is recorded in the repository
-(contracts/jev/frozen/) and every later build fails loudly if the test split changes."""
+design's six strata, seeded. The test split is frozen before any tuning: its hash is recorded beside the
+warehouse (and, for the built-in datasets, checked against the repository's reference in
+contracts/jev/frozen/), and every later build fails loudly if the test split changes."""
 
 from __future__ import annotations
 
@@ -69,30 +70,36 @@ def split_hash(examples: list[CanonicalExample]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
-def recorded_hash(dataset: str, frozen_dir: Path = FROZEN_DIR) -> str | None:
-    """The test split's hash frozen for this dataset, if any."""
-    path = frozen_dir / f"{dataset}.test.sha256"
+def _recorded(path: Path) -> str | None:
     return path.read_text(encoding="utf-8").split()[0] if path.exists() else None
 
 
-def check_frozen(dataset: str, test_examples: list[CanonicalExample], frozen_dir: Path = FROZEN_DIR,
-                 freeze_if_missing: bool = True, raise_on_change: bool = True) -> str:
-    """Record the test hash the first time; afterwards, raise if it differs (unless the caller checks
-    it itself: the Dagster asset check `frozen_test_split`)."""
+def recorded_hash(dataset: str, record_dir: Path | None = None, reference_dir: Path = FROZEN_DIR) -> str | None:
+    """The test split's hash frozen for this dataset: the repository's reference for a built-in one,
+    else the record beside the warehouse (`record_dir`), if any."""
+    name = f"{dataset}.test.sha256"
+    return _recorded(reference_dir / name) or (_recorded(record_dir / name) if record_dir else None)
+
+
+def check_frozen(dataset: str, test_examples: list[CanonicalExample], record_dir: Path | None,
+                 reference_dir: Path = FROZEN_DIR, raise_on_change: bool = True) -> str:
+    """Hash the test split before anything is fitted on the dataset, and check it against every
+    record of it: the repository's reference (built-in datasets, read only) and the record beside the
+    warehouse (`record_dir`: every dataset, a team's file or a `--test` file included), which is
+    written the first time. A differing record raises, unless the caller says it itself
+    (`raise_on_change` False: the Dagster asset check `frozen_test_split`)."""
     digest = split_hash(test_examples)
-    path = frozen_dir / f"{dataset}.test.sha256"
-    if path.exists():
-        recorded = path.read_text(encoding="utf-8").split()[0]
-        if recorded != digest and raise_on_change:
+    name = f"{dataset}.test.sha256"
+    for path in [reference_dir / name] + ([record_dir / name] if record_dir else []):
+        recorded = _recorded(path)
+        if recorded is not None and recorded != digest and raise_on_change:
             raise FrozenSplitChanged(
                 f"test split of {dataset!r} changed: {path} records {recorded[:16]}..., this build gives "
                 f"{digest[:16]}... ({len(test_examples)} examples). Results against the frozen split are no "
                 "longer comparable; restore the data/builder, or freeze a new version under a new dataset name.")
-    elif freeze_if_missing:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"{digest}  {len(test_examples)} test examples\n", encoding="utf-8")
-    else:
-        raise FrozenSplitChanged(f"no frozen test split for {dataset!r} at {path}")
+    if record_dir is not None and not (record_dir / name).exists():
+        record_dir.mkdir(parents=True, exist_ok=True)
+        (record_dir / name).write_text(f"{digest}  {len(test_examples)} test examples\n", encoding="utf-8")
     return digest
 
 

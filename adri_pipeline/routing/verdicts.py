@@ -43,7 +43,9 @@ def h1_min_decisions(config: RunConfig) -> int:
     return int(np.ceil((1.96 / (config.h1_margin_pp / 100)) ** 2 * H1_DISCORDANCE))
 
 
-H2_TASKS = ("D1", "D2", "D3", "D5")  # the tasks answered with a confidence a threshold can abstain on
+# the tasks answered with a confidence a threshold can abstain on: D4's is the set's (the product of its
+# yes/no answers' confidences), with a threshold of its own chosen on calibration
+H2_TASKS = ("D1", "D2", "D3", "D4", "D5")
 
 
 def _selective_gain(frame: pl.DataFrame, kept: np.ndarray, config: RunConfig, rng) -> dict:

@@ -82,6 +82,21 @@ def test_duplicate_with_same_text_is_a_reported_skip(tmp_path):
     assert "line 2: duplicate of 'a1'" in corpus.skipped[0]
 
 
+def test_a_row_without_an_id_is_the_same_paper_as_its_doi_under_an_openalex_id(tmp_path):
+    """Failed before: the row without an id fell back to `doi:…` and the paper was counted twice."""
+    paper = {"title": "Direito à alimentação", "abstract": "Um resumo.", "doi": "https://doi.org/10.1590/ABC.1"}
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    _jsonl(folder / "a_openalex.jsonl", [{"id": "https://openalex.org/W42", **paper}])
+    _jsonl(folder / "b_sem_id.jsonl", [{**paper, "doi": "10.1590/abc.1"}])  # no id; DOI written another way
+    corpus = load_corpus(folder)
+    assert corpus.documents["doc_id"].to_list() == ["W42"]
+    assert "duplicate of 'W42' by DOI '10.1590/abc.1'" in corpus.skipped[0]
+    _jsonl(folder / "b_sem_id.jsonl", [{**paper, "abstract": "Outro resumo."}])
+    with pytest.raises(CorpusError, match=r"b_sem_id.jsonl: line 1: DOI '10.1590/abc.1' is also document 'W42'"):
+        load_corpus(folder)
+
+
 def test_undecodable_bytes_name_the_line(tmp_path):
     path = tmp_path / "c.jsonl"
     path.write_bytes(b'{"id": "1", "abstract": "ok"}\n{"id": "2", "abstract": "caf\xe9"}\n')

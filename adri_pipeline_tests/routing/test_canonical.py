@@ -90,7 +90,7 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
         row["metadata"] = row["metadata"] | {"adversarial": ["curta_dependente_de_contexto", "erro_ortografico"]}
     team_file = write(tmp_path / "equipe.jsonl", rows)
     frozen = tmp_path / "frozen"
-    dataset = build(RunConfig(dataset=str(team_file)), frozen_dir=frozen)
+    dataset = build(RunConfig(dataset=str(team_file)), frozen)
     assert (frozen / "file-equipe.test.sha256").exists()
     report = run_benchmark(RunConfig(dataset=str(team_file), **QUICK), ["embedded-logreg"],
                             Warehouse(tmp_path / "w.duckdb"), tmp_path / "run", dataset=dataset).report

@@ -1,10 +1,9 @@
 """Error causes and the D4 slice as routing/evaluation.py reports them."""
 
+import pytest
 
 
-
-
-def test_error_causes_follow_the_seeds_taxonomy():
+def test_error_causes_follow_the_jev_designs_list():
     from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
     from adri_pipeline.routing.builders import load_canonical  # noqa: F401 (the canonical shape)
     from adri_pipeline.routing.evaluation import error_cause
@@ -19,6 +18,48 @@ def test_error_causes_follow_the_seeds_taxonomy():
     assert error_cause(example(adversarial=["curta_dependente_de_contexto"]), "desambiguar") == "contexto_insuficiente"
     assert error_cause(example(adversarial=["abreviacao"]), "desambiguar") == "linguagem"
     assert error_cause(example(), "desambiguar") == "modelo"
+    # the design's first cause, "taxonomia", was missing: an annotator gave the answer, or the two options
+    # are described alike, so the categories do not tell them apart
+    overlapping = example().model_copy(update={"annotator_labels": ["continuar_agente_ativo", "desambiguar"]})
+    assert error_cause(overlapping, "desambiguar") == "taxonomia"
+    alike = example().model_copy(update={"options": {"continuar_agente_ativo": "Seguir  com o agente",
+                                                     "desambiguar": "seguir com o agente"}})
+    assert error_cause(alike, "desambiguar") == "taxonomia"
+
+
+def test_d4_reports_its_total_cost_and_every_figure_comes_synthetic_and_real_apart():
+    """The JEV design: D4's metric is set F1 "e custo total, que soma as latências"; synthetic and real
+    data "são reportados em separado" (they were apart for accuracy only)."""
+    import polars as pl
+
+    from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
+    from adri_pipeline.routing.datasets import Dataset
+    from adri_pipeline.routing.evaluation import evaluate
+    from adri_pipeline.routing.performance import Measured, PriceTable
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.run import CandidateRun
+
+    def d4(i: int) -> CanonicalExample:
+        return CanonicalExample(id=f"d4-{i}", group_id=f"g{i}", task="D4", state=State(), utterance=f"liga e toca {i}",
+                                question="?", question_type="noul", options={"a": "liga", "b": "toca", "c": "x"},
+                                gold_label=["a", "b"], metadata=Metadata(synthetic=i % 2 == 0))
+    examples = [d4(i) for i in range(6)]
+    frame = pl.DataFrame([{"example_id": e.id, "task": "D4", "split": "test", "answer": "a|b" if i < 5 else "a",
+                           "gold": "a|b", "confidence": 0.8, "valid": True, "correct": i < 5, "probabilities": "{}",
+                           "threshold": 0.5} for i, e in enumerate(examples)])
+    latency = {e.id: [0.010 * (i + 1), 0.010 * (i + 1)] for i, e in enumerate(examples)}  # 10, 20 ... 60 ms
+    run = CandidateRun("embedded-zeroshot", frame, {"D4": 0.5}, {}, 0.0, Measured([], 0, latency))
+    config = RunConfig(runs=0)
+    result = evaluate(run, Dataset(examples, {e.id: "test" for e in examples}, "h"), config)
+    cost = result["tasks"]["D4"]["set_cost"]
+    hourly = PriceTable.read().hourly("embedded-zeroshot")
+    assert cost["sets_timed"] == 6 and cost["total_latency_s"] == pytest.approx(0.21)
+    assert cost["latency_per_set_ms"] == pytest.approx(35.0)
+    assert cost["total_cost_usd"] == pytest.approx(0.21 * hourly / 3600)
+    origin = result["by_origin"]
+    assert origin["synthetic"]["D4"]["n"] == origin["real"]["D4"]["n"] == 3
+    assert origin["synthetic"]["D4"]["set_f1"] == pytest.approx(1.0)  # d4-0, 2, 4 right; d4-5 half
+    assert origin["real"]["D4"]["accuracy"] == pytest.approx(2 / 3) and "ece" in origin["real"]["D4"]
 
 
 

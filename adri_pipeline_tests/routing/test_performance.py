@@ -137,7 +137,7 @@ def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     team_file = write(tmp_path / "equipe.jsonl", [line(i, gold=golds[i % 3], utterance=f"mensagem {i}")
                                                    for i in range(30)])
     config = RunConfig(dataset=str(team_file), runs=3, warmup=2)
-    dataset = build(config, frozen_dir=tmp_path / "frozen")
+    dataset = build(config, tmp_path / "frozen")
     run_benchmark(config, ["embedded-zeroshot"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out", dataset=dataset)
     figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
     result = figures["results"]["embedded-zeroshot"]

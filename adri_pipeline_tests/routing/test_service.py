@@ -51,6 +51,10 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert abstention["turns"] > 0 and 0 <= abstention["explicit_d3"]["coverage"] <= 1
     native = warehouse.query("SELECT native_confidence FROM routing_predictions WHERE candidate = 'embedded-logreg'")
     assert native["native_confidence"].drop_nulls().len() == native.height
+    # the freeze (the JEV design: nothing changes from here on) recorded before the test, beside the report
+    frozen = json.loads((tmp_path / "out" / "freeze" / "embedded-logreg.json").read_text())
+    assert frozen == logreg["freeze"] and frozen["thresholds"] == logreg["abstention_threshold"]
+    assert frozen["test_split_sha256"] == figures["test_hash"] and len(frozen["artifact_sha256"]) == 64
 
 
 

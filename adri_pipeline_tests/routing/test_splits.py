@@ -49,14 +49,14 @@ def test_leak_detection_sees_a_group_split_apart(sample_examples):
 def test_frozen_hash_fails_loudly_when_the_test_split_changes(sample_examples, tmp_path):
     split_of = assign_splits(sample_examples, seed=7)
     test = [e for e in sample_examples if split_of[e.id] == "test"]
-    digest = check_frozen("sample", test, frozen_dir=tmp_path)
+    digest = check_frozen("sample", test, tmp_path, reference_dir=tmp_path / "reference")
     assert (tmp_path / "sample.test.sha256").read_text().startswith(digest)
-    assert check_frozen("sample", test, frozen_dir=tmp_path) == digest  # unchanged: passes
+    assert check_frozen("sample", test, tmp_path, reference_dir=tmp_path / "reference") == digest  # unchanged: passes
     edited = [test[0].model_copy(update={"utterance": test[0].utterance + "!"}), *test[1:]]
     with pytest.raises(FrozenSplitChanged, match="test split of 'sample' changed"):
-        check_frozen("sample", edited, frozen_dir=tmp_path)
+        check_frozen("sample", edited, tmp_path, reference_dir=tmp_path / "reference")
     with pytest.raises(FrozenSplitChanged):
-        check_frozen("sample", test[1:], frozen_dir=tmp_path)
+        check_frozen("sample", test[1:], tmp_path, reference_dir=tmp_path / "reference")
 
 
 def test_repository_records_the_frozen_splits_the_builders_produce():
@@ -84,3 +84,26 @@ def test_splits_spread_every_stratum_not_only_the_gold_label():
         split_of = assign_splits(examples, seed=seed)
         special = [split_of[e.id] for e in examples if e.metadata.length_bucket == "longo"]
         assert {s: special.count(s) for s in ("test", "calibration", "dev")} == {"test": 2, "calibration": 2, "dev": 6}
+
+
+def test_composed_conversations_share_class_ambiguity_and_turn_position_alike_in_every_split():
+    """The JEV design stratifies every example by the six strata; composed D2 turns were drawn at
+    random within each split (the sample's calibration split had 5 % `desambiguar` against 16 % in
+    test). Dealt, each split's count of a stratum value is its share, to within one example per
+    dealt (kind, sessions) pair it sums."""
+    from collections import Counter
+
+    from adri_pipeline.routing.builders import BARE_COMMAND_KINDS, TURN_KINDS
+
+    dataset = build(RunConfig(dataset="sample"))
+    kinds = TURN_KINDS | BARE_COMMAND_KINDS
+    share = {"desambiguar": (kinds["ambigua"] + kinds["comando_solto"]) / sum(kinds.values()),
+             "iniciar_novo_agente": kinds["novo"] / sum(kinds.values()),
+             "continuar_agente_ativo": (kinds["continuar"] + kinds["resposta_curta"]) / sum(kinds.values())}
+    for split in ("dev", "calibration", "test"):
+        d2 = [e for e in dataset.in_split(split) if e.task == "D2"]
+        classes = Counter(e.gold_label.split(":")[0] for e in d2)
+        for gold, expected in share.items():
+            assert abs(classes[gold] - expected * len(d2)) <= 2, (split, gold, classes[gold], len(d2))
+        late = sum(len(e.state.suspended_sessions) == 2 for e in d2)
+        assert abs(late - len(d2) / 2) <= 1, (split, late, len(d2))

@@ -49,6 +49,7 @@ def _predictions(task: str, n: int = 60, prefix: str = "t"):
 def test_h2_is_judged_on_every_task_with_a_confidence():
     """Failed before: H2 looked at D1 only, so a team file with only D2 was always 'not supported'."""
     import numpy as np
+    import polars as pl
 
     from adri_pipeline.routing.protocol import RunConfig
     from adri_pipeline.routing.verdicts import _abstention
@@ -56,6 +57,10 @@ def test_h2_is_judged_on_every_task_with_a_confidence():
     only_d2 = _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1))
     assert only_d2["verdict"] == "supported" and set(only_d2) >= {"D2"} and "D1" not in only_d2
     assert only_d2["D2"]["coverage"] == pytest.approx(40 / 60) and only_d2["D2"]["gain_ci95"][0] > 0
+    # D4 has a confidence (the set's) and a threshold chosen on calibration: H2 skipped it
+    with_d4 = _abstention(pl.concat([_predictions("D2"), _predictions("D4", prefix="m")]), RunConfig(),
+                          np.random.default_rng(1))
+    assert with_d4["D4"]["verdict"] == "supported" and with_d4["verdict"] == "supported"
 
 
 
