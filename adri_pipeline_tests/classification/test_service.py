@@ -178,23 +178,23 @@ def test_the_run_records_the_model_it_resolved(ollama_stub, tmp_path):
 
 
 def test_estimate_projects_only_the_documents_still_to_do(ollama_stub, tmp_path):
-    from adri_pipeline.cli import run_classification
+    from adri_pipeline.classification.service import classify_and_summarize
 
-    summary = run_classification(settings_for(ollama_stub, tmp_path, SAMPLE), estimate=True, show_progress=False)
-    assert summary["estimate"]["sampled"] == 5 and summary["estimate"]["remaining_documents"] == 23 - 5
+    summary = classify_and_summarize(settings_for(ollama_stub, tmp_path, SAMPLE), estimate=True)
+    assert summary.estimate.sampled == 5 and summary.estimate.remaining_documents == 23 - 5
 
 
 def test_estimate_projects_with_the_slots_the_run_fills(ollama_stub, tmp_path):
     """The projection divided by ADRI_CONCURRENCY (1) while the run kept every configured server slot
     busy: four slots were projected as one."""
-    from adri_pipeline.cli import run_classification
+    from adri_pipeline.classification.service import classify_and_summarize
 
     ollama_stub.delay = 0.4
     settings = settings_for(ollama_stub, tmp_path, SAMPLE, ollama_hosts=[f"{ollama_stub.host}*4"], concurrency=1)
-    estimate = run_classification(settings, estimate=True, show_progress=False)["estimate"]
-    assert estimate["slots"] == 4
-    serial_hours = estimate["remaining_documents"] * estimate["seconds_per_document_median"] / 3600
-    assert estimate["projected_hours_median"] == round(serial_hours / 4, 4) > 0
+    estimate = classify_and_summarize(settings, estimate=True).estimate
+    assert estimate.slots == 4
+    serial_hours = estimate.remaining_documents * estimate.seconds_per_document_median / 3600
+    assert estimate.projected_hours_median == round(serial_hours / 4, 4) > 0
 
 
 def test_a_bad_coder_file_is_a_clear_error(tmp_path, pilot):

@@ -433,7 +433,8 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
         [sys.executable, "-c", "import sys, adri_pipeline.mirror.gate; print(' '.join(sys.modules))"],
         capture_output=True, text=True, check=True).stdout.split()
     ours = {m for m in loaded if m.startswith("adri_pipeline.")}
-    assert ours <= {"adri_pipeline.config", "adri_pipeline.errors", "adri_pipeline.mirror", "adri_pipeline.mirror.gate",
+    assert ours <= {"adri_pipeline.config", "adri_pipeline.flags", "adri_pipeline.errors", "adri_pipeline.mirror",
+                    "adri_pipeline.mirror.gate",
                     "adri_pipeline.mirror.redact", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
                     "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)

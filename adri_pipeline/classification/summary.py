@@ -1,0 +1,89 @@
+"""What one classification run did, as `adri classify` prints it and as JSON for whoever reads it
+next: a typed summary of the run (ClassificationRun) and the corpus it read."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel
+
+from adri_pipeline.classification.results import figures_lines
+
+
+class Estimate(BaseModel):
+    """ADR 0011: "--estimar classifica 5 documentos e projeta o tempo do resto"."""
+
+    sampled: int
+    remaining_documents: int
+    slots: int  # every server slot the run fills, not only ADRI_CONCURRENCY
+    seconds_per_document_median: float
+    seconds_per_document_p90: float
+    projected_hours_median: float
+    projected_hours_p90: float
+
+
+class ClassificationSummary(BaseModel):
+    model: str
+    codebook: str
+    codebook_version: str
+    codebook_hash: str
+    corpus_documents: int
+    excluded_no_abstract: int
+    selected: int
+    cached: int
+    classified_now: int
+    model_calls: int
+    requests: int
+    failed: int
+    wall_seconds: float
+    publishing_seconds: float
+    results: dict  # results.summarize: the ADR's figures
+    warehouse: str
+    snapshot: str
+    all_failed: bool
+    stopped: str = ""
+    failed_documents: list[tuple[str, str]] = []
+    replaced_documents: list[str] = []
+    estimate: Estimate | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.stopped.startswith("interrupted")
+
+    def lines(self) -> list[str]:
+        lines = [f"model {self.model}  codebook {self.codebook} v{self.codebook_version} ({self.codebook_hash})",
+                 f"documents: {self.corpus_documents} in corpus ({self.excluded_no_abstract} excluded: no abstract); "
+                 f"selected {self.selected}, cached {self.cached}, classified now {self.classified_now}, failed "
+                 f"{self.failed}, model calls {self.model_calls} ({self.requests} requests sent), {self.wall_seconds} s "
+                 f"(republishing results and snapshot {self.publishing_seconds} s)", *figures_lines(self.results)]
+        for key in ("estimate", "stopped", "failed_documents", "replaced_documents"):
+            value = getattr(self, key)
+            if value:
+                shown = value.model_dump() if isinstance(value, BaseModel) else value
+                lines.append(f"{key}: {json.dumps(shown, ensure_ascii=False)}")
+        return lines + [f"warehouse: {self.warehouse}", f"analyst snapshot: {self.snapshot}"]
+
+
+def summarize_run(run, corpus, warehouse: str, estimate: bool = False) -> ClassificationSummary:
+    """`run` (service.ClassificationRun) over `corpus` (corpus.Corpus)."""
+    report = run.report
+    summary = ClassificationSummary(
+        model=run.model.model, codebook=run.codebook.name, codebook_version=str(run.codebook.version),
+        codebook_hash=run.codebook.content_hash[:12], corpus_documents=corpus.documents.height,
+        excluded_no_abstract=int(corpus.coverage["excluded_no_abstract"].sum()), selected=report.documents,
+        cached=report.cached, classified_now=report.classified, model_calls=report.model_calls,
+        requests=report.requests, failed=len(report.failed), wall_seconds=round(run.wall_seconds, 2),
+        publishing_seconds=round(run.publishing_seconds, 2), results=run.figures, warehouse=warehouse,
+        snapshot=str(run.snapshot), all_failed=report.all_failed, stopped=report.stopped,
+        failed_documents=report.failed[:20], replaced_documents=run.replaced_documents)
+    if estimate and report.seconds:
+        from adri_pipeline.jev.metrics import percentiles
+
+        median, p90 = percentiles(report.seconds, (50, 90)).values()
+        remaining, slots = report.to_classify - report.sampled, report.slots
+        summary.estimate = Estimate(
+            sampled=len(report.seconds), remaining_documents=remaining, slots=slots,
+            seconds_per_document_median=round(median, 3), seconds_per_document_p90=round(p90, 3),
+            projected_hours_median=round(remaining * median / 3600 / slots, 4),
+            projected_hours_p90=round(remaining * p90 / 3600 / slots, 4))
+    return summary

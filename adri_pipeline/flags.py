@@ -1,0 +1,97 @@
+"""Command-line flags from the fields that declare them: each field of `Settings` (and of a command's
+own options model in cli.py) says, with a `Flag` in its annotation, on which commands it is a flag
+and under which other spellings (the Portuguese ones users know). The parser is generated from
+those declarations, so a setting is declared once, typed once and validated by pydantic on the
+command line as in the environment.
+
+Why not pydantic-settings' own CLI: it parses one model, whereas each `adri` command takes a
+different subset of the one Settings object plus options of its own, keeps argparse's usage and
+error lines, and must leave the ADRI_* variables in charge of whatever a flag does not give.
+"""
+
+from __future__ import annotations
+
+import argparse
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+
+@dataclass(frozen=True)
+class Flag:
+    """How a field is given on the command line."""
+
+    commands: tuple[str, ...] = ()  # where it is a flag; () for a setting read from ADRI_* only
+    aliases: tuple[str, ...] = ()  # other spellings, e.g. "--livro"
+    help: str = ""
+    name: str = ""  # the flag when it is not --<field-name>
+    required: tuple[str, ...] = ()  # commands on which it must be given
+    positional: bool = False
+    env_only: str = ""  # commands=(): why no command takes it as a flag
+
+
+def flag_of(field) -> Flag | None:
+    return next((m for m in field.metadata if isinstance(m, Flag)), None)
+
+
+def _plain(annotation):
+    """The type under Optional / Annotated."""
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        annotation = next(a for a in typing.get_args(annotation) if a is not type(None))
+    return annotation
+
+
+def _converter(field, option: str):
+    """argparse's `type`: the text validated as the field is (its constraints included), with the
+    error said as a flag's."""
+    adapter = TypeAdapter(typing.Annotated[tuple([_plain(field.annotation), *field.metadata])]
+                          if field.metadata else _plain(field.annotation))
+
+    def convert(text: str):
+        try:
+            return adapter.validate_python(text if _plain(field.annotation) is not Path else Path(text))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            bound = error.get("ctx", {})
+            message = (f"must be at least {bound['ge']} (got {text})" if "ge" in bound else
+                       f"must be at most {bound['le']} (got {text})" if "le" in bound else error["msg"])
+            raise argparse.ArgumentTypeError(message) from None
+    convert.__name__ = option
+    return convert
+
+
+def add_flags(parser: argparse.ArgumentParser, command: str, model: type[BaseModel], every_field: bool = False) -> None:
+    """The fields of `model` that declare themselves flags of `command` (`every_field`: all its fields
+    with a Flag, a command's own options), as argparse arguments whose destination is the field's
+    name; an absent flag stays None, so the environment and the defaults decide."""
+    for name, field in model.model_fields.items():
+        flag = flag_of(field)
+        if flag is None or not (every_field or command in flag.commands):
+            continue
+        kind = _plain(field.annotation)
+        spelled = flag.name or "--" + name.replace("_", "-")
+        prefix = model.model_config.get("env_prefix")
+        options: dict = {"help": " ".join(filter(None, [flag.help, prefix and f"[{prefix}{name.upper()}]"])) or None}
+        if typing.get_origin(kind) is typing.Literal:
+            options["choices"] = typing.get_args(kind)
+        elif kind is bool:
+            options["action"] = "store_true"
+        else:
+            # a list is comma-separated text, split by the model's own validator
+            options["type"] = str if typing.get_origin(kind) is list else _converter(field, spelled)
+            options["metavar"] = name.upper() if flag.positional else spelled.lstrip("-").upper().replace("-", "_")
+        if flag.positional:
+            is_optional = field.default is None or not field.is_required()
+            parser.add_argument(name, nargs="?" if is_optional else None, **options)
+            continue
+        options |= {"dest": name, "required": command in flag.required}
+        parser.add_argument(spelled, *flag.aliases, **({"default": None} | options))
+
+
+def flag_spelling(model: type[BaseModel], name: str) -> str:
+    """The flag a field is given by, for error messages that name it."""
+    flag = flag_of(model.model_fields[name]) if name in model.model_fields else None
+    return (flag.name or "--" + name.replace("_", "-")) if flag and flag.commands else name

@@ -1,0 +1,38 @@
+"""`adri findings` as text: per variable the share of documents with each value (95 % interval),
+optionally by year or source, one variable against another, and a second answer set beside it."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from adri_pipeline.classification.findings import percent
+
+
+def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -> list[str]:
+    """`found` as classification.service.findings returns it."""
+    book, excluded = found["codebook"], found["excluded"]
+    lines = [f"{found['model']} × codebook {book.name} v{book.version}: {found['counted']} documents counted "
+             f"(answers that follow the codebook); left out: {excluded['no_abstract']} without abstract, "
+             f"{excluded['failed']} failed, {excluded['not_classified_yet']} not classified yet"]
+    grouped = found[f"by_{by}"] if by else None
+    for name in book.variables:
+        lines.append(f"\n{name} ({book.variables[name].type})")
+        for r in found["shares"].filter(pl.col("variable") == name).iter_rows(named=True):
+            lines.append(f"  {r['label'][:48]:<48} {r['documents']:>6}  {percent(r['share']):>8}  "
+                         f"95 % [{percent(r['low'])}, {percent(r['high'])}]")
+        if grouped is not None:
+            for (group,), part in grouped.filter(pl.col("variable") == name).group_by(by, maintain_order=True):
+                cells = ", ".join(f"{r['label'][:24]} {percent(r['share'])}" for r in part.iter_rows(named=True))
+                lines.append(f"    {by} {group} (n={part['counted'][0]}): {cells}")
+    if "cross" in found:
+        table = found["cross"].pivot(on=cross[1], index=cross[0], values="documents").fill_null(0)
+        with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
+            lines += [f"\n{cross[0]} × {cross[1]} (documents)", str(table)]
+    if "compare" in found:
+        compared = found["compare"]
+        lines.append(f"\nside by side on the {compared['documents'][0] if compared.height else 0} documents both "
+                     "answered (shares; difference in points)")
+        left, right = compared.columns[3:5]
+        lines += [f"  {r['variable']:<14} {r['label'][:36]:<36} {left[:20]}: {percent(r[left]):>8}  "
+                  f"{right[:20]}: {percent(r[right]):>8}  {r['difference_pp']:+.1f} pp" for r in compared.iter_rows(named=True)]
+    return lines

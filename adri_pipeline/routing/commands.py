@@ -1,0 +1,85 @@
+"""`adri routing ACTION`: each action over the routing application (routing/service.py), with what
+it prints. `options` is cli.RoutingOptions."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from adri_pipeline.config import Settings
+from adri_pipeline.routing import service
+from adri_pipeline.routing.datasets import report_folder
+
+
+def _config(settings: Settings, options):
+    return service.config_for(settings, seed=options.benchmark_seed, llm_max_examples=options.llm_limit or 0)
+
+
+def build(settings: Settings, options) -> int:
+    dataset = service.build_examples(settings, _config(settings, options))
+    counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
+    print(f"{len(dataset.examples)} examples {counts}; test split frozen, sha256 {dataset.test_hash}")
+    return 0
+
+
+def pilot(settings: Settings, options) -> int:
+    path = service.run_pilot(settings)
+    record = json.loads(path.read_text(encoding="utf-8"))
+    for name, chosen in record["candidates"].items():
+        tried = ", ".join(f"{b}: {v:.0f}/s" for b, v in chosen["throughput_per_s"].items())
+        print(f"{name}: production batch {chosen['batch']}" + (f" (decisions/s by batch {tried})" if tried
+                                                                 else f" ({chosen.get('why', '')})"))
+    print(f"pilot on {record['examples']} dev examples: {path} (later runs of {record['dataset']} use it)")
+    return 0
+
+
+def serve(settings: Settings, options) -> int:
+    import signal
+
+    candidate = options.candidate or service.candidates_of(settings)[0]
+    server = service.serving(settings, candidate, options.host, options.port, options.key_env)
+    host, port = server.server_address[:2]
+    print(f"serving {candidate} on http://{host}:{port}/v1/systemone (GET /v1/models); check it with "
+          f"`jevcompat test http://{host}:{port}`", flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+def cross(settings: Settings, options) -> int:
+    fits = [d.strip() for d in (options.fitted_on or settings.routing_dataset).split(",") if d.strip()]
+    tests = [d.strip() for d in (options.tested_on or ",".join(fits)).split(",") if d.strip()]
+    path = service.cross_dataset(settings, fits, tests)
+    print(path.read_text(encoding="utf-8"))
+    print(f"table: {path}")
+    return 0
+
+
+def run(settings: Settings, options, test_file: str | None = None) -> int:
+    result = service.benchmark(settings, _config(settings, options), test_file=test_file)
+    print(result.report.read_text(encoding="utf-8"))
+    print(f"report: {result.report}\nplots: {result.report.parent / 'reliability_D1.png'}, "
+          f"{result.report.parent / 'coverage_accuracy_D1.png'}")
+    return 0
+
+
+def evaluate(settings: Settings, options) -> int:
+    if not options.test_file:
+        print("error: evaluate needs --test PATH (a canonical file or folder: every line is test)", file=sys.stderr)
+        return 2
+    return run(settings, options, test_file=options.test_file)
+
+
+def report(settings: Settings, options) -> int:
+    path = report_folder(settings.warehouse.parent, settings.routing_dataset) / "report.md"
+    if not path.exists():
+        print(f"error: no report at {path}: run `adri routing run --dataset {settings.routing_dataset}` first",
+              file=sys.stderr)
+        return 2
+    print(path.read_text(encoding="utf-8"))
+    return 0
