@@ -174,7 +174,7 @@ def cmd_register(settings: Settings, options: NoOptions) -> int:
     instance (what new_documents_sensor does under the daemon), then print the range to materialize."""
     import dagster as dg
 
-    from adri_pipeline.defs.in_process import register_documents
+    from adri_pipeline.defs.classification.corpus import register_documents
     from adri_pipeline.defs.resources import AdriSettings
 
     with dg.DagsterInstance.get() as instance:

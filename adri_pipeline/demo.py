@@ -30,8 +30,8 @@ def run_demo(settings: Settings) -> int:
     from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.classification.results import figures_lines
     from adri_pipeline.classification.service import current_figures
-    from adri_pipeline.defs.in_process import materialize_graph
     from adri_pipeline.defs.resources import AdriSettings
+    from adri_pipeline.in_process import materialize_graph
     from adri_pipeline.routing.datasets import report_folder
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 

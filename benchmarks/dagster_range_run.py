@@ -27,8 +27,8 @@ from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
 from adri_pipeline.config import PILOT_CODEBOOK  # noqa: E402
 from adri_pipeline.definitions import defs  # noqa: E402
 from adri_pipeline.defs.classification.jobs import range_tags  # noqa: E402
-from adri_pipeline.defs.in_process import register_documents, resources_for  # noqa: E402
 from adri_pipeline.defs.resources import AdriSettings  # noqa: E402
+from adri_pipeline.in_process import register_documents, resources_for  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
 from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402

@@ -33,8 +33,8 @@ def main() -> None:
     from adri_pipeline.config import PILOT_CODEBOOK
     from adri_pipeline.definitions import defs
     from adri_pipeline.defs.classification.jobs import range_tags
-    from adri_pipeline.defs.in_process import register_documents, resources_for
     from adri_pipeline.defs.resources import AdriSettings
+    from adri_pipeline.in_process import register_documents, resources_for
 
     with Counting() as stub:
         started = time.perf_counter()

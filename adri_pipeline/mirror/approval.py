@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from adri_pipeline.errors import AdriError
@@ -42,7 +40,7 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _read_evaluation(path: Path, content: bytes | None = None) -> dict:
+def read_evaluation(path: Path, content: bytes | None = None) -> dict:
     """The report at `path` (its `content` when already read, e.g. to hash it)."""
     try:
         report = json.loads(path.read_bytes() if content is None else content)
@@ -68,7 +66,7 @@ def check_approval(name: str, mode: str, threshold: float, approval: Approval | 
     content = path.read_bytes()  # hashed and parsed from one read
     if hashlib.sha256(content).hexdigest() != approval.sha256:
         raise ApprovalError(f"point {name}: {path} changed since the approval (sha256 differs)")
-    report = _read_evaluation(path, content)
+    report = read_evaluation(path, content)
     if report["evaluated_at"] != approval.date:
         raise ApprovalError(f"point {name}: approval dated {approval.date} but {path} was evaluated "
                             f"at {report['evaluated_at']}")
@@ -87,36 +85,3 @@ def check_approval(name: str, mode: str, threshold: float, approval: Approval | 
     if threshold < evaluation.get("threshold", 1.0):
         raise ApprovalError(f"point {name}: threshold {threshold} is below the {evaluation.get('threshold')} "
                             "its evaluation measured")
-
-
-def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | None = None) -> dict:
-    """Write point `name`'s approval (and mode: the recommended one unless a weaker `mode` is asked)
-    into the gate configuration at `config_path`. The new file is validated before it replaces the
-    old one, so a refused approval leaves the configuration as it was. Returns the point's entry."""
-    from adri_pipeline.mirror.gate import load_gate_config, parse_gate_config
-
-    config_path, evaluation_path = Path(config_path), Path(evaluation_path)
-    load_gate_config(config_path)  # the current file must itself be valid
-    raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    if name not in raw.get("points", {}):
-        raise ApprovalError(f"point {name}: not in {config_path} (points: {sorted(raw.get('points', {}))})")
-    if not evaluation_path.is_file():
-        raise ApprovalError(f"point {name}: evaluation not found: {evaluation_path}")
-    report = _read_evaluation(evaluation_path)
-    evaluation = report["evaluations"].get(name)
-    if evaluation is None:
-        raise ApprovalError(f"point {name}: {evaluation_path} does not evaluate this point")
-    recommended = evaluation.get("recommended_mode", "shadow")
-    mode = mode or recommended
-    entry = raw["points"][name]
-    entry["mode"] = mode
-    if mode == "control" and evaluation.get("recommended_overrides"):
-        entry["overrides"] = evaluation["recommended_overrides"]  # the one direction it was shown to win
-    entry["approval"] = {"evaluation": str(evaluation_path.resolve()), "sha256": file_sha256(evaluation_path),
-                         "date": report["evaluated_at"], "approved_at": datetime.now(timezone.utc).isoformat()}
-    text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)
-    parse_gate_config(yaml.safe_load(text), config_path)  # refused here (naming the point) if not supported
-    temporary = config_path.with_suffix(config_path.suffix + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(config_path)
-    return entry

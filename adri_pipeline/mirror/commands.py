@@ -44,11 +44,9 @@ def replay(settings: Settings, options) -> int:
 
 
 def approve(settings: Settings, options) -> int:
-    from adri_pipeline.mirror.approval import approve as approve_point
-
     if not (options.point and options.evaluation and "mirror_config" in settings.model_fields_set):
         raise SystemExit("error: approve needs POINT, --evaluation mirror_evaluation.json and --config GATE.yaml")
-    entry = approve_point(settings.mirror_config, options.point, options.evaluation, options.mode)
+    entry = service.approve(settings.mirror_config, options.point, options.evaluation, options.mode)
     print(f"{settings.mirror_config}: point {options.point} -> {entry['mode']}, "
           f"bound to {entry['approval']['evaluation']} "
           f"(sha256 {entry['approval']['sha256'][:12]}…, evaluated {entry['approval']['date']})")

@@ -73,7 +73,7 @@ class LLMJudge:
     options by the JSON schema. Its family is what the server reports about the model."""
 
     def __init__(self, name: str, settings=None, timeout_s: float = 120.0):
-        from adri_pipeline.models import chat_server
+        from adri_pipeline.models.select import chat_server
 
         self.name = name
         self.server, self.model = chat_server(name, settings, timeout_s)
@@ -120,7 +120,7 @@ def promotion_blocker(spec: str) -> str | None:
     twice; the same file twice, or two files by one (or no named) annotator, are one source."""
     if spec.strip() == "truth":
         return "one label source (the log's own labels): promotion needs two independent judges that agree"
-    from adri_pipeline.models import is_served_model
+    from adri_pipeline.models.select import is_served_model
 
     files = [FileJudge(n.strip(), Path(n.strip())) for n in spec.split(",")
              if not is_served_model(n.strip()) and Path(n.strip()).is_file()]
@@ -140,14 +140,14 @@ def make_judges(spec: str, settings=None) -> tuple[Judge, Judge]:
     names = [n.strip() for n in spec.split(",")]
     if len(names) != 2:
         raise JudgeConfigError(f"judges {spec!r}: give 'truth' or two judges, e.g. ollama:<a>,openai:<b>")
-    from adri_pipeline.models import is_served_model
+    from adri_pipeline.models.select import is_served_model
 
     missing = [n for n in names if not is_served_model(n) and not Path(n).is_file()]
     if missing:
         raise JudgeConfigError(
             f"judges {spec!r}: {missing[0]!r} is neither ollama:<model>, openai:<model> nor a label file")
     first, second = (LLMJudge(n, settings) if is_served_model(n) else FileJudge(n, Path(n)) for n in names)
-    from adri_pipeline.models import ModelMissing, ServerUnreachable, TimedOut
+    from adri_pipeline.models.base import ModelMissing, ServerUnreachable, TimedOut
 
     try:
         differ = judge_families_differ(first, second)

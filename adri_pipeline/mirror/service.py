@@ -11,9 +11,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
+import yaml
 
 from adri_pipeline.config import Settings
-from adri_pipeline.mirror.approval import EVALUATION_FILE, file_sha256
+from adri_pipeline.mirror.approval import EVALUATION_FILE, ApprovalError, file_sha256, read_evaluation
 from adri_pipeline.mirror.evaluate import (
     evaluate_point,
     evaluation_folder,
@@ -23,7 +24,7 @@ from adri_pipeline.mirror.evaluate import (
     sample_for_judging,
     write_recommended_configuration,
 )
-from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
+from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint, load_gate_config, parse_gate_config
 from adri_pipeline.mirror.judges import make_judges, promotion_blocker
 from adri_pipeline.mirror.shadow_log import ingest, read_log
 from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
@@ -127,3 +128,34 @@ def evaluate_log(settings: Settings, warehouse: Warehouse) -> dict:
     evaluated = evaluations(settings, shadow.records, judged)
     store_evaluations(settings, warehouse, evaluated)
     return recommend(settings, warehouse, evaluated, judges=judges, kept=shadow.kept, quarantined=shadow.quarantined)
+
+
+def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | None = None) -> dict:
+    """Write point `name`'s approval (and mode: the recommended one unless a weaker `mode` is asked)
+    into the gate configuration at `config_path`. The new file is validated before it replaces the
+    old one, so a refused approval leaves the configuration as it was. Returns the point's entry."""
+    config_path, evaluation_path = Path(config_path), Path(evaluation_path)
+    load_gate_config(config_path)  # the current file must itself be valid
+    raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    if name not in raw.get("points", {}):
+        raise ApprovalError(f"point {name}: not in {config_path} (points: {sorted(raw.get('points', {}))})")
+    if not evaluation_path.is_file():
+        raise ApprovalError(f"point {name}: evaluation not found: {evaluation_path}")
+    report = read_evaluation(evaluation_path)
+    evaluation = report["evaluations"].get(name)
+    if evaluation is None:
+        raise ApprovalError(f"point {name}: {evaluation_path} does not evaluate this point")
+    recommended = evaluation.get("recommended_mode", "shadow")
+    mode = mode or recommended
+    entry = raw["points"][name]
+    entry["mode"] = mode
+    if mode == "control" and evaluation.get("recommended_overrides"):
+        entry["overrides"] = evaluation["recommended_overrides"]  # the one direction it was shown to win
+    entry["approval"] = {"evaluation": str(evaluation_path.resolve()), "sha256": file_sha256(evaluation_path),
+                         "date": report["evaluated_at"], "approved_at": datetime.now(timezone.utc).isoformat()}
+    text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)
+    parse_gate_config(yaml.safe_load(text), config_path)  # refused here (naming the point) if not supported
+    temporary = config_path.with_suffix(config_path.suffix + ".tmp")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(config_path)
+    return entry

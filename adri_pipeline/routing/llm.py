@@ -39,7 +39,7 @@ class LLMCandidate(Candidate):
                            f"from the server's top {TOP_LOGPROBS}, one forward pass per question")
 
     def __init__(self, name: str, settings=None, timeout_s: float = 120.0, verbalized: bool = False):
-        from adri_pipeline.models import chat_server
+        from adri_pipeline.models.select import chat_server
 
         self.name, self.settings, self.timeout_s = name, settings, timeout_s
         self.server, self.model = chat_server(name, settings, timeout_s)
@@ -64,7 +64,7 @@ class LLMCandidate(Candidate):
     def check(self) -> None:
         """Before any work: the server answers and serves the model (a RoutingConfigError names it),
         and whether it returns log-probabilities (if not, the verbalized fallback, labelled)."""
-        from adri_pipeline.models import ModelMissing, NoLogprobs, ServerUnreachable, TimedOut
+        from adri_pipeline.models.base import ModelMissing, NoLogprobs, ServerUnreachable, TimedOut
 
         try:
             self.server.model_info(self.model)
@@ -81,7 +81,7 @@ class LLMCandidate(Candidate):
     def logits(self, request: dict) -> Logits:
         if self.verbalized:
             return self._verbalized(request)
-        from adri_pipeline.models import NoLogprobs
+        from adri_pipeline.models.base import NoLogprobs
 
         out: Logits = {}
         tokens = 0

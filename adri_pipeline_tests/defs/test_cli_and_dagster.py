@@ -4,7 +4,7 @@ input. Slow (a whole graph run plus the CLI runs): `make test-slow` and .ci/run 
 import pytest
 
 from adri_pipeline.cli import main
-from adri_pipeline.defs.in_process import materialize_graph
+from adri_pipeline.in_process import materialize_graph
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.conftest import SAMPLE
 

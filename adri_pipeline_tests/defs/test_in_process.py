@@ -5,8 +5,8 @@ import duckdb
 import pytest
 
 from adri_pipeline.defs.classification.corpus import shards_of
-from adri_pipeline.defs.in_process import materialize_graph
 from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.in_process import materialize_graph
 from adri_pipeline_tests.conftest import SAMPLE
 
 CLASSIFICATIONS = dg.AssetKey("classifications")
@@ -143,7 +143,7 @@ def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with
     """Synthetic codes (test_coders.synthetic_codes) on the first 14 sample documents."""
     from adri_pipeline.classification.corpus import as_documents, load_corpus
     from adri_pipeline.definitions import defs
-    from adri_pipeline.defs.in_process import resources_for
+    from adri_pipeline.in_process import resources_for
     from adri_pipeline_tests.classification.test_coders import synthetic_codes
 
     codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:14])

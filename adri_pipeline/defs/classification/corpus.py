@@ -3,7 +3,7 @@ documents that partition their classification."""
 
 import dagster as dg
 
-from adri_pipeline.classification.service import register_corpus
+from adri_pipeline.classification.service import corpus_document_ids, register_corpus
 from adri_pipeline.classification.shards import shards_of
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import table_metadata
@@ -49,3 +49,9 @@ def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Material
         },
     )
 
+
+def register_documents(instance: dg.DagsterInstance, adri: AdriSettings) -> tuple[list[str], int]:
+    """What new_documents_sensor does under the daemon: the shards of the corpus's documents become
+    partitions. Returns (every registered shard, how many were new)."""
+    shards, new = register_shards(instance, corpus_document_ids(adri.settings()))
+    return shards, len(new)

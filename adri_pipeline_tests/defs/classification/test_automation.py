@@ -4,7 +4,7 @@ import dagster as dg
 
 from adri_pipeline.definitions import defs
 from adri_pipeline.defs.classification.jobs import RESULTS_ONWARD
-from adri_pipeline.defs.in_process import materialize_graph
+from adri_pipeline.in_process import materialize_graph
 
 FOLLOWERS = [a.key for a in RESULTS_ONWARD]
 

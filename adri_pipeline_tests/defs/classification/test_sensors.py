@@ -7,8 +7,8 @@ from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.shards import SHARDS, shard_of, shards_of
 from adri_pipeline.definitions import defs
 from adri_pipeline.defs.classification.sensors import codebook_change_sensor, new_documents_sensor
-from adri_pipeline.defs.in_process import materialize_graph, register_documents, resources_for
 from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.in_process import materialize_graph, register_documents, resources_for
 from adri_pipeline_tests.conftest import SAMPLE
 
 

@@ -3,8 +3,8 @@
 import json
 
 from adri_pipeline.config import DATA
-from adri_pipeline.defs.in_process import materialize_graph
 from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.in_process import materialize_graph
 
 
 def test_quarantined_lines_fail_the_check_without_stopping_the_evaluation(dagster_instance, tmp_path):

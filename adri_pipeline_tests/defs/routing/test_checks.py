@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from adri_pipeline.defs.in_process import materialize_graph
+from adri_pipeline.in_process import materialize_graph
 from adri_pipeline.routing import service
 
 

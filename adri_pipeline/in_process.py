@@ -1,4 +1,4 @@
-"""Run the asset graph in-process (demo, tests, benchmarks): register the documents' shards as partitions,
+"""Run the code location's asset graph in-process (demo, tests, benchmarks), from above it: register the documents' shards as partitions,
 one range run of classify_documents_job, then refresh_results_job (what the results' automation
 condition does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
 
@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from adri_pipeline.classification.service import corpus_document_ids
 from adri_pipeline.definitions import defs
-from adri_pipeline.defs.classification.corpus import register_shards
+from adri_pipeline.defs.classification.corpus import register_documents
 from adri_pipeline.defs.classification.jobs import range_tags
 from adri_pipeline.defs.io_managers import DuckDBContentHashIOManager
 from adri_pipeline.defs.resources import AdriSettings
@@ -36,13 +35,6 @@ class GraphRun:
 
 def resources_for(adri: AdriSettings) -> dict:
     return {"adri": adri, "content_hash_io_manager": DuckDBContentHashIOManager(adri=adri)}
-
-
-def register_documents(instance: dg.DagsterInstance, adri: AdriSettings) -> tuple[list[str], int]:
-    """What new_documents_sensor does under the daemon: the shards of the corpus's documents become
-    partitions. Returns (every registered shard, how many were new)."""
-    shards, new = register_shards(instance, corpus_document_ids(adri.settings()))
-    return shards, len(new)
 
 
 def materialize_graph(

