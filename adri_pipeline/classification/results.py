@@ -55,9 +55,10 @@ def _label(var, value) -> str:
     return var.label(value)
 
 
-def assemble_results(warehouse, documents: pl.DataFrame, codebook: Codebook, model) -> Results:
-    """`model` is anything with .model, .digest and .params (a backend or the identity a run recorded)."""
-    prompt = build_prompt(codebook)
+def assemble_results(warehouse, documents: pl.DataFrame, codebook: Codebook, model, prompt=None) -> Results:
+    """`model` is anything with .model, .digest and .params (a backend or the identity a run recorded);
+    `prompt`, the run's (built from the codebook otherwise)."""
+    prompt = prompt or build_prompt(codebook)
     docs = as_documents(documents)
     sources = dict(zip(documents["doc_id"], documents["source"])) if "source" in documents.columns else {}
     keys = dict(zip(document_keys(docs, prompt, model), (d.doc_id for d in docs)))

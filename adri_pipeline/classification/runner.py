@@ -156,6 +156,108 @@ def _documents(frame: pl.DataFrame, rows: list[int], keys: list[str]) -> Iterato
         yield from zip(as_documents(frame[part]), (keys[row] for row in part))
 
 
+class _InFlight:
+    """The documents at the model at once: `size` prepared (one more than the server's slots, so a
+    slot never idles while the last answer is validated, audited and committed), their answers
+    group-committed as they finish, a stop settled on the way out."""
+
+    def __init__(self, report: RunReport, pending, size: int, codebook: Codebook, prompt, backend: Backend,
+                 commit, progress, hand_over, total: int):
+        self.report, self.pending, self.size, self.total = report, pending, size, total
+        self.codebook, self.prompt, self.backend, self.commit = codebook, prompt, backend, commit
+        self.progress, self.hand_over = progress, hand_over
+        self.examples = codebook_examples_text(codebook)
+        self.pool = ThreadPoolExecutor(max_workers=size)
+        self.running: dict = {}
+        self.abandoned = False
+
+    def submit_next(self) -> bool:
+        item = next(self.pending, None)
+        if item is not None:
+            self.running[self.pool.submit(classify_document, *item, self.codebook, self.prompt, self.backend,
+                                          self.examples)] = item
+        return item is not None
+
+    def taking(self) -> bool:
+        """Whether to start another document: not once `hand_over()` says the rest is another run's."""
+        return self.hand_over is None or not self.hand_over()
+
+    def settle(self, futures) -> None:
+        """Commit the finished documents whose answers follow the codebook in one statement, then
+        record why the others failed. A group commit: a statement costs milliseconds whatever its
+        rows, so when answers arrive faster than one commit, those that finished meanwhile go
+        together in the next; one at a time, it is one row per commit. A future leaves `running`
+        only once committed: a stop landing before that commits it on the way out."""
+        outcomes = []
+        for future in futures:
+            try:
+                outcomes.append((future, future.result()))
+            except DocumentFailed as exc:
+                outcomes.append((future, exc))
+        self.commit(*(o.ledger_record(self.backend, self.prompt) for _, o in outcomes
+                      if not isinstance(o, Exception) and o.valid))
+        for future, outcome in outcomes:
+            document, _ = self.running.pop(future)
+            if not isinstance(outcome, NotSent):  # never asked: the next run does it
+                self._count(document, outcome)
+
+    def _count(self, document, outcome) -> None:
+        report = self.report
+        if isinstance(outcome, DocumentFailed):
+            report.failed.append((document.doc_id, str(outcome)))
+            return
+        report.model_calls += len(outcome.attempts)
+        if outcome.valid:
+            report.classified += 1
+            report.answered.append(document.doc_id)
+            report.seconds.append(sum(a.response.seconds for a in outcome.attempts))
+        else:
+            problems = outcome.attempts[outcome.kept].checked.problems
+            report.failed.append((document.doc_id, "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())))
+        if self.progress:
+            self.progress(outcome, self.total)
+
+    def run(self) -> None:
+        for _ in range(self.size):
+            if self.taking():
+                self.submit_next()
+        try:
+            while self.running:
+                done, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
+                self.settle(done)
+                self.backend.check_resources()  # between documents: stop before memory runs out
+                while len(self.running) < self.size and self.taking() and self.submit_next():
+                    pass
+        except BaseException as exc:
+            if not _is_interruption(exc):
+                raise
+            self._stop(exc)
+
+    def _stop(self, exc: BaseException) -> None:
+        """Requests waiting for a slot are not sent; those already at the model are waited for and
+        kept, unless a second Ctrl+C abandons them (redone next run)."""
+        report = self.report
+        report.stopped = _stop_reason(exc)
+        getattr(self.backend, "stop", lambda: None)()
+        for future in [f for f in self.running if f.cancel()]:
+            self.running.pop(future)
+        try:
+            with second_signal_abandons():
+                for future in list(self.running):
+                    wait([future])
+                    try:
+                        self.settle([future])
+                    except BackendError:
+                        pass
+        except KeyboardInterrupt:
+            self.abandoned = True
+            lost = [document.doc_id for document, _ in self.running.values()]
+            report.stopped += (f"; second interrupt: {len(lost)} request(s) in flight abandoned "
+                               f"({', '.join(lost)}), redone next run")
+        if isinstance(exc, BackendError) and report.classified == 0 and not report.cached:
+            raise exc
+
+
 def classify_corpus(
     documents: pl.DataFrame,
     codebook: Codebook,
@@ -169,14 +271,14 @@ def classify_corpus(
     keep_backend: bool = False,
     hand_over=None,
     on_start=None,
+    prompt=None,
 ) -> RunReport:
     """Classify what the ledger of `store` (the warehouse, or the shared ledger) lacks. `progress(outcome,
     total)` is called after each document, in this thread, so it may write to the warehouse (partial
-    results)."""
+    results). `prompt`: the run's, when its caller built it (built from the codebook otherwise)."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1 (got {limit})")
-    prompt = build_prompt(codebook)
-    examples = codebook_examples_text(codebook)
+    prompt = prompt or build_prompt(codebook)
     frame = documents.head(limit) if limit else documents
     keys = [key for part in frame.iter_slices(SLICE_ROWS) for key in document_keys(as_documents(part), prompt, backend)]
     doc_ids = frame["doc_id"].to_list()
@@ -193,95 +295,16 @@ def classify_corpus(
         return report
 
     backend.prepare(codebook, prompt)
-    concurrency = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
-    report.slots = concurrency
-    # one more document than slots is always prepared and waiting for a slot (the backend limits what
-    # reaches the server), so a slot never idles while we validate, audit and commit the last answer
-    in_flight = concurrency * PREFETCH
-    pool = ThreadPoolExecutor(max_workers=in_flight)
-    abandon = False
+    report.slots = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
+    flight = None
     try:
         with _ledger(store).writer() as commit:
-            pending = _documents(frame, todo, keys)
-            running: dict = {}
-
-            def submit_next() -> bool:
-                item = next(pending, None)
-                if item is not None:
-                    running[pool.submit(classify_document, *item, codebook, prompt, backend, examples)] = item
-                return item is not None
-
-            def settle(futures) -> None:
-                """Commit the finished documents whose answers follow the codebook in one statement, then
-                record why the others failed. A group commit: a statement costs milliseconds whatever its
-                rows, so when answers arrive faster than one commit, those that finished meanwhile go
-                together in the next; one at a time, it is one row per commit as before. A future leaves
-                `running` only once committed: a stop landing before that commits it on the way out."""
-                outcomes = []
-                for future in futures:
-                    try:
-                        outcomes.append((future, future.result()))
-                    except DocumentFailed as exc:
-                        outcomes.append((future, exc))
-                commit(*(o.ledger_record(backend, prompt) for _, o in outcomes
-                         if not isinstance(o, Exception) and o.valid))
-                for future, outcome in outcomes:
-                    document, _ = running.pop(future)
-                    if isinstance(outcome, NotSent):
-                        continue  # never asked: the next run does it
-                    if isinstance(outcome, DocumentFailed):
-                        report.failed.append((document.doc_id, str(outcome)))
-                        continue
-                    report.model_calls += len(outcome.attempts)
-                    if outcome.valid:
-                        report.classified += 1
-                        report.answered.append(document.doc_id)
-                        report.seconds.append(sum(a.response.seconds for a in outcome.attempts))
-                    else:
-                        problems = outcome.attempts[outcome.kept].checked.problems
-                        report.failed.append((document.doc_id,
-                                              "; ".join(f"{k}: {', '.join(v)}" for k, v in problems.items())))
-                    if progress:
-                        progress(outcome, len(todo))
-
-            def taking() -> bool:
-                """Whether to start another document: not once `hand_over()` says the rest is another run's."""
-                return hand_over is None or not hand_over()
-
-            for _ in range(in_flight):
-                if taking():
-                    submit_next()
-            try:
-                while running:
-                    done, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                    settle(done)
-                    backend.check_resources()  # between documents: stop before memory runs out
-                    while len(running) < in_flight and taking() and submit_next():
-                        pass
-            except BaseException as exc:
-                if not _is_interruption(exc):
-                    raise
-                report.stopped = _stop_reason(exc)
-                getattr(backend, "stop", lambda: None)()  # requests waiting for a slot are not sent
-                for future in [f for f in running if f.cancel()]:
-                    running.pop(future)
-                try:
-                    with second_signal_abandons():
-                        for future in list(running):  # already at the model: keep what comes back
-                            wait([future])
-                            try:
-                                settle([future])
-                            except BackendError:
-                                pass
-                except KeyboardInterrupt:  # a second Ctrl+C: stop waiting now
-                    abandon = True
-                    lost = [document.doc_id for document, _ in running.values()]
-                    report.stopped += (f"; second interrupt: {len(lost)} request(s) in flight abandoned "
-                                       f"({', '.join(lost)}), redone next run")
-                if isinstance(exc, BackendError) and report.classified == 0 and not report.cached:
-                    raise
+            flight = _InFlight(report, _documents(frame, todo, keys), report.slots * PREFETCH, codebook, prompt,
+                               backend, commit, progress, hand_over, len(todo))
+            flight.run()
     finally:
-        pool.shutdown(wait=not abandon, cancel_futures=True)
+        if flight is not None:
+            flight.pool.shutdown(wait=not flight.abandoned, cancel_futures=True)
         if not keep_backend:  # the caller goes on with it (the rest of a file read while this ran)
             backend.close()
         report.requests = getattr(backend, "requests_sent", report.model_calls)

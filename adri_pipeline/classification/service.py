@@ -35,7 +35,7 @@ from adri_pipeline.classification.corpus import (
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
 from adri_pipeline.classification.ledger import LEDGER_COLUMNS, HeldLedger, Latch
-from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline.classification.prompt import Prompt, build_prompt
 from adri_pipeline.classification.results import Results, assemble_results, figures_table, summarize
 from adri_pipeline.classification.runner import RunReport, classify_corpus
 from adri_pipeline.classification.shards import shard_of
@@ -98,6 +98,22 @@ class ClassificationRun:
     replaced_documents: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class RunContext:
+    """What one classification run reads once and carries down: its settings, its warehouse, the
+    codebook (validated: bad input fails before anything is written) and the prompt built from it."""
+
+    settings: Settings
+    warehouse: Warehouse
+    codebook: Codebook
+    prompt: Prompt
+
+    @classmethod
+    def load(cls, settings: Settings) -> "RunContext":
+        codebook = load_codebook(settings.codebook)
+        return cls(settings, Warehouse(settings.warehouse), codebook, build_prompt(codebook))
+
+
 def _embedded_backend(settings: Settings):
     """Imported when chosen: scikit-learn and the encoder stay out of a served model's start-up."""
     from adri_pipeline.classification.coders import embedded_backend
@@ -122,12 +138,12 @@ RESULTS_SLICE_ROWS = 5000
 
 
 def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
-                    doc_ids: list[str] | None = None) -> dict:
+                    doc_ids: list[str] | None = None, prompt: Prompt | None = None) -> dict:
     """Rebuild results of the given documents (every stored document when None) from the ledger, then
-    the figures over everything the (model, codebook) holds. No model call."""
+    the figures over everything the (model, codebook) holds. No model call. `prompt`: the run's."""
     documents = read_documents(warehouse, doc_ids)
     for part in documents.iter_slices(RESULTS_SLICE_ROWS):  # a row dict per answer: a slice at a time
-        fresh = assemble_results(warehouse, part, codebook, model)
+        fresh = assemble_results(warehouse, part, codebook, model, prompt)
         store_results(warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash,
                       part["doc_id"].to_list())
     figures = figures_of(warehouse, model, codebook)
@@ -238,8 +254,75 @@ def _needing_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdent
     return [doc_id for doc_id in report.answered if built_from.get(doc_id) != report.keys.get(doc_id)]
 
 
+class _Publishing:
+    """A run's results as it goes: partial results and snapshot every so often (ADR 0011: "a primeira
+    regravação parcial mostrou 256 (206 + 50 novos)"), then everything the run changed, however it
+    ends. With the shared ledger, its answers are pulled into the warehouse before each rebuild."""
+
+    def __init__(self, context: RunContext, model: ModelIdentity, shared: SharedLedger | None):
+        self.context, self.model, self.shared = context, model, shared
+        self.touched: list[str] = []
+        self.unpublished: list[str] = []  # answered since the last republishing: only their rows are rebuilt
+        self.checkpoints = _Checkpoints(context.settings.results_every_documents,
+                                        context.settings.results_every_minutes)
+
+    def pulled(self) -> None:
+        if self.shared is not None:
+            self.shared.pull_into(self.context.warehouse, list(LEDGER_COLUMNS))
+
+    def _rebuild(self, doc_ids: list[str]) -> dict:
+        c = self.context
+        return refresh_results(c.warehouse, c.codebook, self.model, doc_ids, c.prompt)
+
+    def answered(self, outcome) -> None:
+        if outcome.valid:
+            self.touched.append(outcome.document.doc_id)
+            self.unpublished.append(outcome.document.doc_id)
+        if self.checkpoints.due() and self.unpublished:
+            begun = time.monotonic()
+            self.pulled()
+            self._rebuild(list(self.unpublished))
+            self.unpublished.clear()
+            self.context.warehouse.publish_snapshot()
+            self.checkpoints.done(begun)
+
+    def before_any_call(self, start: RunReport) -> None:
+        """Answers already in the ledger whose results are missing or stale (a run killed before its
+        end, the file's first documents) go into the first partial results, not only the last."""
+        if start.answered:  # nothing cached: no stored results to compare with
+            self.pulled()
+            self.unpublished.extend(_needing_results(self.context.warehouse, self.context.codebook, self.model,
+                                                     start, []))
+
+    def close(self, report: RunReport | None, run_row) -> tuple[dict, Path]:
+        """Failures, results, figures, the run's row and the snapshot, for whatever the run did.
+        `run_row(figures)` is the run's `classification_runs` row."""
+        c, model, shared = self.context, self.model, self.shared
+        begun = time.monotonic()
+        if shared is not None and report is not None:  # the shared list of failures is the one pulled
+            shared.store_failures(report.answered, report.failed, model.model, c.prompt.signature, run_row.run_id)
+        self.pulled()
+        needing = _needing_results(c.warehouse, c.codebook, model, report, self.touched)
+        unchanged = report is not None and not needing and not report.failed and not self.unpublished
+        # a cached rerun rebuilds and republishes nothing: the stored results are its results
+        figures = figures_of(c.warehouse, model, c.codebook) if unchanged else self._rebuild(needing)
+        if report is not None and shared is None:
+            store_failures(c.warehouse, report.answered, report.failed, model.model, c.prompt.signature,
+                           run_row.run_id)
+        row = run_row(figures)
+        record_run(c.warehouse, row)
+        if shared is not None:
+            shared.record_run(row)
+        if unchanged and c.warehouse.snapshot_is_current():
+            snapshot = c.warehouse.snapshot_path  # this run's row in classification_runs joins it next time
+        else:
+            snapshot = c.warehouse.publish_snapshot()
+        self.checkpoints.done(begun)
+        return figures, snapshot
+
+
 def classify_documents(
-    settings: Settings,
+    context: RunContext,
     documents: pl.DataFrame,
     *,
     origin: str,
@@ -254,41 +337,25 @@ def classify_documents(
     """Classify what the ledger lacks among `documents` (already stored in the warehouse); results,
     figures, failures and the snapshot are written for what was done however the run ends (a stop,
     an interrupt, an error). With the shared ledger (ADRI_LEDGER_URL) the answers, failures and the
-    run's row are committed there, and pulled into the warehouse before each results rebuild. `head` is what the same run did on the file's first documents while the
-    file was being read (classify_corpus_file): counted in, and a stop there is this run's stop."""
+    run's row are committed there, and pulled into the warehouse before each results rebuild. `head`
+    is what the same run did on the file's first documents while the file was being read
+    (classify_corpus_file): counted in, and a stop there is this run's stop."""
     started_at, started = datetime.now(timezone.utc), time.perf_counter()
+    settings, codebook, prompt = context.settings, context.codebook, context.prompt
     if backend is None:
         backend = resolve_backend(settings, allow_fallback=allow_fallback)  # before anything is written
     model = ModelIdentity.of(backend)
-    warehouse = Warehouse(settings.warehouse)
-    codebook = load_codebook(settings.codebook)
-    prompt = build_prompt(codebook)
-    store_codebook(warehouse, codebook, prompt)
+    store_codebook(context.warehouse, codebook, prompt)
     shared = shared_ledger(settings)  # with ADRI_LEDGER_URL the answers go there, and are pulled in here
     run_id = run_id or uuid.uuid4().hex
     log.info("classification run %s: %s (digest %s), codebook %s%s", run_id[:8], model.model,
              model.digest[:19] or "-", codebook.content_hash[:12], f", shared ledger {shared.name}" if shared else "")
-
-    def pulled() -> None:
-        if shared is not None:
-            shared.pull_into(warehouse, list(LEDGER_COLUMNS))
-    touched: list[str] = []
-    unpublished: list[str] = []  # answered since the last republishing: only their rows are rebuilt
-    checkpoints = _Checkpoints(settings.results_every_documents, settings.results_every_minutes)
+    publishing = _Publishing(context, model, shared)
 
     def on_document(outcome, total):
-        if outcome.valid:
-            touched.append(outcome.document.doc_id)
-            unpublished.append(outcome.document.doc_id)
         if progress:
             progress(outcome, total)
-        if checkpoints.due() and unpublished:
-            begun = time.monotonic()
-            pulled()
-            refresh_results(warehouse, codebook, model, list(unpublished))
-            unpublished.clear()
-            warehouse.publish_snapshot()
-            checkpoints.done(begun)
+        publishing.answered(outcome)
 
     report = None
     with one_stop():  # a burst of Ctrl+C stops the run once; its results are written once
@@ -296,43 +363,33 @@ def classify_documents(
             if head is not None and head.stopped:
                 report = head
             else:
-                def before_any_call(start: RunReport) -> None:
-                    """Answers already in the ledger whose results are missing or stale (a run killed
-                    before its end, the file's first documents) go into the first partial results, not
-                    only the last (ADR 0011: "256 (206 + 50 novos)")."""
-                    if start.answered:  # nothing cached: no stored results to compare with
-                        pulled()
-                        unpublished.extend(_needing_results(warehouse, codebook, model, start, []))
-
-                report = classify_corpus(documents, codebook, backend, shared or warehouse, limit=limit,
+                report = classify_corpus(documents, codebook, backend, shared or context.warehouse, limit=limit,
                                          estimate=estimate, concurrency=settings.concurrency, progress=on_document,
-                                         on_start=before_any_call)
+                                         on_start=publishing.before_any_call, prompt=prompt)
                 if head is not None:
                     report.count_in(head)
         finally:
             faults.point("before_results")
-            begun = time.monotonic()
-            if shared is not None and report is not None:  # the shared list of failures is the one pulled
-                shared.store_failures(report.answered, report.failed, model.model, prompt.signature, run_id)
-            pulled()
-            needing = _needing_results(warehouse, codebook, model, report, touched)
-            unchanged = report is not None and not needing and not report.failed and not unpublished
-            # a cached rerun rebuilds and republishes nothing: the stored results are its results
-            figures = figures_of(warehouse, model, codebook) if unchanged else refresh_results(
-                warehouse, codebook, model, needing)
-            if report is not None and shared is None:
-                store_failures(warehouse, report.answered, report.failed, model.model, prompt.signature, run_id)
-            run_row = _run_record(run_id, origin, started_at, model, codebook, prompt, report, len(touched), figures)
-            record_run(warehouse, run_row)
-            if shared is not None:
-                shared.record_run(run_row)
-            if unchanged and warehouse.snapshot_is_current():
-                snapshot = warehouse.snapshot_path  # this run's row in classification_runs joins it next time
-            else:
-                snapshot = warehouse.publish_snapshot()
-            checkpoints.done(begun)
+            row = _RunRow(run_id, origin, started_at, model, codebook, prompt, report, publishing.touched)
+            figures, snapshot = publishing.close(report, row)
     return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started,
-                             publishing_seconds=checkpoints.spent)
+                             publishing_seconds=publishing.checkpoints.spent)
+
+
+@dataclass
+class _RunRow:
+    run_id: str
+    origin: str
+    started_at: datetime
+    model: ModelIdentity
+    codebook: Codebook
+    prompt: Prompt
+    report: RunReport | None
+    touched: list[str]
+
+    def __call__(self, figures: dict | None) -> dict:
+        return _run_record(self.run_id, self.origin, self.started_at, self.model, self.codebook, self.prompt,
+                           self.report, len(self.touched), figures)
 
 
 def _run_record(run_id: str, origin: str, started_at: datetime, model: ModelIdentity, codebook: Codebook, prompt,
@@ -515,12 +572,12 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
     A changed file is read in the background while its first documents are classified (the first
     request does not wait for 100,000 documents to be parsed and stored); their answers are held
     until the whole file is read and stored, so a bad line still leaves everything stored as it was."""
-    load_codebook(settings.codebook)  # bad input fails before anything is written
-    warehouse = Warehouse(settings.warehouse)
+    context = RunContext.load(settings)  # a bad codebook fails before anything is written
+    warehouse = context.warehouse
     prints = fingerprints(corpus_paths(settings.corpus), reading_options(settings))
     corpus = _stored_if_unchanged(settings, warehouse, prints)
     if corpus is not None or limit is not None or estimate:
-        return _classify_read_corpus(settings, warehouse, corpus, prints, origin=origin, limit=limit,
+        return _classify_read_corpus(context, corpus, prints, origin=origin, limit=limit,
                                      estimate=estimate, replace_documents=replace_documents, progress=progress)
     # created here, not by two threads at once, and held open: the run's many short connections then
     # find the database open instead of opening the file each time (0.4 s before the first request)
@@ -540,10 +597,10 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
             reading.head_ready.wait()
             try:
                 if reading.head is not None:  # else a small file, read whole already (or failed)
-                    head = classify_corpus(reading.head, load_codebook(settings.codebook), backend,
+                    head = classify_corpus(reading.head, context.codebook, backend,
                                            HeldLedger(shared or warehouse, reading.gate),
-                                           concurrency=settings.concurrency,
-                                           progress=first_progress, keep_backend=True, hand_over=reading.hand_over)
+                                           concurrency=settings.concurrency, progress=first_progress,
+                                           keep_backend=True, hand_over=reading.hand_over, prompt=context.prompt)
                 reading.first_request_out.set()  # all of the first documents cached: nothing was asked
                 corpus = reading.result()
             except BaseException:
@@ -557,16 +614,17 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
         for doc_id in reading.replaced:
             log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)
         rest_progress = None if progress is None else (lambda outcome, total: progress(outcome, total + done_first[0]))
-        run = classify_documents(settings, corpus.documents, origin=origin, progress=rest_progress, backend=backend,
+        run = classify_documents(context, corpus.documents, origin=origin, progress=rest_progress, backend=backend,
                                  head=head)
         run.replaced_documents = reading.replaced
         return run, corpus
 
 
-def _classify_read_corpus(settings: Settings, warehouse: Warehouse, corpus: Corpus | None, prints: pl.DataFrame,
+def _classify_read_corpus(context: RunContext, corpus: Corpus | None, prints: pl.DataFrame,
                           *, origin: str, limit: int | None, estimate: bool, replace_documents: bool,
                           progress) -> tuple[ClassificationRun, Corpus]:
     """The file read whole first (or unchanged and read back from the warehouse), then classified."""
+    settings, warehouse = context.settings, context.warehouse
     files = None
     if corpus is None:
         corpus = read_corpus(settings)
@@ -577,7 +635,7 @@ def _classify_read_corpus(settings: Settings, warehouse: Warehouse, corpus: Corp
     replaced = [] if files is None else store_corpus(warehouse, corpus, replace=replace_documents, files=files)
     for doc_id in replaced:
         log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)
-    run = classify_documents(settings, corpus.documents, origin=origin, limit=limit, estimate=estimate,
+    run = classify_documents(context, corpus.documents, origin=origin, limit=limit, estimate=estimate,
                              progress=progress, backend=backend)
     run.replaced_documents = replaced
     return run, corpus

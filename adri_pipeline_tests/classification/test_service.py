@@ -250,14 +250,14 @@ def build_prompt_variables():
 def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_was_done(ollama_stub, tmp_path,
                                                                                          provider):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.service import classify_documents
+    from adri_pipeline.classification.service import classify_documents, RunContext
 
     ollama_stub.drop_after = 3  # three answers, then every request is dropped without a response
     host = ollama_stub.host + ("/v1" if provider == "openai" else "")
     backend = ServedBackend(provider, "qwen-test", [host], backoff_s=0.01, reconnect_retries=2)
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
-    run = classify_documents(settings, load_corpus(SAMPLE).documents, origin="test", backend=backend)
+    run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test", backend=backend)
     # the stop names the error that took the host out, whether a request or a probe failed last (it
     # named only the probe's translated error when a probe came last: flaky under load)
     assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped, \
@@ -273,12 +273,12 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
 @pytest.mark.parametrize("provider", ["ollama", "openai"])
 def test_a_server_that_comes_back_after_a_drop_loses_nothing(ollama_stub, tmp_path, provider):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.service import classify_documents
+    from adri_pipeline.classification.service import classify_documents, RunContext
 
     ollama_stub.script = [{"drop": True}]
     host = ollama_stub.host + ("/v1" if provider == "openai" else "")
     backend = ServedBackend(provider, "qwen-test", [host], backoff_s=0.01)
-    run = classify_documents(settings_for(ollama_stub, tmp_path, SAMPLE), load_corpus(SAMPLE).documents.head(3),
+    run = classify_documents(RunContext.load(settings_for(ollama_stub, tmp_path, SAMPLE)), load_corpus(SAMPLE).documents.head(3),
                              origin="test", backend=backend)
     assert (run.report.classified, run.report.stopped, run.report.requests) == (3, "", 4)
 
@@ -470,3 +470,34 @@ def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp
     assert answer_set(principal, warehouse, load_codebook(PILOT), None)[0] == "ollama:qwen-test"
     with pytest.raises(NoClassificationRun, match="principal model 'ollama:nothing'"):
         recorded_model(warehouse, "ollama:nothing")
+
+
+def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_once(ollama_stub, tmp_path, monkeypatch):
+    """Failed before: one `adri classify` loaded the codebook three times, built the prompt four times and
+    constructed the Warehouse three times; the run now carries one RunContext down."""
+    import sys
+
+    from adri_pipeline.classification import codebook as codebook_module
+    from adri_pipeline.classification import prompt as prompt_module
+    from adri_pipeline.classification.service import classify_and_summarize
+
+    counts = {"load_codebook": 0, "build_prompt": 0, "Warehouse": 0}
+
+    def counted(name, original):
+        def wrapper(*args, **kwargs):
+            counts[name] += 1
+            return original(*args, **kwargs)
+        return wrapper
+
+    for name, original in (("load_codebook", codebook_module.load_codebook), ("build_prompt", prompt_module.build_prompt)):
+        wrapper = counted(name, original)
+        for module in [m for m in list(sys.modules.values()) if getattr(m, name, None) is original]:
+            monkeypatch.setattr(module, name, wrapper)
+    constructed = Warehouse.__init__
+    monkeypatch.setattr(Warehouse, "__init__", lambda self, *a, **k: (counts.__setitem__("Warehouse", counts["Warehouse"] + 1),
+                                                                      constructed(self, *a, **k))[1])
+    settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    for run in ("first", "cached rerun"):
+        counts.update(dict.fromkeys(counts, 0))
+        summary = classify_and_summarize(settings)
+        assert summary.selected == 23 and counts == {"load_codebook": 1, "build_prompt": 1, "Warehouse": 1}, (run, counts)

@@ -10,6 +10,7 @@ from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_t
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.results import figures_table
 from adri_pipeline.classification.service import (
+    RunContext,
     check_quality,
     classify_documents,
     classify_shards,
@@ -68,10 +69,11 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
                                  progress=progress, backend=backend)
         documents = pl.DataFrame({"doc_id": list(report.keys)}, schema={"doc_id": pl.String})
     else:
-        stored = read_documents(adri.warehouse_access())
+        run = RunContext.load(settings)
+        stored = read_documents(run.warehouse)
         documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]],
                                             dtype=pl.Boolean))
-        report = classify_documents(settings, documents, origin="dagster", run_id=context.run_id,
+        report = classify_documents(run, documents, origin="dagster", run_id=context.run_id,
                                     progress=progress, backend=backend).report
     materialized = context.instance.get_materialized_partitions(context.asset_key)
     answered, members = Counter(), Counter()

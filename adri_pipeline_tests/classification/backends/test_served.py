@@ -11,7 +11,7 @@ import pytest
 from adri_pipeline.classification.backends.base import BackendError
 from adri_pipeline.classification.backends.served import ServedBackend
 from adri_pipeline.classification.corpus import load_corpus
-from adri_pipeline.classification.service import classify_documents
+from adri_pipeline.classification.service import classify_documents, RunContext
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse, store_corpus
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
@@ -54,7 +54,7 @@ def test_a_host_that_dies_mid_run_and_comes_back_costs_its_slots_not_the_run(tmp
         backend = ServedBackend("ollama", "qwen-test", [a.host, b.host], backoff_s=0.01)
         settings = _settings(tmp_path, [a.host, b.host])
         store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
-        run = classify_documents(settings, load_corpus(SAMPLE).documents, origin="test", backend=backend)
+        run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test", backend=backend)
     assert run.report.stopped == "" and run.report.classified == N
     both = at_a + at_b
     assert sum(both.values()) == N and set(both.values()) == {1}  # every document answered once, none twice
@@ -68,7 +68,7 @@ def test_a_run_starts_with_the_hosts_that_answer_and_names_the_others(tmp_path, 
         backend = ServedBackend("ollama", "qwen-test", [dead, b.host], backoff_s=0.01)
         settings = _settings(tmp_path, [dead, b.host])
         store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
-        run = classify_documents(settings, load_corpus(SAMPLE).documents.head(5), origin="test", backend=backend)
+        run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents.head(5), origin="test", backend=backend)
     assert run.report.stopped == "" and run.report.classified == 5 and sum(answered.values()) == 5
     assert "starting on 1 of 2 hosts; not answering: http://127.0.0.1:9" in caplog.text
 
@@ -93,7 +93,7 @@ def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_i
             settings = _settings(tmp_path, [a.host])
             store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
             try:
-                run = classify_documents(settings, load_corpus(SAMPLE).documents.head(3), origin="test",
+                run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents.head(3), origin="test",
                                          backend=backend)
                 stopped, classified = run.report.stopped, run.report.classified
             except BackendError as exc:  # nothing answered at all: the run raises instead of reporting
@@ -116,7 +116,7 @@ def test_a_model_bigger_than_the_free_memory_is_not_loaded_and_nothing_is_writte
         settings = _settings(tmp_path, [a.host])
         backend = ServedBackend("ollama", "qwen-test", [a.host])
         with pytest.raises(BackendError, match=r"qwen-test needs about \d+ MB to load and \d+ MB are free"):
-            classify_documents(settings, load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend)
+            classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend)
         loads = [r for path, r in a.requests if path in ("/api/chat", "/api/generate")]
     assert loads == []  # nothing loaded, nothing asked
     if settings.warehouse.exists():
