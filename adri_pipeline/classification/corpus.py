@@ -262,6 +262,77 @@ def fingerprints(files: list[Path], options: list) -> pl.DataFrame:
                                       "options": pl.String})
 
 
+class _Rows:
+    """The documents read so far, as columns, moved into a DataFrame every CHUNK_ROWS rows (Python
+    holds one chunk's strings at a time); `on_chunk(frame)` is given each chunk as it is made."""
+
+    def __init__(self, on_chunk):
+        self.on_chunk = on_chunk
+        self.columns: dict[str, list] = {name: [] for name in DOCUMENT_SCHEMA}
+        self.chunks: list[pl.DataFrame] = []
+
+    def add(self, **values) -> None:
+        for name, value in values.items():
+            self.columns[name].append(value)
+        if len(self.columns["doc_id"]) == CHUNK_ROWS:
+            self._cut()
+
+    def _cut(self) -> None:
+        self.chunks.append(pl.DataFrame(self.columns, schema=DOCUMENT_SCHEMA))
+        self.columns = {name: [] for name in DOCUMENT_SCHEMA}
+        if self.on_chunk is not None and self.chunks[-1].height:
+            self.on_chunk(self.chunks[-1])
+
+    def frame(self) -> pl.DataFrame:
+        self._cut()
+        return pl.concat(self.chunks, rechunk=True)
+
+
+class _Seen:
+    """Which papers were read, by id and by DOI: the same paper twice with the same text is a reported
+    skip, with another text an error naming both lines."""
+
+    def __init__(self):
+        self.by_id: dict[str, tuple[str, int, bytes]] = {}  # doc_id -> (file, line, digest of title and abstract)
+        self.by_doi: dict[str, str] = {}  # normalized DOI -> the doc_id its paper was stored under
+
+    def duplicate(self, file: Path, line: int, doc_id: str, doi: str, digest: bytes) -> str | None:
+        """Why this row is a duplicate to skip (None: it is new); raises when it clashes."""
+        same_doi = self.by_doi.get(doi) if doi else None
+        if same_doi is not None and same_doi != doc_id:
+            known = self.by_id[same_doi]
+            where = f"{known[0]} line {known[1]}"
+            if known[2] != digest:
+                raise CorpusError(f"{file}: line {line}: DOI {doi!r} is also document {same_doi!r} ({where}), "
+                                  "with a different text: one paper, two texts; keep one of the rows")
+            return f"{file}: line {line}: duplicate of {same_doi!r} by DOI {doi!r} ({where}), same text, skipped"
+        previous = self.by_id.get(doc_id)
+        if previous is not None:
+            where = f"{previous[0]} line {previous[1]}"
+            if previous[2] != digest:
+                raise CorpusError(f"{file}: line {line}: document id {doc_id!r} repeats {where} with a different text")
+            return f"{file}: line {line}: duplicate of {doc_id!r} ({where}), same text, skipped"
+        return None
+
+    def add(self, file: Path, line: int, doc_id: str, doi: str, digest: bytes) -> None:
+        self.by_id[doc_id] = (str(file), line, digest)
+        if doi:
+            self.by_doi[doi] = doc_id
+
+
+def _first_row(file: Path, languages: tuple[str, str]):
+    """The file's rows, after checking its header names an abstract column."""
+    rows = iter(_read_rows(file))
+    first = next(rows, None)
+    if first is not None and not any(k == "abstract" or k.startswith("abstract_")
+                                     for k in _columns(first[1].keys(), languages)):
+        found = ", ".join(repr(k) for k in list(first[1].keys())[:12])
+        raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])}; "
+                          f"the header has {found}). For CSV, the separator is read from the header "
+                          "line (',', ';' or tab); check the first line is the header")
+    return itertools.chain([first] if first else [], rows)
+
+
 def load_corpus(
     path: str | Path, display_language: str = "pt", analysis_language: str = "en",
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS, on_chunk=None,
@@ -270,24 +341,12 @@ def load_corpus(
     documents as soon as they are read (a run starts on the first while the rest is read); a bad line
     further on still raises here, after them."""
     path = Path(path)
-    files = corpus_paths(path)
-    seen: dict[str, tuple[str, int, bytes]] = {}  # doc_id -> (file, line, digest of title and abstract)
-    by_doi: dict[str, str] = {}  # normalized DOI -> the doc_id its paper was stored under
-    columns: dict[str, list] = {name: [] for name in DOCUMENT_SCHEMA}  # the rows not yet in `chunks`
-    chunks: list[pl.DataFrame] = []  # rows move here every CHUNK_ROWS: Python holds one chunk's strings
+    seen, rows = _Seen(), _Rows(on_chunk)
     coverage, skipped, notes = [], [], []
     languages = (display_language, analysis_language)
-    for file in files:
-        rows = iter(_read_rows(file))
-        first = next(rows, None)
+    for file in corpus_paths(path):
         counts = {"source": str(file), "rows": 0, "included": 0, "excluded_no_abstract": 0, "skipped_duplicate": 0}
-        if first is not None and not any(k == "abstract" or k.startswith("abstract_")
-                                         for k in _columns(first[1].keys(), languages)):
-            found = ", ".join(repr(k) for k in list(first[1].keys())[:12])
-            raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])}; "
-                              f"the header has {found}). For CSV, the separator is read from the header "
-                              "line (',', ';' or tab); check the first line is the header")
-        for line, record in itertools.chain([first] if first else [], rows):
+        for line, record in _first_row(file, languages):
             counts["rows"] += 1
             cols_here = _columns(record.keys(), languages)  # JSON lines may differ in keys
             doc_id = _doc_id(record, cols_here, file, line)
@@ -297,56 +356,28 @@ def load_corpus(
                 counts["excluded_no_abstract"] += 1
                 continue
             digest = hashlib.blake2b(f"{title}\x00{abstract}".encode(), digest_size=16).digest()
-            doi = normalized_doi(_field(record, cols_here, "doi"))
             # the same paper under another id (a row without an id falls back to its DOI) is the same paper
-            same_doi = by_doi.get(doi) if doi else None
-            if same_doi is not None and same_doi != doc_id:
-                known = seen[same_doi]
-                where = f"{known[0]} line {known[1]}"
-                if known[2] != digest:
-                    raise CorpusError(f"{file}: line {line}: DOI {doi!r} is also document {same_doi!r} ({where}), "
-                                      "with a different text: one paper, two texts; keep one of the rows")
+            doi = normalized_doi(_field(record, cols_here, "doi"))
+            why = seen.duplicate(file, line, doc_id, doi, digest)
+            if why is not None:
                 counts["skipped_duplicate"] += 1
-                skipped.append(f"{file}: line {line}: duplicate of {same_doi!r} by DOI {doi!r} ({where}), "
-                               "same text, skipped")
+                skipped.append(why)
                 continue
-            previous = seen.get(doc_id)
-            if previous is not None:
-                where = f"{previous[0]} line {previous[1]}"
-                if previous[2] != digest:
-                    raise CorpusError(f"{file}: line {line}: document id {doc_id!r} repeats {where} with a "
-                                      "different text")
-                counts["skipped_duplicate"] += 1
-                skipped.append(f"{file}: line {line}: duplicate of {doc_id!r} ({where}), same text, skipped")
-                continue
-            if doi:
-                by_doi[doi] = doc_id
             text = clean_abstract(abstract, max_text_chars)
             if text.endswith(TRUNCATION_MARK):
                 notes.append(f"{file}: line {line}: abstract of {len(abstract):,} characters cut to {max_text_chars:,} "
                              "for the model (ADRI_MAX_TEXT_CHARS); evidence is still audited against the whole text")
-            seen[doc_id] = (str(file), line, digest)
-            for name, value in (
-                ("doc_id", doc_id), ("title", title), ("abstract", abstract), ("text", text),
-                ("text_language", abstract_lang or _field(record, cols_here, "language") or display_language),
-                ("year", _field(record, cols_here, "year").removesuffix(".0")),
-                ("doi", _field(record, cols_here, "doi")), ("source", str(file)), ("line", line),
-            ):
-                columns[name].append(value)
+            seen.add(file, line, doc_id, doi, digest)
+            rows.add(doc_id=doc_id, title=title, abstract=abstract, text=text,
+                     text_language=abstract_lang or _field(record, cols_here, "language") or display_language,
+                     year=_field(record, cols_here, "year").removesuffix(".0"), doi=_field(record, cols_here, "doi"),
+                     source=str(file), line=line)
             counts["included"] += 1
-            if len(columns["doc_id"]) == CHUNK_ROWS:
-                chunks.append(pl.DataFrame(columns, schema=DOCUMENT_SCHEMA))
-                columns = {name: [] for name in DOCUMENT_SCHEMA}
-                if on_chunk is not None:
-                    on_chunk(chunks[-1])
         coverage.append(counts)
-    if not seen:
+    if not seen.by_id:
         rows_read = sum(c["rows"] for c in coverage)
         raise CorpusError(f"{path}: no document with an abstract to classify ({rows_read} rows read)")
-    chunks.append(pl.DataFrame(columns, schema=DOCUMENT_SCHEMA))
-    if on_chunk is not None and chunks[-1].height:
-        on_chunk(chunks[-1])
-    return Corpus(pl.concat(chunks, rechunk=True), pl.DataFrame(coverage), skipped, notes)
+    return Corpus(rows.frame(), pl.DataFrame(coverage), skipped, notes)
 
 
 def reading_options(settings: "Settings") -> list:

@@ -122,6 +122,43 @@ def recommended_mode(point: DecisionPoint, recommendation: str) -> str:
     return "control"
 
 
+def _recommendation(point: DecisionPoint, confident_cases: int, gain_ci: tuple[float, float], days: int,
+                    counted: list[dict], min_days: int, min_agreed: int) -> tuple[str, list[str], list, list]:
+    """(recommendation, reasons, every direction's figures, the directions control may move in): promote
+    only on a gain interval above zero when confident, enough shadow evidence, and a direction in
+    which the mirror wins clearly (the mirror design: "Controlo numa única direção")."""
+    low, high = gain_ci
+    reasons = []
+    if confident_cases < MIN_CONFIDENT_CASES:
+        recommendation = "keep shadow"
+        reasons.append(f"only {confident_cases} judged cases with p >= {point.threshold} (need {MIN_CONFIDENT_CASES})")
+    elif low > 0:
+        recommendation = "promote"
+        reasons.append(f"mirror beats the rule when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
+    elif high < 0:
+        recommendation = "retire"
+        reasons.append(f"mirror is worse than the rule when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
+    else:
+        recommendation = "keep shadow"
+        reasons.append(f"no clear difference when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
+    short = [f"{days} day(s) of shadow traffic (need {min_days})"] * (days < min_days) + \
+        [f"{len(counted)} cases both judges labelled alike (need {min_agreed})"] * (len(counted) < min_agreed)
+    if recommendation == "promote" and short:
+        recommendation = "keep shadow"
+        reasons.append("not enough shadow evidence yet: " + "; ".join(short))
+    moves = override_directions(point, counted) if point.question_type != "score" else []
+    overrides = [[m["rule"], m["mirror"]] for m in moves if m["clear"]]
+    if recommendation == "promote" and point.question_type != "score" and not overrides:
+        recommendation = "keep shadow"
+        reasons.append(f"the mirror wins overall but in no single direction clearly (a move needs "
+                       f"{OVERRIDE_MIN_CASES} agreed cases right and {OVERRIDE_MIN_SHARE:.0%} of its cases)")
+    if recommendation == "promote" and overrides:
+        reasons.append("control in one direction only: " + ", ".join(f"{a} -> {b}" for a, b in overrides))
+    if recommendation == "promote" and point.safety:
+        reasons.append("safety point: control is hardening-only (harden_order)")
+    return recommendation, reasons, moves, overrides
+
+
 def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged: list[dict],
                    hourly_price_usd: float, seed: int = 3, min_days: int = MIN_SHADOW_DAYS,
                    min_agreed: int = MIN_AGREED_CASES) -> dict:
@@ -146,35 +183,9 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
 
     low, high = metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
 
-    reasons = []
-    if len(index) < MIN_CONFIDENT_CASES:
-        recommendation = "keep shadow"
-        reasons.append(f"only {len(index)} judged cases with p >= {point.threshold} (need {MIN_CONFIDENT_CASES})")
-    elif low > 0:
-        recommendation = "promote"
-        reasons.append(f"mirror beats the rule when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
-    elif high < 0:
-        recommendation = "retire"
-        reasons.append(f"mirror is worse than the rule when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
-    else:
-        recommendation = "keep shadow"
-        reasons.append(f"no clear difference when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
     days = traffic_days(records)
-    short = [f"{len(days)} day(s) of shadow traffic (need {min_days})"] * (len(days) < min_days) + \
-        [f"{len(counted)} cases both judges labelled alike (need {min_agreed})"] * (len(counted) < min_agreed)
-    if recommendation == "promote" and short:
-        recommendation = "keep shadow"
-        reasons.append("not enough shadow evidence yet: " + "; ".join(short))
-    moves = override_directions(point, counted) if point.question_type != "score" else []
-    overrides = [[m["rule"], m["mirror"]] for m in moves if m["clear"]]
-    if recommendation == "promote" and point.question_type != "score" and not overrides:
-        recommendation = "keep shadow"
-        reasons.append(f"the mirror wins overall but in no single direction clearly (a move needs "
-                       f"{OVERRIDE_MIN_CASES} agreed cases right and {OVERRIDE_MIN_SHARE:.0%} of its cases)")
-    if recommendation == "promote" and overrides:
-        reasons.append("control in one direction only: " + ", ".join(f"{a} -> {b}" for a, b in overrides))
-    if recommendation == "promote" and point.safety:
-        reasons.append("safety point: control is hardening-only (harden_order)")
+    recommendation, reasons, moves, overrides = _recommendation(point, len(index), (low, high), len(days),
+                                                                counted, min_days, min_agreed)
     if overrides:  # what control would have had, moving only in the recommended directions
         directed = point.model_copy(update={"overrides": [tuple(o) for o in overrides]})
         gated = np.array([_gated(directed, r) for r in counted], dtype=object) == label

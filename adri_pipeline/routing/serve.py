@@ -88,86 +88,100 @@ def _validation_errors(body) -> list[dict]:
             for path, message in schema_errors("request", body)]
 
 
+class SystemOneHandler(BaseHTTPRequestHandler):
+    """POST /v1/systemone and GET /v1/models for one `answerer`, behind an optional bearer `key`
+    (make_server sets both on a subclass)."""
+
+    answerer: Answerer
+    key: str | None = None
+    server_version = "adri-routing-serve"
+    protocol_version = "HTTP/1.1"  # keep-alive: a client's next decision reuses the connection
+
+    def setup(self) -> None:
+        """No Nagle: headers and body leave as two writes, and with keep-alive the client's delayed
+        ACK then held each answer ~40 ms (44 ms per sparrow decision, against 1.7 ms behind
+        sparrow-decider's own server)."""
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def _send(self, status: int, payload) -> None:
+        raw = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def _error(self, status: int, error_type: str, message: str) -> None:
+        self._send(status, {"detail": {"error_type": error_type, "message": message}})
+
+    def _refused(self) -> bool:
+        if self.key is None:
+            return False
+        header = self.headers.get("Authorization") or ""
+        given = header[7:].strip() if header.startswith("Bearer ") else ""
+        if not given:
+            self._error(401, "authentication_error", "Send the key as Authorization: Bearer KEY.")
+        elif not hmac.compare_digest(given.encode(), self.key.encode()):
+            self._error(401, "authentication_error", "The key is not valid.")
+        else:
+            return False
+        return True
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") != "/v1/models":
+            self._error(404, "not_found_error", f"No route {self.path}")
+        elif not self._refused():
+            today = date.today().isoformat()
+            self._send(200, {"models": [{"name": name, "description": self.answerer.description, "release_date": today}
+                                        for name in self.answerer.models]})
+
+    def _body(self) -> dict | None:
+        """The request's JSON body, or None once an error was sent (route, key, size, JSON, schema)."""
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(min(length, MAX_BODY))
+        if self.path.rstrip("/") != "/v1/systemone":
+            self._error(404, "not_found_error", f"No route {self.path}")
+            return None
+        if self._refused():
+            return None
+        if length > MAX_BODY:
+            self._error(413, "request_too_large", f"The body is over {MAX_BODY} bytes.")
+            return None
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            self._send(422, {"detail": [{"loc": ["body", getattr(exc, "pos", 0)], "msg": f"JSON decode error: {exc}",
+                                         "type": "json_invalid"}]})
+            return None
+        errors = _validation_errors(body)
+        if errors:
+            self._send(422, {"detail": errors})
+            return None
+        return body
+
+    def do_POST(self) -> None:
+        body = self._body()
+        if body is None:
+            return
+        if body["model"] not in self.answerer.models:
+            self._error(404, "not_found_error", f"Model not served: {body['model']!r}; this server serves "
+                                                f"{', '.join(self.answerer.models)}")
+            return
+        try:
+            self._send(200, self.answerer.answer(body))
+        except ValueError as exc:  # a question the model cannot take (sparrow: more than 10 levels, say)
+            self._send(422, {"detail": [{"loc": ["body", "questions"], "msg": str(exc), "type": "value_error"}]})
+        except Exception as exc:  # noqa: BLE001 - said as JSON, never as a dropped connection
+            self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+
+
 def make_server(answerer: Answerer, host: str = "127.0.0.1", port: int = 8000, key: str | None = None,
                 ) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        server_version = "adri-routing-serve"
-        protocol_version = "HTTP/1.1"  # keep-alive: a client's next decision reuses the connection
-
-        def setup(self) -> None:
-            """No Nagle: headers and body leave as two writes, and with keep-alive the client's delayed
-            ACK then held each answer ~40 ms (44 ms per sparrow decision, against 1.7 ms behind
-            sparrow-decider's own server)."""
-            super().setup()
-            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def log_message(self, *args) -> None:
-            pass
-
-        def _send(self, status: int, payload) -> None:
-            raw = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def _error(self, status: int, error_type: str, message: str) -> None:
-            self._send(status, {"detail": {"error_type": error_type, "message": message}})
-
-        def _refused(self) -> bool:
-            if key is None:
-                return False
-            header = self.headers.get("Authorization") or ""
-            given = header[7:].strip() if header.startswith("Bearer ") else ""
-            if not given:
-                self._error(401, "authentication_error", "Send the key as Authorization: Bearer KEY.")
-            elif not hmac.compare_digest(given.encode(), key.encode()):
-                self._error(401, "authentication_error", "The key is not valid.")
-            else:
-                return False
-            return True
-
-        def do_GET(self) -> None:
-            if self.path.rstrip("/") != "/v1/models":
-                self._error(404, "not_found_error", f"No route {self.path}")
-            elif not self._refused():
-                today = date.today().isoformat()
-                self._send(200, {"models": [{"name": name, "description": answerer.description, "release_date": today}
-                                            for name in answerer.models]})
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(min(length, MAX_BODY))
-            if self.path.rstrip("/") != "/v1/systemone":
-                self._error(404, "not_found_error", f"No route {self.path}")
-                return
-            if self._refused():
-                return
-            if length > MAX_BODY:
-                self._error(413, "request_too_large", f"The body is over {MAX_BODY} bytes.")
-                return
-            try:
-                body = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                self._send(422, {"detail": [{"loc": ["body", getattr(exc, "pos", 0)], "msg": f"JSON decode error: {exc}",
-                                             "type": "json_invalid"}]})
-                return
-            errors = _validation_errors(body)
-            if errors:
-                self._send(422, {"detail": errors})
-                return
-            if body["model"] not in answerer.models:
-                self._error(404, "not_found_error", f"Model not served: {body['model']!r}; this server serves "
-                                                    f"{', '.join(answerer.models)}")
-                return
-            try:
-                self._send(200, answerer.answer(body))
-            except ValueError as exc:  # a question the model cannot take (sparrow: more than 10 levels, say)
-                self._send(422, {"detail": [{"loc": ["body", "questions"], "msg": str(exc), "type": "value_error"}]})
-            except Exception as exc:  # noqa: BLE001 - said as JSON, never as a dropped connection
-                self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
-
-    server = ThreadingHTTPServer((host, port), Handler)
+    handler = type("Handler", (SystemOneHandler,), {"answerer": answerer, "key": key})
+    server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server
