@@ -23,7 +23,6 @@ def run_demo(settings: Settings) -> int:
     if not os.path.exists(instance_yaml):
         with open(instance_yaml, "w") as f:
             f.write("telemetry:\n  enabled: false\n")
-    warnings.filterwarnings("ignore", module="dagster")
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
     import dagster as dg
 

@@ -3,6 +3,7 @@ layer, rewritten only when their content hash changes. Assets report the same ha
 version, so a rebuild with identical content leaves downstream assets fresh."""
 
 import hashlib
+import weakref
 
 import dagster as dg
 import polars as pl
@@ -10,9 +11,21 @@ import polars as pl
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import read_table, store_versioned_table
 
+_DIGESTS: dict[int, str] = {}  # id of a frame still alive -> its content hash, computed once
+
 
 def content_hash(frame: pl.DataFrame) -> str:
-    return hashlib.sha256(frame.write_csv().encode("utf-8")).hexdigest()
+    """sha256 over a canonical serialization: the schema, then each row as a JSON line, the lines in
+    sorted order. The same rows in another order are the same content (CSV text changed with the
+    order); computed once per frame (an asset's data version and its IO manager share it)."""
+    known = _DIGESTS.get(id(frame))
+    if known is not None:
+        return known
+    lines = sorted(frame.write_ndjson().splitlines()) if frame.height else []
+    digest = hashlib.sha256("\n".join([repr(list(frame.schema.items())), *lines]).encode("utf-8")).hexdigest()
+    _DIGESTS[id(frame)] = digest
+    weakref.finalize(frame, _DIGESTS.pop, id(frame), None)
+    return digest
 
 
 def versioned(frame: pl.DataFrame, **metadata) -> dg.Output:

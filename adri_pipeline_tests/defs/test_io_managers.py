@@ -14,3 +14,12 @@ def test_a_table_is_rewritten_only_when_its_content_hash_changes(warehouse):
     assert content_hash(second) != content_hash(first)
     assert store_versioned_table(warehouse, "evidence_audits", second, content_hash(second)) is True
     assert read_table(warehouse, "evidence_audits")["answers"].to_list() == [1, 3]
+
+
+def test_the_content_hash_is_of_the_rows_not_of_their_order_nor_of_the_text_they_print_as():
+    """Failed before: the hash was of the CSV text, so the same rows in another order were new content
+    (every downstream asset went stale), and an integer column read back as text was the same one."""
+    frame = pl.DataFrame({"variable": ["a", "b", "c"], "answers": [1, 2, None]})
+    assert content_hash(frame.reverse()) == content_hash(frame)
+    assert content_hash(frame.with_columns(pl.col("answers").cast(pl.String))) != content_hash(frame)
+    assert content_hash(frame.head(0)) != content_hash(frame.head(0).drop("answers"))

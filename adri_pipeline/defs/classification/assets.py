@@ -8,6 +8,7 @@ import polars as pl
 
 from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
 from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.prompt import PROMPT_VERSION
 from adri_pipeline.classification.results import figures_table
 from adri_pipeline.classification.service import (
     RunContext,
@@ -35,7 +36,7 @@ from adri_pipeline.warehouse import (
 )
 
 
-@dg.asset(
+@dg.asset(code_version=PROMPT_VERSION, 
     group_name="classification", partitions_def=document_shards,
     # one machine: one run per range, the one writer of the warehouse; with the shared ledger, runs of
     # ADRI_SHARDS_PER_RUN shards side by side, limited per model server by the run queue (deploy/)
@@ -55,7 +56,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     settings = adri.settings()
     shards = set(context.partition_keys)
     backend = resolve_backend(settings, allow_fallback=False)
-    context.instance.add_run_tags(context.run_id, {"adri/model": backend.model,
+    context.instance.add_run_tags(context.run.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
 
     outcome_log: list[str] = []  # every document the model answered in this run
@@ -65,7 +66,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
         if len(outcome_log) % 50 == 0:
             context.log.info(f"{len(outcome_log)}/{total} documents answered")
     if settings.ledger_url:
-        report = classify_shards(settings, sorted(shards), origin="dagster", run_id=context.run_id,
+        report = classify_shards(settings, sorted(shards), origin="dagster", run_id=context.run.run_id,
                                  progress=progress, backend=backend)
         documents = pl.DataFrame({"doc_id": list(report.keys)}, schema={"doc_id": pl.String})
     else:
@@ -73,7 +74,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
         stored = read_documents(run.warehouse)
         documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]],
                                             dtype=pl.Boolean))
-        report = classify_documents(run, documents, origin="dagster", run_id=context.run_id,
+        report = classify_documents(run, documents, origin="dagster", run_id=context.run.run_id,
                                     progress=progress, backend=backend).report
     materialized = context.instance.get_materialized_partitions(context.asset_key)
     answered, members = Counter(), Counter()
@@ -96,7 +97,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
         raise dg.Failure(description=f"stopped early: {report.stopped}")
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"},
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"},
           automation_condition=AFTER_UPSTREAM)
 def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Tables `classification_values`, `classification_documents` and `classification_figures` for the
@@ -125,7 +126,7 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
     )
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
           automation_condition=AFTER_UPSTREAM)
 def evidence_audits(adri: AdriSettings) -> dg.Output:
     """Literal / approximate / absent shares among quoted answers, waived counted apart, per (model,
@@ -136,7 +137,7 @@ def evidence_audits(adri: AdriSettings) -> dg.Output:
     return versioned(frame, table=table_metadata(frame))
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
           automation_condition=AFTER_UPSTREAM)
 def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
     """Agreement and Cohen's kappa per (model, variable) against human coders (ADRI_CODERS)."""

@@ -4,7 +4,7 @@
 import dagster as dg
 
 from adri_pipeline.classification.codebook import load_codebook
-from adri_pipeline.classification.prompt import build_prompt
+from adri_pipeline.classification.prompt import PROMPT_VERSION, build_prompt
 from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.warehouse import store_codebook
@@ -16,7 +16,7 @@ def codebook(adri: AdriSettings) -> dg.DataVersion:
     return dg.DataVersion(file_hash(adri.settings().codebook))
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="codebook", deps=[codebook], kinds={"duckdb"})
+@dg.asset(code_version=PROMPT_VERSION, pool=DUCKDB_WRITER, group_name="codebook", deps=[codebook], kinds={"duckdb"})
 def prompt_signature(adri: AdriSettings) -> dg.MaterializeResult:
     """System message + response schema. Its data version is the signature, so a label-only edit
     leaves the classifications fresh while the results still get renamed."""

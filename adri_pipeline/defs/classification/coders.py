@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from adri_pipeline.classification.coded_model import TRAINING_VERSION
 from adri_pipeline.classification.coders import agreement, coded_sample, model_path, train
 from adri_pipeline.defs.classification.codebook import prompt_signature
 from adri_pipeline.defs.classification.corpus import corpus
@@ -16,7 +17,7 @@ def coder_file(adri: AdriSettings) -> dg.DataVersion:
     return dg.DataVersion(file_hash(coders) if coders else "none")
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="coders", deps=[coder_file, prompt_signature, corpus], kinds={"duckdb"})
+@dg.asset(code_version=TRAINING_VERSION, pool=DUCKDB_WRITER, group_name="coders", deps=[coder_file, prompt_signature, corpus], kinds={"duckdb"})
 def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """The embedded model fitted on the coders' codes, stored beside the warehouse where classification
     loads it (no second fit). Its data version is the fit's digest (coder file, coded texts, codebook,

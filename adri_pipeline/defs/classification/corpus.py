@@ -3,6 +3,7 @@ documents that partition their classification."""
 
 import dagster as dg
 
+from adri_pipeline.classification.corpus import READER_VERSION
 from adri_pipeline.classification.service import corpus_document_ids, register_corpus
 from adri_pipeline.classification.shards import shards_of
 from adri_pipeline.defs.io_managers import content_hash
@@ -28,7 +29,7 @@ def register_shards(instance: dg.DagsterInstance, doc_ids) -> tuple[list[str], l
     return instance.get_dynamic_partitions(document_shards.name), new
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="corpus", kinds={"duckdb", "polars"})
+@dg.asset(code_version=f"reader-{READER_VERSION}", pool=DUCKDB_WRITER, group_name="corpus", kinds={"duckdb", "polars"})
 def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Documents with an abstract (table `documents`) and per-file coverage (table `coverage`), in the
     shared ledger too when one is configured; their shards are registered as partitions."""

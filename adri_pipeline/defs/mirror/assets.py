@@ -23,7 +23,7 @@ def _as_cases(frame: pl.DataFrame) -> list[dict]:
     return [{**r, "state": json.loads(r["state"])} for r in frame.iter_rows(named=True)]
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="mirror", kinds={"duckdb"})
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="mirror", kinds={"duckdb"})
 def shadow_log(adri: AdriSettings) -> dg.MaterializeResult:
     """Validated shadow-log rows (table `shadow_log`); bad lines quarantined with their reason."""
     settings = adri.settings()
@@ -45,21 +45,21 @@ def shadow_log_quarantine(adri: AdriSettings) -> dg.AssetCheckResult:
         metadata={"quarantined": len(quarantined)})
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="mirror", deps=[shadow_log], io_manager_key=IO)
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="mirror", deps=[shadow_log], io_manager_key=IO)
 def mirror_sample(adri: AdriSettings) -> dg.Output:
     """Per decision point, every disagreement and a seeded 10 % of agreements."""
     settings = adri.settings()
     return versioned(_as_rows(service.sample(settings, service.decision_records(settings).records)))
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="mirror", io_manager_key=IO)
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="mirror", io_manager_key=IO)
 def mirror_judgements(adri: AdriSettings, mirror_sample: pl.DataFrame) -> dg.Output:
     """Two judges label each sampled case on their own (ADRI_MIRROR_JUDGES)."""
     judged, judges = service.judgements(adri.settings(), _as_cases(mirror_sample))
     return versioned(_as_rows(judged), judges=" + ".join(j["name"] for j in judges))
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="mirror", io_manager_key=IO)
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="mirror", io_manager_key=IO)
 def mirror_evaluation(adri: AdriSettings, mirror_judgements: pl.DataFrame) -> dg.Output:
     """Rule vs mirror accuracy when confident, coverage, errors, latency, cost, recommendation."""
     settings = adri.settings()
@@ -69,7 +69,7 @@ def mirror_evaluation(adri: AdriSettings, mirror_judgements: pl.DataFrame) -> dg
     return versioned(frame, table=table_metadata(frame.select("decision_point", "recommendation")))
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="mirror")
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="mirror")
 def recommended_gate_configuration(adri: AdriSettings, mirror_evaluation: pl.DataFrame) -> dg.MaterializeResult:
     """The configuration the evaluation supports and the dated evaluation report a person approves
     each point on (`adri mirror approve POINT --evaluation mirror_evaluation.json`)."""

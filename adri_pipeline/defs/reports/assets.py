@@ -7,7 +7,7 @@ from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.reports.review import write_review
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="reports", deps=["evidence_audits", "validation_agreement"], kinds={"duckdb"},
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="reports", deps=["evidence_audits", "validation_agreement"], kinds={"duckdb"},
           automation_condition=AFTER_UPSTREAM)
 def analyst_snapshot(adri: AdriSettings) -> dg.MaterializeResult:
     """A copy of the warehouse analysts can hold open without blocking the pipeline."""
@@ -15,7 +15,7 @@ def analyst_snapshot(adri: AdriSettings) -> dg.MaterializeResult:
     return dg.MaterializeResult(metadata={"path": str(path), "bytes": path.stat().st_size})
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="reports", deps=[analyst_snapshot, "routing_benchmark", "recommended_gate_configuration"])
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="reports", deps=[analyst_snapshot, "routing_benchmark", "recommended_gate_configuration"])
 def review_site(adri: AdriSettings) -> dg.MaterializeResult:
     """Static review pages (HTML, opened from disk): what the corpus says (findings), evidence
     highlighted in each abstract, models compared, the ADR's figures, the routing and mirror reports."""

@@ -5,10 +5,11 @@ import polars as pl
 
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
+from adri_pipeline.jev.serialize import SERIALIZER_VERSION
 from adri_pipeline.routing import service
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="routing", kinds={"duckdb"})
+@dg.asset(code_version=SERIALIZER_VERSION, pool=DUCKDB_WRITER, group_name="routing", kinds={"duckdb"})
 def routing_examples(adri: AdriSettings) -> dg.MaterializeResult:
     """Canonical examples and dev/calibration/test splits; the check `frozen_test_split` says
     whether the test split is the one frozen, and blocks the benchmark when it is not."""
@@ -31,7 +32,7 @@ def frozen_test_split(context: dg.AssetCheckExecutionContext, adri: AdriSettings
     return dg.AssetCheckResult(passed=unchanged, description=description, metadata={"test_split_sha256": test_hash})
 
 
-@dg.asset(pool=DUCKDB_WRITER, group_name="routing", deps=[routing_examples], kinds={"duckdb"})
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="routing", deps=[routing_examples], kinds={"duckdb"})
 def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
     """Every candidate fitted on dev, calibrated on calibration, measured on test; report + plots."""
     run = service.benchmark(adri.settings())
