@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench ui install llm clean
+.PHONY: demo test test-slow bench ui install llm docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,6 +13,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# docs/ as a site in site/; strict: a link to a page that is not there fails the build
+docs: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
+	$(BIN)/mkdocs build --strict --site-dir site
 
 # llama.cpp's llama-server (built from source: tens of minutes on 2 cores the first time, then pip's
 # cache) and Gemma 3 270M; `adri llm serve` runs them. Two compilers at most; tests and examples off.
