@@ -1,27 +1,20 @@
-"""Long commands say what they do, how far they are, how fast and how long is left — in a terminal."""
+"""Progress in a log file (stderr not a terminal): whole lines, never a carriage return."""
 
-import io
-import time
+import subprocess
+import sys
 
-from adri_pipeline import progress
-
-
-class Terminal(io.StringIO):
-    def isatty(self):
-        return True
+from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS
 
 
-def test_a_terminal_sees_what_done_total_rate_and_time_left(monkeypatch):
-    terminal = Terminal()
-    monkeypatch.setattr(progress.sys, "stderr", terminal)
-    for _ in progress.steps(range(3), "embedding (3 not cached)", unit="doc"):
-        time.sleep(0.15)  # long enough for a refresh between items
-    shown = terminal.getvalue()
-    assert "embedding (3 not cached)" in shown and "2/3" in shown and "doc/s" in shown and "<" in shown
-
-
-def test_a_log_file_gets_no_progress_line(monkeypatch):
-    log = io.StringIO()
-    monkeypatch.setattr(progress.sys, "stderr", log)
-    assert list(progress.steps(range(3), "replaying page_type")) == [0, 1, 2]
-    assert log.getvalue() == ""
+def test_a_classification_logged_to_a_file_writes_lines_not_carriage_returns(tmp_path):
+    """Failed before: the classify bar wrote one carriage-return update per document into the file."""
+    log = tmp_path / "run.log"
+    with log.open("w") as stderr:
+        done = subprocess.run([sys.executable, "-m", "adri_pipeline.cli", "classify", "--corpus", str(SAMPLE_CORPUS),
+                               "--codebook", str(PILOT_CODEBOOK), "--backend", "embedded", "--limit", "4",
+                               "--warehouse", str(tmp_path / "w.duckdb")], stderr=stderr, stdout=subprocess.PIPE,
+                              text=True, timeout=300)
+    assert done.returncode == 0, log.read_text()
+    written = log.read_text()
+    assert "\r" not in written
+    assert written.splitlines()[-1].startswith("classifying: 4/4 doc [")
