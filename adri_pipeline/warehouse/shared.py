@@ -22,7 +22,7 @@ import psycopg
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from adri_pipeline.errors import AdriError
-from adri_pipeline.warehouse import Warehouse, interrupts_given_back, migrations, sql
+from adri_pipeline.warehouse.connection import Warehouse, interrupts_given_back, migrations, sql, transaction
 
 POSTGRES_FOLDER = Path(__file__).parent / "postgres"
 MIGRATIONS_TABLE = "schema_migrations"
@@ -205,8 +205,7 @@ class SharedLedger:
                 with warehouse.connect() as con:
                     previous = con.execute(sql("shared_pull_horizon"), {"ledger": self.name}).fetchall()
                     since = previous[0][0] if previous else "0"
-                    con.execute("BEGIN")
-                    try:
+                    with transaction(con):
                         with pg.cursor(name="adri_pull") as cur:
                             cur.execute(pg_sql("ledger_since").format(columns=", ".join(columns)), {"since": since})
                             while rows := cur.fetchmany(PULL_SLICE_ROWS):
@@ -218,10 +217,6 @@ class SharedLedger:
                         warehouse.upsert(con, "classification_failures", _naive_utc(failures))
                         con.execute(sql("shared_pull_record"), {"ledger": self.name, "horizon": horizon,
                                                                 "rows_pulled": len(pulled)})
-                        con.execute("COMMIT")
-                    except BaseException:
-                        con.execute("ROLLBACK")
-                        raise
         return pulled
 
 
