@@ -32,6 +32,7 @@ def run_demo(settings: Settings) -> int:
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.in_process import materialize_graph
     from adri_pipeline.routing.datasets import report_folder
+    from adri_pipeline.routing.results import BenchmarkReport
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
 
     corpus_path = SAMPLE_CORPUS
@@ -61,16 +62,15 @@ def run_demo(settings: Settings) -> int:
     print("\n".join(figures_lines(figures)))
 
     routing_dir = report_folder(settings.warehouse.parent, adri.settings().routing_dataset)
-    figures = json.loads((routing_dir / "metrics.json").read_text(encoding="utf-8"))
-    print(f"routing benchmark ({figures['config']['dataset']}: synthetic utterances written for the project, "
-          f"test split sha256 {figures['test_hash'][:12]}; latency from {figures['config']['runs']} cold "
+    report = BenchmarkReport.read(routing_dir / "metrics.json")
+    print(f"routing benchmark ({report.config['dataset']}: synthetic utterances written for the project, "
+          f"test split sha256 {report.test_hash[:12]}; latency from {report.config['runs']} cold "
           "performance run per candidate, the JEV design asks three: `adri routing run` does them):")
-    for name, result in figures["results"].items():
-        d1 = result["tasks"]["D1"]
-        print(f"  {name:<18} D1 n={d1['n']} accuracy {d1['accuracy']:.3f} "
-              f"(majority class {d1['majority_baseline_accuracy']:.3f})"
-              f"  macro-F1 {d1['macro_f1']:.3f}  ECE {d1['ece']:.3f}  p95 {result['latency_ms']['p95']:.1f} ms  "
-              f"H2 {figures['hypotheses'][name]['H2']['verdict']}  H3 {figures['hypotheses'][name]['H3']['verdict']}")
+    for name, result in report.results.items():
+        d1, verdict = result.tasks["D1"], report.hypotheses[name]
+        print(f"  {name:<18} D1 n={d1.n} accuracy {d1.accuracy:.3f} (majority class {d1.majority_baseline_accuracy:.3f})"
+              f"  macro-F1 {d1.macro_f1:.3f}  ECE {d1.ece:.3f}  p95 {result.latency_ms['p95']:.1f} ms  "
+              f"H2 {verdict.H2.verdict}  H3 {verdict.H3.verdict}")
     print("  (the project's synthetic sample: about 13 hand-written requests for each of 10 intents; figures on real "
           "data: adri routing run --dataset sgd or ha-pt-BR, README)")
     print(f"  report {routing_dir / 'report.md'}")

@@ -35,6 +35,7 @@ from markupsafe import Markup, escape
 
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
+from adri_pipeline.routing.results import BenchmarkReport
 from adri_pipeline.warehouse import (
     Warehouse,
     read_documents,
@@ -310,52 +311,59 @@ def summary_page(warehouse: Warehouse, sets: list[dict]) -> str:
     return render("summary.html.j2", title="Summary — the ADR's figures", sets=shown)
 
 
+ROUTING_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "macro_f1", "ece", "brier", "aurc",
+                   "high_confidence_wrong_rate", "high_confidence_wrong_rate_fixed")
+
+
+def _routing_run(name: str, report: BenchmarkReport, images: list[dict]) -> dict:
+    """One report folder's page section, from its metrics.json (routing/results.BenchmarkReport)."""
+    rows = [{"candidate": candidate, "task": task, **{k: getattr(m, k) for k in ROUTING_FIGURES},
+             "p95_ms": result.latency_ms.get("p95")}
+            for candidate, result in report.results.items() for task, m in result.tasks.items()]
+    verdicts = [{"candidate": c, "hypothesis": h, "verdict": getattr(hs, h).verdict, "why": getattr(hs, h).reason}
+                for c, hs in report.hypotheses.items() for h in ("H1", "H2", "H3")]
+    confusions = [{"candidate": candidate, "labels": matrix["labels"], "rows": list(zip(matrix["labels"], matrix["matrix"]))}
+                  for candidate, result in report.results.items()
+                  if "D1" in result.tasks and (matrix := result.tasks["D1"].confusion) and matrix.get("labels")]
+    performance = []
+    for candidate, result in report.results.items():
+        perf = result.performance
+        cost = perf.cost_per_1000_usd.get("batch 1")
+        performance.append({
+            "candidate": candidate, "runs": perf.independent_runs,
+            "p95 per turn ms": result.latency_per_turn_ms_percentiles.get("p95"),
+            "decisions/s batch 1": perf.throughput_per_s.get("batch 1"), "production batch": perf.production_batch,
+            "decisions/s production batch": perf.throughput_per_s.get(f"batch {perf.production_batch}"),
+            "load s": perf.load_seconds, "peak RSS MB": perf.peak_rss_mb, "artifact MB": perf.artifact_mb,
+            "shape": perf.shape,
+            # fractions of a cent: three significant digits
+            "cost/1000 decisions USD (batch 1)": "—" if cost is None or cost != cost else f"{cost:.3g}"})
+    return {"name": name, "test_hash": report.test_hash, "rows": rows, "verdicts": verdicts,
+            "performance": performance, "departures": report.departures, "confusions": confusions, "images": images}
+
+
 def routing_page(routing_root: Path, out: Path) -> str:
-    runs = []
+    """Each report folder's figures, verdicts, performance and plots. A metrics.json an earlier version
+    wrote, in another shape, is named with what to do instead of stopping the site."""
+    from pydantic import ValidationError
+
+    runs, stale = [], []
     for metrics_file in sorted(routing_root.glob("*/metrics.json")):
-        figures = json.loads(metrics_file.read_text(encoding="utf-8"))
         name = metrics_file.parent.name
-        rows = [{"candidate": candidate, "task": task, **{k: m.get(k) for k in (
-                    "n", "accuracy", "majority_baseline_accuracy", "macro_f1", "ece", "brier", "aurc",
-                    "high_confidence_wrong_rate", "high_confidence_wrong_rate_fixed")},
-                "p95_ms": result.get("latency_ms", {}).get("p95")}
-                for candidate, result in figures.get("results", {}).items()
-                for task, m in result.get("tasks", {}).items()]
-        verdicts = [{"candidate": c, "hypothesis": h, "verdict": v.get("verdict"),
-                     "why": v.get("reason") or v.get("detail")}
-                    for c, hs in figures.get("hypotheses", {}).items() for h, v in hs.items()]
-        confusions = []
-        for candidate, result in figures.get("results", {}).items():
-            matrix = result.get("tasks", {}).get("D1", {}).get("confusion")
-            if isinstance(matrix, dict) and matrix.get("labels"):
-                confusions.append({"candidate": candidate, "labels": matrix["labels"],
-                                   "rows": list(zip(matrix["labels"], matrix["matrix"]))})
+        try:
+            report = BenchmarkReport.read(metrics_file)
+        except (ValidationError, ValueError):
+            stale.append(f"{metrics_file}: written by an earlier version; run the benchmark again to show it")
+            continue
         images = []
         for image in sorted(metrics_file.parent.glob("*.png")):
             target = out / f"routing-{slug(name)}-{image.name}"
             shutil.copyfile(image, target)
             images.append({"src": target.name, "name": image.stem})
-        performance = []
-        for candidate, result in figures.get("results", {}).items():
-            if perf := result.get("performance"):
-                batch = f"batch {perf.get('production_batch')}"
-                cost = perf.get("cost_per_1000_usd", {}).get("batch 1")
-                performance.append({
-                    "candidate": candidate, "runs": perf.get("independent_runs"),
-                    "p95 per turn ms": result.get("latency_per_turn_ms_percentiles", {}).get("p95"),
-                    "decisions/s batch 1": perf.get("throughput_per_s", {}).get("batch 1"),
-                    "production batch": perf.get("production_batch"),
-                    "decisions/s production batch": perf.get("throughput_per_s", {}).get(batch),
-                    "load s": perf.get("load_seconds"), "peak RSS MB": perf.get("peak_rss_mb"),
-                    "artifact MB": perf.get("artifact_mb"), "shape": perf.get("shape"),
-                    # fractions of a cent: three significant digits
-                    "cost/1000 decisions USD (batch 1)": "—" if cost is None or cost != cost else f"{cost:.3g}"})
-        runs.append({"name": name, "test_hash": str(figures.get("test_hash")), "rows": rows, "verdicts": verdicts,
-                     "performance": performance, "departures": figures.get("departures", []),
-                     "confusions": confusions, "images": images})
+        runs.append(_routing_run(name, report, images))
     cross_file = routing_root / "cross-dataset.json"
     cross = json.loads(cross_file.read_text(encoding="utf-8")) if cross_file.is_file() else []
-    return render("routing.html.j2", title="Routing benchmark", runs=runs, cross=cross)
+    return render("routing.html.j2", title="Routing benchmark", runs=runs, cross=cross, stale=stale)
 
 
 MIRROR_FIGURES = ("logged", "counted", "rule_accuracy", "mirror_accuracy", "rule_accuracy_when_mirror_confident",

@@ -15,6 +15,7 @@ from adri_pipeline.jev.examples import CanonicalExample, length_bucket
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.performance import PriceTable
 from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.results import CandidateResult
 from adri_pipeline.routing.run import CandidateRun
 
 
@@ -180,7 +181,7 @@ def origin_of(example: CanonicalExample) -> str:
     return "synthetic" if example.metadata.synthetic else "real"
 
 
-def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
+def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> CandidateResult:
     by_id = {e.id: e for e in dataset.examples}
     frame = multi_intent_d4_apart(run.predictions)
     prices = PriceTable.read(Path(config.prices))
@@ -217,8 +218,8 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> dict:
     result["cost_per_1000_usd"] = result["performance"]["cost_per_1000_usd"]["batch 1"]
     result["fit_seconds"] = run.fit_seconds
     # what answered the test, as frozen after calibration (routing/freeze.py)
-    result["freeze"] = json.loads(run.freeze_record.read_text(encoding="utf-8")) if run.freeze_record else {}
-    return result
+    result["freeze"] = json.loads(run.freeze_record.read_text(encoding="utf-8")) if run.freeze_record else None
+    return CandidateResult.model_validate(result)
 
 
 def performance(run: CandidateRun, prices: PriceTable) -> dict:

@@ -18,6 +18,7 @@ from adri_pipeline.jev import metrics  # noqa: E402
 from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
 from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
+from adri_pipeline.routing.results import BenchmarkReport, CandidateResult, Hypotheses  # noqa: E402
 from adri_pipeline.routing.run import CandidateRun  # noqa: E402
 from adri_pipeline.warehouse import Warehouse, store_routing_tables  # noqa: E402
 
@@ -86,7 +87,8 @@ def _shown(config: dict) -> dict:
     return {names.get(k, k): v for k, v in config.items()}
 
 
-def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dict, name: str) -> str:
+def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateResult],
+             hypotheses: dict[str, Hypotheses], name: str) -> str:
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     lines = [f"# Routing benchmark — {name}", "",
              f"Wire: System One (POST /v1/systemone), serializer {config.serializer}; test split frozen, sha256 "
@@ -104,31 +106,30 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
               "hc_wrong@thr", f"hc_wrong@{config.high_confidence}", "aurc", "coverage@thr", "sel_acc@thr"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, result in results.items():
-        for task, m in result["tasks"].items():
+        for task, m in result.tasks.items():
             lines.append("| " + " | ".join(_fmt(v) for v in [
-                name, task, m["n"], m["accuracy"], m.get("majority_baseline_accuracy"), m.get("macro_f1"), m.get("set_f1"), m.get("brier"), m["ece"],
-                m["mce"], m["high_confidence_wrong_rate"], m.get("high_confidence_wrong_rate_fixed"), m["aurc"],
-                m["coverage_at_threshold"],
-                m["selective_accuracy_at_threshold"]]) + " |")
+                name, task, m.n, m.accuracy, m.majority_baseline_accuracy, m.macro_f1, m.set_f1, m.brier, m.ece, m.mce,
+                m.high_confidence_wrong_rate, m.high_confidence_wrong_rate_fixed, m.aurc, m.coverage_at_threshold,
+                m.selective_accuracy_at_threshold]) + " |")
     lines += ["", "### By origin", "", "Every quality figure, synthetic and real test decisions apart (the JEV design: "
               "\"Dados sintéticos e reais são reportados em separado\").", "",
               "| candidate | origin | task | n | accuracy | majority | macro_f1 | set_f1 | brier | ece | hc_wrong@thr | "
               "aurc | sel_acc@thr |", "|---" * 13 + "|"]
     for name, result in results.items():
-        for origin, tasks in sorted(result.get("by_origin", {}).items()):
+        for origin, tasks in sorted(result.by_origin.items()):
             for task, m in tasks.items():
                 lines.append("| " + " | ".join(_fmt(v) for v in [
-                    name, origin, task, m["n"], m["accuracy"], m["majority_baseline_accuracy"], m.get("macro_f1"),
-                    m.get("set_f1"), m.get("brier"), m["ece"], m["high_confidence_wrong_rate"], m["aurc"],
-                    m["selective_accuracy_at_threshold"]]) + " |")
-    d4_costs = [(name, r["tasks"]["D4"]["set_cost"]) for name, r in results.items() if "set_cost" in r["tasks"].get("D4", {})]
+                    name, origin, task, m.n, m.accuracy, m.majority_baseline_accuracy, m.macro_f1, m.set_f1, m.brier,
+                    m.ece, m.high_confidence_wrong_rate, m.aurc, m.selective_accuracy_at_threshold]) + " |")
+    d4_costs = [(name, r.tasks["D4"].set_cost) for name, r in results.items()
+                if "D4" in r.tasks and r.tasks["D4"].set_cost is not None]
     if d4_costs:
         lines += ["", "D4 total cost (the JEV design: \"custo total, que soma as latências\"; a set's questions go in "
                   "one request):"]
-        lines += [f"- {name}: " + (c["reason"] if not c["sets_timed"] else
-                                   f"{c['sets_timed']} sets, {_fmt(c['latency_per_set_ms'])} ms per set, "
-                                   f"{_fmt(c['total_latency_s'])} s in all; {_usd(c['cost_per_set_usd'])} USD per set, "
-                                   f"{_usd(c['total_cost_usd'])} USD in all") for name, c in d4_costs]
+        lines += [f"- {name}: " + (c.reason if not c.sets_timed else
+                                   f"{c.sets_timed} sets, {_fmt(c.latency_per_set_ms)} ms per set, "
+                                   f"{_fmt(c.total_latency_s)} s in all; {_usd(c.cost_per_set_usd)} USD per set, "
+                                   f"{_usd(c.total_cost_usd)} USD in all") for name, c in d4_costs]
     lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong@thr: share of all decisions "
               "wrong with confidence at or above the task's abstention threshold (an error nothing would ask "
               f"again about: the JEV design's measure); hc_wrong@{config.high_confidence}: the same at that fixed "
@@ -141,21 +142,24 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict, hypotheses: dic
               "| candidate | runs | ms per decision p50/p95/p99 (batch 1) | p95 per turn ms | decisions/s | load s | "
               "warm-up s | peak RSS MB | artifact MB | shape (USD/h) | cost/1000 USD |", "|---" * 11 + "|"]
     for name, r in results.items():
-        lat, perf = r["latency_ms"], r["performance"]
-        per_s = "; ".join(f"{_fmt(v)} @{k}" for k, v in perf["throughput_per_s"].items())
-        cost = "; ".join(f"{_usd(v)} @{k}" for k, v in perf["cost_per_1000_usd"].items())
-        lines.append(f"| {name} | {perf['independent_runs']} | {_fmt(lat.get('p50'))} / {_fmt(lat.get('p95'))} / "
-                     f"{_fmt(lat.get('p99'))} | {_fmt(r['latency_per_turn_ms_percentiles'].get('p95'))} | {per_s} | "
-                     f"{_fmt(perf['load_seconds'])} | {_fmt(perf['warmup_seconds'])} | {_fmt(perf['peak_rss_mb'])} | "
-                     f"{_fmt(perf['artifact_mb'])} | {perf['shape']} ({_fmt(perf['hourly_usd'])}) | {cost} |")
+        lat, perf = r.latency_ms, r.performance
+        per_s = "; ".join(f"{_fmt(v)} @{k}" for k, v in perf.throughput_per_s.items())
+        cost = "; ".join(f"{_usd(v)} @{k}" for k, v in perf.cost_per_1000_usd.items())
+        lines.append(f"| {name} | {perf.independent_runs} | {_fmt(lat.get('p50'))} / {_fmt(lat.get('p95'))} / "
+                     f"{_fmt(lat.get('p99'))} | {_fmt(r.latency_per_turn_ms_percentiles.get('p95'))} | {per_s} | "
+                     f"{_fmt(perf.load_seconds)} | {_fmt(perf.warmup_seconds)} | {_fmt(perf.peak_rss_mb)} | "
+                     f"{_fmt(perf.artifact_mb)} | {perf.shape} ({_fmt(perf.hourly_usd)}) | {cost} |")
     lines += ["", "## Hypotheses", ""]
     for name, verdict in hypotheses.items():
-        for key, value in verdict.items():
-            details = ", ".join(_detail(k, v) for k, v in value.items() if k != "verdict")
-            lines.append(f"- **{name} {key}: {value['verdict']}** ({details})")
+        for key in ("H1", "H2", "H3"):
+            value = getattr(verdict, key)
+            fields = value.model_dump(exclude={"verdict", "tasks"}, exclude_defaults=True)
+            fields |= {task: figures.model_dump() for task, figures in getattr(value, "tasks", {}).items()}
+            details = ", ".join(_detail(k, v) for k, v in fields.items())
+            lines.append(f"- **{name} {key}: {value.verdict}** ({details})")
     lines += ["", "## Slices (accuracy)", ""]
     for name, result in results.items():
-        for slice_name, values in result["slices"].items():
+        for slice_name, values in result.slices.items():
             cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
             lines.append(f"- {name} / {slice_name}: {cells}")
     return "\n".join(lines) + "\n"
@@ -177,16 +181,15 @@ def _detail(key: str, value) -> str:
 
 
 def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun],
-                 results: dict, hypotheses: dict) -> Path:
+                 results: dict[str, CandidateResult], hypotheses: dict[str, Hypotheses]) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_reliability(runs, "D1", config.ece_bins, out_dir / "reliability_D1.png")
     plot_coverage(runs, "D1", out_dir / "coverage_accuracy_D1.png")
     agreement = annotation_agreement(dataset)
     departed = departures(dataset, config, runs)
-    (out_dir / "metrics.json").write_text(json.dumps(
-        {"config": dataclasses.asdict(config), "test_hash": dataset.test_hash, "results": results,
-         "hypotheses": hypotheses, "annotator_agreement": agreement, "departures": departed},
-        ensure_ascii=False, indent=1, default=float), encoding="utf-8")
+    BenchmarkReport(config=dataclasses.asdict(config), test_hash=dataset.test_hash, results=results,
+                    hypotheses=hypotheses, annotator_agreement=agreement, departures=departed
+                    ).write(out_dir / "metrics.json")
     path = out_dir / "report.md"
     text = markdown(dataset, config, results, hypotheses, name=out_dir.name)
     text += "\n## Departures from the protocol\n\n" + "".join(f"- {line}\n" for line in departed)
@@ -197,8 +200,8 @@ def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[
     return path
 
 
-def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun], results: dict,
-          name: str) -> None:
+def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun],
+          results: dict[str, CandidateResult], name: str) -> None:
     """The run's rows under `name` (its report folder's name): a built-in dataset's run, a team file's
     run and an evaluation on an external test file never replace each other's rows."""
     examples = pl.DataFrame([{
@@ -208,7 +211,7 @@ def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[
     predictions = pl.concat([r.predictions for r in runs.values()], how="diagonal").with_columns(
         pl.lit(name).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
     flat = [{"dataset": name, "candidate": candidate, "task": task, "metric": metric, "value": float(value)}
-            for candidate, result in results.items() for task, m in result["tasks"].items()
-            for metric, value in m.items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
+            for candidate, result in results.items() for task, m in result.tasks.items()
+            for metric, value in m.model_dump().items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
     store_routing_tables(warehouse, name, {"routing_examples": examples, "routing_predictions": predictions,
                                                      "routing_metrics": pl.DataFrame(flat)})

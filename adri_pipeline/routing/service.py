@@ -23,6 +23,7 @@ from adri_pipeline.routing.evaluation import evaluate
 from adri_pipeline.routing.performance import PriceTable
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.report import store, write_report
+from adri_pipeline.routing.results import CandidateResult, Hypotheses
 from adri_pipeline.routing.run import pilot, pilot_examples, prepare, run_candidate
 from adri_pipeline.routing.splits import recorded_hash
 from adri_pipeline.routing.verdicts import verdicts
@@ -32,8 +33,8 @@ from adri_pipeline.warehouse import Warehouse
 @dataclass
 class BenchmarkRun:
     report: Path  # report.md; metrics.json and the plots beside it
-    results: dict  # per candidate: per-task metrics, latency, cost
-    hypotheses: dict  # per candidate: H1, H2, H3 verdicts
+    results: dict[str, CandidateResult]  # per candidate: per-task metrics, latency, cost
+    hypotheses: dict[str, Hypotheses]  # per candidate: H1, H2, H3 verdicts
 
 
 def config_for(settings: Settings, **overrides) -> RunConfig:
@@ -137,9 +138,9 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
             # quality only: the table says nothing about speed, so no performance runs
             run = benchmark(mine, config_for(mine, runs=0), test_file=None if test == fit else test)
             for candidate, result in run.results.items():
-                for task, figures in result["tasks"].items():
+                for task, figures in result.tasks.items():
                     rows.append({"fitted_on": fit, "tested_on": dataset_name(test), "candidate": candidate,
-                                 "task": task, **{k: figures.get(k) for k in CROSS_FIGURES}})
+                                 "task": task, **{k: getattr(figures, k) for k in CROSS_FIGURES}})
     folder = settings.warehouse.parent / "routing"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "cross-dataset.json").write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")

@@ -8,10 +8,11 @@ import polars as pl
 
 from adri_pipeline.jev import metrics
 from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.results import H1, H2, H3, CandidateResult, Hypotheses, NonInferiority, SelectiveGain
 from adri_pipeline.routing.run import CandidateRun
 
 
-def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: RunConfig, rng) -> dict:
+def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: RunConfig, rng) -> NonInferiority:
     """Paired bootstrap of the accuracy difference (pp) on the same test examples: non-inferior when
     the 95 % interval's lower end is above -margin (the JEV design H1, margin 3 pp)."""
     a = mine.predictions.filter(pl.col("task") == task).select("example_id", "correct")
@@ -22,11 +23,10 @@ def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: R
     minimum = h1_min_decisions(config)
     verdict = ("inconclusive" if len(diff) < minimum else "non-inferior" if low > -config.h1_margin_pp else
                "inferior" if high < -config.h1_margin_pp else "inconclusive")
-    out = {"verdict": verdict, "n": len(diff), "gap_pp": float(diff.mean()) if len(diff) else float("nan"),
-           "gap_ci95_pp": [low, high], "margin_pp": config.h1_margin_pp, "min_decisions": minimum}
-    if len(diff) < minimum:
-        out["reason"] = f"{len(diff)} paired test decisions; a verdict needs at least {minimum}"
-    return out
+    return NonInferiority(verdict=verdict, n=len(diff), gap_pp=float(diff.mean()) if len(diff) else float("nan"),
+                          gap_ci95_pp=[low, high], margin_pp=config.h1_margin_pp, min_decisions=minimum,
+                          reason=f"{len(diff)} paired test decisions; a verdict needs at least {minimum}"
+                          if len(diff) < minimum else "")
 
 
 H1_DISCORDANCE = 0.10  # share of paired decisions on which two routers of similar accuracy disagree
@@ -48,7 +48,7 @@ def h1_min_decisions(config: RunConfig) -> int:
 H2_TASKS = ("D1", "D2", "D3", "D4", "D5")
 
 
-def _selective_gain(frame: pl.DataFrame, kept: np.ndarray, config: RunConfig, rng) -> dict:
+def _selective_gain(frame: pl.DataFrame, kept: np.ndarray, config: RunConfig, rng) -> SelectiveGain:
     """Accuracy among the decisions kept minus accuracy over all, with its bootstrap 95 % interval;
     helps when the interval is above zero and at least `h2_min_coverage` of the decisions are kept."""
     correct = frame["correct"].to_numpy().astype(float)
@@ -56,11 +56,11 @@ def _selective_gain(frame: pl.DataFrame, kept: np.ndarray, config: RunConfig, rn
         lambda idx: correct[idx][kept[idx]].mean() - correct[idx].mean() if kept[idx].any() else None,
         len(correct), rng)
     coverage = float(kept.mean()) if len(kept) else 0.0
-    return {"verdict": "supported" if low > 0 and coverage >= config.h2_min_coverage else "not supported",
-            "n": len(correct), "coverage": coverage,
-            "selective_accuracy": float(correct[kept].mean()) if kept.any() else float("nan"),
-            "full_coverage_accuracy": float(correct.mean()) if len(correct) else float("nan"),
-            "gain_ci95": [float(low), float(high)]}
+    return SelectiveGain(verdict="supported" if low > 0 and coverage >= config.h2_min_coverage else "not supported",
+                         n=len(correct), coverage=coverage,
+                         selective_accuracy=float(correct[kept].mean()) if kept.any() else float("nan"),
+                         full_coverage_accuracy=float(correct.mean()) if len(correct) else float("nan"),
+                         gain_ci95=[float(low), float(high)])
 
 
 def better_abstention(comparison: dict) -> str:
@@ -71,7 +71,7 @@ def better_abstention(comparison: dict) -> str:
     return max(score, key=score.get) if len(set(score.values())) > 1 else "equal"
 
 
-def _abstention(predictions: pl.DataFrame, config: RunConfig, rng, comparison: dict | None = None) -> dict:
+def _abstention(predictions: pl.DataFrame, config: RunConfig, rng, comparison: dict | None = None) -> H2:
     """H2 on every task with a confidence the run answered: per task, abstaining below the threshold
     chosen on calibration must raise selective accuracy (interval above zero) without keeping fewer
     than `h2_min_coverage` of the decisions. Supported when it holds on every task evaluated; partly
@@ -83,16 +83,15 @@ def _abstention(predictions: pl.DataFrame, config: RunConfig, rng, comparison: d
         if frame.height:
             kept = frame["confidence"].to_numpy() >= frame["threshold"].to_numpy()
             per_task[task] = _selective_gain(frame, kept, config, rng)
-    supported = [t for t, v in per_task.items() if v["verdict"] == "supported"]
+    supported = [t for t, v in per_task.items() if v.verdict == "supported"]
     verdict = ("not evaluated" if not per_task else "supported" if len(supported) == len(per_task) else
                f"partly supported ({', '.join(supported)})" if supported else "not supported")
-    h2 = {"verdict": verdict, "min_coverage": config.h2_min_coverage, **per_task}
-    if comparison:
-        h2["D3_explicit_vs_confidence"] = {**comparison, "better": better_abstention(comparison)}
-    return h2
+    return H2(verdict=verdict, min_coverage=config.h2_min_coverage, tasks=per_task,
+              reason="" if per_task else "no task answered with a confidence to abstain on",
+              d3_explicit_vs_confidence={**comparison, "better": better_abstention(comparison)} if comparison else None)
 
 
-def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: RunConfig) -> dict:
+def verdicts(results: dict[str, CandidateResult], runs: dict[str, CandidateRun], config: RunConfig) -> dict[str, Hypotheses]:
     """H1 non-inferiority vs the LLM baseline (D1 accuracy, margin), H2 abstention helps selective
     accuracy on every task with a confidence (bootstrap 95 % CI of the gain), H3 p95 latency and cost
     within targets."""
@@ -103,36 +102,36 @@ def verdicts(results: dict[str, dict], runs: dict[str, CandidateRun], config: Ru
         if runs[name].kind.role == "llm_baseline":
             continue
         if baseline:
-            h1 = {task: _non_inferiority(runs[name], runs[baseline["candidate"]], task, config, rng)
-                  for task in ("D1", "D2") if task in result["tasks"] and task in baseline["tasks"]}
-            verdicts_h1 = {v["verdict"] for v in h1.values()}
-            h1["verdict"] = ("non-inferior" if verdicts_h1 == {"non-inferior"} else
-                             "inferior" if "inferior" in verdicts_h1 else "inconclusive")
+            tasks = {task: _non_inferiority(runs[name], runs[baseline.candidate], task, config, rng)
+                     for task in ("D1", "D2") if task in result.tasks and task in baseline.tasks}
+            found = {v.verdict for v in tasks.values()}
+            h1 = H1(verdict="non-inferior" if found == {"non-inferior"} else
+                    "inferior" if "inferior" in found else "inconclusive", tasks=tasks)
         else:
-            h1 = {"verdict": "not evaluated", "reason": "no LLM baseline in this run (add ollama:<model> or openai:<model> to the candidates)"}
-        h2 = _abstention(runs[name].predictions, config, rng, result.get("abstention_d3_vs_confidence"))
-        out[name] = {"H1": h1, "H2": h2, "H3": _performance_verdict(result, baseline, config)}
+            h1 = H1(verdict="not evaluated",
+                    reason="no LLM baseline in this run (add ollama:<model> or openai:<model> to the candidates)")
+        h2 = _abstention(runs[name].predictions, config, rng, result.abstention_d3_vs_confidence)
+        out[name] = Hypotheses(H1=h1, H2=h2, H3=_performance_verdict(result, baseline, config))
     return out
 
 
-def _performance_verdict(result: dict, baseline: dict | None, config: RunConfig) -> dict:
+def _performance_verdict(result: CandidateResult, baseline: CandidateResult | None, config: RunConfig) -> H3:
     """The JEV design H3: p95 per turn at batch 1 within the budget, and a cost per 1,000 decisions
     (batch 1, the orchestrator's path, on the candidate's shape) below the LLM baseline's — its own
     measured latency on its own shape — or below the stated price when no LLM ran. Not evaluated on
     fewer than three independent runs."""
-    performance = result["performance"]
-    p95 = result["latency_per_turn_ms_percentiles"].get("p95", float("nan"))
-    cost = result["cost_per_1000_usd"]
-    llm_cost = baseline["cost_per_1000_usd"] if baseline else config.h3_cost_per_1000_usd
-    verdict = ("not evaluated" if performance["independent_runs"] < 3 else
+    performance = result.performance
+    p95 = result.latency_per_turn_ms_percentiles.get("p95", float("nan"))
+    cost = result.cost_per_1000_usd
+    llm_cost = baseline.cost_per_1000_usd if baseline else config.h3_cost_per_1000_usd
+    verdict = ("not evaluated" if performance.independent_runs < 3 else
                "met" if p95 <= config.h3_p95_ms and cost <= llm_cost else "not met")
-    h3 = {"verdict": verdict, "p95_per_turn_ms": p95, "target_p95_ms": config.h3_p95_ms,
-          "cost_per_1000_usd": cost, "shape": performance["shape"], "compared_with_cost_per_1000_usd": llm_cost,
-          "compared_with": (f"measured {baseline['candidate']} on {baseline['performance']['shape']}" if baseline
-                            else "stated price (no LLM in this run)"),
-          "independent_runs": performance["independent_runs"]}
-    if verdict == "not evaluated":
-        h3["reason"] = f"{performance['independent_runs']} independent run(s); the JEV design asks for three"
-    return h3
+    return H3(verdict=verdict, p95_per_turn_ms=p95, target_p95_ms=config.h3_p95_ms, cost_per_1000_usd=cost,
+              shape=performance.shape, compared_with_cost_per_1000_usd=llm_cost,
+              compared_with=(f"measured {baseline.candidate} on {baseline.performance.shape}" if baseline
+                             else "stated price (no LLM in this run)"),
+              independent_runs=performance.independent_runs,
+              reason=f"{performance.independent_runs} independent run(s); the JEV design asks for three"
+              if verdict == "not evaluated" else "")
 
 

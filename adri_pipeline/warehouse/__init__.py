@@ -16,9 +16,9 @@ from adri_pipeline.warehouse.connection import (  # noqa: F401
     WarehouseSchemaError,
     interrupts_given_back,
     migrate,
-    transaction,
     migrations,
     sql,
+    transaction,
 )
 from adri_pipeline.warehouse.corpus import (  # noqa: F401
     STORE_SLICE_ROWS,

@@ -250,7 +250,7 @@ def build_prompt_variables():
 def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_was_done(ollama_stub, tmp_path,
                                                                                          provider):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.service import classify_documents, RunContext
+    from adri_pipeline.classification.service import RunContext, classify_documents
 
     ollama_stub.drop_after = 3  # three answers, then every request is dropped without a response
     host = ollama_stub.host + ("/v1" if provider == "openai" else "")
@@ -273,7 +273,7 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
 @pytest.mark.parametrize("provider", ["ollama", "openai"])
 def test_a_server_that_comes_back_after_a_drop_loses_nothing(ollama_stub, tmp_path, provider):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.service import classify_documents, RunContext
+    from adri_pipeline.classification.service import RunContext, classify_documents
 
     ollama_stub.script = [{"drop": True}]
     host = ollama_stub.host + ("/v1" if provider == "openai" else "")

@@ -252,21 +252,35 @@ def test_the_findings_page_draws_the_counts_the_warehouse_holds_in_chromium(two_
 
 
 def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp_path):
-    import json
 
     from adri_pipeline.reports.review import routing_page
+    from adri_pipeline.routing.results import H1, H2, H3, BenchmarkReport, CandidateResult, Hypotheses
 
     run = tmp_path / "routing" / "sgd"
     run.mkdir(parents=True)
-    performance = {"independent_runs": 3, "production_batch": 16,
+    performance = {"independent_runs": 3, "runs": [], "production_batch": 16,
                    "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0}, "peak_rss_mb": 280.0,
-                   "artifact_mb": 68.6, "load_seconds": 0.9, "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB",
+                   "artifact_mb": 68.6, "load_seconds": 0.9, "warmup_seconds": 0.1, "batch_chosen_by": "pilot",
+                   "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB", "hourly_usd": 0.06, "price_table": "prices.toml",
                    "cost_per_1000_usd": {"batch 1": 0.000339, "batch 16": 0.000188}}
-    (run / "metrics.json").write_text(json.dumps({
-        "test_hash": "ab" * 32, "departures": ["CPU only: no GPU scenario."],
-        "results": {"embedded-logreg": {"tasks": {"D2": {"n": 3, "accuracy": 1.0}}, "performance": performance,
-                                        "latency_per_turn_ms_percentiles": {"p95": 41.0}}},
-        "hypotheses": {"embedded-logreg": {"H3": {"verdict": "met"}}}}), encoding="utf-8")
+    d2 = {"n": 3, "accuracy": 1.0, "majority_baseline_accuracy": 0.34, "high_confidence_wrong_rate": 0.0,
+          "high_confidence_wrong_rate_fixed": 0.0, "ece": 0.1, "mce": 0.2, "aurc": 0.0, "coverage_at_threshold": 1.0,
+          "selective_accuracy_at_threshold": 1.0, "reliability": []}
+    result = CandidateResult(candidate="embedded-logreg", kind={}, tasks={"D2": d2}, by_origin={}, slices={},
+                             temperature={}, abstention_threshold={}, discarded_answers=0, discarded_reasons={},
+                             error_causes={}, abstention_d3_vs_confidence={}, latency_ms={"p95": 30.0},
+                             latency_per_turn_ms_percentiles={"p95": 41.0}, performance=performance,
+                             cost_per_1000_usd=0.000339, fit_seconds=1.0)
+    verdicts = Hypotheses(H1=H1(verdict="not evaluated"), H2=H2(verdict="not evaluated", min_coverage=0.5),
+                          H3=H3(verdict="met", p95_per_turn_ms=41.0, target_p95_ms=50.0, cost_per_1000_usd=0.000339,
+                                shape="VM.Standard.E4.Flex 1 OCPU 24 GB", compared_with_cost_per_1000_usd=0.01,
+                                compared_with="stated price", independent_runs=3))
+    BenchmarkReport(config={}, test_hash="ab" * 32, results={"embedded-logreg": result},
+                    hypotheses={"embedded-logreg": verdicts}, annotator_agreement={},
+                    departures=["CPU only: no GPU scenario."]).write(run / "metrics.json")
+    (tmp_path / "routing" / "old").mkdir()
+    (tmp_path / "routing" / "old" / "metrics.json").write_text('{"results": {}}', encoding="utf-8")
     html = routing_page(tmp_path / "routing", tmp_path)
     assert "Departures from the protocol" in html and "CPU only: no GPU scenario." in html
     assert "VM.Standard.E4.Flex 1 OCPU 24 GB" in html and "0.000339" in html and ">90.0<" in html
+    assert "old/metrics.json: written by an earlier version" in html  # named, not a crash

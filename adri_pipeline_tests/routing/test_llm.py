@@ -160,5 +160,5 @@ def test_the_benchmark_runs_the_baseline_it_checked_so_the_server_is_probed_once
         result = run_benchmark(config, ["openai:qwen-test"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out",
                                settings)
         probes = [r for r in stub.chats() if r.get("logprobs")]
-    assert result.results["openai:qwen-test"]["kind"]["confidence"].startswith("verbalized")
+    assert result.results["openai:qwen-test"].kind["confidence"].startswith("verbalized")
     assert len(probes) == 1  # check() only

@@ -74,21 +74,25 @@ def test_performance_costs_each_scenario_on_the_shape_the_candidate_ran_on(tmp_p
 
 
 def test_h3_compares_with_the_llms_cost_and_needs_three_independent_runs(tmp_path):
+    from types import SimpleNamespace
+
+    from adri_pipeline.routing.results import Performance
+
     prices, config = _table(tmp_path), RunConfig(h3_p95_ms=50.0)
 
     def result(run):
-        return {"candidate": run.name, "performance": (p := performance(run, prices)),
-                "cost_per_1000_usd": p["cost_per_1000_usd"]["batch 1"],
-                "latency_per_turn_ms_percentiles": {"p95": 1000 * run.measured.latencies_s[0]}}
+        p = Performance.model_validate(performance(run, prices))
+        return SimpleNamespace(candidate=run.name, performance=p, cost_per_1000_usd=p.cost_per_1000_usd["batch 1"],
+                               latency_per_turn_ms_percentiles={"p95": 1000 * run.measured.latencies_s[0]})
 
     llm = result(_run("openai:big", 2.0))
     h3 = _performance_verdict(result(_run("embedded-logreg", 0.02)), llm, config)
-    assert h3["verdict"] == "met" and h3["compared_with"] == "measured openai:big on gpu"
-    assert h3["compared_with_cost_per_1000_usd"] == pytest.approx(2.0)
-    assert _performance_verdict(result(_run("embedded-logreg", 0.2)), llm, config)["verdict"] == "not met"
+    assert h3.verdict == "met" and h3.compared_with == "measured openai:big on gpu"
+    assert h3.compared_with_cost_per_1000_usd == pytest.approx(2.0)
+    assert _performance_verdict(result(_run("embedded-logreg", 0.2)), llm, config).verdict == "not met"
     # failed before: one process's three passes counted as the design's independent runs
     once = _performance_verdict(result(_run("embedded-logreg", 0.02, runs=1)), llm, config)
-    assert once["verdict"] == "not evaluated" and "three" in once["reason"]
+    assert once.verdict == "not evaluated" and "three" in once.reason
 
 
 class Idle:

@@ -28,8 +28,8 @@ def test_h1_is_a_paired_bootstrap_against_the_margin(mine, llm, verdict):
     from adri_pipeline.routing.verdicts import _non_inferiority
 
     result = _non_inferiority(_run("a", mine), _run("ollama:x", llm), "D1", RunConfig(), np.random.default_rng(1))
-    assert result["verdict"] == verdict and result["n"] == 500
-    assert result["gap_ci95_pp"][0] <= result["gap_pp"] <= result["gap_ci95_pp"][1]
+    assert result.verdict == verdict and result.n == 500
+    assert result.gap_ci95_pp[0] <= result.gap_pp <= result.gap_ci95_pp[1]
 
 
 
@@ -55,12 +55,12 @@ def test_h2_is_judged_on_every_task_with_a_confidence():
     from adri_pipeline.routing.verdicts import _abstention
 
     only_d2 = _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1))
-    assert only_d2["verdict"] == "supported" and set(only_d2) >= {"D2"} and "D1" not in only_d2
-    assert only_d2["D2"]["coverage"] == pytest.approx(40 / 60) and only_d2["D2"]["gain_ci95"][0] > 0
+    assert only_d2.verdict == "supported" and set(only_d2.tasks) == {"D2"}
+    assert only_d2.tasks["D2"].coverage == pytest.approx(40 / 60) and only_d2.tasks["D2"].gain_ci95[0] > 0
     # D4 has a confidence (the set's) and a threshold chosen on calibration: H2 skipped it
     with_d4 = _abstention(pl.concat([_predictions("D2"), _predictions("D4", prefix="m")]), RunConfig(),
                           np.random.default_rng(1))
-    assert with_d4["D4"]["verdict"] == "supported" and with_d4["verdict"] == "supported"
+    assert with_d4.tasks["D4"].verdict == "supported" and with_d4.verdict == "supported"
 
 
 
@@ -73,8 +73,8 @@ def test_the_h2_verdict_says_which_abstention_did_better():
     comparison = {"turns": 60, "explicit_d3": {"coverage": 0.8, "accuracy_on_kept": 0.9},
                   "derived_confidence": {"coverage": 0.6, "accuracy_on_kept": 0.9}, "no_abstention_accuracy": 0.7}
     h2 = _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)
-    assert h2["D3_explicit_vs_confidence"]["better"] == "explicit (D3)"  # as accurate, keeps more
+    assert h2.d3_explicit_vs_confidence["better"] == "explicit (D3)"  # as accurate, keeps more
     comparison["derived_confidence"]["accuracy_on_kept"] = 0.95
-    assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison)[
-        "D3_explicit_vs_confidence"]["better"] == "derived from confidence"
+    assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison
+                       ).d3_explicit_vs_confidence["better"] == "derived from confidence"
 

@@ -23,22 +23,22 @@ def test_a_system_one_server_is_a_candidate_and_matches_the_same_model_in_proces
     with sparrow_server() as url:
         run = _quality_only(tmp_path, ["sparrow", f"jev:{url}"])
     served, local = run.results[f"jev:{url}"], run.results["sparrow"]
-    assert set(served["tasks"]) == {"D1", "D2", "D3", "D4"}
-    for task, figures in local["tasks"].items():
-        assert served["tasks"][task]["accuracy"] == pytest.approx(figures["accuracy"], abs=0.03), task
-    assert served["kind"]["batching"] == "server" and local["kind"]["batching"] == "in_process"
-    assert served["discarded_answers"] == 0
-    assert run.hypotheses[f"jev:{url}"]["H1"]["verdict"] == "not evaluated"  # no generative LLM in the run
+    assert set(served.tasks) == {"D1", "D2", "D3", "D4"}
+    for task, figures in local.tasks.items():
+        assert served.tasks[task].accuracy == pytest.approx(figures.accuracy, abs=0.03), task
+    assert served.kind["batching"] == "server" and local.kind["batching"] == "in_process"
+    assert served.discarded_answers == 0
+    assert run.hypotheses[f"jev:{url}"].H1.verdict == "not evaluated"  # no generative LLM in the run
 
 
 def test_answers_that_break_the_spec_are_counted_and_discarded_never_a_crash(tmp_path):
     with jevcompat_mock("choice-second") as url:
         run = _quality_only(tmp_path, [f"jev:{url}"])
     result = run.results[f"jev:{url}"]
-    d1 = result["tasks"]["D1"]
-    assert result["discarded_answers"] >= d1["n"]  # every choice answer broke choice.argmax
-    assert d1["accuracy"] == 0.0 and d1["high_confidence_wrong_rate"] == 0.0  # wrong at confidence 0, not trusted
-    assert "D3" in result["tasks"] and result["tasks"]["D3"]["accuracy"] > 0  # its yes/no answers were fine
+    d1 = result.tasks["D1"]
+    assert result.discarded_answers >= d1.n  # every choice answer broke choice.argmax
+    assert d1.accuracy == 0.0 and d1.high_confidence_wrong_rate == 0.0  # wrong at confidence 0, not trusted
+    assert "D3" in result.tasks and result.tasks["D3"].accuracy > 0  # its yes/no answers were fine
     assert any("broke the System One spec" in line for line in run.report.read_text(encoding="utf-8").splitlines())
 
 
@@ -75,6 +75,6 @@ def test_embedded_logreg_served_passes_jevcompat_and_is_benchmarked_over_the_wir
         config = RunConfig(dataset="sample", runs=3)
         run = run_benchmark(config, [f"jev:{url}"], Warehouse(tmp_path / "b.duckdb"), tmp_path / "r", None,
                             build(config))
-    h3 = run.hypotheses[f"jev:{url}"]["H3"]
-    assert h3["independent_runs"] == 3 and h3["verdict"] in ("met", "not met") and h3["p95_per_turn_ms"] > 0
-    assert run.results[f"jev:{url}"]["tasks"]["D1"]["accuracy"] > 0.5
+    h3 = run.hypotheses[f"jev:{url}"].H3
+    assert h3.independent_runs == 3 and h3.verdict in ("met", "not met") and h3.p95_per_turn_ms > 0
+    assert run.results[f"jev:{url}"].tasks["D1"].accuracy > 0.5

@@ -36,14 +36,14 @@ def frozen_test_split(context: dg.AssetCheckExecutionContext, adri: AdriSettings
 def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
     """Every candidate fitted on dev, calibrated on calibration, measured on test; report + plots."""
     run = service.benchmark(adri.settings())
-    rows = pl.DataFrame([{"candidate": name, "task": task, "accuracy": round(m["accuracy"], 3),
-                          "macro_f1": round(m.get("macro_f1", float("nan")), 3), "ece": round(m["ece"], 3),
-                          "aurc": round(m["aurc"], 3)}
-                         for name, result in run.results.items() for task, m in result["tasks"].items()])
+    rows = pl.DataFrame([{"candidate": name, "task": task, "accuracy": round(m.accuracy, 3),
+                          "macro_f1": round(m.macro_f1 if m.macro_f1 is not None else float("nan"), 3),
+                          "ece": round(m.ece, 3), "aurc": round(m.aurc, 3)}
+                         for name, result in run.results.items() for task, m in result.tasks.items()])
     return dg.MaterializeResult(metadata={
         "report": dg.MetadataValue.path(str(run.report)),
         "reliability_plot": dg.MetadataValue.path(str(run.report.parent / "reliability_D1.png")),
         "coverage_plot": dg.MetadataValue.path(str(run.report.parent / "coverage_accuracy_D1.png")),
         "metrics": table_metadata(rows),
-        "verdicts": dg.MetadataValue.json(run.hypotheses),
+        "verdicts": dg.MetadataValue.json({name: h.model_dump(mode="json") for name, h in run.hypotheses.items()}),
     })

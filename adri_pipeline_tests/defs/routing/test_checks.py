@@ -14,3 +14,16 @@ def test_a_changed_test_split_fails_the_check_and_blocks_the_benchmark(dagster_i
     assert not check.passed and "changed: frozen 0000000000000000" in check.description
     assert dagster_instance.get_latest_materialization_event(dg.AssetKey("routing_benchmark")) is None
     assert dagster_instance.get_latest_materialization_event(dg.AssetKey("routing_examples")) is not None
+
+
+def test_an_unchanged_split_lets_the_benchmark_run_and_its_verdicts_reach_the_asset(dagster_instance, adri):
+    """Failed once the verdicts became typed: the asset's JSON metadata was handed the models themselves."""
+    from adri_pipeline.defs.resources import AdriSettings
+
+    quick = AdriSettings(warehouse=adri.warehouse, corpus=adri.corpus, codebook=adri.codebook, backend="embedded",
+                         routing_candidates="sparrow", routing_performance_runs=0)
+    graph = materialize_graph(dagster_instance, quick, jobs=("routing",))
+    assert graph.success
+    event = dagster_instance.get_latest_materialization_event(dg.AssetKey("routing_benchmark"))
+    verdicts = event.asset_materialization.metadata["verdicts"].value
+    assert set(verdicts["sparrow"]) == {"H1", "H2", "H3"} and verdicts["sparrow"]["H1"]["verdict"] == "not evaluated"

@@ -1,0 +1,160 @@
+"""The benchmark's results as types: one candidate's figures (`CandidateResult`), the design's three
+hypotheses as verdicts (`Hypotheses`), and the whole run (`BenchmarkReport`), whose dump is a report
+folder's metrics.json. Figures that cannot be computed (no performance run, an empty slice) are NaN,
+written as JSON's NaN token that Python reads back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from adri_pipeline.routing.freeze import FreezeRecord
+
+
+class SetCost(BaseModel):
+    """The JEV design, D4: "custo total, que soma as latências" (evaluation.set_cost)."""
+
+    sets_timed: int
+    reason: str = ""
+    latency_per_set_ms: float | None = None
+    total_latency_s: float | None = None
+    cost_per_set_usd: float | None = None
+    total_cost_usd: float | None = None
+
+
+class TaskFigures(BaseModel):
+    """One task's quality figures (evaluation.task_figures; each metric defined in jev/metrics.py)."""
+
+    n: int
+    accuracy: float
+    majority_baseline_accuracy: float
+    high_confidence_wrong_rate: float  # at the task's abstention threshold
+    high_confidence_wrong_rate_fixed: float  # at RunConfig.high_confidence
+    ece: float
+    mce: float
+    aurc: float
+    coverage_at_threshold: float
+    selective_accuracy_at_threshold: float
+    reliability: list[dict]
+    set_f1: float | None = None  # D4
+    macro_f1: float | None = None  # every other task
+    per_class: dict[str, dict[str, float]] | None = None
+    confusion: dict | None = None
+    brier: float | None = None
+    set_cost: SetCost | None = None  # D4
+
+
+class Performance(BaseModel):
+    """The performance figures, each the median of the independent runs (evaluation.performance)."""
+
+    independent_runs: int
+    runs: list[dict]
+    load_seconds: float
+    warmup_seconds: float
+    peak_rss_mb: float
+    artifact_mb: float
+    production_batch: int
+    batch_chosen_by: str
+    throughput_per_s: dict[str, float]
+    shape: str
+    hourly_usd: float
+    price_table: str
+    cost_per_1000_usd: dict[str, float]
+
+
+class CandidateResult(BaseModel):
+    candidate: str
+    kind: dict
+    tasks: dict[str, TaskFigures]
+    by_origin: dict[str, dict[str, TaskFigures]]  # "synthetic" / "real" -> task -> figures
+    slices: dict[str, dict[str, dict[str, float]]]  # slice -> value -> {n, accuracy}
+    temperature: dict[str, float]
+    abstention_threshold: dict[str, float]
+    discarded_answers: int
+    discarded_reasons: dict[str, int]
+    error_causes: dict[str, dict]
+    abstention_d3_vs_confidence: dict
+    latency_ms: dict[str, float]
+    latency_per_turn_ms_percentiles: dict[str, float]
+    performance: Performance
+    cost_per_1000_usd: float  # batch 1, the orchestrator's path
+    fit_seconds: float
+    freeze: FreezeRecord | None = None
+
+
+class NonInferiority(BaseModel):
+    verdict: str
+    n: int
+    gap_pp: float
+    gap_ci95_pp: list[float]
+    margin_pp: float
+    min_decisions: int
+    reason: str = ""
+
+
+class H1(BaseModel):
+    """Non-inferiority against the LLM baseline, per routing task (verdicts._non_inferiority)."""
+
+    verdict: str
+    reason: str = ""
+    tasks: dict[str, NonInferiority] = {}
+
+
+class SelectiveGain(BaseModel):
+    verdict: str
+    n: int
+    coverage: float
+    selective_accuracy: float
+    full_coverage_accuracy: float
+    gain_ci95: list[float]
+
+
+class H2(BaseModel):
+    """Abstention that helps, per task with a confidence (verdicts._abstention)."""
+
+    verdict: str
+    min_coverage: float
+    reason: str = ""
+    tasks: dict[str, SelectiveGain] = {}
+    d3_explicit_vs_confidence: dict | None = None  # abstention_comparison, with which did better
+
+
+class H3(BaseModel):
+    """Latency per turn and cost per 1,000 decisions (verdicts._performance_verdict)."""
+
+    verdict: str
+    p95_per_turn_ms: float
+    target_p95_ms: float
+    cost_per_1000_usd: float
+    shape: str
+    compared_with_cost_per_1000_usd: float
+    compared_with: str
+    independent_runs: int
+    reason: str = ""
+
+
+class Hypotheses(BaseModel):
+    H1: H1
+    H2: H2
+    H3: H3
+
+
+class BenchmarkReport(BaseModel):
+    """A report folder's metrics.json."""
+
+    config: dict
+    test_hash: str
+    results: dict[str, CandidateResult]
+    hypotheses: dict[str, Hypotheses]
+    annotator_agreement: dict
+    departures: list[str]
+
+    def write(self, path: Path) -> None:
+        path.write_text(json.dumps(self.model_dump(mode="python"), ensure_ascii=False, indent=1, default=float),
+                        encoding="utf-8")
+
+    @classmethod
+    def read(cls, path: Path) -> "BenchmarkReport":
+        return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
