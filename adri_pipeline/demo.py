@@ -3,7 +3,6 @@ materialized in-process on the persistent Dagster instance that `make ui` shows 
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import warnings
@@ -25,12 +24,14 @@ def run_demo(settings: Settings) -> int:
             f.write("telemetry:\n  enabled: false\n")
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
     import dagster as dg
+    import polars as pl
 
     from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.classification.results import figures_lines
     from adri_pipeline.classification.service import current_figures
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.in_process import materialize_graph
+    from adri_pipeline.mirror.results import MirrorReport
     from adri_pipeline.routing.datasets import report_folder
     from adri_pipeline.routing.results import BenchmarkReport
     from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
@@ -79,13 +80,13 @@ def run_demo(settings: Settings) -> int:
               and e.asset_key.to_user_string() == "mirror_evaluation"]
     if mirror:
         evaluations = read_mirror_evaluations(warehouse)
-        for row in evaluations.iter_rows(named=True):
-            e = json.loads(row["evaluation"])
-            print(f"mirror {row['decision_point']} (synthetic shadow log): rule {e['rule_accuracy']:.3f} vs mirror-when-confident "
-                  f"{e['mirror_accuracy_when_confident']:.3f} (coverage {e['coverage_at_threshold']:.2f}, "
-                  f"judges agree {e['judge_agreement_rate']:.2f}) -> {e['recommendation']}"
-                  + (f" (may be approved for {e['recommended_mode']}: adri mirror approve)"
-                     if e["recommendation"] == "promote" else ""))
+        for row in evaluations.filter(pl.col("log") == str(adri.settings().mirror_log)).iter_rows(named=True):
+            e = MirrorReport.stored(row["evaluation"])
+            print(f"mirror {row['decision_point']} (synthetic shadow log): rule {e.rule_accuracy:.3f} vs mirror-when-"
+                  f"confident {e.mirror_accuracy_when_confident:.3f} (coverage {e.coverage_at_threshold:.2f}, judges "
+                  f"agree {e.judge_agreement_rate:.2f}) -> {e.recommendation}"
+                  + (f" (may be approved for {e.recommended_mode}: adri mirror approve)"
+                     if e.recommendation == "promote" else ""))
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
     [site] = [e.event_specific_data.materialization.metadata["path"].value for e in graph.review.all_events
               if e.event_type_value == "ASSET_MATERIALIZATION"]

@@ -14,9 +14,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adri_pipeline.errors import AdriError
+from adri_pipeline.mirror.results import ApprovalEvidence
 
 # how much a mode lets the mirror do on the caller's path; an evaluation that recommends one mode
 # also supports every weaker acting mode (a promoted point may run as veto or warn instead)
@@ -70,18 +71,21 @@ def check_approval(name: str, mode: str, threshold: float, approval: Approval | 
     if report["evaluated_at"] != approval.date:
         raise ApprovalError(f"point {name}: approval dated {approval.date} but {path} was evaluated "
                             f"at {report['evaluated_at']}")
-    evaluation = report["evaluations"].get(name)
-    if evaluation is None:
+    if name not in report["evaluations"]:
         raise ApprovalError(f"point {name}: {path} does not evaluate this point")
-    recommended = evaluation.get("recommended_mode", "shadow")
-    if AUTHORITY[mode] > AUTHORITY.get(recommended, 0):
+    try:
+        evaluation = ApprovalEvidence.model_validate(report["evaluations"][name])
+    except ValidationError as exc:
+        raise ApprovalError(f"point {name}: {path}: its evaluation is not one adri mirror evaluate writes "
+                            f"({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']})") from None
+    if AUTHORITY[mode] > AUTHORITY.get(evaluation.recommended_mode, 0):
         raise ApprovalError(f"point {name}: mode {mode} but its evaluation recommended "
-                            f"{evaluation.get('recommendation')!r} (mode {recommended})")
-    allowed = {tuple(move) for move in evaluation.get("recommended_overrides") or []}
-    if mode == "control" and overrides and "recommended_overrides" in evaluation and \
+                            f"{evaluation.recommendation!r} (mode {evaluation.recommended_mode})")
+    allowed = {tuple(move) for move in evaluation.recommended_overrides or []}
+    if mode == "control" and overrides and evaluation.recommended_overrides is not None and \
             (extra := sorted(list(m) for m in {tuple(m) for m in overrides} - allowed)):
         raise ApprovalError(f"point {name}: overrides {extra} were not recommended by its evaluation "
                             f"(recommended: {sorted(list(m) for m in allowed)})")
-    if threshold < evaluation.get("threshold", 1.0):
-        raise ApprovalError(f"point {name}: threshold {threshold} is below the {evaluation.get('threshold')} "
+    if threshold < evaluation.threshold:
+        raise ApprovalError(f"point {name}: threshold {threshold} is below the {evaluation.threshold} "
                             "its evaluation measured")

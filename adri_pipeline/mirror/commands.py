@@ -77,8 +77,8 @@ def evaluate(settings: Settings, options) -> int:
 
     _given_log(settings, "evaluate")
     report = service.evaluate_log(settings, Warehouse(settings.warehouse))  # what the Dagster assets do
-    print(json.dumps(report, ensure_ascii=False, indent=1, default=float))
-    evaluation = Path(report["recommended_configuration"]).parent / "mirror_evaluation.json"
-    print(f"recommended configuration: {report['recommended_configuration']} (approve a point with "
+    print(json.dumps(report.model_dump(), ensure_ascii=False, indent=1, default=float))
+    evaluation = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
+    print(f"recommended configuration: {report.recommended_configuration} (approve a point with "
           f"`adri mirror approve POINT --evaluation {evaluation} --config GATE.yaml`)")
     return 0

@@ -26,6 +26,7 @@ from adri_pipeline.mirror.evaluate import (
 )
 from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint, load_gate_config, parse_gate_config
 from adri_pipeline.mirror.judges import make_judges, promotion_blocker
+from adri_pipeline.mirror.results import ApprovalEvidence, MirrorReport, PointEvaluation
 from adri_pipeline.mirror.shadow_log import ingest, read_log
 from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
 
@@ -75,7 +76,7 @@ def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], lis
     return judged, described
 
 
-def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, dict]:
+def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, PointEvaluation]:
     """Per point; with judges that cannot be shown independent (promotion_blocker) a point is never
     recommended for promotion."""
     from adri_pipeline.routing.performance import PriceTable
@@ -91,37 +92,36 @@ def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> 
                                         hourly_price_usd=prices.shapes[shape].hourly_usd, seed=SAMPLE_SEED,
                                         min_days=settings.mirror_min_shadow_days,
                                         min_agreed=settings.mirror_min_agreed_cases)
-            evaluation["machine_shape"] = shape
-            if blocker and evaluation["recommendation"] == "promote":
-                evaluation["recommendation"] = ONE_SOURCE
-                evaluation["recommended_mode"] = recommended_mode(point, ONE_SOURCE)
-                evaluation["reasons"] = [*evaluation["reasons"], f"{blocker} (ADRI_MIRROR_JUDGES)"]
+            evaluation.machine_shape = shape
+            if blocker and evaluation.recommendation == "promote":
+                evaluation = evaluation.model_copy(update={
+                    "recommendation": ONE_SOURCE, "recommended_mode": recommended_mode(point, ONE_SOURCE),
+                    "recommended_overrides": [], "reasons": [*evaluation.reasons, f"{blocker} (ADRI_MIRROR_JUDGES)"]})
             out[name] = evaluation
     return out
 
 
-def store_evaluations(settings: Settings, warehouse: Warehouse, evaluated: dict[str, dict]) -> pl.DataFrame:
-    rows = pl.DataFrame([{"decision_point": n, "log": str(settings.mirror_log), "recommendation": e["recommendation"],
-                          "evaluation": json.dumps(e, default=float)} for n, e in evaluated.items()])
+def store_evaluations(settings: Settings, warehouse: Warehouse, evaluated: dict[str, PointEvaluation]) -> pl.DataFrame:
+    rows = pl.DataFrame([{"decision_point": n, "log": str(settings.mirror_log), "recommendation": e.recommendation,
+                          "evaluation": json.dumps(e.model_dump(), default=float)} for n, e in evaluated.items()])
     store_mirror_evaluations(warehouse, str(settings.mirror_log), rows)
     return rows
 
 
-def recommend(settings: Settings, warehouse: Warehouse, evaluated: dict[str, dict], **context) -> dict:
+def recommend(settings: Settings, warehouse: Warehouse, evaluated: dict[str, PointEvaluation], **context) -> MirrorReport:
     """Beside the log's other outputs: `recommended_gate.yaml` (nothing in it acts until a person runs
     `adri mirror approve`) and `mirror_evaluation.json`, the dated report an approval is bound to.
     Returns the report; `context` (judges, lines kept and quarantined) goes into it."""
     path = write_recommended_configuration(evaluation_folder(warehouse, settings.mirror_log), points(settings),
                                            evaluated)
-    report = {"evaluated_at": datetime.now(timezone.utc).isoformat(), "log": str(settings.mirror_log),
-              "log_sha256": file_sha256(Path(settings.mirror_log)), **context,
-              "evaluations": evaluated, "recommended_configuration": str(path)}
-    (path.parent / EVALUATION_FILE).write_text(json.dumps(report, ensure_ascii=False, indent=1, default=float),
-                                               encoding="utf-8")
+    report = MirrorReport(evaluated_at=datetime.now(timezone.utc).isoformat(), log=str(settings.mirror_log),
+                          log_sha256=file_sha256(Path(settings.mirror_log)), **context, evaluations=evaluated,
+                          recommended_configuration=str(path))
+    report.write(path.parent / EVALUATION_FILE)
     return report
 
 
-def evaluate_log(settings: Settings, warehouse: Warehouse) -> dict:
+def evaluate_log(settings: Settings, warehouse: Warehouse) -> MirrorReport:
     """Every step for ADRI_MIRROR_LOG (or --log), as the Dagster assets run them one by one."""
     shadow = decision_records(settings, warehouse)
     judged, judges = judgements(settings, sample(settings, shadow.records))
@@ -142,15 +142,14 @@ def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | Non
     if not evaluation_path.is_file():
         raise ApprovalError(f"point {name}: evaluation not found: {evaluation_path}")
     report = read_evaluation(evaluation_path)
-    evaluation = report["evaluations"].get(name)
-    if evaluation is None:
+    if name not in report["evaluations"]:
         raise ApprovalError(f"point {name}: {evaluation_path} does not evaluate this point")
-    recommended = evaluation.get("recommended_mode", "shadow")
-    mode = mode or recommended
+    evaluation = ApprovalEvidence.model_validate(report["evaluations"][name])
+    mode = mode or evaluation.recommended_mode
     entry = raw["points"][name]
     entry["mode"] = mode
-    if mode == "control" and evaluation.get("recommended_overrides"):
-        entry["overrides"] = evaluation["recommended_overrides"]  # the one direction it was shown to win
+    if mode == "control" and evaluation.recommended_overrides:
+        entry["overrides"] = evaluation.recommended_overrides  # the one direction it was shown to win
     entry["approval"] = {"evaluation": str(evaluation_path.resolve()), "sha256": file_sha256(evaluation_path),
                          "date": report["evaluated_at"], "approved_at": datetime.now(timezone.utc).isoformat()}
     text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)

@@ -35,6 +35,7 @@ from markupsafe import Markup, escape
 
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
+from adri_pipeline.mirror.results import MirrorReport
 from adri_pipeline.routing.results import BenchmarkReport
 from adri_pipeline.warehouse import (
     Warehouse,
@@ -373,14 +374,20 @@ MIRROR_FIGURES = ("logged", "counted", "rule_accuracy", "mirror_accuracy", "rule
 
 
 def mirror_page(warehouse: Warehouse, mirror_root: Path) -> str:
+    from pydantic import ValidationError
+
     evaluations = []
     for r in read_mirror_evaluations(warehouse).iter_rows(named=True):
-        e = json.loads(r["evaluation"])
-        diagnosis = {k: v.get("count") for k, v in (e.get("failure_diagnosis") or {}).items()}
-        evaluations.append({"decision_point": r["decision_point"], "log": r["log"],
-                            "recommendation": e["recommendation"],
-                            "reasons": "; ".join(e.get("reasons", [])),
-                            "figures": {k: e.get(k) for k in MIRROR_FIGURES} | {"failures (diagnosis)": diagnosis}})
+        try:
+            e = MirrorReport.stored(r["evaluation"])
+        except ValidationError:  # stored by an earlier version, in another shape
+            evaluations.append({"decision_point": r["decision_point"], "log": r["log"], "recommendation": "—",
+                                "reasons": "stored by an earlier version: run adri mirror evaluate again", "figures": {}})
+            continue
+        diagnosis = {k: v.get("count") for k, v in e.failure_diagnosis.items()}
+        evaluations.append({"decision_point": r["decision_point"], "log": r["log"], "recommendation": e.recommendation,
+                            "reasons": "; ".join(e.reasons),
+                            "figures": {k: getattr(e, k) for k in MIRROR_FIGURES} | {"failures (diagnosis)": diagnosis}})
     configurations = [{"name": c.name, "text": c.read_text(encoding="utf-8")}
                       for c in sorted(mirror_root.rglob("*recommended_gate.yaml"))]
     return render("mirror.html.j2", title="Mirror evaluation", evaluations=evaluations, configurations=configurations)

@@ -42,8 +42,8 @@ def test_cases_the_judges_disagree_on_are_excluded():
     second.label = lambda point, r: "sim" if r["state"]["i"] == 0 else r["truth"]  # disagrees once
     judged = judge(sampled, POINT, first, second)
     evaluation = evaluate_point("p", POINT, records, judged, HOURLY)
-    assert evaluation["counted"] == 3 and evaluation["judge_agreement_rate"] == 0.75
-    assert evaluation["mirror_accuracy"] == 1.0 and evaluation["rule_accuracy"] == 0.0
+    assert evaluation.counted == 3 and evaluation.judge_agreement_rate == 0.75
+    assert evaluation.mirror_accuracy == 1.0 and evaluation.rule_accuracy == 0.0
 
 
 @pytest.mark.parametrize("provider", ["ollama", "openai"])
@@ -60,7 +60,7 @@ def test_two_llm_judges_of_different_families_through_the_loopback_server(provid
         schema = stub.chats()[0]["format"]["properties"]["resposta"]
     assert schema["enum"] == ["sim", "nao"]
     assert (judged[0]["judge_a"], judged[0]["judge_b"]) == ("sim", "nao")
-    assert evaluate_point("p", POINT, [record(0, "sim", "nao")], judged, HOURLY)["counted"] == 0
+    assert evaluate_point("p", POINT, [record(0, "sim", "nao")], judged, HOURLY).counted == 0
 
 
 def settings_for(log, warehouse, config=DATA / "mirror" / "gate.yaml") -> Settings:
@@ -75,8 +75,8 @@ def config_file(tmp_path, points: dict):
 
 def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
     log = DATA / "mirror" / "sample_shadow_log.jsonl"
-    one_source = evaluate_log(settings_for(log, warehouse), warehouse)["evaluations"]["confirmar_transferencia"]
-    assert one_source["recommendation"] == "needs a second judge"  # failed before: the log's labels counted twice
+    one_source = evaluate_log(settings_for(log, warehouse), warehouse).evaluations["confirmar_transferencia"]
+    assert one_source.recommendation == "needs a second judge"  # failed before: the log's labels counted twice
 
     # two label files: copies of the log's labels here, and a file has no model family either way
     records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -86,10 +86,10 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     files = settings_for(log, warehouse).model_copy(
         update={"mirror_judges": f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"})
     two_files_report = evaluate_log(files, warehouse)
-    two_files = two_files_report["evaluations"]["confirmar_transferencia"]
-    assert two_files["recommendation"] == "needs a second judge"  # failed before: "promote"
-    assert [j["source"] for j in two_files_report["judges"]] == ["label file", "label file"]
-    assert two_files_report["judges"][0]["annotator"] is None  # the files name no annotator
+    two_files = two_files_report.evaluations["confirmar_transferencia"]
+    assert two_files.recommendation == "needs a second judge"  # failed before: "promote"
+    assert [j["source"] for j in two_files_report.judges] == ["label file", "label file"]
+    assert two_files_report.judges[0]["annotator"] is None  # the files name no annotator
 
     # two model judges of different families, on the loopback server, each reading the case on its own
     from adri_pipeline.jev.serialize import serialize_facts
@@ -105,14 +105,14 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
         settings = settings_for(log, warehouse).model_copy(update={
             "mirror_judges": "ollama:qwen2.5:7b,ollama:gemma3:4b", "ollama_hosts": [judges.host]})
         report = evaluate_log(settings, warehouse)
-    evaluation = report["evaluations"]["confirmar_transferencia"]
-    assert {j["family"] for j in report["judges"]} == {"qwen", "gemma"}  # each judge's source, named
+    evaluation = report.evaluations["confirmar_transferencia"]
+    assert {j["family"] for j in report.judges} == {"qwen", "gemma"}  # each judge's source, named
     # the cost per decision from the price table's shape, not a fixed rate
-    assert evaluation["machine_shape"] == "VM.Standard.E4.Flex 1 OCPU 24 GB" and evaluation["hourly_price_usd"] == 0.061
-    assert evaluation["recommendation"] == "promote"
-    assert evaluation["control_accuracy"] > evaluation["rule_accuracy"]
-    assert evaluation["recommended_mode"] == "control" and evaluation["shadow_days"] == 3
-    recommended = yaml.safe_load(open(report["recommended_configuration"]).read())
+    assert evaluation.machine_shape == "VM.Standard.E4.Flex 1 OCPU 24 GB" and evaluation.hourly_price_usd == 0.061
+    assert evaluation.recommendation == "promote"
+    assert evaluation.control_accuracy > evaluation.rule_accuracy
+    assert evaluation.recommended_mode == "control" and evaluation.shadow_days == 3
+    recommended = yaml.safe_load(open(report.recommended_configuration).read())
     assert recommended["points"]["confirmar_transferencia"]["mode"] == "shadow"  # nothing acts before approval
     assert recommended["evidence"]["confirmar_transferencia"]["recommended_mode"] == "control"
 
@@ -121,19 +121,19 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     from adri_pipeline.mirror.gate import load_gate_config
 
     gate_file = tmp_path / "gate.yaml"
-    gate_file.write_text(Path(report["recommended_configuration"]).read_text())
-    evaluation_file = Path(report["recommended_configuration"]).parent / "mirror_evaluation.json"
+    gate_file.write_text(Path(report.recommended_configuration).read_text())
+    evaluation_file = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
     assert main(["mirror", "approve", "confirmar_transferencia", "--evaluation", str(evaluation_file),
                  "--config", str(gate_file)]) == 0
     approved = load_gate_config(gate_file).points["confirmar_transferencia"]
     assert approved.mode == "control" and approved.harden_order == ["executar", "confirmar", "vetar"]
     assert approved.approval.sha256 == hashlib.sha256(evaluation_file.read_bytes()).hexdigest()
     # one direction: the moves the evaluation showed the mirror wins, each hardening (a safety point)
-    assert [list(m) for m in approved.overrides] == evaluation["recommended_overrides"] != []
+    assert [list(m) for m in approved.overrides] == evaluation.recommended_overrides != []
     assert all(approved.restrictiveness(to) > approved.restrictiveness(of) for of, to in approved.overrides)
     widened = yaml.safe_load(gate_file.read_text())
     widened["points"]["confirmar_transferencia"]["overrides"].append(["executar", "vetar"])
-    if ["executar", "vetar"] not in evaluation["recommended_overrides"]:
+    if ["executar", "vetar"] not in evaluation.recommended_overrides:
         (tmp_path / "widened.yaml").write_text(yaml.safe_dump(widened))
         with pytest.raises(GateConfigError, match="overrides .* were not recommended by its evaluation"):
             load_gate_config(tmp_path / "widened.yaml")
@@ -149,7 +149,7 @@ def test_approving_a_point_its_evaluation_kept_in_shadow_is_refused_and_changes_
 
     log = DATA / "mirror" / "sample_shadow_log.jsonl"
     report = evaluate_log(settings_for(log, warehouse), warehouse)  # one label source: not promoted
-    gate_file = Path(report["recommended_configuration"])
+    gate_file = Path(report.recommended_configuration)
     before = gate_file.read_text()
     with pytest.raises(GateConfigError, match="point confirmar_transferencia: mode control but its evaluation "
                                               "recommended 'needs a second judge'"):
@@ -165,10 +165,10 @@ def test_promotion_waits_for_days_of_shadow_traffic_and_enough_agreed_cases(days
                for i in range(agreed)]
     judged = [{**r, "weight": 1.0, "stratum": "disagreement", "judge_a": "nao", "judge_b": "nao"} for r in records]
     evaluation = evaluate_point("p", POINT, records, judged, HOURLY)
-    assert evaluation["recommendation"] == "keep shadow" and evaluation["recommended_mode"] == "shadow"
-    assert any(reason in r for r in evaluation["reasons"])
+    assert evaluation.recommendation == "keep shadow" and evaluation.recommended_mode == "shadow"
+    assert any(reason in r for r in evaluation.reasons)
     enough = evaluate_point("p", POINT, records, judged, HOURLY, min_days=days, min_agreed=agreed)
-    assert enough["recommendation"] == "promote" and enough["first_day"] == "2026-11-20"
+    assert enough.recommendation == "promote" and enough.first_day == "2026-11-20"
 
 
 def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
@@ -192,9 +192,9 @@ def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
     release.set()
     gate.close()
     report = evaluate_log(settings_for(log_path, warehouse, config_file(tmp_path, {"p": point})), warehouse)
-    evaluation = report["evaluations"]["p"]
-    assert evaluation["dropped_queue_full"] == gate.dropped["p"] >= 3
-    assert evaluation["logged"] == 6
+    evaluation = report.evaluations["p"]
+    assert evaluation.dropped_queue_full == gate.dropped["p"] >= 3
+    assert evaluation.logged == 6
 
 
 def test_confident_failures_are_split_into_missing_information_and_unclear_questions():
@@ -312,7 +312,7 @@ def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, ware
 
     replay_page_type(tmp_path / "page.jsonl", pdap_subset(tmp_path, 600))
     report = evaluate_log(settings_for(tmp_path / "page.jsonl", warehouse, config_file(tmp_path, {})), warehouse)
-    diagnosis = report["evaluations"]["page_type"]["failure_diagnosis"]
+    diagnosis = report.evaluations["page_type"].failure_diagnosis
     wrong = diagnosis["state_lacks_information"]["count"] + diagnosis["question_unclear"]["count"]
     assert wrong > 0 and diagnosis["question_unclear"]["examples"]
     assert all(e["mirror_decision"] != e["judge_a"] for e in diagnosis["question_unclear"]["examples"])

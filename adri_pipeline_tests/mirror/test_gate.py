@@ -434,7 +434,7 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
         capture_output=True, text=True, check=True).stdout.split()
     ours = {m for m in loaded if m.startswith("adri_pipeline.")}
     assert ours <= {"adri_pipeline.config", "adri_pipeline.flags", "adri_pipeline.errors", "adri_pipeline.mirror",
-                    "adri_pipeline.mirror.gate",
+                    "adri_pipeline.mirror.gate", "adri_pipeline.mirror.results",
                     "adri_pipeline.mirror.redact", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
                     "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
@@ -566,3 +566,16 @@ def test_a_hung_mirror_in_shadow_never_holds_up_control():
     finally:
         release.set()
         gate.close()
+
+
+def test_an_evaluation_whose_figures_are_not_an_evaluations_is_refused_naming_the_field(tmp_path):
+    """Failed before: a threshold written as text reached a comparison and raised a TypeError."""
+    import json
+
+    from adri_pipeline_tests.mirror.evidence import EVALUATED_AT, approval_for
+
+    report = tmp_path / "mirror_evaluation.json"
+    report.write_text(json.dumps({"evaluated_at": EVALUATED_AT, "evaluations": {
+        "p": {"recommendation": "promote", "recommended_mode": "control", "threshold": "alto"}}}))
+    with pytest.raises(ValueError, match=r"point p: .*mirror_evaluation.json: its evaluation is not one .*threshold"):
+        GateConfig(points={"p": point(mode="control", approval=approval_for(report))})

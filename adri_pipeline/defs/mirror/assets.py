@@ -11,6 +11,7 @@ from adri_pipeline.defs.metadata import file_hash, table_metadata
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.mirror import service
 from adri_pipeline.mirror.approval import EVALUATION_FILE
+from adri_pipeline.mirror.results import MirrorReport
 
 IO = "content_hash_io_manager"
 
@@ -73,10 +74,10 @@ def mirror_evaluation(adri: AdriSettings, mirror_judgements: pl.DataFrame) -> dg
 def recommended_gate_configuration(adri: AdriSettings, mirror_evaluation: pl.DataFrame) -> dg.MaterializeResult:
     """The configuration the evaluation supports and the dated evaluation report a person approves
     each point on (`adri mirror approve POINT --evaluation mirror_evaluation.json`)."""
-    evaluated = {r["decision_point"]: json.loads(r["evaluation"]) for r in mirror_evaluation.iter_rows(named=True)}
+    evaluated = {r["decision_point"]: MirrorReport.stored(r["evaluation"]) for r in mirror_evaluation.iter_rows(named=True)}
     report = service.recommend(adri.settings(), adri.warehouse_access(), evaluated)
-    path = Path(report["recommended_configuration"])
-    modes = {n: e["recommended_mode"] for n, e in evaluated.items()}
+    path = Path(report.recommended_configuration)
+    modes = {n: e.recommended_mode for n, e in evaluated.items()}
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(path)),
                                           "evaluation": dg.MetadataValue.path(str(path.parent / EVALUATION_FILE)),
                                           "may_be_approved_for": dg.MetadataValue.json(modes)})
