@@ -167,7 +167,7 @@ def build_d1(utterances: list[Utterance], descriptions: dict[str, str], seed: in
         n = rng.randint(MIN_OPTIONS, min(MAX_OPTIONS, len(intents)))
         others = [i for i in intents if i != utterance.intent]
         include_gold = utterance.intent != NO_MATCH and rng.random() < p_gold_eligible
-        # a small catalogue has fewer other intents than n (same draws as before for large ones)
+        # a small catalogue has fewer other intents than n
         eligible = rng.sample(others, min(n - 1 if include_gold else n, len(others)))
         if include_gold:
             eligible.insert(rng.randrange(len(eligible) + 1), utterance.intent)
@@ -356,7 +356,7 @@ def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[Canonic
     the last system turn (continue), the services seen before (return: retomar_sessao:<service>) or
     none (a new service); the state is the real preceding turns. D1: the user's active intent among
     the intents of the services in play plus distractors, described by schemas.json. D4: user turns
-    whose frames name two services with an active intent each, as issue 10 asks. Every such turn in
+    whose frames name two services with an active intent each (two intents in one message). Every such turn in
     the shared data names the service the system was just speaking for, the one the message carries
     context over from ("a rental car there" after a bus booking): the gold set is the new request plus
     the service it refers back to, not two requests in one message."""

@@ -237,7 +237,7 @@ class Warehouse:
         """Copy the warehouse to a temporary file and rename it over the snapshot atomically; temporary
         files left by a process killed while publishing are removed. After a CHECKPOINT the file holds
         everything, so the copy is the file's bytes: `COPY FROM DATABASE` held the tables in memory
-        (+440 MB at 20,000 documents, issue 23) and took twice as long."""
+        (+440 MB at 20,000 documents) and took twice as long."""
         tmp = self.snapshot_path.with_suffix(f".tmp{os.getpid()}")
         for leftover in self.snapshot_path.parent.glob(self.snapshot_path.stem + ".tmp*"):
             pid = leftover.suffix.removeprefix(".tmp").split(".")[0]

@@ -35,7 +35,7 @@ def ledger_select(warehouse: Warehouse, columns: list[str], keys: list[str]) -> 
 def ledger_writer(warehouse: Warehouse, columns: list[str]) -> Iterator:
     """One connection for the run; every commit(*records) is one statement, so one transaction: all of
     its rows are stored or none. DuckDB's cost is per statement (~5 ms here, whatever the rows): a
-    run committing answers one by one was capped near 125 documents/s (issue 23's profile)."""
+    run committing answers one by one was capped near 125 documents/s (BENCHMARKS.md)."""
     head = f"INSERT OR REPLACE INTO ledger ({', '.join(columns)}) VALUES "
     row = f"({', '.join('?' for _ in columns)})"
     with warehouse.connect() as con:
