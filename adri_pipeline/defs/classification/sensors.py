@@ -25,6 +25,7 @@ from adri_pipeline.defs.classification.jobs import (
 from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import SHARED_LEDGER, AdriSettings
 
+DATA_VERSION_TAG = "dagster/data_version"  # the tag a materialization's data version is recorded under
 
 
 @dg.sensor(job=register_corpus_job, minimum_interval_seconds=60)
@@ -87,7 +88,7 @@ def reclassify_after_refit_sensor(context: dg.SensorEvaluationContext, adri: Adr
     document when the embedded backend is the one in use: the fit is part of each answer's cache key.
     A served model's answers stand. The cursor is the last digest handled."""
     event = context.instance.get_latest_materialization_event(coded_model.key)
-    digest = (event.asset_materialization.data_version or "") if event and event.asset_materialization else ""
+    digest = event.asset_materialization.tags.get(DATA_VERSION_TAG, "") if event and event.asset_materialization else ""
     if digest in ("", "zero-shot") or digest == context.cursor:
         return dg.SkipReason("no new fit of the coded model")
     if adri.settings().backend != "embedded":
