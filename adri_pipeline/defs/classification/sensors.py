@@ -25,7 +25,7 @@ from adri_pipeline.defs.classification.jobs import (
 from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import SHARED_LEDGER, AdriSettings
 
-DATA_VERSION_TAG = "dagster/data_version"  # the tag a materialization's data version is recorded under
+DATA_VERSION_TAG = "dagster/data_version"  # Dagster 1.13 has no public accessor for a materialization's data version: its tag
 
 
 @dg.sensor(job=register_corpus_job, minimum_interval_seconds=60)
