@@ -10,10 +10,16 @@ from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.warehouse import store_codebook
 
 
+def codebook_version(settings) -> str:
+    """The codebook's data version: the hash of the whole file (labels included)."""
+    return file_hash(settings.codebook)
+
+
 @dg.observable_source_asset(group_name="codebook")
 def codebook(adri: AdriSettings) -> dg.DataVersion:
-    """The codebook YAML; its version is the hash of the whole file (labels included)."""
-    return dg.DataVersion(file_hash(adri.settings().codebook))
+    """The codebook YAML, observed by codebook_change_sensor each time it looks (no run needed) or
+    from the UI; its version is codebook_version."""
+    return dg.DataVersion(codebook_version(adri.settings()))
 
 
 @dg.asset(code_version=PROMPT_VERSION, pool=DUCKDB_WRITER, group_name="codebook", deps=[codebook], kinds={"duckdb"})

@@ -10,11 +10,16 @@ from adri_pipeline.defs.metadata import file_hash, table_metadata
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 
 
+def coder_file_version(settings) -> str:
+    """The coders' file's data version: the hash of the file, "none" when not configured."""
+    return file_hash(settings.coders) if settings.coders else "none"
+
+
 @dg.observable_source_asset(group_name="coders")
 def coder_file(adri: AdriSettings) -> dg.DataVersion:
-    """The coders' CSV (ADRI_CODERS); its version is the hash of the file, "none" when not configured."""
-    coders = adri.settings().coders
-    return dg.DataVersion(file_hash(coders) if coders else "none")
+    """The coders' CSV (ADRI_CODERS), observed by new_codes_sensor each time it looks (no run
+    needed) or from the UI; its version is coder_file_version."""
+    return dg.DataVersion(coder_file_version(adri.settings()))
 
 
 @dg.asset(code_version=TRAINING_VERSION, pool=DUCKDB_WRITER, group_name="coders", deps=[coder_file, prompt_signature, corpus], kinds={"duckdb"})

@@ -1,7 +1,8 @@
 """Sensors: a changed corpus file is registered (its shards become partitions), then its range is
 classified (one run, or with the shared ledger runs side by side, with the results built once after
 them); codebook edits reclassify or relabel; new codes refit the coded model, and a new fit
-reclassifies (in that order). No sensor opens the DuckDB warehouse."""
+reclassifies (in that order). The sensors that look at the codebook and the coders' file report what
+they saw as observations of the `codebook` and `coder_file` sources. No sensor opens the DuckDB warehouse."""
 
 import json
 
@@ -10,7 +11,8 @@ import dagster as dg
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.shards import shard_ranges
-from adri_pipeline.defs.classification.coders import coded_model
+from adri_pipeline.defs.classification.codebook import codebook, codebook_version
+from adri_pipeline.defs.classification.coders import coded_model, coder_file, coder_file_version
 from adri_pipeline.defs.classification.corpus import document_shards
 from adri_pipeline.defs.classification.jobs import (
     BATCH_TAG,
@@ -26,6 +28,12 @@ from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import SHARED_LEDGER, AdriSettings
 
 DATA_VERSION_TAG = "dagster/data_version"  # Dagster 1.13 has no public accessor for a materialization's data version: its tag
+
+
+def observed(key: dg.AssetKey, version: str) -> dg.AssetObservation:
+    """An observation of a source asset with its data version, reported by the sensor that looked:
+    the file is hashed once per look, and observing it takes no run."""
+    return dg.AssetObservation(asset_key=key, tags={DATA_VERSION_TAG: version})
 
 
 @dg.sensor(job=register_corpus_job, minimum_interval_seconds=60)
@@ -46,25 +54,27 @@ def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettin
     """A definition edit (signature changed) reclassifies every document whose cache key changed;
     a label- or version-only edit only rebuilds the results from the ledger."""
     settings = adri.settings()
-    book = load_codebook(settings.codebook)
-    signature = build_prompt(book).signature
+    version = codebook_version(settings)
     previous = json.loads(context.cursor) if context.cursor else None
-    cursor = json.dumps({"codebook_hash": book.content_hash, "signature": signature})
-    if previous is None:
-        return dg.SensorResult(cursor=cursor, skip_reason=dg.SkipReason("first look at the codebook"))
-    if previous["codebook_hash"] == book.content_hash:
+    if previous is not None and previous["codebook_hash"] == version:
         return dg.SkipReason("codebook unchanged")
+    signature = build_prompt(load_codebook(settings.codebook)).signature
+    cursor = json.dumps({"codebook_hash": version, "signature": signature})
+    seen = [observed(codebook.key, version)]  # the source's new version, recorded on the asset
+    if previous is None:
+        return dg.SensorResult(cursor=cursor, asset_events=seen, skip_reason=dg.SkipReason("first look at the codebook"))
     if previous["signature"] == signature:
-        request = dg.RunRequest(job_name=refresh_results_job.name, run_key=f"labels-{book.content_hash[:16]}")
-        return dg.SensorResult(run_requests=[request], cursor=cursor)
+        request = dg.RunRequest(job_name=refresh_results_job.name, run_key=f"labels-{version[:16]}")
+        return dg.SensorResult(run_requests=[request], cursor=cursor, asset_events=seen)
     keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
-        return dg.SensorResult(cursor=cursor, skip_reason=dg.SkipReason("no documents registered yet"))
+        return dg.SensorResult(cursor=cursor, asset_events=seen, skip_reason=dg.SkipReason("no documents registered yet"))
     if settings.ledger_url:
-        return dg.SensorResult(run_requests=[register_then_classify(f"signature-{signature[:16]}")], cursor=cursor)
+        return dg.SensorResult(run_requests=[register_then_classify(f"signature-{signature[:16]}")], cursor=cursor,
+                               asset_events=seen)
     request = dg.RunRequest(job_name=classify_documents_job.name, run_key=f"signature-{signature[:16]}",
                             tags=range_tags(keys))
-    return dg.SensorResult(run_requests=[request], cursor=cursor)
+    return dg.SensorResult(run_requests=[request], cursor=cursor, asset_events=seen)
 
 
 @dg.sensor(job=coded_model_job, minimum_interval_seconds=60)
@@ -74,12 +84,14 @@ def new_codes_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
     settings = adri.settings()
     if settings.coders is None:
         return dg.SkipReason("no coders' file configured (ADRI_CODERS)")
-    coders_hash = file_hash(settings.coders)
-    if context.cursor is None:
-        return dg.SensorResult(cursor=coders_hash, skip_reason=dg.SkipReason("first look at the coders' file"))
-    if context.cursor == coders_hash:
+    version = coder_file_version(settings)
+    if context.cursor == version:
         return dg.SkipReason("coders' file unchanged")
-    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"coded-{coders_hash[:16]}")], cursor=coders_hash)
+    seen = [observed(coder_file.key, version)]  # the source's new version, recorded on the asset
+    if context.cursor is None:
+        return dg.SensorResult(cursor=version, asset_events=seen, skip_reason=dg.SkipReason("first look at the coders' file"))
+    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"coded-{version[:16]}")], cursor=version,
+                           asset_events=seen)
 
 
 @dg.sensor(jobs=[classify_documents_job, register_corpus_job], minimum_interval_seconds=60)

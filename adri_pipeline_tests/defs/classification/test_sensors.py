@@ -84,6 +84,30 @@ def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_insta
     assert isinstance(evaluate(codebook_change_sensor, dagster_instance, adri, definition.cursor), dg.SkipReason)
 
 
+def test_the_sensors_that_look_at_the_codebook_and_the_coders_file_observe_them(dagster_instance, adri, codebook_copy,
+                                                                                tmp_path):
+    """Failed before: the `codebook` and `coder_file` sources were never observed; the sensors hashed the
+    files for themselves and Dagster never knew a version of either."""
+    from adri_pipeline.defs.classification.codebook import codebook, codebook_version
+    from adri_pipeline.defs.classification.coders import coder_file, coder_file_version
+    from adri_pipeline.defs.classification.sensors import new_codes_sensor
+
+    first = evaluate(codebook_change_sensor, dagster_instance, adri)
+    [seen] = first.asset_events
+    assert seen.asset_key == codebook.key and seen.tags["dagster/data_version"] == codebook_version(adri.settings())
+    _edit(codebook_copy, "qualitativa: Qualitativa", "qualitativa: Pesquisa qualitativa")
+    [again] = evaluate(codebook_change_sensor, dagster_instance, adri, first.cursor).asset_events
+    assert again.tags["dagster/data_version"] == codebook_version(adri.settings()) != seen.tags["dagster/data_version"]
+
+    coders = tmp_path / "coders.csv"
+    coders.write_text("doc_id,variable,value,evidencia,note\n", encoding="utf-8")
+    with_codes = AdriSettings(**{**{k: getattr(adri, k) for k in ("warehouse", "corpus", "codebook", "backend")},
+                                 "coders": str(coders)})
+    [coded] = evaluate(new_codes_sensor, dagster_instance, with_codes).asset_events
+    assert coded.asset_key == coder_file.key and coded.tags["dagster/data_version"] == coder_file_version(
+        with_codes.settings())
+
+
 def test_label_only_edit_renames_results_without_a_model_call(dagster_instance, adri, codebook_copy, monkeypatch):
     materialize_graph(dagster_instance, adri, jobs=("classify",))  # answers in the ledger; the refresh is tested
     _edit(codebook_copy, "qualitativa: Qualitativa", "qualitativa: QUALI")
