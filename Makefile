@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench ui install llm docs clean
+.PHONY: demo test test-slow bench ui install llm docs label-studio clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,6 +13,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# Label Studio, for the coders' rounds: its own environment (about 1 GB; its pins are not ours), started
+# on loopback by the slow tests (adri_pipeline_tests/label_studio_server.py)
+LABEL_STUDIO_VENV := .venv-label-studio
+label-studio: $(LABEL_STUDIO_VENV)/bin/label-studio
+
+$(LABEL_STUDIO_VENV)/bin/label-studio:
+	test -x $(LABEL_STUDIO_VENV)/bin/python || $(PYTHON) -m venv $(LABEL_STUDIO_VENV)
+	$(LABEL_STUDIO_VENV)/bin/python -m pip install --quiet label-studio==1.23.2
 
 # docs/ as a site in site/; strict: a link to a page that is not there fails the build
 docs: $(STAMP)

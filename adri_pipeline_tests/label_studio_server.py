@@ -1,0 +1,65 @@
+"""A real Label Studio on loopback for the slow tests: its own environment (`make label-studio`),
+sqlite in a temporary folder, one user with a legacy API token (Label Studio 1.23 disables those
+unless LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN is set when the organization is created)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from adri_pipeline.config import PROJECT_ROOT
+from adri_pipeline_tests.systemone_servers import free_port
+
+LABEL_STUDIO = PROJECT_ROOT / ".venv-label-studio" / "bin" / "label-studio"
+EMAIL, PASSWORD, TOKEN = "coder@example.org", "adri-coding-2026", "0123456789abcdef0123456789abcdef01234567"
+
+
+@dataclass
+class LabelStudioServer:
+    url: str
+    token: str
+    email: str
+    password: str
+    log: Path
+
+
+@contextlib.contextmanager
+def label_studio(timeout_s: float = 180.0):
+    if not LABEL_STUDIO.exists():
+        pytest.skip(f"{LABEL_STUDIO} not installed: `make label-studio` (.ci/run does it)")
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="adri-label-studio-") as folder:
+        log = Path(folder) / "label-studio.log"
+        env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": folder, "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true"}
+        with log.open("w") as out:
+            process = subprocess.Popen([str(LABEL_STUDIO), "start", "--no-browser", "--host", "127.0.0.1", "--port",
+                                        str(port), "--username", EMAIL, "--password", PASSWORD, "--user-token", TOKEN],
+                                       stdout=out, stderr=subprocess.STDOUT, env=env)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout_s
+            while True:
+                if process.poll() is not None:
+                    raise RuntimeError(f"label-studio exited {process.returncode}: {log.read_text()[-2000:]}")
+                try:
+                    urllib.request.urlopen(url + "/health", timeout=1)
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"label-studio did not answer on {url} within {timeout_s} s") from None
+                    time.sleep(0.5)
+            yield LabelStudioServer(url, TOKEN, EMAIL, PASSWORD, log)
+        finally:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
