@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import tempfile
-import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from adri_pipeline.config import PROJECT_ROOT
-from adri_pipeline_tests.systemone_servers import free_port
+from adri_pipeline_tests.systemone_servers import free_port, process_server
 
 LABEL_STUDIO = PROJECT_ROOT / ".venv-label-studio" / "bin" / "label-studio"
 EMAIL, PASSWORD, TOKEN = "coder@example.org", "adri-coding-2026", "0123456789abcdef0123456789abcdef01234567"
@@ -37,29 +34,9 @@ def label_studio(timeout_s: float = 180.0):
         pytest.skip(f"{LABEL_STUDIO} not installed: `make label-studio` (.ci/run does it)")
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="adri-label-studio-") as folder:
-        log = Path(folder) / "label-studio.log"
+        log = Path(folder) / "label-studio.log"  # it logs every request: more than a pipe holds
         env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": folder, "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true"}
-        with log.open("w") as out:
-            process = subprocess.Popen([str(LABEL_STUDIO), "start", "--no-browser", "--host", "127.0.0.1", "--port",
-                                        str(port), "--username", EMAIL, "--password", PASSWORD, "--user-token", TOKEN],
-                                       stdout=out, stderr=subprocess.STDOUT, env=env)
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + timeout_s
-            while True:
-                if process.poll() is not None:
-                    raise RuntimeError(f"label-studio exited {process.returncode}: {log.read_text()[-2000:]}")
-                try:
-                    urllib.request.urlopen(url + "/health", timeout=1)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline:
-                        raise TimeoutError(f"label-studio did not answer on {url} within {timeout_s} s") from None
-                    time.sleep(0.5)
+        command = [str(LABEL_STUDIO), "start", "--no-browser", "--host", "127.0.0.1", "--port", str(port),
+                   "--username", EMAIL, "--password", PASSWORD, "--user-token", TOKEN]
+        with process_server(command, port, "/health", timeout_s, env, log) as url:
             yield LabelStudioServer(url, TOKEN, EMAIL, PASSWORD, log)
-        finally:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()

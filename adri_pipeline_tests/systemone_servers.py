@@ -21,15 +21,19 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def process_server(command: list[str], port: int, ready_path: str = "/", timeout_s: float = 120.0, env=None):
-    """Start `command`, wait until http://127.0.0.1:port answers, yield its URL, stop it."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+def process_server(command: list[str], port: int, ready_path: str = "/", timeout_s: float = 120.0, env=None,
+                   log: Path | None = None):
+    """Start `command`, wait until http://127.0.0.1:port answers, yield its URL, stop it. `log`: a file
+    for its output, for a server that writes more than a pipe holds while nobody reads it."""
+    out = log.open("w") if log else subprocess.PIPE
+    process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, env=env)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + timeout_s
     try:
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"{command[0]} exited {process.returncode}: {process.stdout.read()[-2000:]}")
+                said = log.read_text() if log else process.stdout.read()
+                raise RuntimeError(f"{command[0]} exited {process.returncode}: {said[-2000:]}")
             try:
                 urllib.request.urlopen(url + ready_path, timeout=1)
                 break
@@ -43,9 +47,11 @@ def process_server(command: list[str], port: int, ready_path: str = "/", timeout
     finally:
         process.terminate()
         try:
-            process.wait(10)
+            process.wait(15)
         except subprocess.TimeoutExpired:
             process.kill()
+        if log:
+            out.close()
 
 
 def sparrow_server(port: int | None = None):

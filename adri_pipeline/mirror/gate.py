@@ -537,21 +537,15 @@ class Gate:
             return True
 
     def _shadow_worker(self) -> None:
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            names, state, rule_answers = item
-            try:
-                asked = self._ask_many(names, state, lane="shadow")
-                for name in names:
-                    answer = asked[name]
-                    outcome = answer.failure or ("agree" if answer.answer == rule_answers[name] else "disagree")
-                    self._write(name, state, rule_answers[name], answer, "shadow", "rule", outcome)
-            except Exception:  # noqa: BLE001 - a shadow fault never reaches the caller
-                logger.exception("shadow sample lost")
-            finally:
-                self._queue.task_done()
+        _serve(self._queue, self._shadow_sample, "shadow sample lost")
+
+    def _shadow_sample(self, item) -> None:
+        names, state, rule_answers = item
+        asked = self._ask_many(names, state, lane="shadow")
+        for name in names:
+            answer = asked[name]
+            outcome = answer.failure or ("agree" if answer.answer == rule_answers[name] else "disagree")
+            self._write(name, state, rule_answers[name], answer, "shadow", "rule", outcome)
 
     def _write(self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str,
                outcome: str) -> None:
@@ -564,19 +558,13 @@ class Gate:
             self.log_dropped += 1
 
     def _write_log(self) -> None:
-        while True:
-            item = self._log_queue.get()
-            try:
-                if item is None:
-                    return
-                if isinstance(item, dict):  # a task record, ready as it is
-                    self.log.write(item)
-                else:
-                    self._write_record(*item)
-            except Exception:  # noqa: BLE001 - a log fault never reaches the caller
-                logger.exception("shadow log record lost")
-            finally:
-                self._log_queue.task_done()
+        _serve(self._log_queue, self._log_item, "shadow log record lost")
+
+    def _log_item(self, item) -> None:
+        if isinstance(item, dict):  # a task record, ready as it is
+            self.log.write(item)
+        else:
+            self._write_record(*item)
 
     def _write_record(self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str,
                       outcome: str) -> None:
@@ -624,6 +612,21 @@ class Gate:
         self._log_writer.join(timeout=5)
         for lane in self._lanes.values():
             lane.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _serve(work: queue.Queue, handle, lost: str) -> None:
+    """A worker thread's loop: each item handled until the None that stops it; a fault is logged as
+    `lost` and never reaches the caller who queued the item."""
+    while True:
+        item = work.get()
+        try:
+            if item is None:
+                return
+            handle(item)
+        except Exception:  # noqa: BLE001 - the caller's decision was taken already
+            logger.exception(lost)
+        finally:
+            work.task_done()
 
 
 TASK_RECORD = "_task"
