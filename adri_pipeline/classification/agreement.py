@@ -1,7 +1,10 @@
 """Agreement between a model's answers and human coders, per variable, measured as each type allows.
 
 Coder CSV columns: doc_id, variable, value (list values joined with '|', booleans true/false), plus
-optional `evidencia` and `note` (the project's sample: data/coders/pilot_coded.csv).
+optional `evidencia` and `note` (the project's sample: data/coders/pilot_coded.csv), and for a coding
+round with several coders (`adri code pull` writes one) `coder`, `pass` (blind, review,
+adjudication) and `round`. A file with a `coder` column is measured and trained on its gold
+(classification/coding.py): the adjudicated value, else the value the blind coders agree on.
 
 - enum / boolean: percent agreement and Cohen's kappa, with a confusion table;
 - list: exact-set agreement and mean Jaccard (an empty set counts as {nao_informado});
@@ -11,12 +14,15 @@ optional `evidencia` and `note` (the project's sample: data/coders/pilot_coded.c
 
 from __future__ import annotations
 
+from itertools import combinations
 from pathlib import Path
 
 import polars as pl
 
 from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.classification.coding import BLIND, NO_CODER, PASSES, gold_codes, with_round
 from adri_pipeline.errors import AdriError
+from adri_pipeline.jev.metrics import krippendorff_alpha_nominal
 
 REQUIRED_COLUMNS = ("doc_id", "variable", "value")
 NO_INFORMATION = "nao_informado"
@@ -24,6 +30,8 @@ NO_INFORMATION = "nao_informado"
 AGREEMENT_SCHEMA = {"model": pl.String, "variable": pl.String, "measure": pl.String, "n": pl.Int64,
                     "agreement_pct": pl.Float64, "kappa": pl.Float64, "jaccard": pl.Float64}
 MEASURES = {"enum": "value", "boolean": "value", "list": "set", "text": "informed or not"}
+CODER_AGREEMENT_SCHEMA = {"round": pl.String, "variable": pl.String, "measure": pl.String, "coders": pl.Int64,
+                          "n": pl.Int64, "agreement_pct": pl.Float64, "kappa": pl.Float64, "alpha": pl.Float64}
 
 
 class CoderFileError(AdriError, ValueError):
@@ -60,9 +68,10 @@ def _malformed_line(path: Path) -> str:
     return ""
 
 
-def load_coder_labels(path: str | Path, codebook: Codebook) -> pl.DataFrame:
-    """(doc_id, variable, value, evidencia) with values in canonical spelling (evidencia empty when the
-    file has none); errors name the file and line."""
+def load_codes(path: str | Path, codebook: Codebook) -> pl.DataFrame:
+    """Every code of the file: doc_id, variable, value (canonical spelling), evidencia (empty when the
+    file has none), coder ("" without a `coder` column), pass ("blind" without one) and round. Errors
+    name the file and line."""
     path = Path(path)
     if not path.is_file():
         raise CoderFileError(f"{path}: coder file not found")
@@ -75,28 +84,59 @@ def load_coder_labels(path: str | Path, codebook: Codebook) -> pl.DataFrame:
     if missing:
         raise CoderFileError(f"{path}: missing column(s) {missing} (need {', '.join(REQUIRED_COLUMNS)})")
     for line, (doc_id, variable, value) in enumerate(frame.select(REQUIRED_COLUMNS).iter_rows(), start=2):
-        if not doc_id:
-            raise CoderFileError(f"{path}: line {line}: empty doc_id")
-        if variable not in codebook.variables:
-            raise CoderFileError(f"{path}: line {line}: unknown variable {variable!r}")
-        spec = codebook.variables[variable]
-        allowed = [] if spec.type == "text" else spec.allowed_values()  # a text variable's value is free text
-        unknown = [v for v in str(value or "").split("|") if allowed and v.strip() and v.strip() not in allowed
-                   and v.strip().lower() not in allowed]
-        if not (value or "").strip():
-            short = _malformed_line(path)  # a line with fewer fields than the header reads as no value
-            raise CoderFileError(f"{path}: {short}" if short.startswith(f"line {line}:") else
-                                 f"{path}: line {line}: no value for {variable!r} (the codebook's values: "
-                                 f"{', '.join(allowed) if allowed else 'non-empty text'})")
-        if unknown:
-            raise CoderFileError(f"{path}: line {line}: value {value!r} is not one of the codebook's values for "
-                                 f"{variable!r} ({', '.join(allowed) if allowed else 'non-empty text'})")
-    evidence = pl.col("evidencia").fill_null("") if "evidencia" in frame.columns else pl.lit("")
-    return frame.select(*REQUIRED_COLUMNS, evidence.alias("evidencia")).with_columns(
+        _check_code(path, line, codebook, doc_id, variable, value)
+    if "pass" in frame.columns:
+        for line, given in enumerate(frame["pass"], start=2):
+            if given not in PASSES:
+                raise CoderFileError(f"{path}: line {line}: pass {given!r} is not one of {', '.join(PASSES)}")
+    if "coder" in frame.columns and frame["coder"].fill_null("").str.strip_chars().eq("").any():
+        line = frame["coder"].fill_null("").str.strip_chars().eq("").arg_true()[0] + 2
+        raise CoderFileError(f"{path}: line {line}: empty coder (a file with a coder column names every code's coder)")
+
+    def column(name: str, default: str) -> pl.Expr:
+        return pl.col(name).fill_null(default) if name in frame.columns else pl.lit(default)
+
+    return frame.select(*REQUIRED_COLUMNS, column("evidencia", "").alias("evidencia"),
+                        column("coder", NO_CODER).alias("coder"), column("pass", BLIND).alias("pass"),
+                        column("round", "").alias("round")).with_columns(
         pl.col("value").map_elements(canonical, return_dtype=pl.String))
 
 
-def _compared(value: str, kind: str) -> str:
+def _check_code(path: Path, line: int, codebook: Codebook, doc_id, variable, value) -> None:
+    if not doc_id:
+        raise CoderFileError(f"{path}: line {line}: empty doc_id")
+    if variable not in codebook.variables:
+        raise CoderFileError(f"{path}: line {line}: unknown variable {variable!r}")
+    spec = codebook.variables[variable]
+    allowed = [] if spec.type == "text" else spec.allowed_values()  # a text variable's value is free text
+    unknown = [v for v in str(value or "").split("|") if allowed and v.strip() and v.strip() not in allowed
+               and v.strip().lower() not in allowed]
+    if not (value or "").strip():
+        short = _malformed_line(path)  # a line with fewer fields than the header reads as no value
+        raise CoderFileError(f"{path}: {short}" if short.startswith(f"line {line}:") else
+                             f"{path}: line {line}: no value for {variable!r} (the codebook's values: "
+                             f"{', '.join(allowed) if allowed else 'non-empty text'})")
+    if unknown:
+        raise CoderFileError(f"{path}: line {line}: value {value!r} is not one of the codebook's values for "
+                             f"{variable!r} ({', '.join(allowed) if allowed else 'non-empty text'})")
+
+
+def reference_codes(codes: pl.DataFrame) -> pl.DataFrame:
+    """(doc_id, variable, value, evidencia): what a model is measured and trained against. Without
+    named coders, every row as written. With them, the gold of the latest round that has one."""
+    if codes.is_empty() or (codes["coder"] == NO_CODER).all():
+        return codes.select(*REQUIRED_COLUMNS, "evidencia")
+    gold, _ = gold_codes(codes)
+    latest = gold.unique(subset=["doc_id", "variable"], keep="last", maintain_order=True)
+    return latest.select(*REQUIRED_COLUMNS, "evidencia")
+
+
+def load_coder_labels(path: str | Path, codebook: Codebook) -> pl.DataFrame:
+    """(doc_id, variable, value, evidencia) a model is compared with: `reference_codes` of the file."""
+    return reference_codes(load_codes(path, codebook))
+
+
+def compared_as(value: str, kind: str) -> str:
     if kind == "text":
         return "nao_informado" if value == NO_INFORMATION else "informed"
     return value
@@ -107,7 +147,7 @@ def jaccard(first: str, second: str) -> float:
     return len(a & b) / len(a | b)
 
 
-def _kappa(human: list[str], predicted: list[str]) -> float:
+def cohen_kappa(human: list[str], predicted: list[str]) -> float:
     if len(set(human) | set(predicted)) < 2:
         return 1.0  # both always gave the same single answer
     from sklearn.metrics import cohen_kappa_score  # imported when measured: `adri classify` starts without it
@@ -122,13 +162,13 @@ def agreement_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codeb
     rows = []
     for (model, variable), group in joined.group_by("model", "variable", maintain_order=True):
         kind = codebook.variables[variable].type if variable in codebook.variables else "enum"
-        predicted = [_compared(v, kind) for v in group["value"]]
-        human = [_compared(v, kind) for v in group["value_coder"]]
+        predicted = [compared_as(v, kind) for v in group["value"]]
+        human = [compared_as(v, kind) for v in group["value_coder"]]
         same = sum(p == h for p, h in zip(predicted, human))
         rows.append({
             "model": model, "variable": variable, "measure": MEASURES[kind], "n": len(predicted),
             "agreement_pct": round(100 * same / len(predicted), 1),
-            "kappa": None if kind == "list" else round(_kappa(human, predicted), 3),
+            "kappa": None if kind == "list" else round(cohen_kappa(human, predicted), 3),
             "jaccard": round(sum(map(jaccard, predicted, human)) / len(predicted), 3) if kind == "list" else None,
         })
     return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA)
@@ -148,7 +188,7 @@ def confusion_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codeb
                               "model_only": sum(v in p and v not in h for h, p in chosen)} for v in values],
                             schema={"value": pl.String, "both": pl.Int64, "coder_only": pl.Int64,
                                     "model_only": pl.Int64})
-    pairs = [(_compared(h, kind), _compared(p, kind)) for p, h in zip(group["value"], group["value_coder"])]
+    pairs = [(compared_as(h, kind), compared_as(p, kind)) for p, h in zip(group["value"], group["value_coder"])]
     frame = pl.DataFrame(pairs, schema={"coder": pl.String, "model": pl.String}, orient="row")
     if frame.is_empty():
         return frame
@@ -161,3 +201,43 @@ def _joined(results: pl.DataFrame, coders: pl.DataFrame) -> pl.DataFrame:
         pl.col("value").map_elements(canonical, return_dtype=pl.String))
     return model_values.join(coders.select("doc_id", "variable", "value"), on=["doc_id", "variable"],
                              suffix="_coder")
+
+
+# -- a coding round: coder vs coder -----------------------------------------------------------------------
+
+def _unit_values(group: pl.DataFrame, kind: str, coders: list[str]) -> list[list[str | None]]:
+    """One list per document, one entry per coder (None where that coder gave no code)."""
+    by_doc: dict[str, dict[str, str]] = {}
+    for doc_id, coder, value in group.select("doc_id", "coder", "value").iter_rows():
+        by_doc.setdefault(doc_id, {})[coder] = compared_as(value, kind)
+    return [[values.get(coder) for coder in coders] for values in by_doc.values()]
+
+
+def coder_agreement(codes: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
+    """Coder vs coder on the blind pass, one row per (round, variable), over the documents at least
+    two coders coded. agreement_pct is the share of those documents where every coder gave the same
+    answer. kappa is Cohen's kappa (sklearn) for two coders; for more coders it is the mean over pairs
+    (Light's kappa). alpha is Krippendorff's alpha, nominal level (the `krippendorff` package). It
+    takes any number of coders and missing codes. A list variable's answer is its set, compared as
+    one nominal value. A text variable compares informed vs not informed, as `adri agree` does for the
+    model."""
+    blind = with_round(codes).filter(pl.col("pass") == BLIND)
+    rows = []
+    for (round_name, variable), group in blind.group_by("round", "variable", maintain_order=True):
+        kind = codebook.variables[variable].type if variable in codebook.variables else "enum"
+        coders = sorted(set(group["coder"]))
+        units = [unit for unit in _unit_values(group, kind, coders) if sum(v is not None for v in unit) >= 2]
+        if len(coders) < 2 or not units:
+            continue
+        same = sum(len({v for v in unit if v is not None}) == 1 for unit in units)
+        kappas = []
+        for first, second in combinations(range(len(coders)), 2):
+            pairs = [(unit[first], unit[second]) for unit in units if unit[first] is not None and unit[second] is not None]
+            if pairs:
+                kappas.append(cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]))
+        alpha = krippendorff_alpha_nominal(units)
+        rows.append({"round": round_name, "variable": variable, "measure": MEASURES[kind], "coders": len(coders),
+                     "n": len(units), "agreement_pct": round(100 * same / len(units), 1),
+                     "kappa": round(sum(kappas) / len(kappas), 3) if kappas else None,
+                     "alpha": None if alpha != alpha else round(alpha, 3)})
+    return pl.DataFrame(rows, schema=CODER_AGREEMENT_SCHEMA)

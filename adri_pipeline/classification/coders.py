@@ -24,8 +24,11 @@ from adri_pipeline.classification.agreement import (
     CoderFileError,
     agreement_table,
     canonical,
+    coder_agreement,
     confusion_table,
     load_coder_labels,
+    load_codes,
+    reference_codes,
 )
 from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
 from adri_pipeline.classification.backends.embedded import (
@@ -45,6 +48,7 @@ from adri_pipeline.classification.coded_model import (
     fit,
     model_digest,
 )
+from adri_pipeline.classification.coding import NO_CODER, audit_codes, audit_shares, gold_codes
 from adri_pipeline.classification.corpus import Document, as_documents, read_corpus
 from adri_pipeline.config import Settings
 from adri_pipeline.progress import steps
@@ -68,7 +72,7 @@ def holdout_ids(settings: Settings) -> set[str]:
 
 # -- documents and their vectors --------------------------------------------------------------------
 
-def _documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str], source: Path | None) -> list[Document]:
+def coded_documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str], source: Path | None) -> list[Document]:
     """The given documents from the warehouse, then from `source` (default: the configured corpus)."""
     found = {d.doc_id: d for d in as_documents(read_documents(warehouse, doc_ids))} if warehouse.path.exists() else {}
     missing = [d for d in doc_ids if d not in found]
@@ -141,7 +145,7 @@ def _coded_documents(settings: Settings) -> tuple[Codebook, pl.DataFrame, list[D
                              f"evaluation in {settings.holdout}: {reserved[:5]}; remove them from the coder file")
     first = labels.unique(subset=["doc_id", "variable"], keep="first", maintain_order=True)
     doc_ids = first["doc_id"].unique(maintain_order=True).to_list()
-    documents = _documents(settings, Warehouse(settings.warehouse), doc_ids, settings.coders_corpus)
+    documents = coded_documents(settings, Warehouse(settings.warehouse), doc_ids, settings.coders_corpus)
     return codebook, first, documents, labels.height - first.height
 
 
@@ -250,6 +254,12 @@ class Agreement:
     table: pl.DataFrame  # agreement_table rows, one per (model, variable)
     confusions: dict[tuple[str, str], pl.DataFrame]  # (model, variable) -> confusion table
     documents: int
+    # with named coders (a coding round's CSV): coder vs coder per (round, variable), the gold's
+    # sources, the disagreements not adjudicated yet, and the coders' evidence audit per coder
+    between_coders: pl.DataFrame | None = None
+    gold_sources: pl.DataFrame | None = None
+    unresolved: pl.DataFrame | None = None
+    coder_audits: pl.DataFrame | None = None
 
 
 def answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
@@ -265,7 +275,8 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
     embedded model (each document answered by a model fitted without it) and the zero-shot model on
     the same documents."""
     codebook = load_codebook(settings.codebook)
-    coders = load_coder_labels(settings.coders, codebook)
+    codes = load_codes(settings.coders, codebook)
+    coders = reference_codes(codes)
     frames = []
     warehouse = Warehouse(settings.warehouse)
     if warehouse.path.exists():
@@ -286,7 +297,19 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
     table = agreement_table(results, coders, codebook)
     confusions = {(m, v): confusion_table(results, coders, codebook, m, v)
                   for m, v in table.select("model", "variable").iter_rows()}
-    return Agreement(table, confusions, documents)
+    if (codes["coder"] == NO_CODER).all():
+        return Agreement(table, confusions, documents)
+    return Agreement(table, confusions, documents, **_round_measures(settings, warehouse, codes, codebook))
+
+
+def _round_measures(settings: Settings, warehouse: Warehouse, codes: pl.DataFrame, codebook: Codebook) -> dict:
+    """What a coding round's CSV adds to `adri agree`."""
+    gold, unresolved = gold_codes(codes)
+    doc_ids = codes["doc_id"].unique(maintain_order=True).to_list()
+    documents = {d.doc_id: d for d in coded_documents(settings, warehouse, doc_ids, settings.coders_corpus)}
+    return {"between_coders": coder_agreement(codes, codebook),
+            "gold_sources": gold.group_by("round", "source").len(name="codes").sort("round", "source"),
+            "unresolved": unresolved, "coder_audits": audit_shares(audit_codes(codes, documents, codebook))}
 
 
 # -- what to code next ------------------------------------------------------------------------------

@@ -6,6 +6,12 @@ never open the writer's file: they read `<name>_snapshot.duckdb`, republished at
 run that writes (docs/classification.md). A module per subject; this package re-exports them, and
 no module of it imports the package."""
 
+from adri_pipeline.warehouse.coding import (  # noqa: F401
+    coding_projects,
+    read_codes,
+    store_codes,
+    store_coding_project,
+)
 from adri_pipeline.warehouse.connection import (  # noqa: F401
     MIGRATIONS_TABLE,
     SQL_FOLDER,

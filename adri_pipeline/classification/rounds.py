@@ -1,0 +1,278 @@
+"""A coding round in Label Studio, as a research team runs it: `adri code start` opens a pass,
+`adri code pull` reads every code back into the warehouse and writes the round's coders' CSV, which
+`adri agree`, `--coders` training and `adri suggest` read as any coders' file.
+
+How a round keeps the first pass blind (ADR 0011 puts the validation sample first):
+
+- each coder gets a blind project of their own: nobody else's annotation is in it, and it has no
+  predictions. Label Studio also hides predictions there (`show_collab_predictions` off);
+- the model's answers reach Label Studio only with the review pass, and `start --pass review`
+  refuses while any blind task is not yet coded. Adjudication waits for the same.
+
+The adjudication pass holds only the documents where the blind coders disagree. Each is shown with
+what every coder answered, and the variables they agreed on are pre-filled. Only the disputed
+variables are read back from it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
+from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.coders import coded_documents, holdout_ids, suggest
+from adri_pipeline.classification.coding import ADJUDICATION, BLIND, PASSES, REVIEW, audit_codes, disagreements
+from adri_pipeline.classification.corpus import Document
+from adri_pipeline.classification.label_studio import LabelStudio, ProjectSettings
+from adri_pipeline.classification.labeling import Code, Span, codes_of, labeling_config, result_items, task_data
+from adri_pipeline.classification.service import recorded_model
+from adri_pipeline.config import Settings
+from adri_pipeline.errors import AdriError
+from adri_pipeline.warehouse import (
+    Warehouse,
+    coding_projects,
+    read_codes,
+    read_results,
+    store_codes,
+    store_coding_project,
+)
+
+log = logging.getLogger(__name__)
+
+CODE_COLUMNS = ("doc_id", "variable", "value", "evidencia", "coder", "pass", "round", "annotated_at", "audit_status",
+                "audit_field", "evidence_start", "evidence_end")
+ANY_CODER = ""  # a project not made for one coder (review, adjudication): whoever annotates is recorded
+
+
+class RoundError(AdriError, ValueError):
+    """A round asked for in an order or with documents its method does not allow."""
+
+
+@dataclass
+class OpenedProject:
+    coder: str
+    project_id: int
+    url: str
+
+
+@dataclass
+class OpenedPass:
+    round: str
+    pass_name: str
+    documents: int
+    projects: list[OpenedProject] = field(default_factory=list)
+
+
+@dataclass
+class PulledRound:
+    round: str
+    csv: Path
+    codes: pl.DataFrame  # CODE_COLUMNS
+    uncoded_blind_tasks: int
+    disagreements: pl.DataFrame  # coding.disagreements
+
+
+def _round_documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str] | None, n: int) -> list[Document]:
+    """The round's documents: those given, else those `adri suggest` picks; never a reserved one."""
+    reserved = holdout_ids(settings)
+    if doc_ids is None:
+        doc_ids = [s.doc_id for s in suggest(settings, n=n)]
+    held = sorted(set(doc_ids) & reserved)
+    if held:
+        raise RoundError(f"{len(held)} document(s) of the round are reserved for independent evaluation in "
+                         f"{settings.holdout}: {held[:5]}; they are never coded")
+    if not doc_ids:
+        raise RoundError("no documents for the round (give --ids, or a corpus with uncoded documents)")
+    return coded_documents(settings, warehouse, list(dict.fromkeys(doc_ids)), settings.coders_corpus)
+
+
+def _open(client: LabelStudio, warehouse: Warehouse, codebook: Codebook, opened: OpenedPass, coder: str,
+          tasks: list[dict], settings: ProjectSettings, model: str = "", adjudication: bool = False) -> None:
+    title = f"{opened.round} · {opened.pass_name}" + (f" · {coder}" if coder else "")
+    description = (f"adri coding round {opened.round!r}, {opened.pass_name} pass, codebook {codebook.name} "
+                   f"v{codebook.version}" + (f", for {coder} only" if coder else ""))
+    project = client.create_project(title, labeling_config(codebook, adjudication=adjudication), settings, description)
+    client.import_tasks(project, tasks)
+    store_coding_project(warehouse, {
+        "round": opened.round, "pass": opened.pass_name, "coder": coder, "project_id": project,
+        "url": client.labeling_url(project), "doc_ids": [t["data"]["doc_id"] for t in tasks],
+        "codebook_hash": codebook.content_hash, "model": model})
+    opened.projects.append(OpenedProject(coder, project, client.labeling_url(project)))
+
+
+def start(settings: Settings, round_name: str, pass_name: str, coders: list[str], doc_ids: list[str] | None = None,
+          n: int = 10) -> OpenedPass:
+    """Open one pass of a round in Label Studio (see the module's docstring for what each pass holds)."""
+    if pass_name not in PASSES:
+        raise RoundError(f"pass {pass_name!r} is not one of {', '.join(PASSES)}")
+    codebook = load_codebook(settings.codebook)
+    warehouse = Warehouse(settings.warehouse)
+    projects = coding_projects(warehouse, round_name)
+    if pass_name in set(projects["pass"]):
+        raise RoundError(f"round {round_name!r} already has its {pass_name} pass (Label Studio projects "
+                         f"{sorted(projects.filter(pl.col('pass') == pass_name)['project_id'])}); start another round")
+    client = LabelStudio(settings.label_studio_url, settings.label_studio_token)
+    if pass_name == BLIND:
+        return _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n)
+    blind = projects.filter(pl.col("pass") == BLIND)
+    if blind.is_empty():
+        raise RoundError(f"round {round_name!r} has no blind pass yet: `adri code start --round {round_name}` first")
+    pulled = pull(settings, round_name)
+    if pulled.uncoded_blind_tasks:
+        raise RoundError(f"round {round_name!r}: {pulled.uncoded_blind_tasks} blind task(s) are not coded yet; the "
+                         f"{pass_name} pass shows answers the blind pass must not have seen, so it waits")
+    opened = OpenedPass(round_name, pass_name, 0)
+    if pass_name == REVIEW:
+        _start_review(settings, client, warehouse, codebook, opened, blind, coders)
+    else:
+        _start_adjudication(settings, client, warehouse, codebook, opened, pulled, coders)
+    return opened
+
+
+def _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n) -> OpenedPass:
+    if len(set(coders)) < 2:
+        raise RoundError("a blind pass needs two coders or more, each on their own (--coder EMAIL, repeated)")
+    documents = _round_documents(settings, warehouse, doc_ids, n)
+    opened = OpenedPass(round_name, BLIND, len(documents))
+    tasks = [{"data": task_data(d.doc_id, d.title, d.abstract)} for d in documents]
+    for coder in dict.fromkeys(coders):
+        _open(client, warehouse, codebook, opened, coder, tasks, ProjectSettings(show_predictions=False,
+                                                                                  maximum_annotations=1))
+    return opened
+
+
+def _model_codes(warehouse: Warehouse, codebook: Codebook, model: str, documents: list[Document]) -> dict[str, dict]:
+    """doc_id -> variable -> Code: the model's stored answers, each evidence located by the audit."""
+    values = read_results(warehouse, model, codebook.content_hash)[0]
+    by_doc = {d.doc_id: (d, DocumentIndex(d.abstract, d.title)) for d in documents}
+    codes: dict[str, dict] = {}
+    for doc_id, variable, value, evidence in values.select("doc_id", "variable", "value", "evidencia").iter_rows():
+        if doc_id not in by_doc:
+            continue
+        document, index = by_doc[doc_id]
+        audit = audit_evidence(evidence or "", index, no_information=True)
+        spans = ()
+        if audit.field and audit.start is not None:
+            text = getattr(document, audit.field)[audit.start:audit.end]
+            spans = (Span(audit.field, audit.start, audit.end, text),)
+        codes.setdefault(doc_id, {})[variable] = Code(value, spans)
+    return codes
+
+
+def _start_review(settings, client, warehouse, codebook, opened, blind, coders) -> None:
+    model = recorded_model(warehouse, settings.principal_model).model
+    doc_ids = list(dict.fromkeys(d for ids in blind["doc_ids"] for d in ids))
+    documents = coded_documents(settings, warehouse, doc_ids, settings.coders_corpus)
+    answers = _model_codes(warehouse, codebook, model, documents)
+    missing = [d.doc_id for d in documents if d.doc_id not in answers]
+    if missing:
+        raise RoundError(f"the principal model {model!r} has no answer for {len(missing)} document(s) of the "
+                         f"round: {missing[:5]}; classify them first")
+    tasks = [{"data": task_data(d.doc_id, d.title, d.abstract),
+              "predictions": [{"model_version": model, "result": result_items(codebook, answers[d.doc_id])}]}
+             for d in documents]
+    opened.documents = len(tasks)
+    for coder in dict.fromkeys(coders or sorted(set(blind["coder"]))):
+        _open(client, warehouse, codebook, opened, coder, tasks,
+              ProjectSettings(show_predictions=True, maximum_annotations=1), model=model)
+
+
+def _start_adjudication(settings, client, warehouse, codebook, opened, pulled, coders) -> None:
+    disputed = pulled.disagreements
+    if disputed.is_empty():
+        log.warning("round %s: the blind coders agree everywhere; nothing to adjudicate", opened.round)
+        return
+    doc_ids = list(dict.fromkeys(disputed["doc_id"]))
+    documents = coded_documents(settings, warehouse, doc_ids, settings.coders_corpus)
+    blind = pulled.codes.filter(pl.col("pass") == BLIND)
+    tasks = []
+    for document in documents:
+        mine = disputed.filter(pl.col("doc_id") == document.doc_id)
+        text = "\n".join(f"{variable}: {'; '.join(values)}" for variable, values in mine.select("variable", "values")
+                         .iter_rows())
+        agreed = {variable: Code(value) for variable, value in blind.filter(pl.col("doc_id") == document.doc_id)
+                  .group_by("variable").agg(pl.col("value").unique()).filter(pl.col("value").list.len() == 1)
+                  .select("variable", pl.col("value").list.first()).iter_rows()}
+        tasks.append({"data": task_data(document.doc_id, document.title, document.abstract, disputes=text),
+                      "predictions": [{"model_version": "blind coders' agreement",
+                                       "result": result_items(codebook, agreed)}]})
+    opened.documents = len(tasks)
+    for coder in dict.fromkeys(coders or [ANY_CODER]):
+        _open(client, warehouse, codebook, opened, coder, tasks,
+              ProjectSettings(show_predictions=True, maximum_annotations=1), adjudication=True)
+
+
+def _annotation_rows(codebook, project: dict, tasks: list[dict], users: dict[int, str]) -> tuple[list[dict], int]:
+    """(a row per code of every annotation of the project, tasks nobody coded)."""
+    rows, uncoded = [], 0
+    for task in tasks:
+        annotations = [a for a in task.get("annotations", []) if not a.get("was_cancelled")]
+        uncoded += not annotations
+        for annotation in annotations:
+            who = annotation.get("completed_by")
+            who = who.get("email") if isinstance(who, dict) else users.get(who, str(who))
+            if project["coder"] and who != project["coder"]:
+                log.warning("round %s: %s coded in %s's %s project (task %s); recorded as theirs", project["round"],
+                            who, project["coder"], project["pass"], task.get("id"))
+            for variable, code in codes_of(codebook, annotation.get("result", [])).items():
+                first = code.spans[0] if code.spans else None
+                rows.append({"round": project["round"], "pass": project["pass"], "coder": who,
+                             "doc_id": task["data"]["doc_id"], "variable": variable, "value": code.value,
+                             "evidencia": code.evidencia, "span_field": first and first.field,
+                             "span_start": first and first.start, "span_end": first and first.end,
+                             "annotation_id": annotation.get("id"), "project_id": project["project_id"],
+                             "annotated_at": annotation.get("updated_at") or annotation.get("created_at")})
+    return rows, uncoded
+
+
+CODE_SCHEMA = {"round": pl.String, "pass": pl.String, "coder": pl.String, "doc_id": pl.String, "variable": pl.String,
+               "value": pl.String, "evidencia": pl.String, "span_field": pl.String, "span_start": pl.Int32,
+               "span_end": pl.Int32, "annotation_id": pl.Int64, "project_id": pl.Int64, "annotated_at": pl.String}
+
+
+def pull(settings: Settings, round_name: str, csv: Path | None = None) -> PulledRound:
+    """Every annotation of the round's projects into the warehouse (replacing the round's earlier
+    pull), each code's evidence audited, and the round's coders' CSV written (default:
+    `<warehouse folder>/coding/<round>.csv`)."""
+    codebook = load_codebook(settings.codebook)
+    warehouse = Warehouse(settings.warehouse)
+    projects = coding_projects(warehouse, round_name)
+    if projects.is_empty():
+        raise RoundError(f"{warehouse.path}: no coding round {round_name!r}; `adri code start --round {round_name}`")
+    client = LabelStudio(settings.label_studio_url, settings.label_studio_token)
+    users = client.user_emails()
+    rows, uncoded_blind = [], 0
+    for project in projects.iter_rows(named=True):
+        found, uncoded = _annotation_rows(codebook, project, client.annotated_tasks(project["project_id"]), users)
+        rows += found
+        uncoded_blind += uncoded if project["pass"] == BLIND else 0
+    codes = pl.DataFrame(rows, schema=CODE_SCHEMA).with_columns(
+        pl.col("annotated_at").str.to_datetime(time_zone="UTC", strict=False).dt.replace_time_zone(None))
+    disputed = disagreements(codes)
+    adjudicated = codes.filter(pl.col("pass") == ADJUDICATION).join(disputed.select("round", "doc_id", "variable"),
+                                                                   on=["round", "doc_id", "variable"])
+    codes = pl.concat([codes.filter(pl.col("pass") != ADJUDICATION), adjudicated])
+    doc_ids = list(dict.fromkeys(codes["doc_id"]))
+    documents = {d.doc_id: d for d in coded_documents(settings, warehouse, doc_ids, settings.coders_corpus)}
+    audits = audit_codes(codes, documents, codebook).select(
+        "pass", "coder", "doc_id", "variable", "audit_status", pl.col("field").alias("audit_field"), "evidence_start",
+        "evidence_end", pl.col("score").alias("audit_score"))
+    codes = codes.join(audits, on=["pass", "coder", "doc_id", "variable"], how="left")
+    store_codes(warehouse, round_name, codes)
+    stored = read_codes(warehouse, round_name)
+    path = csv or warehouse.path.parent / "coding" / f"{round_name}.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stored.select(CODE_COLUMNS).write_csv(path)
+    return PulledRound(round_name, path, stored, uncoded_blind, disputed)
+
+
+def read_ids(path: Path) -> list[str]:
+    """A file of document ids, one per line ('#' comments)."""
+    if not path.is_file():
+        raise RoundError(f"{path}: ids file not found")
+    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")]

@@ -1,0 +1,124 @@
+"""A coding round's codes (classification/coding.py, agreement.py): gold, disagreements, coder vs coder
+agreement and the coders' evidence audit, from a round's CSV as `adri code pull` writes it. The
+documents are the project's synthetic sample."""
+
+import polars as pl
+import pytest
+
+from adri_pipeline.classification.agreement import (
+    CoderFileError,
+    coder_agreement,
+    load_codes,
+    load_coder_labels,
+)
+from adri_pipeline.classification.coding import audit_codes, audit_shares, disagreements, gold_codes
+from adri_pipeline.classification.corpus import as_documents, load_corpus
+from adri_pipeline.classification.labeling import Code, Span, codes_of, result_items
+from adri_pipeline.config import SAMPLE_CORPUS
+from adri_pipeline.warehouse import Warehouse, coding_projects, read_codes, store_codes, store_coding_project
+
+HEADER = "doc_id,variable,value,evidencia,coder,pass,round\n"
+EVIDENCE = "Foram realizadas entrevistas semiestruturadas com nutricionistas"  # in sample-001's abstract
+
+
+def round_file(tmp_path, lines: list[str]):
+    path = tmp_path / "round-1.csv"
+    path.write_text(HEADER + "\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# two coders on four documents' abordagem: they agree on 3, disagree on sample-004 (adjudicated mista)
+ROUND = [
+    f"sample-001,abordagem,qualitativa,{EVIDENCE},ana@example.org,blind,round-1",
+    f"sample-001,abordagem,qualitativa,{EVIDENCE},bruno@example.org,blind,round-1",
+    "sample-002,abordagem,quantitativa,,ana@example.org,blind,round-1",
+    "sample-002,abordagem,quantitativa,um texto que não está lá,bruno@example.org,blind,round-1",
+    "sample-003,abordagem,teorica,,ana@example.org,blind,round-1",
+    "sample-003,abordagem,teorica,,bruno@example.org,blind,round-1",
+    "sample-004,abordagem,qualitativa,,ana@example.org,blind,round-1",
+    "sample-004,abordagem,quantitativa,,bruno@example.org,blind,round-1",
+    "sample-004,abordagem,mista,,carla@example.org,adjudication,round-1",
+    "sample-001,abordagem,teorica,,ana@example.org,review,round-1",
+]
+
+
+def test_the_gold_is_the_adjudicated_value_else_the_value_both_blind_coders_gave(tmp_path, pilot):
+    codes = load_codes(round_file(tmp_path, ROUND), pilot)
+    gold, unresolved = gold_codes(codes)
+    assert dict(gold.select("doc_id", "value").iter_rows()) == {
+        "sample-001": "qualitativa", "sample-002": "quantitativa", "sample-003": "teorica", "sample-004": "mista"}
+    assert gold.filter(pl.col("doc_id") == "sample-004")["source"].to_list() == ["adjudicated"]
+    assert unresolved.is_empty()
+    # the review pass saw the model's answer: never gold (sample-001 stays qualitativa)
+    assert load_coder_labels(round_file(tmp_path, ROUND), pilot).height == 4
+
+
+def test_a_disagreement_not_yet_adjudicated_has_no_gold(tmp_path, pilot):
+    codes = load_codes(round_file(tmp_path, ROUND[:8]), pilot)
+    gold, unresolved = gold_codes(codes)
+    assert "sample-004" not in set(gold["doc_id"])
+    assert unresolved.select("doc_id", "values").row(0) == (
+        "sample-004", ["ana@example.org: qualitativa", "bruno@example.org: quantitativa"])
+    assert disagreements(codes).height == 1
+
+
+def test_coder_vs_coder_kappa_and_alpha_match_a_hand_computed_case(tmp_path, pilot):
+    """Four documents, agreement on 3. Ana {q,n,t,q}, Bruno {q,n,t,n} (q qualitativa, n quantitativa,
+    t teorica). Cohen: p_o = 0.75, p_e = 0.5*0.25 + 0.25*0.5 + 0.25*0.25 = 0.3125, kappa = 0.6364.
+    Krippendorff (nominal): coincidences q 3, n 3, t 2 (n = 8); D_o = 2/8; D_e = (64 - 9 - 9 - 4)/(8*7)
+    = 42/56; alpha = 1 - (2/8)/(42/56) = 0.6667."""
+    table = coder_agreement(load_codes(round_file(tmp_path, ROUND), pilot), pilot)
+    row = table.row(0, named=True)
+    assert (row["round"], row["variable"], row["coders"], row["n"], row["agreement_pct"]) == (
+        "round-1", "abordagem", 2, 4, 75.0)
+    assert row["kappa"] == pytest.approx(0.636, abs=1e-3) and row["alpha"] == pytest.approx(0.667, abs=1e-3)
+
+
+def test_the_coders_evidence_is_audited_as_the_models(tmp_path, pilot):
+    codes = load_codes(round_file(tmp_path, ROUND), pilot)
+    documents = {d.doc_id: d for d in as_documents(load_corpus(SAMPLE_CORPUS).documents)}
+    audits = audit_codes(codes, documents, pilot)
+    first = audits.filter((pl.col("doc_id") == "sample-001") & (pl.col("pass") == "blind")).row(0, named=True)
+    abstract = documents["sample-001"].abstract
+    assert first["audit_status"] == "literal" and first["field"] == "abstract"
+    assert abstract[first["evidence_start"]:first["evidence_end"]] == EVIDENCE
+    bruno = audits.filter((pl.col("doc_id") == "sample-002") & (pl.col("coder") == "bruno@example.org"))
+    assert bruno["audit_status"].to_list() == ["absent"]  # a quote the text does not hold
+    ana = audits.filter((pl.col("doc_id") == "sample-002") & (pl.col("coder") == "ana@example.org"))
+    assert ana["audit_status"].to_list() == ["absent"]  # an informative answer with no evidence
+    shares = audit_shares(audits).filter((pl.col("pass") == "blind") & (pl.col("coder") == "bruno@example.org"))
+    assert shares.select("codes", "literal", "absent").row(0) == (4, 1, 3)
+
+
+@pytest.mark.parametrize("line, message", [
+    ("sample-001,abordagem,qualitativa,,ana@example.org,second,round-1", "line 2: pass 'second' is not one of"),
+    ("sample-001,abordagem,qualitativa,,,blind,round-1", "line 2: empty coder"),
+])
+def test_a_round_file_with_a_bad_pass_or_no_coder_names_the_line(tmp_path, pilot, line, message):
+    with pytest.raises(CoderFileError, match=f"round-1.csv: {message}"):
+        load_codes(round_file(tmp_path, [line]), pilot)
+
+
+def test_a_code_goes_to_label_studio_and_comes_back_the_same(pilot):
+    """result_items writes what codes_of reads: values (a list as a set), text, evidence spans."""
+    codes = {"abordagem": Code("qualitativa", (Span("abstract", 10, 20, "o estudo a"),)),
+             "tecnica": Code("analise_documental|entrevista", (Span("title", 0, 5, "Alime"), Span("abstract", 1, 4, "esu"))),
+             "periodo": Code("2012 a 2018"), "brasil_caso": Code("true")}
+    back = codes_of(pilot, result_items(pilot, codes))
+    assert back == {name: Code(code.value, tuple(sorted(code.spans, key=lambda s: (s.field != "title", s.start))))
+                    for name, code in codes.items()}
+    assert back["tecnica"].evidencia == "Alime … esu"
+    assert "abordagem" not in codes_of(pilot, result_items(pilot, {"abordagem": Code("nao_e_um_valor")}))
+
+
+def test_a_pull_replaces_the_rounds_codes_and_keeps_its_projects(tmp_path):
+    warehouse = Warehouse(tmp_path / "adri.duckdb")
+    store_coding_project(warehouse, {"round": "r1", "pass": "blind", "coder": "ana@example.org", "project_id": 3,
+                                     "url": "http://127.0.0.1:8081/projects/3", "doc_ids": ["a", "b"],
+                                     "codebook_hash": "h", "model": ""})
+    first = pl.DataFrame({"round": ["r1", "r1"], "pass": ["blind"] * 2, "coder": ["ana@example.org"] * 2,
+                          "doc_id": ["a", "b"], "variable": ["abordagem"] * 2, "value": ["teorica", "mista"]})
+    store_codes(warehouse, "r1", first)
+    store_codes(warehouse, "r1", first.head(1))  # b's annotation deleted in Label Studio
+    assert read_codes(warehouse, "r1")["doc_id"].to_list() == ["a"]
+    assert coding_projects(warehouse, "r1")["doc_ids"].to_list() == [["a", "b"]]

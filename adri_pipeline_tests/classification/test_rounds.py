@@ -1,0 +1,108 @@
+"""A whole coding round against a real Label Studio on loopback (sqlite, `make label-studio`): ten
+documents of the project's synthetic sample, two coders annotating through Label Studio's API
+with their own tokens, one disagreement adjudicated by a third user, the codes pulled back, and
+`adri agree` on the round's CSV."""
+
+import httpx
+import polars as pl
+import pytest
+
+from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.corpus import as_documents, load_corpus
+from adri_pipeline.classification.labeling import Code, Span, result_items
+from adri_pipeline.cli import main
+from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, Settings
+
+ANA, BRUNO, CARLA = "ana@example.org", "bruno@example.org", "carla@example.org"
+DOCUMENTS = [f"sample-{n:03d}" for n in range(1, 11)]
+DISPUTED = "sample-003"
+
+
+def _tasks(api: httpx.Client, project: int) -> list[dict]:
+    answer = api.get("/api/tasks", params={"project": project, "page_size": 100})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    return body["tasks"] if isinstance(body, dict) else body
+
+
+def _annotate(server, token: str, project: int, codes_for) -> int:
+    """Every task of the project annotated as the token's user would in the editor."""
+    api = httpx.Client(base_url=server.url, headers={"Authorization": f"Token {token}"}, timeout=30)
+    codebook = load_codebook(PILOT_CODEBOOK)
+    tasks = _tasks(api, project)
+    for task in tasks:
+        made = api.post(f"/api/tasks/{task['id']}/annotations",
+                        json={"result": result_items(codebook, codes_for(task["data"])), "lead_time": 30.0})
+        assert made.status_code == 201, made.text
+    return len(tasks)
+
+
+def _blind_codes(coder: str):
+    def codes(data: dict) -> dict[str, Code]:
+        first_words = " ".join(data["abstract"].split()[:6])
+        start = data["abstract"].index(first_words)
+        evidence = (Span("abstract", start, start + len(first_words), first_words),)
+        disputed = data["doc_id"] == DISPUTED and coder == BRUNO
+        return {"abordagem": Code("quantitativa" if disputed else "qualitativa", evidence),
+                "brasil_caso": Code("true", evidence), "periodo": Code("nao_informado")}
+    return codes
+
+
+@pytest.mark.slow
+def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, capsys):
+    from adri_pipeline.classification import rounds
+    from adri_pipeline_tests.label_studio_server import label_studio
+
+    warehouse = tmp_path / "wh" / "adri.duckdb"
+    ids = tmp_path / "round-1.txt"
+    ids.write_text("\n".join(DOCUMENTS) + "\n")
+    assert main(["classify", "--corpus", str(SAMPLE_CORPUS), "--backend", "embedded", "--warehouse",
+                 str(warehouse)]) == 0  # the principal model the review pass shows
+    with label_studio(other_users=(ANA, BRUNO, CARLA)) as server:
+        settings = Settings.load(warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url,
+                                 label_studio_token=server.token)
+        blind = rounds.start(settings, "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
+        assert blind.documents == 10 and [p.coder for p in blind.projects] == [ANA, BRUNO]
+        api = httpx.Client(base_url=server.url, headers={"Authorization": f"Token {server.token}"}, timeout=30)
+        for project in blind.projects:  # blind: no model answer in the project, none shown
+            settings_of = api.get(f"/api/projects/{project.project_id}").json()
+            assert settings_of["show_collab_predictions"] is False
+            assert all(not task.get("predictions") and task.get("total_predictions", 0) == 0
+                       for task in _tasks(api, project.project_id))
+
+        assert _annotate(server, server.others[ANA], blind.projects[0].project_id, _blind_codes(ANA)) == 10
+        with pytest.raises(rounds.RoundError, match="10 blind task"):  # Bruno has not coded yet
+            rounds.start(settings, "round-1", "review", [])
+        _annotate(server, server.others[BRUNO], blind.projects[1].project_id, _blind_codes(BRUNO))
+
+        review = rounds.start(settings, "round-1", "review", [ANA])
+        shown = _tasks(api, review.projects[0].project_id)
+        assert len(shown) == 10 and all(task["total_predictions"] == 1 for task in shown)
+
+        adjudication = rounds.start(settings, "round-1", "adjudication", [CARLA])
+        assert adjudication.documents == 1
+        disputed = _tasks(api, adjudication.projects[0].project_id)
+        assert [t["data"]["doc_id"] for t in disputed] == [DISPUTED]
+        assert f"{ANA}: qualitativa" in disputed[0]["data"]["disputes"]
+        _annotate(server, server.others[CARLA], adjudication.projects[0].project_id,
+                  lambda data: {"abordagem": Code("mista"), "brasil_caso": Code("true"),
+                                "periodo": Code("nao_informado")})
+        pulled = rounds.pull(settings, "round-1")
+
+    codes = pulled.codes
+    assert pulled.uncoded_blind_tasks == 0 and pulled.disagreements.height == 1
+    blind_codes = codes.filter(pl.col("pass") == "blind")
+    assert blind_codes.group_by("coder").len().sort("coder").rows() == [(ANA, 30), (BRUNO, 30)]
+    assert codes.filter(pl.col("pass") == "adjudication").select("doc_id", "variable", "value").rows() == [
+        (DISPUTED, "abordagem", "mista")]  # only the disputed variable is read from the third pass
+    documents = {d.doc_id: d for d in as_documents(load_corpus(SAMPLE_CORPUS).documents)}
+    quoted = blind_codes.filter(pl.col("variable") == "abordagem").row(0, named=True)
+    assert quoted["audit_status"] == "literal" and quoted["span_field"] == "abstract"
+    assert documents[quoted["doc_id"]].abstract[quoted["evidence_start"]:quoted["evidence_end"]] == quoted["evidencia"]
+    assert set(blind_codes.filter(pl.col("variable") == "periodo")["audit_status"]) == {"waived"}
+
+    capsys.readouterr()
+    assert main(["agree", "--coders", str(pulled.csv), "--warehouse", str(warehouse)]) == 0
+    printed = capsys.readouterr().out
+    assert "coder vs coder" in printed and "adjudicated" in printed and "literal" in printed
+    assert "90.0" in printed  # abordagem: the coders agree on 9 of 10 documents
