@@ -83,17 +83,17 @@ def cmd_agree(settings: Settings, options: AgreeOptions) -> int:
     with pl.Config(tbl_rows=200, tbl_width_chars=160, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
         print(f"{result.documents} coded documents in {settings.coders}")
         print(result.table)
-        if result.between_coders is not None:
+        if result.round is not None:
             print("\ncoder vs coder, blind pass (kappa: Cohen's, mean over pairs; alpha: Krippendorff's, nominal)")
-            print(result.between_coders)
+            print(result.round.between_coders)
             print("\nthe gold the models above are measured against, by where it comes from")
-            print(result.gold_sources)
-            if result.unresolved.height:
-                print(f"\n{result.unresolved.height} disagreement(s) not adjudicated yet (no gold): "
+            print(result.round.gold_sources)
+            if result.round.unresolved.height:
+                print(f"\n{result.round.unresolved.height} disagreement(s) not adjudicated yet (no gold): "
                       f"adri code start --pass adjudication")
-                print(result.unresolved)
+                print(result.round.unresolved)
             print("\nthe coders' evidence, audited as the model's (literal, approximate, absent, waived)")
-            print(result.coder_audits)
+            print(result.round.coder_audits)
         if options.confusion:
             for (model, variable), table in result.confusions.items():
                 print(f"\n{model} / {variable} (rows: coder)")

@@ -51,3 +51,29 @@ def label_studio(timeout_s: float = 180.0, other_users: tuple[str, ...] = ()):
                 subprocess.run([str(LABEL_STUDIO), "init", "--username", email, "--password", PASSWORD,
                                 "--user-token", token], env=env, check=True, capture_output=True, timeout=120)
             yield LabelStudioServer(url, TOKEN, EMAIL, PASSWORD, log, others)
+
+
+def labeling_page(server: LabelStudioServer, project: int, wait_for_text: str, screenshot: Path) -> tuple[str, list[str]]:
+    """The project's labeling page in headless Chromium (Debian's), logged in as the first user: the
+    page's text and its script errors, with a screenshot. Errors count from the labeling page on:
+    Label Studio's home page, right after a first login, sometimes throws "Illegal invocation" from
+    its Sentry wrapper, with any interface (seen with a one-Choices project too)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1400, "height": 1600})
+        page.goto(f"{server.url}/user/login/")
+        page.fill("input[name=email]", server.email)
+        page.fill("input[name=password]", server.password)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}\n{error.stack}"))
+        page.goto(f"{server.url}/projects/{project}/data?labeling=1")
+        page.get_by_text(wait_for_text).first.wait_for(timeout=60_000)
+        page.wait_for_load_state("networkidle")
+        page.screenshot(path=str(screenshot), full_page=True)
+        text = page.inner_text("body")
+        browser.close()
+    return text, errors

@@ -254,12 +254,17 @@ class Agreement:
     table: pl.DataFrame  # agreement_table rows, one per (model, variable)
     confusions: dict[tuple[str, str], pl.DataFrame]  # (model, variable) -> confusion table
     documents: int
-    # with named coders (a coding round's CSV): coder vs coder per (round, variable), the gold's
-    # sources, the disagreements not adjudicated yet, and the coders' evidence audit per coder
-    between_coders: pl.DataFrame | None = None
-    gold_sources: pl.DataFrame | None = None
-    unresolved: pl.DataFrame | None = None
-    coder_audits: pl.DataFrame | None = None
+    round: RoundMeasures | None = None  # with named coders (a coding round's CSV)
+
+
+@dataclass
+class RoundMeasures:
+    """What a coding round's CSV adds to the agreement with models."""
+
+    between_coders: pl.DataFrame  # coding.coder_agreement: per (round, variable), blind pass
+    gold_sources: pl.DataFrame  # (round, source, codes): adjudicated, agreed, single coder
+    unresolved: pl.DataFrame  # disagreements not adjudicated yet: no gold
+    coder_audits: pl.DataFrame  # coding.audit_shares: per (round, pass, coder)
 
 
 def answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
@@ -297,19 +302,25 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
     table = agreement_table(results, coders, codebook)
     confusions = {(m, v): confusion_table(results, coders, codebook, m, v)
                   for m, v in table.select("model", "variable").iter_rows()}
+    return Agreement(table, confusions, documents, _round_measures(settings, warehouse, codes, codebook))
+
+
+def round_measures(settings: Settings) -> RoundMeasures | None:
+    """The coders' file's coder-vs-coder figures; None for a file without named coders."""
+    codebook = load_codebook(settings.codebook)
+    return _round_measures(settings, Warehouse(settings.warehouse), load_codes(settings.coders, codebook), codebook)
+
+
+def _round_measures(settings: Settings, warehouse: Warehouse, codes: pl.DataFrame,
+                    codebook: Codebook) -> RoundMeasures | None:
     if (codes["coder"] == NO_CODER).all():
-        return Agreement(table, confusions, documents)
-    return Agreement(table, confusions, documents, **_round_measures(settings, warehouse, codes, codebook))
-
-
-def _round_measures(settings: Settings, warehouse: Warehouse, codes: pl.DataFrame, codebook: Codebook) -> dict:
-    """What a coding round's CSV adds to `adri agree`."""
+        return None
     gold, unresolved = gold_codes(codes)
     doc_ids = codes["doc_id"].unique(maintain_order=True).to_list()
     documents = {d.doc_id: d for d in coded_documents(settings, warehouse, doc_ids, settings.coders_corpus)}
-    return {"between_coders": coder_agreement(codes, codebook),
-            "gold_sources": gold.group_by("round", "source").len(name="codes").sort("round", "source"),
-            "unresolved": unresolved, "coder_audits": audit_shares(audit_codes(codes, documents, codebook))}
+    return RoundMeasures(coder_agreement(codes, codebook),
+                         gold.group_by("round", "source").len(name="codes").sort("round", "source"),
+                         unresolved, audit_shares(audit_codes(codes, documents, codebook)))
 
 
 # -- what to code next ------------------------------------------------------------------------------

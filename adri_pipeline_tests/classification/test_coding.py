@@ -8,8 +8,8 @@ import pytest
 from adri_pipeline.classification.agreement import (
     CoderFileError,
     coder_agreement,
-    load_codes,
     load_coder_labels,
+    load_codes,
 )
 from adri_pipeline.classification.coding import audit_codes, audit_shares, disagreements, gold_codes
 from adri_pipeline.classification.corpus import as_documents, load_corpus

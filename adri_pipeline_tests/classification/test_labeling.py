@@ -39,9 +39,8 @@ def test_label_studio_takes_the_interface_and_shows_a_document_with_every_variab
     loaded, its labeling page opened in headless Chromium with no script error, every variable's
     question and the evidence labels on the page (the screenshot is kept beside the test's files)."""
     import httpx
-    from playwright.sync_api import sync_playwright
 
-    from adri_pipeline_tests.label_studio_server import label_studio
+    from adri_pipeline_tests.label_studio_server import label_studio, labeling_page
 
     codebook = load_codebook(PILOT_CODEBOOK)
     with label_studio() as server:
@@ -52,24 +51,8 @@ def test_label_studio_takes_the_interface_and_shows_a_document_with_every_variab
         loaded = api.post(f"/api/projects/{project}/import", json=[{"title": "O direito à alimentação",
                                                                    "abstract": "Um estudo qualitativo em 2010."}])
         assert loaded.status_code == 201, loaded.text
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1400, "height": 1600})
-            page.goto(f"{server.url}/user/login/")
-            page.fill("input[name=email]", server.email)
-            page.fill("input[name=password]", server.password)
-            page.click("button[type=submit]")
-            page.wait_for_load_state("networkidle")
-            # Errors count from the labeling page on: Label Studio's home page, right after a first
-            # login, sometimes throws "Illegal invocation" from its Sentry wrapper, with any interface
-            # (seen with a one-Choices project too), so it says nothing about the one generated here.
-            errors = []
-            page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}\n{error.stack}"))
-            page.goto(f"{server.url}/projects/{project}/data?labeling=1")
-            page.get_by_text(f"periodo: {codebook.variables['periodo'].definition}").wait_for(timeout=60_000)
-            page.screenshot(path=str(tmp_path / "labeling.png"), full_page=True)
-            text = page.inner_text("body")
-            browser.close()
+        text, errors = labeling_page(server, project, f"periodo: {codebook.variables['periodo'].definition}",
+                                     tmp_path / "labeling.png")
     assert not errors, errors
     for name, variable in codebook.variables.items():
         assert f"{name}: {variable.definition}" in text

@@ -51,7 +51,7 @@ def _blind_codes(coder: str):
 @pytest.mark.slow
 def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, capsys):
     from adri_pipeline.classification import rounds
-    from adri_pipeline_tests.label_studio_server import label_studio
+    from adri_pipeline_tests.label_studio_server import label_studio, labeling_page
 
     warehouse = tmp_path / "wh" / "adri.duckdb"
     ids = tmp_path / "round-1.txt"
@@ -78,6 +78,10 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
         review = rounds.start(settings, "round-1", "review", [ANA])
         shown = _tasks(api, review.projects[0].project_id)
         assert len(shown) == 10 and all(task["total_predictions"] == 1 for task in shown)
+        # the review pass's page: the model's answer and its evidence pre-filled (docs/images/ has one)
+        text, errors = labeling_page(server, review.projects[0].project_id, "abordagem:", tmp_path / "review.png")
+        assert not errors, errors
+        assert all(f"{name}:" in text for name in ("abordagem", "tecnica", "periodo"))
 
         adjudication = rounds.start(settings, "round-1", "adjudication", [CARLA])
         assert adjudication.documents == 1

@@ -11,3 +11,8 @@ CREATE TABLE IF NOT EXISTS coding_codes (
     project_id BIGINT, annotated_at TIMESTAMP, audit_status VARCHAR, audit_field VARCHAR,
     evidence_start INTEGER, evidence_end INTEGER, audit_score DOUBLE
 );
+-- coder vs coder on a round's blind pass, per (round, variable): the `coder_agreement` asset's table
+CREATE TABLE IF NOT EXISTS coder_agreement (
+    round VARCHAR, variable VARCHAR, measure VARCHAR, coders BIGINT, n BIGINT,
+    agreement_pct DOUBLE, kappa DOUBLE, alpha DOUBLE
+);
