@@ -346,7 +346,8 @@ def suggest(settings: Settings, n: int = 20, seed: int = 20261130, corpus: Path 
         return [Suggestion(d, titles[d], f"random draw (random state {seed}): no codes yet", 0.0) for d in drawn]
     sample = coded_sample(settings)
     model = train(settings, sample=sample)
-    excluded = {d.doc_id for d in sample.documents} | reserved
+    coding = set(load_codes(settings.coders, sample.codebook)["doc_id"])  # a dispute still open is coded too
+    excluded = {d.doc_id for d in sample.documents} | coding | reserved
     candidates = [d for d in pool if d.doc_id not in excluded]
     disagreements = _disagreements(warehouse, sample.codebook, {d.doc_id for d in candidates})
     vectors = document_vectors(warehouse, candidates)

@@ -247,10 +247,24 @@ def _by_group(frame: pl.DataFrame, group: str) -> list[dict]:
     return wide.sort(group).rename({"counted": "documents"}).to_dicts()
 
 
-def findings_page(found: dict | None, crossed: tuple[str, str] | None) -> str:
+def validation_section(validation) -> dict:
+    """The findings page's validation part: the models against the coders' gold and, for a coding
+    round, coder vs coder, the gold's sources, the open disagreements and the coders' evidence audit
+    (classification/coders.py `agreement`)."""
+    section = {"models": validation.table.to_dicts(), "documents": validation.documents}
+    if validation.round is not None:
+        section |= {"coders": validation.round.between_coders.to_dicts(),
+                    "gold": validation.round.gold_sources.to_dicts(),
+                    "unresolved": validation.round.unresolved.with_columns(
+                        pl.col("values").list.join("; ")).to_dicts(),
+                    "audits": validation.round.coder_audits.to_dicts()}
+    return section
+
+
+def findings_page(found: dict | None, crossed: tuple[str, str] | None, validation: dict | None = None) -> str:
     if found is None:
         return render("findings.html.j2", title="Findings — what the corpus says", found=None, variables=[],
-                      cross=None, compare=None)
+                      cross=None, compare=None, validation=validation)
     codebook = found["codebook"]
     variables = []
     for name, var in codebook.variables.items():
@@ -276,7 +290,7 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None) -> str:
                              right: percent(r[right]), "difference (pp)": r["difference_pp"]}
                             for r in frame.iter_rows(named=True)]}
     return render("findings.html.j2", title="Findings — what the corpus says", found=found, variables=variables,
-                  cross=cross, compare=compare)
+                  cross=cross, compare=compare, validation=validation)
 
 
 def default_cross(codebook: Codebook) -> tuple[str, str] | None:
@@ -397,7 +411,8 @@ def mirror_page(warehouse: Warehouse, mirror_root: Path) -> str:
 
 def build_review(warehouse: Warehouse, codebook: Codebook, out: Path | None = None,
                  coders: Path | None = None, compare: tuple[str, str] | None = None,
-                 found: dict | None = None, crossed: tuple[str, str] | None = None) -> Site:
+                 found: dict | None = None, crossed: tuple[str, str] | None = None,
+                 validation: dict | None = None) -> Site:
     """Write the site under `<warehouse folder>/review` and return the index path. `found` is what
     `classification.service.findings` returned (None: no results yet); `crossed` the two variables
     it crossed."""
@@ -410,7 +425,7 @@ def build_review(warehouse: Warehouse, codebook: Codebook, out: Path | None = No
         (out / name).write_text(content, encoding="utf-8")
         pages.append((name, title, answers))
 
-    write("findings.html", findings_page(found, crossed), "Findings",
+    write("findings.html", findings_page(found, crossed, validation), "Findings",
           "What does the corpus say: how many studies take each value, by year and source, and how sure are we?")
     for s in sets:
         write(f"documents-{slug(s['model'])}.html", documents_page(warehouse, codebook, s["model"]),
@@ -450,6 +465,7 @@ def write_review(settings, compare: tuple[str, str] | None = None) -> Site:
     latest classification run's model (with the coders side by side when ADRI_CODERS is set, else a
     second model when there is one) and every other page."""
     from adri_pipeline.classification.codebook import load_codebook
+    from adri_pipeline.classification.coders import agreement
     from adri_pipeline.classification.service import NoClassificationRun, findings, recorded_model
 
     warehouse = Warehouse(settings.warehouse).existing()
@@ -462,4 +478,6 @@ def write_review(settings, compare: tuple[str, str] | None = None) -> Site:
         found = findings(settings, model=model, compare=other, cross_variables=crossed)
     except NoClassificationRun:
         found = None
-    return build_review(warehouse, codebook, coders=settings.coders, compare=compare, found=found, crossed=crossed)
+    validation = validation_section(agreement(settings)) if settings.coders else None
+    return build_review(warehouse, codebook, coders=settings.coders, compare=compare, found=found, crossed=crossed,
+                        validation=validation)

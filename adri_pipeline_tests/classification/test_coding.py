@@ -122,3 +122,18 @@ def test_a_pull_replaces_the_rounds_codes_and_keeps_its_projects(tmp_path):
     store_codes(warehouse, "r1", first.head(1))  # b's annotation deleted in Label Studio
     assert read_codes(warehouse, "r1")["doc_id"].to_list() == ["a"]
     assert coding_projects(warehouse, "r1")["doc_ids"].to_list() == [["a", "b"]]
+
+
+def test_suggest_never_offers_a_document_of_the_round_even_one_without_gold_yet(tmp_path, pilot):
+    """sample-004's dispute is open, so it has no gold and is not trained on; it is still being coded."""
+    from adri_pipeline.classification.coders import suggest
+    from adri_pipeline.config import Settings
+
+    others = {"tecnica": "entrevista", "recorte": "nacional", "brasil_caso": "true", "subarea": "saude_coletiva",
+              "periodo": "nao_informado"}
+    every_variable = [f"sample-00{n},{variable},{value},,{coder},blind,round-1" for n in (1, 2, 3)
+                      for variable, value in others.items() for coder in ("ana@example.org", "bruno@example.org")]
+    settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE_CORPUS,
+                        coders=round_file(tmp_path, ROUND[:8] + every_variable), holdout=None)
+    offered = {s.doc_id for s in suggest(settings, n=30)}
+    assert offered and not offered & {"sample-001", "sample-002", "sample-003", "sample-004"}

@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from adri_pipeline.classification.agreement import CoderFileError
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import Settings
 from adri_pipeline.reports.review import disagreements, highlight, write_review
@@ -284,3 +285,23 @@ def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp
     assert "Departures from the protocol" in html and "CPU only: no GPU scenario." in html
     assert "VM.Standard.E4.Flex 1 OCPU 24 GB" in html and "0.000339" in html and ">90.0<" in html
     assert "old/metrics.json: written by an earlier version" in html  # named, not a crash
+
+
+def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagreements(two_models, tmp_path):
+    """A round's CSV (synthetic codes on the synthetic sample): coder vs coder, the gold's sources,
+    the disagreement not adjudicated yet and the coders' evidence audit, on the findings page."""
+    from adri_pipeline_tests.classification.test_coding import ROUND, round_file
+
+    settings, _, _ = two_models
+    with_round = settings.model_copy(update={"coders": round_file(tmp_path, ROUND[:8]),
+                                             "warehouse": tmp_path / "wh" / "adri.duckdb"})
+    shutil.copytree(settings.warehouse.parent, with_round.warehouse.parent)
+    page = (write_review(with_round).index.parent / "findings.html").read_text(encoding="utf-8")
+    validation = page[page.index('<section id="validation">'):]
+    assert "Coder vs coder, blind pass" in validation and "0.667" in validation  # alpha, as test_coding computes
+    assert "Disagreements not adjudicated yet" in validation and "ana@example.org: qualitativa" in validation
+    assert "bruno@example.org" in validation and "literal" in validation
+
+    broken = with_round.model_copy(update={"coders": round_file(tmp_path, [ROUND[0].replace("blind", "second")])})
+    with pytest.raises(CoderFileError, match="round-1.csv: line 2: pass 'second' is not one of"):
+        write_review(broken)
