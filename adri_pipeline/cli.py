@@ -86,6 +86,9 @@ def cmd_agree(settings: Settings, options: AgreeOptions) -> int:
         if result.round is not None:
             print("\ncoder vs coder, blind pass (kappa: Cohen's, mean over pairs; alpha: Krippendorff's, nominal)")
             print(result.round.between_coders)
+            if result.round.models_by_round["round"].n_unique() > 1:
+                print("\nthe models against each round's own gold")
+                print(result.round.models_by_round)
             print("\nthe gold the models above are measured against, by where it comes from")
             print(result.round.gold_sources)
             if result.round.unresolved.height:

@@ -265,6 +265,7 @@ class RoundMeasures:
     gold_sources: pl.DataFrame  # (round, source, codes): adjudicated, agreed, single coder
     unresolved: pl.DataFrame  # disagreements not adjudicated yet: no gold
     coder_audits: pl.DataFrame  # coding.audit_shares: per (round, pass, coder)
+    models_by_round: pl.DataFrame  # agreement_table rows against each round's own gold, with `round`
 
 
 def answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
@@ -302,7 +303,7 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
     table = agreement_table(results, coders, codebook)
     confusions = {(m, v): confusion_table(results, coders, codebook, m, v)
                   for m, v in table.select("model", "variable").iter_rows()}
-    return Agreement(table, confusions, documents, _round_measures(settings, warehouse, codes, codebook))
+    return Agreement(table, confusions, documents, _round_measures(settings, warehouse, codes, codebook, results))
 
 
 def round_measures(settings: Settings) -> RoundMeasures | None:
@@ -311,16 +312,19 @@ def round_measures(settings: Settings) -> RoundMeasures | None:
     return _round_measures(settings, Warehouse(settings.warehouse), load_codes(settings.coders, codebook), codebook)
 
 
-def _round_measures(settings: Settings, warehouse: Warehouse, codes: pl.DataFrame,
-                    codebook: Codebook) -> RoundMeasures | None:
+def _round_measures(settings: Settings, warehouse: Warehouse, codes: pl.DataFrame, codebook: Codebook,
+                    results: pl.DataFrame | None = None) -> RoundMeasures | None:
     if (codes["coder"] == NO_CODER).all():
         return None
     gold, unresolved = gold_codes(codes)
     doc_ids = codes["doc_id"].unique(maintain_order=True).to_list()
     documents = {d.doc_id: d for d in coded_documents(settings, warehouse, doc_ids, settings.coders_corpus)}
+    by_round = [agreement_table(results, group, codebook).select(pl.lit(name).alias("round"), pl.all())
+                for (name,), group in gold.group_by("round", maintain_order=True)] if results is not None else []
     return RoundMeasures(coder_agreement(codes, codebook),
                          gold.group_by("round", "source").len(name="codes").sort("round", "source"),
-                         unresolved, audit_shares(audit_codes(codes, documents, codebook)))
+                         unresolved, audit_shares(audit_codes(codes, documents, codebook)),
+                         pl.concat(by_round) if by_round else pl.DataFrame())
 
 
 # -- what to code next ------------------------------------------------------------------------------

@@ -65,8 +65,10 @@ def gold_codes(codes: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         *keys, "value", "evidencia",
         pl.when(pl.col("coders") >= 2).then(pl.lit("agreed")).otherwise(pl.lit("single coder")).alias("source"))
     unresolved = disagreements(codes).join(adjudicated.select(keys), on=keys, how="anti")
-    gold = pl.concat([adjudicated, agreed]).cast(GOLD_SCHEMA).sort(keys)
-    return gold, unresolved
+    order = {name: index for index, name in enumerate(codes["round"].unique(maintain_order=True))}
+    gold = pl.concat([adjudicated, agreed]).cast(GOLD_SCHEMA).sort(
+        pl.col("round").replace_strict(order, return_dtype=pl.Int64), "doc_id", "variable")
+    return gold, unresolved  # rounds in the order the file has them: the last is the latest
 
 
 def audit_codes(codes: pl.DataFrame, documents: dict, codebook: Codebook) -> pl.DataFrame:
