@@ -140,22 +140,24 @@ def test_suggest_never_offers_a_document_of_the_round_even_one_without_gold_yet(
 
 
 def test_agree_measures_the_model_against_each_rounds_gold(tmp_path, pilot):
-    """Two rounds; a stored model that answered qualitativa everywhere. Round 1's gold (ROUND) has
-    one qualitativa in four documents; round 10 (after round 1 in the file) recodes sample-002 as qualitativa."""
+    """Two rounds, round-9 then round-10 in the file (round-10 sorts first by name); a stored model
+    that answered qualitativa everywhere. Round 9's gold (ROUND) has one qualitativa in four
+    documents; round 10 recodes sample-002 as qualitativa."""
     from adri_pipeline.classification.coders import agreement
     from adri_pipeline.config import Settings
     from adri_pipeline.warehouse import store_results
 
+    first = [line.replace("round-1", "round-9") for line in ROUND]
     second = [line.replace("round-1", "round-10").replace("quantitativa", "qualitativa")
               for line in ROUND[2:4]]
     settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE_CORPUS, holdout=None,
-                        coders=round_file(tmp_path, ROUND + second))
+                        coders=round_file(tmp_path, first + second))
     values = pl.DataFrame({"doc_id": [f"sample-00{n}" for n in (1, 2, 3, 4)], "model": "m", "codebook_hash":
                            pilot.content_hash, "variable": "abordagem", "value": "qualitativa"})
     store_results(Warehouse(settings.warehouse), values, pl.DataFrame(schema={"doc_id": pl.String}), "m",
                   pilot.content_hash)
     measured = agreement(settings)
     rounds = dict(measured.round.models_by_round.select("round", "agreement_pct").iter_rows())
-    assert rounds == {"round-1": 25.0, "round-10": 100.0}
+    assert rounds == {"round-9": 25.0, "round-10": 100.0}
     # the models' table takes each document's latest gold: sample-002 from round 10
     assert measured.table.filter(pl.col("model") == "m")["agreement_pct"].to_list() == [50.0]
