@@ -115,12 +115,12 @@ def start(settings: Settings, round_name: str, pass_name: str, coders: list[str]
     if pass_name in set(projects["pass"]):
         raise RoundError(f"round {round_name!r} already has its {pass_name} pass (Label Studio projects "
                          f"{sorted(projects.filter(pl.col('pass') == pass_name)['project_id'])}); start another round")
+    blind = projects.filter(pl.col("pass") == BLIND)
+    if pass_name != BLIND and blind.is_empty():
+        raise RoundError(f"round {round_name!r} has no blind pass yet: `adri code start --round {round_name}` first")
     client = LabelStudio(settings.label_studio_url, settings.label_studio_token)
     if pass_name == BLIND:
         return _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n)
-    blind = projects.filter(pl.col("pass") == BLIND)
-    if blind.is_empty():
-        raise RoundError(f"round {round_name!r} has no blind pass yet: `adri code start --round {round_name}` first")
     pulled = pull(settings, round_name)
     if pulled.uncoded_blind_tasks:
         raise RoundError(f"round {round_name!r}: {pulled.uncoded_blind_tasks} blind task(s) are not coded yet; the "
@@ -210,6 +210,10 @@ def _annotation_rows(codebook, project: dict, tasks: list[dict], users: dict[int
     """(a row per code of every annotation of the project, tasks nobody coded)."""
     rows, uncoded = [], 0
     for task in tasks:
+        if not task.get("data", {}).get("doc_id"):
+            log.warning("round %s: task %s of project %s has no doc_id (not imported by adri code start): "
+                        "left out", project["round"], task.get("id"), project["project_id"])
+            continue
         annotations = [a for a in task.get("annotations", []) if not a.get("was_cancelled")]
         uncoded += not annotations
         for annotation in annotations:

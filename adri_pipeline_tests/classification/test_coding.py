@@ -161,3 +161,26 @@ def test_agree_measures_the_model_against_each_rounds_gold(tmp_path, pilot):
     assert rounds == {"round-9": 25.0, "round-10": 100.0}
     # the models' table takes each document's latest gold: sample-002 from round 10
     assert measured.table.filter(pl.col("model") == "m")["agreement_pct"].to_list() == [50.0]
+
+
+def test_a_round_without_a_reachable_label_studio_says_so_and_stores_nothing(tmp_path):
+    from adri_pipeline.classification import rounds
+    from adri_pipeline.classification.label_studio import LabelStudioError
+    from adri_pipeline.config import Settings
+    from adri_pipeline_tests.systemone_servers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE_CORPUS, holdout=None,
+                        label_studio_url=url, label_studio_token="f" * 40)
+    with pytest.raises(LabelStudioError, match=rf"{url} cannot be reached to create a project|label-studio-sdk is "
+                                               r"not installed"):
+        rounds.start(settings, "round-1", "blind", ["ana@example.org", "bruno@example.org"],
+                     ["sample-001", "sample-002"])
+    assert coding_projects(Warehouse(settings.warehouse), "round-1").is_empty()
+    with pytest.raises(rounds.RoundError, match="two coders or more"):
+        rounds.start(settings, "round-1", "blind", ["ana@example.org"], ["sample-001"])
+    with pytest.raises(rounds.RoundError, match="no blind pass yet"):
+        rounds.start(settings, "round-1", "review", [])
+    with pytest.raises(LabelStudioError, match="ADRI_LABEL_STUDIO_TOKEN"):
+        rounds.start(settings.model_copy(update={"label_studio_token": None}), "round-1", "blind",
+                     ["ana@example.org", "bruno@example.org"], ["sample-001"])

@@ -9,6 +9,7 @@ import pytest
 
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.corpus import as_documents, load_corpus
+from adri_pipeline.classification.label_studio import LabelStudioError
 from adri_pipeline.classification.labeling import Code, Span, result_items
 from adri_pipeline.cli import main
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, Settings
@@ -61,6 +62,10 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
     with label_studio(other_users=(ANA, BRUNO, CARLA)) as server:
         settings = Settings.load(warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url,
                                  label_studio_token=server.token)
+        refused = Settings.load(warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url,
+                                label_studio_token="f" * 40)
+        with pytest.raises(LabelStudioError, match=r"refused to create a project: HTTP 401.*API token"):
+            rounds.start(refused, "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
         blind = rounds.start(settings, "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
         assert blind.documents == 10 and [p.coder for p in blind.projects] == [ANA, BRUNO]
         api = httpx.Client(base_url=server.url, headers={"Authorization": f"Token {server.token}"}, timeout=30)
