@@ -118,6 +118,8 @@ def start(settings: Settings, round_name: str, pass_name: str, coders: list[str]
     blind = projects.filter(pl.col("pass") == BLIND)
     if pass_name != BLIND and blind.is_empty():
         raise RoundError(f"round {round_name!r} has no blind pass yet: `adri code start --round {round_name}` first")
+    if pass_name == BLIND and len(set(coders)) < 2:
+        raise RoundError("a blind pass needs two coders or more, each on their own (--coder EMAIL,EMAIL)")
     client = LabelStudio(settings.label_studio_url, settings.label_studio_token)
     if pass_name == BLIND:
         return _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n)
@@ -134,8 +136,6 @@ def start(settings: Settings, round_name: str, pass_name: str, coders: list[str]
 
 
 def _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n) -> OpenedPass:
-    if len(set(coders)) < 2:
-        raise RoundError("a blind pass needs two coders or more, each on their own (--coder EMAIL, repeated)")
     documents = _round_documents(settings, warehouse, doc_ids, n)
     opened = OpenedPass(round_name, BLIND, len(documents))
     tasks = [{"data": task_data(d.doc_id, d.title, d.abstract)} for d in documents]
