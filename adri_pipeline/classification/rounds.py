@@ -112,17 +112,18 @@ def start(settings: Settings, round_name: str, pass_name: str, coders: list[str]
     codebook = load_codebook(settings.codebook)
     warehouse = Warehouse(settings.warehouse)
     projects = coding_projects(warehouse, round_name)
-    if pass_name in set(projects["pass"]):
+    blind = projects.filter(pl.col("pass") == BLIND)
+    opened_for = set(projects.filter(pl.col("pass") == pass_name)["coder"])
+    if opened_for and (pass_name != BLIND or set(coders) <= opened_for):
         raise RoundError(f"round {round_name!r} already has its {pass_name} pass (Label Studio projects "
                          f"{sorted(projects.filter(pl.col('pass') == pass_name)['project_id'])}); start another round")
-    blind = projects.filter(pl.col("pass") == BLIND)
     if pass_name != BLIND and blind.is_empty():
         raise RoundError(f"round {round_name!r} has no blind pass yet: `adri code start --round {round_name}` first")
     if pass_name == BLIND and len(set(coders)) < 2:
         raise RoundError("a blind pass needs two coders or more, each on their own (--coder EMAIL,EMAIL)")
     client = LabelStudio(settings.label_studio_url, settings.label_studio_token)
     if pass_name == BLIND:
-        return _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n)
+        return _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n, blind)
     pulled = pull(settings, round_name)
     if pulled.uncoded_blind_tasks:
         raise RoundError(f"round {round_name!r}: {pulled.uncoded_blind_tasks} blind task(s) are not coded yet; the "
@@ -135,11 +136,15 @@ def start(settings: Settings, round_name: str, pass_name: str, coders: list[str]
     return opened
 
 
-def _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n) -> OpenedPass:
+def _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n, blind) -> OpenedPass:
+    """A project per coder. A round whose blind pass has projects already (a start cut short, or a
+    coder added) gives the coders without one the same documents as the others."""
+    if not blind.is_empty():
+        doc_ids = list(blind["doc_ids"][0])
     documents = _round_documents(settings, warehouse, doc_ids, n)
     opened = OpenedPass(round_name, BLIND, len(documents))
     tasks = [{"data": task_data(d.doc_id, d.title, d.abstract)} for d in documents]
-    for coder in dict.fromkeys(coders):
+    for coder in dict.fromkeys(c for c in coders if c not in set(blind["coder"])):
         _open(client, warehouse, codebook, opened, coder, tasks, ProjectSettings(show_predictions=False,
                                                                                   maximum_annotations=1))
     return opened

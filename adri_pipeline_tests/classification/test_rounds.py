@@ -1,6 +1,6 @@
 """A whole coding round against a real Label Studio on loopback (sqlite, `make label-studio`): ten
-documents of the project's synthetic sample, two coders annotating through Label Studio's API
-with their own tokens, one disagreement adjudicated by a third user, the codes pulled back, and
+documents of the project's synthetic sample, two coders (then a third) annotating through Label
+Studio's API with their own tokens, one disagreement adjudicated by a third user, the codes pulled back, and
 `adri agree` on the round's CSV."""
 
 import httpx
@@ -14,7 +14,7 @@ from adri_pipeline.classification.labeling import Code, Span, result_items
 from adri_pipeline.cli import main
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, Settings
 
-ANA, BRUNO, CARLA = "ana@example.org", "bruno@example.org", "carla@example.org"
+ANA, BRUNO, CARLA, DORA = "ana@example.org", "bruno@example.org", "carla@example.org", "dora@example.org"
 DOCUMENTS = [f"sample-{n:03d}" for n in range(1, 11)]
 DISPUTED = "sample-003"
 
@@ -59,7 +59,7 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
     ids.write_text("\n".join(DOCUMENTS) + "\n")
     assert main(["classify", "--corpus", str(SAMPLE_CORPUS), "--backend", "embedded", "--warehouse",
                  str(warehouse)]) == 0  # the principal model the review pass shows
-    with label_studio(other_users=(ANA, BRUNO, CARLA)) as server:
+    with label_studio(other_users=(ANA, BRUNO, CARLA, DORA)) as server:
         settings = Settings.load(warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url,
                                  label_studio_token=server.token)
         refused = Settings.load(warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url,
@@ -75,7 +75,13 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
             assert all(not task.get("predictions") and task.get("total_predictions", 0) == 0
                        for task in _tasks(api, project.project_id))
 
+        with pytest.raises(rounds.RoundError, match="already has its blind pass"):
+            rounds.start(settings, "round-1", "blind", [ANA, BRUNO], DOCUMENTS[:2])
+        # a coder added later (or a start cut short): only the coder without a project gets one, same documents
+        added = rounds.start(settings, "round-1", "blind", [ANA, BRUNO, DORA], DOCUMENTS[:2])
+        assert [p.coder for p in added.projects] == [DORA] and added.documents == 10
         assert _annotate(server, server.others[ANA], blind.projects[0].project_id, _blind_codes(ANA)) == 10
+        _annotate(server, server.others[DORA], added.projects[0].project_id, _blind_codes(DORA))
         with pytest.raises(rounds.RoundError, match="10 blind task"):  # Bruno has not coded yet
             rounds.start(settings, "round-1", "review", [])
         _annotate(server, server.others[BRUNO], blind.projects[1].project_id, _blind_codes(BRUNO))
@@ -101,7 +107,7 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
     codes = pulled.codes
     assert pulled.uncoded_blind_tasks == 0 and pulled.disagreements.height == 1
     blind_codes = codes.filter(pl.col("pass") == "blind")
-    assert blind_codes.group_by("coder").len().sort("coder").rows() == [(ANA, 30), (BRUNO, 30)]
+    assert blind_codes.group_by("coder").len().sort("coder").rows() == [(ANA, 30), (BRUNO, 30), (DORA, 30)]
     assert codes.filter(pl.col("pass") == "adjudication").select("doc_id", "variable", "value").rows() == [
         (DISPUTED, "abordagem", "mista")]  # only the disputed variable is read from the third pass
     documents = {d.doc_id: d for d in as_documents(load_corpus(SAMPLE_CORPUS).documents)}
@@ -114,4 +120,4 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
     assert main(["agree", "--coders", str(pulled.csv), "--warehouse", str(warehouse)]) == 0
     printed = capsys.readouterr().out
     assert "coder vs coder" in printed and "adjudicated" in printed and "literal" in printed
-    assert "90.0" in printed  # abordagem: the coders agree on 9 of 10 documents
+    assert "90.0" in printed  # abordagem: the three coders agree on 9 of 10 documents
