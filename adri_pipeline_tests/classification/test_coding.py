@@ -184,3 +184,19 @@ def test_a_round_without_a_reachable_label_studio_says_so_and_stores_nothing(tmp
     with pytest.raises(LabelStudioError, match="ADRI_LABEL_STUDIO_TOKEN"):
         rounds.start(settings.model_copy(update={"label_studio_token": None}), "round-1", "blind",
                      ["ana@example.org", "bruno@example.org"], ["sample-001"])
+
+
+def test_adri_code_names_what_is_missing(tmp_path, capsys):
+    from adri_pipeline.cli import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["code", "start"])
+    assert stopped.value.code == 2 and "--round" in capsys.readouterr().err
+    warehouse = tmp_path / "wh" / "adri.duckdb"
+    assert main(["code", "pull", "--rodada", "round-9", "--warehouse", str(warehouse)]) == 2
+    assert "no coding round 'round-9'; `adri code start --round round-9`" in capsys.readouterr().err
+    ids = tmp_path / "ids.txt"
+    ids.write_text("# the round\nsample-001\n")
+    assert main(["codificar", "start", "--round", "r", "--coder", "ana@example.org", "--ids", str(ids),
+                 "--warehouse", str(warehouse)]) == 2
+    assert "two coders or more" in capsys.readouterr().err
