@@ -257,7 +257,9 @@ def validation_section(validation) -> dict:
                     "gold": validation.round.gold_sources.to_dicts(),
                     "unresolved": validation.round.unresolved.with_columns(
                         pl.col("values").list.join("; ")).to_dicts(),
-                    "audits": validation.round.coder_audits.to_dicts()}
+                    "audits": validation.round.coder_audits.to_dicts(),
+                    "by_round": validation.round.models_by_round.to_dicts()
+                    if validation.round.gold_sources["round"].n_unique() > 1 else []}
     return section
 
 

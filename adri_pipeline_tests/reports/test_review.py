@@ -301,6 +301,12 @@ def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagree
     assert "Coder vs coder, blind pass" in validation and "0.667" in validation  # alpha, as test_coding computes
     assert "Disagreements not adjudicated yet" in validation and "ana@example.org: qualitativa" in validation
     assert "bruno@example.org" in validation and "literal" in validation
+    assert "each round&#39;s own gold" not in validation and "each round's own gold" not in validation  # one round
+
+    two_rounds = with_round.model_copy(update={"coders": round_file(tmp_path, ROUND + [
+        line.replace("round-1", "round-2") for line in ROUND[:2]])})
+    page = (write_review(two_rounds).index.parent / "findings.html").read_text(encoding="utf-8")
+    assert "own gold</h3>" in page and "round-2" in page
 
     broken = with_round.model_copy(update={"coders": round_file(tmp_path, [ROUND[0].replace("blind", "second")])})
     with pytest.raises(CoderFileError, match="round-1.csv: line 2: pass 'second' is not one of"):
