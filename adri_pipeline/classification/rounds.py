@@ -261,6 +261,9 @@ def pull(settings: Settings, round_name: str, csv: Path | None = None) -> Pulled
         uncoded_blind += uncoded if project["pass"] == BLIND else 0
     codes = pl.DataFrame(rows, schema=CODE_SCHEMA).with_columns(
         pl.col("annotated_at").str.to_datetime(time_zone="UTC", strict=False).dt.replace_time_zone(None))
+    # a coder who annotated a task twice (a project several people share): their latest annotation counts
+    codes = codes.sort("annotated_at", nulls_last=False).unique(
+        subset=["round", "pass", "coder", "doc_id", "variable"], keep="last", maintain_order=True)
     disputed = disagreements(codes)
     adjudicated = codes.filter(pl.col("pass") == ADJUDICATION).join(disputed.select("round", "doc_id", "variable"),
                                                                    on=["round", "doc_id", "variable"])

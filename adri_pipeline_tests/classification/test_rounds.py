@@ -99,9 +99,10 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
         disputed = _tasks(api, adjudication.projects[0].project_id)
         assert [t["data"]["doc_id"] for t in disputed] == [DISPUTED]
         assert f"{ANA}: qualitativa" in disputed[0]["data"]["disputes"]
-        _annotate(server, server.others[CARLA], adjudication.projects[0].project_id,
-                  lambda data: {"abordagem": Code("mista"), "brasil_caso": Code("true"),
-                                "periodo": Code("nao_informado")})
+        for decided in ("quantitativa", "mista"):  # Carla's second thought is her last word
+            _annotate(server, server.others[CARLA], adjudication.projects[0].project_id,
+                      lambda data, value=decided: {"abordagem": Code(value), "brasil_caso": Code("true"),
+                                                   "periodo": Code("nao_informado")})
         pulled = rounds.pull(settings, "round-1")
 
     codes = pulled.codes
