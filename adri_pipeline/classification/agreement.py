@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 
 from adri_pipeline.classification.codebook import Codebook
-from adri_pipeline.classification.coding import BLIND, NO_CODER, PASSES, gold_codes, with_round
+from adri_pipeline.classification.coding import BLIND, NO_CODER, PASSES, gold_codes
 from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.metrics import krippendorff_alpha_nominal
 
@@ -221,7 +221,7 @@ def coder_agreement(codes: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
     takes any number of coders and missing codes. A list variable's answer is its set, compared as
     one nominal value. A text variable compares informed vs not informed, as `adri agree` does for the
     model."""
-    blind = with_round(codes).filter(pl.col("pass") == BLIND)
+    blind = codes.filter(pl.col("pass") == BLIND)
     rows = []
     for (round_name, variable), group in blind.group_by("round", "variable", maintain_order=True):
         kind = codebook.variables[variable].type if variable in codebook.variables else "enum"

@@ -66,8 +66,13 @@ def holdout_ids(settings: Settings) -> set[str]:
         return set()
     if not Path(settings.holdout).is_file():
         raise CoderFileError(f"{settings.holdout}: holdout file not found (ADRI_HOLDOUT, --holdout)")
-    lines = Path(settings.holdout).read_text(encoding="utf-8").splitlines()
-    return {line.strip() for line in lines if line.strip() and not line.startswith("#")}
+    return set(id_lines(Path(settings.holdout)))
+
+
+def id_lines(path: Path) -> list[str]:
+    """A file of document ids: one per line, '#' starts a comment line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 # -- documents and their vectors --------------------------------------------------------------------

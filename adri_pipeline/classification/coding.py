@@ -15,7 +15,7 @@ answer, so they are neither gold nor part of coder-vs-coder agreement: they are 
 that was shown, for what a reviewer changed.
 
 A codes frame has the coders' CSV columns: doc_id, variable, value (canonical spelling), evidencia,
-coder, pass, and optionally round (one round when absent).
+coder, pass and round (agreement.load_codes gives every file these, "" for a round not named).
 """
 
 from __future__ import annotations
@@ -35,14 +35,10 @@ AUDIT_SCHEMA = {"round": pl.String, "pass": pl.String, "coder": pl.String, "doc_
                 "evidence_end": pl.Int64, "score": pl.Float64}
 
 
-def with_round(codes: pl.DataFrame) -> pl.DataFrame:
-    return codes if "round" in codes.columns else codes.with_columns(pl.lit("").alias("round"))
-
-
 def disagreements(codes: pl.DataFrame) -> pl.DataFrame:
     """(round, doc_id, variable, values): the blind pairs two or more coders answered differently;
     `values` lists "coder: value" in coder order."""
-    blind = with_round(codes).filter(pl.col("pass") == BLIND)
+    blind = codes.filter(pl.col("pass") == BLIND)
     grouped = blind.group_by("round", "doc_id", "variable", maintain_order=True).agg(
         pl.col("coder").n_unique().alias("coders"), pl.col("value").n_unique().alias("distinct"),
         pl.concat_str(pl.col("coder"), pl.lit(": "), pl.col("value")).sort().alias("values"))
@@ -53,7 +49,6 @@ def disagreements(codes: pl.DataFrame) -> pl.DataFrame:
 def gold_codes(codes: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(gold, unresolved). Gold: round, doc_id, variable, value, evidencia, and `source`, which is
     "adjudicated" or "agreed" (or "single coder"). Unresolved: the disagreements with no adjudication."""
-    codes = with_round(codes)
     keys = ["round", "doc_id", "variable"]
     adjudicated = (codes.filter(pl.col("pass") == ADJUDICATION).unique(subset=keys, keep="last", maintain_order=True)
                    .select(*keys, "value", "evidencia", pl.lit("adjudicated").alias("source")))
@@ -75,7 +70,7 @@ def audit_codes(codes: pl.DataFrame, documents: dict, codebook: Codebook) -> pl.
     """Each code's evidence audited as the model's is (classification/audit.py): literal, approximate,
     absent or waived, with its field and offsets. `documents`: doc_id -> Document (title, abstract)."""
     rows, indexes = [], {}
-    for row in with_round(codes).iter_rows(named=True):
+    for row in codes.iter_rows(named=True):
         document = documents.get(row["doc_id"])
         if document is None:
             continue

@@ -10,21 +10,12 @@ the one that fits beside our numpy: the SDK 2 line pulls OpenCV builds that pin 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from adri_pipeline.errors import AdriError
 
 
 class LabelStudioError(AdriError, RuntimeError):
     """Label Studio refused a call, or cannot be reached."""
-
-
-@dataclass(frozen=True)
-class ProjectSettings:
-    """What a pass's project shows a coder. Label Studio enforces these per project."""
-
-    show_predictions: bool  # the model's answers as pre-annotations (review pass only)
-    maximum_annotations: int  # annotations a task takes before it leaves the queue
 
 
 class LabelStudio:
@@ -43,6 +34,7 @@ class LabelStudio:
         self._client = Client(base_url=self.url, api_key=token, timeout=timeout_s)
 
     def _call(self, what: str, call, *args, **kwargs):
+        import httpx  # the SDK's transport
         from label_studio_sdk.core.api_error import ApiError
 
         try:
@@ -51,19 +43,16 @@ class LabelStudio:
             hint = " (the API token? ADRI_LABEL_STUDIO_TOKEN)" if exc.status_code in (401, 403) else ""
             raise LabelStudioError(f"Label Studio at {self.url} refused to {what}: HTTP {exc.status_code} "
                                    f"{str(exc.body)[:300]}{hint}") from None
-        except OSError as exc:  # httpx's connection errors are OSErrors underneath
-            raise LabelStudioError(f"Label Studio at {self.url} cannot be reached to {what}: {exc}") from None
-        except Exception as exc:
-            if type(exc).__module__.startswith("httpx"):
-                raise LabelStudioError(f"Label Studio at {self.url} cannot be reached to {what}: "
-                                       f"{type(exc).__name__}: {exc}") from None
-            raise
+        except httpx.TransportError as exc:
+            raise LabelStudioError(f"Label Studio at {self.url} cannot be reached to {what}: "
+                                   f"{type(exc).__name__}: {exc}") from None
 
-    def create_project(self, title: str, label_config: str, settings: ProjectSettings, description: str) -> int:
+    def create_project(self, title: str, label_config: str, show_predictions: bool, description: str) -> int:
+        """A project is one coder's queue (or the one reviewer's), so a task takes one annotation.
+        `show_predictions`: whether annotators see the tasks' predictions (Label Studio enforces it)."""
         project = self._call("create a project", self._client.projects.create, title=title, description=description,
-                             label_config=label_config, show_collab_predictions=settings.show_predictions,
-                             maximum_annotations=settings.maximum_annotations, show_annotation_history=False,
-                             show_skip_button=False)
+                             label_config=label_config, show_collab_predictions=show_predictions,
+                             maximum_annotations=1, show_annotation_history=False, show_skip_button=False)
         return int(project.id)
 
     def import_tasks(self, project: int, tasks: list[dict]) -> None:
@@ -75,9 +64,6 @@ class LabelStudio:
         chunks = self._call("export the annotations", lambda: b"".join(self._client.projects.exports.download_sync(
             project, export_type="JSON", download_all_tasks=True)))
         return json.loads(chunks or b"[]")
-
-    def task_count(self, project: int) -> int:
-        return int(self._call("read a project", self._client.projects.get, project).task_number or 0)
 
     def user_emails(self) -> dict[int, str]:
         return {int(u.id): u.email or u.username or str(u.id) for u in self._call("list users", self._client.users.list)}

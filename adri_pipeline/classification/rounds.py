@@ -24,10 +24,10 @@ import polars as pl
 
 from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
 from adri_pipeline.classification.codebook import Codebook, load_codebook
-from adri_pipeline.classification.coders import coded_documents, holdout_ids, suggest
+from adri_pipeline.classification.coders import coded_documents, holdout_ids, id_lines, suggest
 from adri_pipeline.classification.coding import ADJUDICATION, BLIND, PASSES, REVIEW, audit_codes, disagreements
 from adri_pipeline.classification.corpus import Document
-from adri_pipeline.classification.label_studio import LabelStudio, ProjectSettings
+from adri_pipeline.classification.label_studio import LabelStudio
 from adri_pipeline.classification.labeling import Code, Span, codes_of, labeling_config, result_items, task_data
 from adri_pipeline.classification.service import recorded_model
 from adri_pipeline.config import Settings
@@ -44,7 +44,11 @@ from adri_pipeline.warehouse import (
 log = logging.getLogger(__name__)
 
 CODE_COLUMNS = ("doc_id", "variable", "value", "evidencia", "coder", "pass", "round", "annotated_at", "audit_status",
-                "audit_field", "evidence_start", "evidence_end")
+                "audit_field", "evidence_start", "evidence_end")  # the round's coders' CSV
+# a pulled annotation's codes, before the audit
+CODE_SCHEMA = {"round": pl.String, "pass": pl.String, "coder": pl.String, "doc_id": pl.String, "variable": pl.String,
+               "value": pl.String, "evidencia": pl.String, "span_field": pl.String, "span_start": pl.Int32,
+               "span_end": pl.Int32, "annotation_id": pl.Int64, "project_id": pl.Int64, "annotated_at": pl.String}
 ANY_CODER = ""  # a project not made for one coder (review, adjudication): whoever annotates is recorded
 
 
@@ -91,11 +95,12 @@ def _round_documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str
 
 
 def _open(client: LabelStudio, warehouse: Warehouse, codebook: Codebook, opened: OpenedPass, coder: str,
-          tasks: list[dict], settings: ProjectSettings, model: str = "", adjudication: bool = False) -> None:
+          tasks: list[dict], show_predictions: bool, model: str = "", adjudication: bool = False) -> None:
     title = f"{opened.round} · {opened.pass_name}" + (f" · {coder}" if coder else "")
     description = (f"adri coding round {opened.round!r}, {opened.pass_name} pass, codebook {codebook.name} "
                    f"v{codebook.version}" + (f", for {coder} only" if coder else ""))
-    project = client.create_project(title, labeling_config(codebook, adjudication=adjudication), settings, description)
+    project = client.create_project(title, labeling_config(codebook, adjudication=adjudication), show_predictions,
+                                    description)
     client.import_tasks(project, tasks)
     store_coding_project(warehouse, {
         "round": opened.round, "pass": opened.pass_name, "coder": coder, "project_id": project,
@@ -145,8 +150,7 @@ def _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_
     opened = OpenedPass(round_name, BLIND, len(documents))
     tasks = [{"data": task_data(d.doc_id, d.title, d.abstract)} for d in documents]
     for coder in dict.fromkeys(c for c in coders if c not in set(blind["coder"])):
-        _open(client, warehouse, codebook, opened, coder, tasks, ProjectSettings(show_predictions=False,
-                                                                                  maximum_annotations=1))
+        _open(client, warehouse, codebook, opened, coder, tasks, show_predictions=False)
     return opened
 
 
@@ -182,8 +186,7 @@ def _start_review(settings, client, warehouse, codebook, opened, blind, coders) 
              for d in documents]
     opened.documents = len(tasks)
     for coder in dict.fromkeys(coders or sorted(set(blind["coder"]))):
-        _open(client, warehouse, codebook, opened, coder, tasks,
-              ProjectSettings(show_predictions=True, maximum_annotations=1), model=model)
+        _open(client, warehouse, codebook, opened, coder, tasks, show_predictions=True, model=model)
 
 
 def _start_adjudication(settings, client, warehouse, codebook, opened, pulled, coders) -> None:
@@ -207,8 +210,7 @@ def _start_adjudication(settings, client, warehouse, codebook, opened, pulled, c
                                        "result": result_items(codebook, agreed)}]})
     opened.documents = len(tasks)
     for coder in dict.fromkeys(coders or [ANY_CODER]):
-        _open(client, warehouse, codebook, opened, coder, tasks,
-              ProjectSettings(show_predictions=True, maximum_annotations=1), adjudication=True)
+        _open(client, warehouse, codebook, opened, coder, tasks, show_predictions=True, adjudication=True)
 
 
 def _annotation_rows(codebook, project: dict, tasks: list[dict], users: dict[int, str]) -> tuple[list[dict], int]:
@@ -236,11 +238,6 @@ def _annotation_rows(codebook, project: dict, tasks: list[dict], users: dict[int
                              "annotation_id": annotation.get("id"), "project_id": project["project_id"],
                              "annotated_at": annotation.get("updated_at") or annotation.get("created_at")})
     return rows, uncoded
-
-
-CODE_SCHEMA = {"round": pl.String, "pass": pl.String, "coder": pl.String, "doc_id": pl.String, "variable": pl.String,
-               "value": pl.String, "evidencia": pl.String, "span_field": pl.String, "span_start": pl.Int32,
-               "span_end": pl.Int32, "annotation_id": pl.Int64, "project_id": pl.Int64, "annotated_at": pl.String}
 
 
 def pull(settings: Settings, round_name: str, csv: Path | None = None) -> PulledRound:
@@ -283,8 +280,6 @@ def pull(settings: Settings, round_name: str, csv: Path | None = None) -> Pulled
 
 
 def read_ids(path: Path) -> list[str]:
-    """A file of document ids, one per line ('#' comments)."""
     if not path.is_file():
         raise RoundError(f"{path}: ids file not found")
-    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip() and not line.startswith("#")]
+    return id_lines(path)

@@ -6,7 +6,14 @@ import polars as pl
 
 from adri_pipeline.classification.agreement import CODER_AGREEMENT_SCHEMA
 from adri_pipeline.classification.coded_model import TRAINING_VERSION
-from adri_pipeline.classification.coders import agreement, coded_sample, model_path, round_measures, train
+from adri_pipeline.classification.coders import (
+    RoundMeasures,
+    agreement,
+    coded_sample,
+    model_path,
+    round_measures,
+    train,
+)
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import prompt_signature
 from adri_pipeline.defs.classification.corpus import corpus
@@ -58,36 +65,38 @@ ALPHA_TENTATIVE = 0.667
 
 
 @dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="coders", deps=[coder_file],
-          io_manager_key="content_hash_io_manager", automation_condition=AFTER_UPSTREAM)
-def coder_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
+          io_manager_key="content_hash_io_manager", automation_condition=AFTER_UPSTREAM,
+          check_specs=[dg.AssetCheckSpec("coders_agree_enough", asset="coder_agreement", blocking=False)])
+def coder_agreement(context: dg.AssetExecutionContext, adri: AdriSettings):
     """Coder vs coder on the blind pass of the coders' file's rounds (`adri code pull` writes one),
     per (round, variable): agreement, Cohen's kappa, Krippendorff's alpha. The metadata holds the
-    gold's sources, the disagreements not yet adjudicated and the coders' evidence audit."""
+    gold's sources, the disagreements not yet adjudicated and the coders' evidence audit. Its check,
+    `coders_agree_enough`, is judged on the same measures (the file and the texts read once)."""
     settings = adri.settings()
     measures = round_measures(settings) if settings.coders else None
     if measures is None:
         context.log.info("no coders' file with named coders (ADRI_CODERS): coder agreement left empty")
-        return versioned(pl.DataFrame(schema=CODER_AGREEMENT_SCHEMA), coders=str(settings.coders or "none configured"))
-    return versioned(measures.between_coders, coders=str(settings.coders),
-                     table=table_metadata(measures.between_coders), unresolved=measures.unresolved.height,
-                     gold=table_metadata(measures.gold_sources), evidence=table_metadata(measures.coder_audits))
+        yield versioned(pl.DataFrame(schema=CODER_AGREEMENT_SCHEMA), coders=str(settings.coders or "none configured"))
+        yield dg.AssetCheckResult(check_name="coders_agree_enough", passed=True,
+                                  description="no coding round in the coders' file")
+        return
+    yield versioned(measures.between_coders, coders=str(settings.coders),
+                    table=table_metadata(measures.between_coders), unresolved=measures.unresolved.height,
+                    gold=table_metadata(measures.gold_sources), evidence=table_metadata(measures.coder_audits))
+    yield coders_agree_enough(measures)
 
 
-@dg.asset_check(asset=coder_agreement, blocking=False)
-def coders_agree_enough(adri: AdriSettings) -> dg.AssetCheckResult:
+def coders_agree_enough(measures: RoundMeasures) -> dg.AssetCheckResult:
     """Every variable's Krippendorff's alpha at least 0.667 (Krippendorff's floor for tentative
     conclusions), and no disagreement left without adjudication; a failure names them."""
-    settings = adri.settings()
-    measures = round_measures(settings) if settings.coders else None
-    if measures is None:
-        return dg.AssetCheckResult(passed=True, description="no coding round in the coders' file")
     low = measures.between_coders.filter(pl.col("alpha").is_null() | (pl.col("alpha") < ALPHA_TENTATIVE))
     problems = [f"alpha below {ALPHA_TENTATIVE} on {round_name}/{variable} ({alpha})"
                 for round_name, variable, alpha in low.select("round", "variable", "alpha").iter_rows()]
     if measures.unresolved.height:
         problems.append(f"{measures.unresolved.height} disagreement(s) not adjudicated: "
                         + ", ".join(f"{d}/{v}" for d, v in measures.unresolved.select("doc_id", "variable").iter_rows()))
-    return dg.AssetCheckResult(passed=not problems, severity=dg.AssetCheckSeverity.WARN,
+    return dg.AssetCheckResult(check_name="coders_agree_enough", passed=not problems,
+                               severity=dg.AssetCheckSeverity.WARN,
                                description="; ".join(problems) or "every variable's alpha at least 0.667, "
                                                                    "every disagreement adjudicated",
                                metadata={"variables": measures.between_coders.height,

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from adri_pipeline.defs.classification.coders import coder_agreement, coder_file, coders_agree_enough
+from adri_pipeline.defs.classification.coders import coder_agreement, coder_file
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.in_process import resources_for
 from adri_pipeline.warehouse import Warehouse, read_table
@@ -11,7 +11,7 @@ from adri_pipeline_tests.classification.test_coding import ROUND, round_file
 
 def _materialized(instance, adri, path):
     settings = AdriSettings(**{**adri.model_dump(), "coders": str(path)})
-    result = dg.materialize([coder_file, coder_agreement, coders_agree_enough], instance=instance,
+    result = dg.materialize([coder_file, coder_agreement], instance=instance,
                             resources=resources_for(settings), selection=[coder_agreement.key])
     return result, settings
 
