@@ -22,6 +22,7 @@ from adri_pipeline.flags import Flag, add_flags
 from adri_pipeline.stopping import install_stop_handlers, leaving_after_a_stop
 
 PositiveInt = Annotated[int, Field(ge=1)]
+Width = Annotated[float, Field(gt=0, lt=1)]  # an interval's width, as a share
 
 
 class NoOptions(BaseModel):
@@ -119,7 +120,7 @@ def cmd_suggest(settings: Settings, options: SuggestOptions) -> int:
 
 
 class CodeOptions(BaseModel):
-    action: Annotated[Literal["start", "pull"], Flag(positional=True)]
+    action: Annotated[Literal["start", "pull", "draw"], Flag(positional=True)]
     round: Annotated[str, Flag(aliases=("--rodada",), required=("code",), help="the round's name, e.g. round-1")] = ""
     pass_name: Annotated[Literal["blind", "review", "adjudication"], Flag(
         name="--pass", aliases=("--etapa",), help="start: blind (two coders or more, no model answer), review "
@@ -130,8 +131,14 @@ class CodeOptions(BaseModel):
     ids: Annotated[Path | None, Flag(help="start: the round's document ids, one per line (default: what adri "
                                           "suggest picks)")] = None
     n: Annotated[PositiveInt, Flag(aliases=("--limite",), help="start: how many documents adri suggest picks")] = 10
+    random: Annotated[PositiveInt | None, Flag(aliases=("--aleatorio",), help="start, draw: this many documents drawn "
+                                              "at random from the classified corpus, recorded so corrected findings "
+                                              "can use them")] = None
+    seed: Annotated[int, Flag(aliases=("--semente",), help="start, draw: the random draw's seed")] = 0
+    stratify: Annotated[Literal["year", "source"] | None, Flag(
+        aliases=("--estratificar",), help="start, draw: draw within each year or source, weights recorded")] = None
     out: Annotated[Path | None, Flag(help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
-                                          "<round>.csv)")] = None
+                                          "<round>.csv); draw: its ids file (<round>.ids there)")] = None
 
 
 def cmd_code(settings: Settings, options: CodeOptions) -> int:
@@ -147,8 +154,26 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
               f"disagreement(s) between blind coders")
         print(f"wrote {pulled.csv}: adri agree --coders {pulled.csv}")
         return 0
+    if options.action == "draw" or options.random:
+        if not options.random:
+            raise SystemExit("error: adri code draw needs --random N (how many documents to draw)")
+        if options.ids:
+            raise SystemExit("error: --random draws the round's documents; give it or --ids, not both")
+        sample = rounds.draw_random(settings, options.round, options.random, options.seed, options.stratify)
+        print(f"round {options.round}: {sample.height} document(s) drawn at random (seed {options.seed}"
+              f"{', within each ' + options.stratify if options.stratify else ''}) of {sample['population'][0]} "
+              "classified; recorded for corrected findings")
+        if options.action == "draw":
+            path = options.out or Path(settings.warehouse).parent / "coding" / f"{options.round}.ids"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(f"{doc_id}\n" for doc_id in sample["doc_id"]), encoding="utf-8")
+            print(f"wrote {path}: code these documents (adri code start --round {options.round} --ids {path}, "
+                  f"or by hand in a coders' CSV with round {options.round})")
+            return 0
     coders = [c.strip() for c in (options.coders_list or "").split(",") if c.strip()]
     ids = rounds.read_ids(options.ids) if options.ids else None
+    if options.random:
+        ids = list(sample["doc_id"])
     opened = rounds.start(settings, options.round, options.pass_name, coders, ids, options.n)
     print(f"round {opened.round}, {opened.pass_name} pass: {opened.documents} document(s)")
     for project in opened.projects:
@@ -180,6 +205,10 @@ class FindingsOptions(BaseModel):
                                                                  "'abordagem,subarea'")] = None
     compare: Annotated[str | None, Flag(aliases=("--comparar",), help="a second answer set beside it: a model name, "
                                                                      "or 'coders'")] = None
+    width: Annotated[Width, Flag(aliases=("--largura",), help="corrected findings: the interval width (0.10: ten "
+                                                              "points) to plan how many more to code for")] = 0.10
+    labels: Annotated[Path | None, Flag(aliases=("--rotulos",), help="corrected findings: write the model's and the "
+                                                                  "coders' labels they are computed from (CSV)")] = None
 
 
 def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
@@ -191,8 +220,15 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
     cross = tuple(options.cross.split(",", 1)) if options.cross else None
     if cross is not None and len(cross) != 2:
         raise SystemExit("error: --cross needs two variables: 'abordagem,subarea'")
-    found = findings(settings, model=options.answers_of, compare=options.compare, cross_variables=cross)
+    found = findings(settings, model=options.answers_of, compare=options.compare, cross_variables=cross,
+                     width=options.width)
     print("\n".join(findings_lines(found, options.by, cross)))
+    if options.labels:
+        if "corrected" not in found:
+            raise SystemExit("error: --labels: no corrected findings (they need a random coding round, "
+                             "adri code start --random N, and the coders' file, --coders)")
+        found["corrected"].labels.write_csv(options.labels)
+        print(f"wrote {options.labels}: the labels the corrected shares were computed from")
     return 0
 
 
@@ -263,8 +299,9 @@ class RoutingOptions(BaseModel):
     fitted_on: Annotated[str | None, Flag(help="cross: datasets to fit on, comma-separated (default --dataset)")] = None
     tested_on: Annotated[str | None, Flag(help="cross: datasets or canonical files to test on, comma-separated "
                                                "(default: the fitted-on ones)")] = None
-    test_file: Annotated[str | None, Flag(name="--test", help="evaluate: a canonical file whose every line is test, "
-                                                              "or another shipped dataset (its test split)")] = None
+    test_file: Annotated[str | None, Flag(name="--test", help="evaluate: the only test, a canonical file whose "
+                                                              "every line is test or another shipped dataset (its "
+                                                              "test split); run: one more out-of-source test")] = None
     llm_limit: Annotated[PositiveInt | None, Flag(aliases=("--limite-llm",), help="an LLM baseline answers only the "
                                                   "first N calibration and test examples of each task")] = None
     benchmark_seed: Annotated[int, Flag(name="--seed", help="the benchmark's random state")] = 13
@@ -288,6 +325,7 @@ class MirrorOptions(BaseModel):
                                                                          "recommended")] = None
     blind_sheet: Annotated[Path | None, Flag(help="savings: write a blinded quality sheet (CSV) and its key")] = None
     quality: Annotated[Path | None, Flag(help="savings: the graded blinded sheet")] = None
+    as_json: Annotated[bool, Flag(name="--json", help="evaluate: print the whole evaluation as JSON instead of a summary")] = False
 
 
 def cmd_mirror(settings: Settings, options: MirrorOptions) -> int:

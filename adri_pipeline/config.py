@@ -144,6 +144,16 @@ class Settings(BaseSettings):
     routing_prices: Annotated[Path, Flag(("routing",), name="--prices", aliases=("--precos",),
                                          help="price table: hourly price per machine shape and the shape each "
                                               "candidate ran on")] = ROUTING_PRICES
+    # the test sets each candidate is also measured on, fitted on none of them (routing/out_of_source.py)
+    routing_out_of_source: Annotated[str, Flag(("routing",), name="--out-of-source", aliases=("--fora-da-fonte",),
+                                               help="'shipped' (every other shipped source and the project's "
+                                                    "held-out files), 'none', or comma-separated datasets/files")] = \
+        "shipped"
+    # personal names the routing datasets' anonymization removes besides the common ones it detects
+    # (privacy.py); a gate configuration lists its own (redact_names in gate.yaml)
+    routing_redact_names: Annotated[list[str], NoDecode, Flag(("routing",), name="--redact-names",
+                                                              help="names to redact from the datasets, "
+                                                                   "comma-separated")] = Field(default_factory=list)
     # cold performance runs per candidate, each its own process (the JEV design: at least three)
     routing_performance_runs: Annotated[int, Flag(("routing",), name="--runs", aliases=("--execucoes",),
                                                   help="independent performance runs, each its own process "
@@ -166,7 +176,7 @@ class Settings(BaseSettings):
     check_min_literal_pct: Annotated[float, Flag(env_only=DAGSTER_ONLY)] = 90.0
     check_min_coverage_pct: Annotated[float, Flag(env_only=DAGSTER_ONLY)] = 80.0
 
-    @field_validator("ollama_hosts", "openai_hosts", mode="before")
+    @field_validator("ollama_hosts", "openai_hosts", "routing_redact_names", mode="before")
     @classmethod
     def _comma_separated(cls, value):
         return [h.strip() for h in value.split(",") if h.strip()] if isinstance(value, str) else value

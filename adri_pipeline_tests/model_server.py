@@ -35,6 +35,9 @@ class ModelServerStub:
         self.delay = delay
         # the server's parallel slots (OLLAMA_NUM_PARALLEL): a chat waits for a free one, as in Ollama
         self.slots = threading.BoundedSemaphore(slots) if slots else None
+        self.in_flight = 0  # chat requests received and not yet answered
+        self.most_in_flight = 0  # the most at once
+        self._flight_lock = threading.Lock()
         self.fail_after: int | None = None  # answer 404 to every chat after this many (model removed)
         self.drop_after: int | None = None  # drop every chat after this many (server dying)
         self.requests: list[tuple[str, dict]] = []
@@ -114,8 +117,15 @@ class ModelServerStub:
                 """The next scripted step, after its delay in a slot; None when it was answered here
                 (a dropped connection, an error status in the API's own error shape)."""
                 step = stub._next_step(request)
-                with stub.slots or _nothing():
-                    time.sleep(step.get("delay", stub.delay))
+                with stub._flight_lock:
+                    stub.in_flight += 1
+                    stub.most_in_flight = max(stub.most_in_flight, stub.in_flight)
+                try:
+                    with stub.slots or _nothing():
+                        time.sleep(step.get("delay", stub.delay))
+                finally:
+                    with stub._flight_lock:
+                        stub.in_flight -= 1
                 if step.get("drop"):
                     self.close_connection = True
                     self.connection.shutdown(socket.SHUT_RDWR)

@@ -63,7 +63,8 @@ def adri_serve(candidate: str, warehouse: Path, port: int | None = None, key_env
     port = port or free_port()
     command = [str(BIN / "adri"), "routing", "serve", "--dataset", "sample", "--candidate", candidate,
                "--port", str(port), "--warehouse", str(warehouse)] + (["--key-env", key_env] if key_env else [])
-    return process_server(command, port, ready_path="/v1/models", env=env)
+    # it fits and calibrates the candidate before it listens: about 40 s idle, minutes on a loaded machine
+    return process_server(command, port, ready_path="/v1/models", timeout_s=600.0, env=env)
 
 
 @contextlib.contextmanager

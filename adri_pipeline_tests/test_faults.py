@@ -246,7 +246,7 @@ def test_two_runs_at_once_on_one_warehouse_the_second_is_told_who_holds_it(stub,
     out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     assert second.returncode == 2 and f"process {first.pid}" in second.stderr
-    assert "wait for that run to finish or stop it" in second.stderr
+    assert "is writing this warehouse" in second.stderr and "Wait for that run to end or stop it" in second.stderr
     assert sorted(ledger(warehouse)) == sorted(_texts())
 
 
@@ -322,3 +322,26 @@ def test_kill_9_in_the_final_publish_then_a_cached_rerun_publishes_the_results(s
     with duckdb.connect(str(snapshot), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0] == N
     assert not list(warehouse.parent.glob("*.tmp*"))
+
+
+def test_a_second_classify_on_a_warehouse_in_use_refuses_at_once_naming_the_run_and_asking_nothing(tmp_path):
+    """Failed before: a second `adri classify` on the warehouse of a running one asked the model for
+    the same documents (208 calls for 200) and then died on DuckDB's lock with a traceback."""
+    warehouse = tmp_path / "w.duckdb"
+    with ModelServerStub(responder=answer_from_request, delay=0.5) as busy, \
+            ModelServerStub(responder=answer_from_request) as other:
+        first = classify(busy.host, warehouse)
+        try:
+            wait_until(busy.chats, what="the first run's first request")
+            second = classify(other.host, warehouse)
+            _, err = second.communicate(timeout=120)
+            assert second.returncode == 2, err
+            assert f"process {first.pid}, started 20" in err and "is writing this warehouse" in err
+            assert "Traceback" not in err
+            assert other.requests == []  # not a request: no model list, no chat
+        finally:
+            first.kill()  # kill -9: the kernel releases the claim with the process
+            first.wait()
+        again = classify(other.host, warehouse)
+        _, err = again.communicate(timeout=120)
+        assert again.returncode == 0, err

@@ -29,7 +29,8 @@ def test_installed_package_runs_the_demo_in_an_empty_folder(tmp_path):
     demo = subprocess.run([sys.executable, "-m", "adri_pipeline.cli", "demo"], cwd=empty, env=env,
                           capture_output=True, text=True, timeout=600)
     assert demo.returncode == 0, demo.stderr[-2000:]
-    snapshot = empty / "data" / "warehouse" / "adri_snapshot.duckdb"
+    snapshot = empty / "data" / "demo" / "adri_snapshot.duckdb"  # never the default warehouse real runs use
+    assert not (empty / "data" / "warehouse" / "adri.duckdb").exists()
     with duckdb.connect(str(snapshot), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchone()[0] == 23
     assert (empty / ".dagster_home").is_dir()

@@ -65,7 +65,8 @@ def write_corpus(path: Path, n: int, base: list[dict]) -> None:
             copy = i // len(base)
             f.write(json.dumps({"id": f"{row['doc_id']}-{copy}", "title": row["title"],
                                 "abstract": f"{row['abstract']} (cópia {copy})", "year": row.get("year"),
-                                "doi": row.get("doi")}, ensure_ascii=False) + "\n")
+                                # a DOI names one work: only the first copy keeps it
+                                "doi": row.get("doi") if copy == 0 else None}, ensure_ascii=False) + "\n")
 
 
 class Counting(ModelServerStub):

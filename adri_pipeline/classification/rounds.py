@@ -27,18 +27,22 @@ from adri_pipeline.classification.codebook import Codebook, load_codebook
 from adri_pipeline.classification.coders import coded_documents, holdout_ids, id_lines, suggest
 from adri_pipeline.classification.coding import ADJUDICATION, BLIND, PASSES, REVIEW, audit_codes, disagreements
 from adri_pipeline.classification.corpus import Document
+from adri_pipeline.classification.corrected import draw
 from adri_pipeline.classification.label_studio import LabelStudio
 from adri_pipeline.classification.labeling import Code, Span, codes_of, labeling_config, result_items, task_data
-from adri_pipeline.classification.service import recorded_model
+from adri_pipeline.classification.service import answer_set, recorded_model
 from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
 from adri_pipeline.warehouse import (
     Warehouse,
     coding_projects,
+    coding_samples,
     read_codes,
+    read_documents,
     read_results,
     store_codes,
     store_coding_project,
+    store_coding_sample,
 )
 
 log = logging.getLogger(__name__)
@@ -277,6 +281,41 @@ def pull(settings: Settings, round_name: str, csv: Path | None = None) -> Pulled
     path.parent.mkdir(parents=True, exist_ok=True)
     stored.select(CODE_COLUMNS).write_csv(path)
     return PulledRound(round_name, path, stored, uncoded_blind, disputed)
+
+
+def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify: str | None = None) -> pl.DataFrame:
+    """The round's documents drawn at random from the classified corpus (the documents with the principal
+    model's answers to this codebook), recorded in the warehouse before anything is coded, so corrected
+    findings (classification/corrected.py) can tell them from documents `adri suggest` picked. Left out:
+    the reserved documents, and those an earlier random round drew (every random round together stays
+    one random sample). Drawing a round again with the same n, seed and strata gives its recorded draw."""
+    codebook = load_codebook(settings.codebook)
+    warehouse = Warehouse(settings.warehouse).existing()
+    earlier = coding_samples(warehouse)
+    recorded = earlier.filter(pl.col("round") == round_name)
+    asked = (n, seed, stratify or "")
+    if not recorded.is_empty():
+        drawn = (recorded.height, recorded["seed"][0], recorded["stratified_by"][0])
+        if drawn != asked:
+            raise RoundError(f"round {round_name!r} already drew {drawn[0]} documents with seed {drawn[1]}"
+                             f"{' by ' + drawn[2] if drawn[2] else ''}; start another round for another draw")
+        return recorded
+    model, values, _ = answer_set(settings, warehouse, codebook, None)
+    population = sorted(set(values["doc_id"]) - holdout_ids(settings) - set(earlier["doc_id"]))
+    if n > len(population):
+        raise RoundError(f"{warehouse.path}: {len(population)} classified document(s) can still be drawn "
+                         f"(reserved ones and earlier random rounds left out); ask for --random {len(population)} "
+                         "or fewer")
+    strata = None
+    if stratify:
+        documents = read_documents(warehouse, population)
+        strata = dict(zip(documents["doc_id"], documents[stratify].cast(pl.String).fill_null("unknown")))
+    sample = draw(population, n, seed, strata).with_columns(
+        pl.lit(round_name).alias("round"), pl.lit("random").alias("method"), pl.lit(seed, pl.Int64).alias("seed"),
+        pl.lit(stratify or "").alias("stratified_by"), pl.lit(len(population), pl.Int64).alias("population"),
+        pl.lit(codebook.content_hash).alias("codebook_hash"), pl.lit(model).alias("model"))
+    store_coding_sample(warehouse, sample)
+    return coding_samples(warehouse).filter(pl.col("round") == round_name)
 
 
 def read_ids(path: Path) -> list[str]:

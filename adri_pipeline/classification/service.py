@@ -32,6 +32,14 @@ from adri_pipeline.classification.corpus import (
     read_corpus,
     reading_options,
 )
+from adri_pipeline.classification.corrected import (
+    MIN_CODED_FOR_PLANNING,
+    CorrectedFindings,
+    corrected_shares,
+    estimation_sample,
+    labels,
+    still_to_code,
+)
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
 from adri_pipeline.classification.ledger import LEDGER_COLUMNS, HeldLedger, Latch
@@ -45,6 +53,7 @@ from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import one_stop
 from adri_pipeline.warehouse import (
     Warehouse,
+    coding_samples,
     corpus_files,
     coverage_totals,
     exclusions,
@@ -340,6 +349,14 @@ def classify_documents(
     run's row are committed there, and pulled into the warehouse before each results rebuild. `head`
     is what the same run did on the file's first documents while the file was being read
     (classify_corpus_file): counted in, and a stop there is this run's stop."""
+    with context.warehouse.running("classification"):  # a second run refuses before any request
+        return _classify_documents(context, documents, origin=origin, allow_fallback=allow_fallback, run_id=run_id,
+                                   limit=limit, estimate=estimate, progress=progress, backend=backend, head=head)
+
+
+def _classify_documents(context: RunContext, documents: pl.DataFrame, *, origin: str, allow_fallback: bool,
+                        run_id: str | None, limit: int | None, estimate: bool, progress, backend,
+                        head: RunReport | None) -> ClassificationRun:
     started_at, started = datetime.now(timezone.utc), time.perf_counter()
     settings, codebook, prompt = context.settings, context.codebook, context.prompt
     if backend is None:
@@ -573,7 +590,14 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
     request does not wait for 100,000 documents to be parsed and stored); their answers are held
     until the whole file is read and stored, so a bad line still leaves everything stored as it was."""
     context = RunContext.load(settings)  # a bad codebook fails before anything is written
-    warehouse = context.warehouse
+    with context.warehouse.running("classification"):  # a second run refuses before any request
+        return _classify_corpus_file(context, origin=origin, limit=limit, estimate=estimate,
+                                     replace_documents=replace_documents, progress=progress)
+
+
+def _classify_corpus_file(context: RunContext, *, origin: str, limit: int | None, estimate: bool,
+                          replace_documents: bool, progress) -> tuple[ClassificationRun, Corpus]:
+    settings, warehouse = context.settings, context.warehouse
     prints = fingerprints(corpus_paths(settings.corpus), reading_options(settings))
     corpus = _stored_if_unchanged(settings, warehouse, prints)
     if corpus is not None or limit is not None or estimate:
@@ -664,11 +688,12 @@ def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
 
 
 def findings(settings: Settings, model: str | None = None, compare: str | None = None,
-             cross_variables: tuple[str, str] | None = None) -> dict:
+             cross_variables: tuple[str, str] | None = None, width: float = 0.10) -> dict:
     """What the corpus says for `model` (default: the latest run's): per variable the shares with 95 %
     intervals, by year and by source, optionally one variable against another and the shares of a
-    second answer set (another model, or "coders") side by side. Printed by `adri findings`, drawn on
-    the review site's findings page."""
+    second answer set (another model, or "coders") side by side; with a random coded sample and the
+    coders' file, the shares corrected by it (`corrected`). Printed by `adri findings`, drawn on the
+    review site's findings page."""
     warehouse = Warehouse(settings.warehouse).existing()
     codebook = load_codebook(settings.codebook)
     name, values, pending = answer_set(settings, warehouse, codebook, model)
@@ -682,12 +707,45 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
         "by_year": shares(values, codebook, "year", documents),
         "by_source": shares(values, codebook, "source", documents),
     }
+    corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+    if corrected_findings is not None:
+        out["corrected"] = corrected_findings
     if cross_variables:
         out["cross"] = cross(values, codebook, *cross_variables)
     if compare:
         other, other_values, _ = answer_set(settings, warehouse, codebook, compare)
         out["compare"] = side_by_side(values, other_values, (name, other), codebook)
     return out
+
+
+def corrected_findings(settings: Settings, model: str | None = None, width: float = 0.10) -> CorrectedFindings | None:
+    """`adri findings`' corrected shares alone, for the `findings_corrected` asset (see corrected)."""
+    warehouse = Warehouse(settings.warehouse).existing()
+    codebook = load_codebook(settings.codebook)
+    name, values, _ = answer_set(settings, warehouse, codebook, model)
+    return corrected(settings, warehouse, codebook, name, values, width)
+
+
+def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame,
+              width: float = 0.10) -> CorrectedFindings | None:
+    """`model`'s shares corrected by the coders' gold (ADRI_CODERS) on the documents drawn at random
+    (`adri code start --random N`), classification/corrected.py; None without a random draw or a
+    coders' file."""
+    from adri_pipeline.classification.agreement import load_codes
+    from adri_pipeline.classification.coding import gold_codes
+
+    sample, rounds, notes = estimation_sample(coding_samples(warehouse), codebook.content_hash)
+    if not rounds or settings.coders is None or model == "coders":
+        return None
+    gold, _ = gold_codes(load_codes(settings.coders, codebook))
+    gold = gold.unique(["doc_id", "variable"], keep="last", maintain_order=True).select("doc_id", "variable", "value")
+    rows = labels(values, gold, sample, codebook)
+    table = corrected_shares(rows, codebook, width)
+    coded = rows.filter(pl.col("gold").is_not_null())["doc_id"].n_unique()
+    if coded < MIN_CODED_FOR_PLANNING:
+        notes.append(f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
+                     "and how many more to code is not planned yet")
+    return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table), rows, notes)
 
 
 def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,

@@ -56,12 +56,23 @@ class ClassificationSummary(BaseModel):
                  f"selected {self.selected}, cached {self.cached}, classified now {self.classified_now}, failed "
                  f"{self.failed}, model calls {self.model_calls} ({self.requests} requests sent), {self.wall_seconds} s "
                  f"(republishing results and snapshot {self.publishing_seconds} s)", *figures_lines(self.results)]
-        for key in ("estimate", "stopped", "failed_documents", "replaced_documents"):
+        if self.estimate:
+            e = self.estimate
+            lines.append(f"estimate: the {e.remaining_documents} documents left would take about "
+                         f"{_duration(e.projected_hours_median)} ({_duration(e.projected_hours_p90)} at the slow end), "
+                         f"from {e.sampled} sampled at {e.seconds_per_document_median:g} s per document (median; "
+                         f"{e.seconds_per_document_p90:g} s p90) on {e.slots} parallel slot(s)")
+        for key in ("stopped", "failed_documents", "replaced_documents"):
             value = getattr(self, key)
             if value:
                 shown = value.model_dump() if isinstance(value, BaseModel) else value
                 lines.append(f"{key}: {json.dumps(shown, ensure_ascii=False)}")
         return lines + [f"warehouse: {self.warehouse}", f"analyst snapshot: {self.snapshot}"]
+
+
+def _duration(hours: float) -> str:
+    minutes = hours * 60
+    return f"{minutes * 60:.0f} s" if minutes < 1 else f"{minutes:.0f} min" if minutes < 90 else f"{hours:.1f} h"
 
 
 def summarize_run(run, corpus, warehouse: str, estimate: bool = False) -> ClassificationSummary:

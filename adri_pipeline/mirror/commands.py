@@ -58,7 +58,7 @@ def savings(settings: Settings, options) -> int:
     from adri_pipeline.mirror.savings import savings as savings_of
     from adri_pipeline.mirror.shadow_log import read_log
 
-    records, bad = read_log(_given_log(settings, "savings"))
+    records, bad = read_log(_given_log(settings, "savings"), service.redactor(settings))
     if bad:
         print(f"warning: {len(bad)} bad line(s) skipped, first: line {bad[0]['line']}: {bad[0]['error']}",
               file=sys.stderr)
@@ -77,8 +77,23 @@ def evaluate(settings: Settings, options) -> int:
 
     _given_log(settings, "evaluate")
     report = service.evaluate_log(settings, Warehouse(settings.warehouse))  # what the Dagster assets do
-    print(json.dumps(report.model_dump(), ensure_ascii=False, indent=1, default=float))
     evaluation = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
-    print(f"recommended configuration: {report.recommended_configuration} (approve a point with "
-          f"`adri mirror approve POINT --evaluation {evaluation} --config GATE.yaml`)")
+    if options.as_json:
+        print(json.dumps(report.model_dump(), ensure_ascii=False, indent=1, default=float))
+        return 0
+    print(f"{settings.mirror_log}: {report.kept} record(s) read, {len(report.quarantined)} quarantined; "
+          f"judges: {', '.join(j['name'] for j in report.judges) or '-'}")
+    for name, point in report.evaluations.items():
+        print(f"\n{name}: {point.recommendation} (recommended mode: {point.recommended_mode})")
+        print(f"  {point.counted} case(s) both judges labelled alike; accuracy rule {_share(point.rule_accuracy)}, "
+              f"mirror {_share(point.mirror_accuracy)}, control {_share(point.control_accuracy)}")
+        for reason in point.reasons:
+            print(f"  - {reason}")
+    print(f"\nthe whole evaluation: {evaluation} (or --json); recommended configuration: "
+          f"{report.recommended_configuration}\napprove a point with `adri mirror approve POINT --evaluation "
+          f"{evaluation} --config GATE.yaml`")
     return 0
+
+
+def _share(value: float) -> str:
+    return "n/a" if value != value else f"{value:.1%}"

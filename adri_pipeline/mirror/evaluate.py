@@ -265,6 +265,7 @@ def write_recommended_configuration(out_dir: Path, points: dict[str, DecisionPoi
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "recommended_gate.yaml"
     config = recommended_configuration({n: points[n] for n in evaluations if n in points}, evaluations)
-    path.write_text(yaml.safe_dump(json.loads(json.dumps(config, default=float)), allow_unicode=True, sort_keys=False),
-                    encoding="utf-8")
+    # the evidence is for a person deciding: four significant digits (mirror_evaluation.json keeps all)
+    shown = json.loads(json.dumps(config, default=float), parse_float=lambda text: float(f"{float(text):.4g}"))
+    path.write_text(yaml.safe_dump(shown, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path

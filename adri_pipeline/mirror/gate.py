@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Callable, Literal, Protocol
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, model_validator
@@ -45,7 +45,7 @@ from adri_pipeline.errors import AdriError, describe_validation_error
 from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, check_response
 from adri_pipeline.jev.serialize import serialize_facts
 from adri_pipeline.mirror.approval import Approval, check_approval, file_sha256
-from adri_pipeline.mirror.redact import Redactor, keyed_state_hash
+from adri_pipeline.privacy import Redactor, keyed_state_hash
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,13 @@ Mirror = Callable[[dict], dict]  # System One request -> response (the JSON a se
 CONTROL_THRESHOLD = 0.85
 ACTING_MODES = ("control", "veto", "warn")  # the mirror's answer reaches the caller: needs an approval
 HASH_KEY_ENV = "ADRI_MIRROR_HASH_KEY"
+
+
+class RecordLog(Protocol):
+    """Where the gate's records go (ShadowLog). The gate hands them over redacted with its own
+    configuration's redactor and says so (`redacted=True`), so the log does not redact them again."""
+
+    def write(self, record: dict, *, redacted: bool = False) -> None: ...
 
 
 class GateConfigError(AdriError, ValueError):
@@ -170,10 +177,17 @@ class GateConfig(BaseModel):
     queue_size: int = Field(default=1000, ge=1)
     shadow_workers: int = Field(default=2, ge=1)
     redact_names: list[str] = Field(default_factory=list)
+    # common Portuguese first names the list does not hold (privacy.py); off only where a state's
+    # capitalized words are no one's name and the mirror needs them
+    detect_names: bool = True
     state_hash_key_env: str = HASH_KEY_ENV  # environment variable holding the secret for state_hash
     note: str = ""
     evidence: dict = Field(default_factory=dict)
     _base: Path = PrivateAttr(default=Path("."))  # the configuration file's folder: relative evaluation paths
+
+    def redactor(self) -> Redactor:
+        """The one redactor of everything this configuration's gate sends, logs and has evaluated."""
+        return Redactor(self.redact_names, self.detect_names)
 
     def evaluation_path(self, point: "DecisionPoint") -> Path | None:
         """The evaluation file an acting point's approval is bound to, resolved."""
@@ -286,7 +300,7 @@ def _probability(value) -> float | None:
 
 
 class Gate:
-    def __init__(self, config: GateConfig, rules: dict[str, Rule], mirrors: dict[str, Mirror], log=None,
+    def __init__(self, config: GateConfig, rules: dict[str, Rule], mirrors: dict[str, Mirror], log: RecordLog | None = None,
                  run_id: str | None = None, hash_key: bytes | None = None):
         missing = [n for n in config.points if n not in rules]
         if missing:
@@ -295,7 +309,7 @@ class Gate:
         self.mirrors = dict(mirrors)
         self._add_served_mirrors(config)
         self.run_id = run_id
-        self.redactor = Redactor(config.redact_names)
+        self.redactor = config.redactor()
         key = hash_key or os.environ.get(config.state_hash_key_env, "").encode()
         if not key:
             logger.info("%s not set: state hashes are keyed with a random key for this process",
@@ -350,7 +364,7 @@ class Gate:
         with self._quota_lock:
             for name in config.points:
                 self._calls.setdefault(name, deque())
-        self.redactor = Redactor(config.redact_names)
+        self.redactor = config.redactor()
         self._add_served_mirrors(config)
         self._evaluations_seen, self._revoked = {}, set()  # load_gate_config checked every approval again
         self.config = config  # one assignment: a decision reads either the old or the new configuration
@@ -501,6 +515,11 @@ class Gate:
         except Exception:  # noqa: BLE001 - any mirror failure falls back to the rule
             return {n: _Asked(None, None, time.perf_counter() - started, "mirror_error") for n in names}
         latency = time.perf_counter() - started
+        drift = response.get("x_drift") if isinstance(response, dict) else None
+        if isinstance(drift, dict) and drift.get("drifted"):
+            # the mirror says the traffic is unlike its calibration data (`adri routing serve`'s drift
+            # monitor): it is no judge of this state, the rule decides
+            return {n: _Asked(None, None, latency, "mirror_drifted") for n in names}
         try:
             usable, _ = check_response(request, response)
         except Exception:  # noqa: BLE001 - an answer the checks cannot even read is not an answer
@@ -561,26 +580,26 @@ class Gate:
         _serve(self._log_queue, self._log_item, "shadow log record lost")
 
     def _log_item(self, item) -> None:
-        if isinstance(item, dict):  # a task record, ready as it is
-            self.log.write(item)
+        if isinstance(item, dict):  # a task record, ready but for redaction
+            self.log.write(self.redactor.stored(item), redacted=True)
         else:
             self._write_record(*item)
 
     def _write_record(self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str,
                       outcome: str) -> None:
-        """One log record; the state is redacted (and absent for dropped samples)."""
-        redacted = self.redacted(name, state) if state is not None else {}
+        """One log record, redacted whole (the state with its exposed fields, and what the rule and the
+        mirror answered); the state is absent for dropped samples."""
         record = {
             "decision_point": name,
             "state_hash": self.state_hash(name, state) if state is not None else "dropped-" + secrets.token_hex(8),
-            "state": redacted, "rule_decision": _as_logged(rule_answer), "mirror_decision": _as_logged(asked.answer),
+            "state": state or {}, "rule_decision": _as_logged(rule_answer), "mirror_decision": _as_logged(asked.answer),
             "probability": asked.probability, "latency_ms": round(1000 * asked.latency_s, 3),
             "mode": mode, "used": used, "outcome": outcome,
             "exposed_fields": list(self.config.points[name].expose_fields) if name in self.config.points else [],
         }
         if self.run_id:
             record["run_id"] = self.run_id
-        self.log.write(record)
+        self.log.write(self.redactor.stored(record), redacted=True)
 
     def task_finished(self, task_id: str, seconds: float, main_model_calls: int = 0, controls: bool | None = None,
                       output: str | None = None) -> None:

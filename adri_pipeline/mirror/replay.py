@@ -244,15 +244,17 @@ class _TruthLog:
         self.log, self.truth_by_hash = log, truth_by_hash
         self.outcomes: dict[str, int] = {}
 
-    def write(self, record: dict) -> None:
+    def write(self, record: dict, *, redacted: bool = False) -> None:
         self.outcomes[record["outcome"]] = self.outcomes.get(record["outcome"], 0) + 1
-        self.log.write({**record, "truth": self.truth_by_hash.get(record["state_hash"])})
+        self.log.write({**record, "truth": self.truth_by_hash.get(record["state_hash"])}, redacted=redacted)
 
 
 def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirror, log: ShadowLog) -> dict:
     truths: dict[str, str] = {}
     logged = _TruthLog(log, truths)
-    gate = Gate(GateConfig(points={name: point}, queue_size=len(cases) + 1, shadow_workers=1),
+    # public labelled pages, whose titles name places and agencies ("San Jose Police"): patterns only,
+    # as for the routing datasets (the name detector takes such places for people)
+    gate = Gate(GateConfig(points={name: point}, queue_size=len(cases) + 1, shadow_workers=1, detect_names=False),
                 {name: rule}, {name: mirror}, logged)
     truths.update({gate.state_hash(name, c.state): c.truth for c in cases})
     returned = [gate.decide(name, c.state).answer for c in steps(cases, f"replaying {name}", unit="case")]

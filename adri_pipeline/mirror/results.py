@@ -77,5 +77,16 @@ class MirrorReport(BaseModel):
         return PointEvaluation.model_validate(json.loads(evaluation))
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.model_dump(mode="python"), ensure_ascii=False, indent=1, default=float),
-                        encoding="utf-8")
+        """Strict JSON (`jq`, a browser, any parser): a figure that could not be computed is null, never NaN."""
+        path.write_text(json.dumps(_nan_as_null(self.model_dump(mode="python")), ensure_ascii=False, indent=1,
+                                   default=float, allow_nan=False), encoding="utf-8")
+
+
+def _nan_as_null(value):
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_as_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nan_as_null(v) for v in value]
+    return value

@@ -5,6 +5,7 @@ docs/mirror.md says what the mirror design decides."""
 
 from __future__ import annotations
 
+import io
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -24,10 +25,11 @@ from adri_pipeline.mirror.evaluate import (
     sample_for_judging,
     write_recommended_configuration,
 )
-from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint, load_gate_config, parse_gate_config
+from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint, GateConfig, load_gate_config, parse_gate_config
 from adri_pipeline.mirror.judges import make_judges, promotion_blocker
 from adri_pipeline.mirror.results import ApprovalEvidence, MirrorReport, PointEvaluation
 from adri_pipeline.mirror.shadow_log import ingest, read_log
+from adri_pipeline.privacy import Redactor
 from adri_pipeline.warehouse import Warehouse, store_mirror_evaluations
 
 AGREEMENT_SHARE = 0.1
@@ -46,12 +48,20 @@ class ShadowRecords:
 
 def decision_records(settings: Settings, warehouse: Warehouse | None = None) -> ShadowRecords:
     """The log's valid decision records; with a warehouse, ingested there (bad lines quarantined)."""
+    options = {name: list(point.options) for name, point in points(settings).items() if point.options}
     if warehouse is not None:
-        good, quarantined = ingest(settings.mirror_log, warehouse)
+        good, quarantined = ingest(settings.mirror_log, warehouse, options, redactor(settings))
     else:
-        good, quarantined = read_log(settings.mirror_log)
+        good, quarantined = read_log(settings.mirror_log, redactor(settings), options)
     records = [r.model_dump(mode="json", exclude={"exposed_fields"}) for r in good if r.decision_point != TASK_RECORD]
     return ShadowRecords(records, len(good), quarantined)
+
+
+def redactor(settings: Settings) -> Redactor:
+    """The gate configuration's redactor (its names, detector, patterns): whatever reads the log
+    redacts with the one the gate wrote it with, whoever wrote it."""
+    return load_gate_config(settings.mirror_config).redactor() if settings.mirror_config.exists() \
+        else GateConfig(points={}).redactor()
 
 
 def points(settings: Settings) -> dict[str, DecisionPoint]:
@@ -102,9 +112,11 @@ def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> 
 
 
 def store_evaluations(settings: Settings, warehouse: Warehouse, evaluated: dict[str, PointEvaluation]) -> pl.DataFrame:
-    rows = pl.DataFrame([{"decision_point": n, "log": str(settings.mirror_log), "recommendation": e.recommendation,
+    # the log's resolved path: the same log given as a relative and an absolute path is one log
+    log = str(Path(settings.mirror_log).resolve())
+    rows = pl.DataFrame([{"decision_point": n, "log": log, "recommendation": e.recommendation,
                           "evaluation": json.dumps(e.model_dump(), default=float)} for n, e in evaluated.items()])
-    store_mirror_evaluations(warehouse, str(settings.mirror_log), rows)
+    store_mirror_evaluations(warehouse, log, rows)
     return rows
 
 
@@ -130,13 +142,25 @@ def evaluate_log(settings: Settings, warehouse: Warehouse) -> MirrorReport:
     return recommend(settings, warehouse, evaluated, judges=judges, kept=shadow.kept, quarantined=shadow.quarantined)
 
 
+def _round_trip_yaml():
+    from ruamel.yaml import YAML
+
+    round_trip = YAML()  # round-trip mode: comments and key order are kept
+    round_trip.preserve_quotes = True
+    round_trip.width = 4096  # never reflow a long line
+    return round_trip
+
+
 def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | None = None) -> dict:
     """Write point `name`'s approval (and mode: the recommended one unless a weaker `mode` is asked)
     into the gate configuration at `config_path`. The new file is validated before it replaces the
     old one, so a refused approval leaves the configuration as it was. Returns the point's entry."""
     config_path, evaluation_path = Path(config_path), Path(evaluation_path)
     load_gate_config(config_path)  # the current file must itself be valid
-    raw = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    # round trip: a hand-kept safety configuration keeps its comments, order and layout; only the
+    # point's mode, overrides and approval change
+    round_trip = _round_trip_yaml()
+    raw = round_trip.load(config_path.read_text(encoding="utf-8"))
     if name not in raw.get("points", {}):
         raise ApprovalError(f"point {name}: not in {config_path} (points: {sorted(raw.get('points', {}))})")
     if not evaluation_path.is_file():
@@ -145,6 +169,10 @@ def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | Non
     if name not in report["evaluations"]:
         raise ApprovalError(f"point {name}: {evaluation_path} does not evaluate this point")
     evaluation = ApprovalEvidence.model_validate(report["evaluations"][name])
+    if mode is None and evaluation.recommendation != "promote":
+        # nothing to approve: saying "approved" and rewriting a hand-kept safety file would both mislead
+        raise ApprovalError(f"point {name}: nothing approved, {config_path} unchanged: its evaluation recommends "
+                            f"{evaluation.recommendation!r} (mode {evaluation.recommended_mode}), not a promotion")
     mode = mode or evaluation.recommended_mode
     entry = raw["points"][name]
     entry["mode"] = mode
@@ -152,7 +180,9 @@ def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | Non
         entry["overrides"] = evaluation.recommended_overrides  # the one direction it was shown to win
     entry["approval"] = {"evaluation": str(evaluation_path.resolve()), "sha256": file_sha256(evaluation_path),
                          "date": report["evaluated_at"], "approved_at": datetime.now(timezone.utc).isoformat()}
-    text = yaml.safe_dump(raw, allow_unicode=True, sort_keys=False)
+    written = io.StringIO()
+    round_trip.dump(raw, written)
+    text = written.getvalue()
     parse_gate_config(yaml.safe_load(text), config_path)  # refused here (naming the point) if not supported
     temporary = config_path.with_suffix(config_path.suffix + ".tmp")
     temporary.write_text(text, encoding="utf-8")

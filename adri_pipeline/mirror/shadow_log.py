@@ -13,7 +13,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adri_pipeline.errors import describe_validation_error
-from adri_pipeline.mirror.redact import Redactor
+from adri_pipeline.privacy import Redactor
 from adri_pipeline.warehouse import Warehouse, store_shadow_log
 
 
@@ -34,18 +34,9 @@ class ShadowRecord(BaseModel):
     run_id: str | None = None  # savings: runs with the controls on and off
     task_id: str | None = None  # task records (decision_point "_task"): latency_ms is the task's time
     main_model_calls: int | None = None
-    # state fields the point's configuration shows the mirror unredacted (expose_fields): the judges
-    # must read what the mirror read, so these pass; every other field is redacted again on ingest
+    # state fields the point's configuration shows the mirror unredacted (expose_fields); stored
+    # redacted like the rest of the state, so the judges read them redacted
     exposed_fields: list[str] = Field(default_factory=list)
-
-
-# fields any writer fills with text it chose: a rule that answers with the user's e-mail instead of an
-# option puts it there, so they are redacted like the state
-TEXT_FIELDS = ("rule_decision", "mirror_decision", "outcome", "truth")
-
-
-def _redacted_texts(record: dict, redactor: Redactor) -> dict:
-    return {k: redactor.text(record[k]) for k in TEXT_FIELDS if isinstance(record.get(k), str)}
 
 
 class ShadowLog:
@@ -54,23 +45,37 @@ class ShadowLog:
     def __init__(self, path: str | Path, redactor: Redactor | None = None):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.redactor = redactor or Redactor()
+        self.redactor = redactor or Redactor(detect_names=True)
         self._lock = threading.Lock()
 
-    def write(self, record: dict) -> None:
-        keep = set(record.get("exposed_fields") or ())
-        record = {"timestamp": datetime.now(timezone.utc).isoformat(), **record,
-                  "state": self.redactor(record.get("state", {}), keep=keep), **_redacted_texts(record, self.redactor)}
+    def write(self, record: dict, *, redacted: bool = False) -> None:
+        """Appends one record, redacted here unless its writer already did with its own configuration's
+        redactor (`redacted=True`: the gate does, with the gate configuration's names and detection, and a
+        second pass with this log's default would detect names the configuration turned off)."""
+        record = {"timestamp": datetime.now(timezone.utc).isoformat(), **record}
+        record = record if redacted else self.redactor.stored(record)
         line = json.dumps(record, ensure_ascii=False)
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
 
 
-def read_log(path: str | Path, redactor: Redactor | None = None) -> tuple[list[ShadowRecord], list[dict]]:
+def _off_options(record: ShadowRecord, options: dict[str, list[str]]) -> str | None:
+    """Why a record of a configured point cannot be evaluated: a rule decision that is not one of the
+    point's options (the evaluation compares answers by option)."""
+    known = options.get(record.decision_point)
+    if known and record.rule_decision not in known:
+        return (f"rule_decision {record.rule_decision!r} is not one of point {record.decision_point!r}'s options "
+                f"({', '.join(known)})")
+    return None
+
+
+def read_log(path: str | Path, redactor: Redactor | None = None,
+             options: dict[str, list[str]] | None = None) -> tuple[list[ShadowRecord], list[dict]]:
     """(valid records, quarantined lines with line number and error). Whoever wrote the log, what
-    comes out is redacted: each record's state (but its exposed fields), its TEXT_FIELDS and each bad
-    line's text."""
-    redactor = redactor or Redactor()
+    comes out is redacted by `redactor` (the gate configuration's, GateConfig.redactor): each record's
+    state, exposed fields included, its text fields and each bad line's text. `options` (point -> its options, from the gate configuration): a record whose rule
+    decision is none of its point's options is quarantined too."""
+    redactor = redactor or Redactor(detect_names=True)
     good, bad = [], []
     with Path(path).open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, start=1):
@@ -78,8 +83,11 @@ def read_log(path: str | Path, redactor: Redactor | None = None) -> tuple[list[S
                 continue
             try:
                 record = ShadowRecord.model_validate(json.loads(line))
-                good.append(record.model_copy(update={"state": redactor(record.state, keep=set(record.exposed_fields)),
-                                                      **_redacted_texts(record.model_dump(), redactor)}))
+                if (problem := _off_options(record, options or {})) is not None:
+                    bad.append({"line": number, "error": redactor.text(problem),
+                                "raw": redactor.text(line.rstrip("\n"))})
+                    continue
+                good.append(ShadowRecord.model_validate(redactor.stored(record.model_dump())))
             except json.JSONDecodeError as exc:
                 bad.append({"line": number, "error": f"not JSON: {exc.msg}", "raw": redactor.text(line.rstrip("\n"))})
             except ValidationError as exc:
@@ -88,11 +96,12 @@ def read_log(path: str | Path, redactor: Redactor | None = None) -> tuple[list[S
     return good, bad
 
 
-def ingest(path: str | Path, warehouse: Warehouse) -> tuple[list[ShadowRecord], list[dict]]:
+def ingest(path: str | Path, warehouse: Warehouse, options: dict[str, list[str]] | None = None,
+           redactor: Redactor | None = None) -> tuple[list[ShadowRecord], list[dict]]:
     """Replace this log's rows in `shadow_log`; bad lines go to `shadow_quarantine` and a
     `<log>.quarantine.jsonl` file beside the log. Returns (records kept, quarantined lines)."""
     path = Path(path)
-    good, bad = read_log(path)
+    good, bad = read_log(path, redactor, options)
     rows = pl.DataFrame([{**r.model_dump(mode="json", exclude={"state", "exposed_fields"}),
                           "state": json.dumps(r.state, ensure_ascii=False), "exposed_fields": json.dumps(r.exposed_fields),
                           "source": str(path)} for r in good]) if good else pl.DataFrame()

@@ -9,6 +9,7 @@ a language model meets a real one, not for the quality of its answers."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -52,13 +53,21 @@ def command(port: int = 8080, slots: int = 2, host: str = "127.0.0.1") -> list[s
             "-np", str(slots), "-c", str(CONTEXT_PER_SLOT * slots), "--cache-prompt", "--no-webui"]
 
 
+def _ended(code: int) -> str:
+    if code == -signal.SIGILL:
+        return ("llama-server was killed by SIGILL (illegal instruction) before it was ready: it was built for "
+                "another CPU. Reinstall it with `make llm`, which builds it for any x86-64 with AVX2")
+    how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
+    return f"llama-server {how} before it was ready"
+
+
 def wait_until_ready(base_url: str, process: subprocess.Popen | None = None, timeout_s: float = 60.0) -> None:
     """Until /health answers 200 (the model is loaded); raises if the process ends or time runs out."""
     root = base_url.removesuffix("/v1")
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
-            raise LlamaServerMissing(f"llama-server exited with code {process.returncode} before it was ready")
+            raise LlamaServerMissing(_ended(process.returncode))
         try:
             if httpx.get(f"{root}/health", timeout=1.0).status_code == 200:
                 return

@@ -35,4 +35,48 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
         left, right = compared.columns[3:5]
         lines += [f"  {r['variable']:<14} {r['label'][:36]:<36} {left[:20]}: {percent(r[left]):>8}  "
                   f"{right[:20]}: {percent(r[right]):>8}  {r['difference_pp']:+.1f} pp" for r in compared.iter_rows(named=True)]
+    if "corrected" in found:
+        lines += corrected_lines(found["corrected"])
+    return lines
+
+
+CORRECTED_MEANING = ("corrected: the model's answers on every document, with its error measured on the coders' "
+                     "random sample taken out (prediction-powered inference); its 95 % interval holds whatever "
+                     "the model's errors, as long as the coded documents were drawn at random")
+
+
+def interval_text(row: dict, name: str) -> str:
+    """One of a corrected row's three estimates ("model", "coders", "corrected") with its interval."""
+    share = row[f"{name}_share"]
+    if share is None or share != share:
+        return "—"
+    return f"{percent(share)} [{percent(row[f'{name}_low'])}, {percent(row[f'{name}_high'])}]"
+
+
+def plan_text(corrected, variable: str) -> str:
+    """How many more random documents to code for the variable's intervals to reach the target width."""
+    from adri_pipeline.classification.corrected import MIN_CODED_FOR_PLANNING
+
+    more, points = corrected.to_code.get(variable), f"{100 * corrected.width:.0f} points"
+    if more is not None:
+        return f"{more} more random document(s) to code for intervals {points} wide"
+    if corrected.coded < MIN_CODED_FOR_PLANNING:
+        return f"how many more to code: not planned below {MIN_CODED_FOR_PLANNING} coded documents"
+    narrowest = corrected.table.filter(pl.col("variable") == variable)["narrowest_width"].max()
+    return (f"intervals {points} wide are out of reach: however many are coded, this corpus is too small for them "
+            f"(the interval is of the share in the population of studies it is drawn from); the narrowest "
+            f"reachable is about {100 * narrowest:.0f} points")
+
+
+def corrected_lines(corrected) -> list[str]:
+    """The corrected shares beside the model's and the coders', and how many more to code per variable."""
+    lines = [f"\ncorrected by the coders' random sample (rounds {', '.join(corrected.rounds)}: {corrected.coded} of "
+             f"{corrected.drawn} drawn documents coded)", f"  {CORRECTED_MEANING}"]
+    lines += [f"  note: {note}" for note in corrected.notes]
+    for (variable,), part in corrected.table.group_by("variable", maintain_order=True):
+        lines.append(f"\n{variable}: {plan_text(corrected, variable)}")
+        lines.append(f"  {'':<36} {'model only':<29} {'coders only':<29} {'corrected':<29}")
+        lines += [f"  {r['label'][:36]:<36} " + " ".join(f"{interval_text(r, name):<29}" for name in
+                                                        ("model", "coders", "corrected"))
+                  for r in part.iter_rows(named=True)]
     return lines

@@ -35,6 +35,7 @@ from markupsafe import Markup, escape
 
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
+from adri_pipeline.reports.findings_text import CORRECTED_MEANING, interval_text, plan_text
 from adri_pipeline.mirror.results import MirrorReport
 from adri_pipeline.routing.results import BenchmarkReport
 from adri_pipeline.warehouse import (
@@ -292,7 +293,18 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
                              right: percent(r[right]), "difference (pp)": r["difference_pp"]}
                             for r in frame.iter_rows(named=True)]}
     return render("findings.html.j2", title="Findings — what the corpus says", found=found, variables=variables,
-                  cross=cross, compare=compare, validation=validation)
+                  cross=cross, compare=compare, validation=validation,
+                  corrected=_corrected_section(found["corrected"]) if "corrected" in found else None)
+
+
+def _corrected_section(corrected) -> dict:
+    """The corrected shares as the page shows them: per variable its rows and how many more to code."""
+    variables = [{"name": name, "plan": plan_text(corrected, name).capitalize(), "rows": [
+        {"value": r["label"], "model only": interval_text(r, "model"), "coders only": interval_text(r, "coders"),
+         "corrected": interval_text(r, "corrected")} for r in part.iter_rows(named=True)]}
+        for (name,), part in corrected.table.group_by("variable", maintain_order=True)]
+    return {"meaning": CORRECTED_MEANING[0].upper() + CORRECTED_MEANING[1:], "rounds": ", ".join(corrected.rounds),
+            "coded": corrected.coded, "drawn": corrected.drawn, "notes": corrected.notes, "variables": variables}
 
 
 def default_cross(codebook: Codebook) -> tuple[str, str] | None:
@@ -383,10 +395,26 @@ def routing_page(routing_root: Path, out: Path) -> str:
     return render("routing.html.j2", title="Routing benchmark", runs=runs, cross=cross, stale=stale)
 
 
-MIRROR_FIGURES = ("logged", "counted", "rule_accuracy", "mirror_accuracy", "rule_accuracy_when_mirror_confident",
-                  "mirror_accuracy_when_confident", "control_accuracy", "coverage_at_threshold",
-                  "high_confidence_errors", "dropped_queue_full", "cost_per_decision_usd", "shadow_days",
-                  "first_day", "last_day", "recommended_mode")
+# each figure of a point's evaluation as the page names it (the evaluation's field -> a reader's words)
+MIRROR_FIGURES = {
+    "logged": "records logged", "counted": "cases both judges labelled alike", "rule_accuracy": "rule accuracy",
+    "mirror_accuracy": "mirror accuracy", "rule_accuracy_when_mirror_confident": "rule accuracy where the mirror "
+    "is confident", "mirror_accuracy_when_confident": "mirror accuracy when confident",
+    "control_accuracy": "accuracy under control", "coverage_at_threshold": "share the mirror is confident on",
+    "high_confidence_errors": "mirror wrong when confident", "dropped_queue_full": "samples dropped (queue full)",
+    "cost_per_decision_usd": "mirror cost per decision", "shadow_days": "days in shadow", "first_day": "first day",
+    "last_day": "last day", "recommended_mode": "recommended mode"}
+
+
+def _shown(field: str, value) -> str:
+    """A figure as a person reads it: shares in percent, a cost in dollars, no 16-digit floats."""
+    if isinstance(value, float) and value != value:
+        return "n/a"
+    if field.endswith("_usd"):
+        return f"US$ {value:.2g}"
+    if field.endswith(("accuracy", "_confident", "_at_threshold")) and isinstance(value, float):
+        return f"{value:.1%}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def mirror_page(warehouse: Warehouse, mirror_root: Path) -> str:
@@ -401,9 +429,12 @@ def mirror_page(warehouse: Warehouse, mirror_root: Path) -> str:
                                 "reasons": "stored by an earlier version: run adri mirror evaluate again", "figures": {}})
             continue
         diagnosis = {k: v.get("count") for k, v in e.failure_diagnosis.items()}
-        evaluations.append({"decision_point": r["decision_point"], "log": r["log"], "recommendation": e.recommendation,
+        evaluations.append({"decision_point": r["decision_point"], "log": Path(r["log"]).name,
+                            "recommendation": e.recommendation,
                             "reasons": "; ".join(e.reasons),
-                            "figures": {k: getattr(e, k) for k in MIRROR_FIGURES} | {"failures (diagnosis)": diagnosis}})
+                            "figures": {label: _shown(k, getattr(e, k)) for k, label in MIRROR_FIGURES.items()}
+                            | {"confident failures by diagnosis": ", ".join(f"{k.replace('_', ' ')} {v}"
+                                                                            for k, v in diagnosis.items()) or "none"}})
     configurations = [{"name": c.name, "text": c.read_text(encoding="utf-8")}
                       for c in sorted(mirror_root.rglob("*recommended_gate.yaml"))]
     return render("mirror.html.j2", title="Mirror evaluation", evaluations=evaluations, configurations=configurations)

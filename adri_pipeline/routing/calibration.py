@@ -35,6 +35,7 @@ class Familiarity:
         self.encoder = encoder
         self.fit = self._unit(encoder(list(dict.fromkeys(fit_messages))))
         nearest = self.nearest(self._unit(encoder(held_out_messages))) if held_out_messages else np.array([1.0])
+        self.reference = nearest  # the held-out messages' similarities: what a drift monitor compares with
         self.high = float(np.quantile(nearest, self.QUANTILE))
         self.low = float(nearest.min()) - max(self.high - float(nearest.min()), 0.02)
 
@@ -46,8 +47,12 @@ class Familiarity:
     def nearest(self, vectors: np.ndarray) -> np.ndarray:
         return (vectors @ self.fit.T).max(axis=1)
 
-    def weight(self, message: str) -> float:
-        similarity = float(self.nearest(self._unit(self.encoder.message(message)))[0])
+    def similarity(self, message: str) -> float:
+        """Cosine similarity of the message to the nearest fit message."""
+        return float(self.nearest(self._unit(self.encoder.message(message)))[0])
+
+    def weight(self, similarity: float) -> float:
+        """The weight of a message whose `similarity` (above) is this."""
         return float(np.clip((similarity - self.low) / (self.high - self.low), 0.0, 1.0))
 
 
@@ -64,7 +69,7 @@ class Calibrated:
         self.temperature: dict[str, float] = {}
         self.familiarity: Familiarity | None = None
         self.last_native_confidence: float | None = None  # the uncalibrated max probability (T = 1)
-        self.last_familiarity: float | None = None
+        self.last_familiarity: float | None = None  # the last message's Familiarity.similarity
         self._asked: dict[str, Logits] = {}  # calibration requests -> the candidate's logits
 
     def __getstate__(self) -> dict:
@@ -120,8 +125,10 @@ class Calibrated:
         answers = {}
         native = [max(softmax(option_logits).values()) for option_logits in logits.values()]
         self.last_native_confidence = float(np.mean(native)) if native else None
-        weight = self.familiarity.weight(parse_state(request["state"])["message"]) if self.familiarity else 1.0
-        self.last_familiarity = weight if self.familiarity else None
+        message = parse_state(request["state"])["message"]
+        similarity = self.familiarity.similarity(message) if self.familiarity else None
+        weight = self.familiarity.weight(similarity) if self.familiarity else 1.0
+        self.last_familiarity = similarity
         for name, option_logits in logits.items():
             probabilities = softmax(option_logits, self.temperature.get(task, 1.0))
             if weight < 1.0:

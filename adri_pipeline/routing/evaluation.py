@@ -181,6 +181,28 @@ def origin_of(example: CanonicalExample) -> str:
     return "synthetic" if example.metadata.synthetic else "real"
 
 
+def drift_alarms(run: CandidateRun) -> dict[str, float]:
+    """Per test set ("in source" and each out-of-source set), the share of its decisions, replayed in
+    order through the serving drift monitor (routing/drift.py), taken while it said drifted: in source
+    that is the false-alarm rate. Empty for a candidate that does not embed its messages."""
+    from adri_pipeline.routing.drift import replay
+
+    if not run.drift_reference:
+        return {}
+    sets = {"in source": run.predictions, **run.outside_predictions}
+    return {name: replay(run.drift_reference, frame["familiarity"].drop_nulls().to_list())
+            for name, frame in sets.items() if "familiarity" in frame.columns}
+
+
+def out_of_source_figures(run: CandidateRun, config: RunConfig) -> dict[str, dict[str, dict]]:
+    """Per out-of-source set and task, the same quality figures as on the test split."""
+    out: dict[str, dict[str, dict]] = {}
+    for name, predictions in run.outside_predictions.items():
+        for (task,), group in multi_intent_d4_apart(predictions).group_by("task", maintain_order=True):
+            out.setdefault(name, {})[task] = task_figures(group, config)
+    return out
+
+
 def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> CandidateResult:
     by_id = {e.id: e for e in dataset.examples}
     frame = multi_intent_d4_apart(run.predictions)
@@ -217,6 +239,13 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
     result["performance"] = performance(run, prices)
     result["cost_per_1000_usd"] = result["performance"]["cost_per_1000_usd"]["batch 1"]
     result["fit_seconds"] = run.fit_seconds
+    counted = [e.metadata.n_tokens[run.name] for e in dataset.in_split("test") if run.name in e.metadata.n_tokens]
+    if counted:
+        result["input_tokens"] = {"median": float(np.median(counted)), "p95": float(np.percentile(counted, 95)),
+                                  "max": float(max(counted))}
+    result["out_of_source"] = out_of_source_figures(run, config)
+    result["drift_alarm_share"] = drift_alarms(run)
+    result["threshold_bounds"] = run.threshold_bounds
     # what answered the test, as frozen after calibration (routing/freeze.py)
     result["freeze"] = json.loads(run.freeze_record.read_text(encoding="utf-8")) if run.freeze_record else None
     return CandidateResult.model_validate(result)

@@ -36,7 +36,8 @@ VERBALIZED = Kind("llm_baseline", trains=False, batching="server",
 class LLMCandidate(Candidate):
     kind = Kind("llm_baseline", trains=False, batching="server",
                 confidence="option log-probabilities: the letter of each option as the first answer token, "
-                           f"from the server's top {TOP_LOGPROBS}, one forward pass per question")
+                           f"from the server's top {TOP_LOGPROBS}, one forward pass per question",
+                precision="the server's (a GGUF's quantization, a vLLM dtype): the API does not report it")
 
     def __init__(self, name: str, settings=None, timeout_s: float = 120.0, verbalized: bool = False):
         from adri_pipeline.models.select import chat_server

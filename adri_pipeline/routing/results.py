@@ -11,6 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from adri_pipeline.routing.freeze import FreezeRecord
+from adri_pipeline.routing.thresholds import Bound
 
 
 class SetCost(BaseModel):
@@ -82,6 +83,12 @@ class CandidateResult(BaseModel):
     cost_per_1000_usd: float  # batch 1, the orchestrator's path
     fit_seconds: float
     freeze: FreezeRecord | None = None
+    # out-of-source set -> task -> figures (routing/out_of_source.py), by the same frozen state
+    out_of_source: dict[str, dict[str, TaskFigures]] = {}
+    threshold_bounds: dict[str, Bound] = {}  # task -> what its abstention threshold guarantees
+    drift_alarm_share: dict[str, float] = {}  # test set -> share of decisions the drift monitor abstained on
+    # the test split's input tokens as the candidate counts them (usage.input_tokens): median, p95, max
+    input_tokens: dict[str, float] = {}
 
 
 class NonInferiority(BaseModel):
@@ -100,6 +107,8 @@ class H1(BaseModel):
     verdict: str
     reason: str = ""
     tasks: dict[str, NonInferiority] = {}
+    in_source: str = ""  # the verdict on the run's own test split
+    out_of_source: dict[str, str] = {}  # out-of-source set -> the verdict there
 
 
 class SelectiveGain(BaseModel):
@@ -119,6 +128,8 @@ class H2(BaseModel):
     reason: str = ""
     tasks: dict[str, SelectiveGain] = {}
     d3_explicit_vs_confidence: dict | None = None  # abstention_comparison, with which did better
+    in_source: str = ""  # the verdict on the run's own test split
+    out_of_source: dict[str, str] = {}  # out-of-source set -> the verdict there
 
 
 class H3(BaseModel):
@@ -150,6 +161,7 @@ class BenchmarkReport(BaseModel):
     hypotheses: dict[str, Hypotheses]
     annotator_agreement: dict
     departures: list[str]
+    out_of_source: list[dict] = []  # each out-of-source set: name, label, test_hash, origin, written_by, examples
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.model_dump(mode="python"), ensure_ascii=False, indent=1, default=float),

@@ -21,9 +21,11 @@ from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.embedded import Encoder
 from adri_pipeline.routing.freeze import check_freeze, freeze
+from adri_pipeline.routing.out_of_source import OutsideSet
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.thresholds import Bound, learn_then_test
 
 
 @dataclass
@@ -40,15 +42,10 @@ class CandidateRun:
     kind: Kind | None = None  # what the candidate declared itself to be
     discarded_reasons: dict[str, int] = field(default_factory=dict)
     freeze_record: Path | None = None  # routing/freeze.py: the state frozen before the final test
-
-
-def _choose_threshold(correct, confidence, target: float) -> float:
-    """Lowest confidence threshold whose selective accuracy on calibration reaches the target."""
-    order = np.argsort(-np.asarray(confidence, float), kind="stable")
-    confidence, correct = np.asarray(confidence, float)[order], np.asarray(correct, float)[order]
-    selective = np.cumsum(correct) / np.arange(1, len(correct) + 1)
-    ok = np.nonzero(selective >= target)[0]
-    return float(confidence[ok[-1]]) if len(ok) else 1.01
+    # out-of-source set name -> its predictions (routing/out_of_source.py), by the same frozen state
+    outside_predictions: dict[str, pl.DataFrame] = field(default_factory=dict)
+    threshold_bounds: dict[str, dict] = field(default_factory=dict)  # task -> thresholds.Bound as a dict
+    drift_reference: list[float] = field(default_factory=list)  # calibration messages' Familiarity similarities
 
 
 def _decisions(example: CanonicalExample, request: dict, response: dict) -> dict:
@@ -142,21 +139,24 @@ def _limit(kind: Kind, config: RunConfig) -> int:
     return config.llm_max_examples if kind.role == "llm_baseline" else 0
 
 
-def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict[str, float]:
-    """Per task, the abstention threshold chosen on the calibration split (each example asked once:
-    the answers fit_temperature kept), then those answers forgotten."""
+def choose_thresholds(calibrated: Calibrated, dataset: Dataset,
+                      config: RunConfig) -> tuple[dict[str, float], dict[str, Bound]]:
+    """Per task, the abstention threshold certified on the calibration split (routing/thresholds.py:
+    decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta),
+    each example asked once (the answers fit_temperature kept), then those answers forgotten."""
     calibration = _limited(dataset.in_split("calibration"), _limit(calibrated.candidate.kind, config))
-    thresholds = {}
+    thresholds, bounds = {}, {}
     for task in sorted({e.task for e in calibration}):
         rows = []
         for e in steps([e for e in calibration if e.task == task], f"{calibrated.name}: calibrating {task}",
                        unit="ex"):
             request = to_request(e)
             rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
-        thresholds[task] = _choose_threshold([r["correct"] for r in rows], [r["confidence"] for r in rows],
-                                             config.target_selective_accuracy)
+        bounds[task] = learn_then_test([r["correct"] for r in rows], [r["confidence"] for r in rows],
+                                       alpha=config.threshold_risk, delta=config.threshold_delta)
+        thresholds[task] = bounds[task].threshold
     calibrated.forget_calibration_answers()
-    return thresholds
+    return thresholds, bounds
 
 
 def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Dataset, config: RunConfig,
@@ -164,10 +164,17 @@ def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Da
     """The test split answered once, by the state the freeze record holds (checked first): the
     predictions, how many answers were discarded and why."""
     check_freeze(record, calibrated, thresholds, dataset.test_hash)
+    examples = _limited(dataset.in_split("test"), _limit(calibrated.candidate.kind, config))
+    return answer_test(calibrated, thresholds, examples, f"{calibrated.name}: answering the test split")
+
+
+def answer_test(calibrated: Calibrated, thresholds: dict[str, float], examples: list[CanonicalExample],
+                label: str) -> tuple[pl.DataFrame, int, dict[str, int]]:
+    """Test examples answered once each by the calibrated candidate, at the thresholds chosen on
+    calibration: one row per example, how many answers were discarded and why."""
     name = calibrated.name
     rows, discarded, reasons = [], 0, {}
-    for example in steps(_limited(dataset.in_split("test"), _limit(calibrated.candidate.kind, config)),
-                         f"{name}: answering the test split", unit="ex"):
+    for example in steps(examples, label, unit="ex"):
         request = to_request(example)
         validate("request", request)
         response, _ = calibrated.respond(request, example.task, count_tokens=True)
@@ -178,21 +185,35 @@ def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Da
         rows.append({"example_id": example.id, "task": example.task, "split": "test",
                      **_decisions(example, request, response), "threshold": thresholds.get(example.task, 1.01),
                      # the candidate's own confidence before calibration (recorded, not evaluated)
-                     "native_confidence": calibrated.last_native_confidence})
+                     "native_confidence": calibrated.last_native_confidence,
+                     "familiarity": calibrated.last_familiarity})
     return pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate")), discarded, reasons
 
 
+def answer_outside(calibrated: Calibrated, thresholds: dict[str, float], outside: list[OutsideSet],
+                   config: RunConfig) -> dict[str, pl.DataFrame]:
+    """Each out-of-source set answered once, by the same fitted and calibrated state as the test split
+    (nothing is fitted or chosen on them)."""
+    limit = _limit(calibrated.candidate.kind, config)
+    return {s.name: answer_test(calibrated, thresholds, _limited(s.examples, limit),
+                                f"{calibrated.name}: answering {s.name} (out of source)")[0] for s in outside}
+
+
 def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder: Path,
-                  encoder: Encoder | None = None, settings=None, candidate: Candidate | None = None) -> CandidateRun:
+                  encoder: Encoder | None = None, settings=None, candidate: Candidate | None = None,
+                  outside: list[OutsideSet] = ()) -> CandidateRun:
     """Fit, calibrate, choose thresholds, freeze (a record in `freeze_folder`), answer the test split
-    once (the quality figures), then the independent performance runs at batch 1 and at the
-    production batch (`candidate` as in prepare)."""
+    once and each out-of-source set once (the quality figures), then the independent performance runs
+    at batch 1 and at the production batch (`candidate` as in prepare)."""
     calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate)
     kind = calibrated.candidate.kind
-    thresholds = choose_thresholds(calibrated, dataset, config)
+    thresholds, bounds = choose_thresholds(calibrated, dataset, config)
     record = freeze(calibrated, thresholds, dataset.test_hash, freeze_folder)
     predictions, discarded, reasons = final_test(calibrated, thresholds, dataset, config, record)
-    common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons, "freeze_record": record}
+    common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons, "freeze_record": record,
+              "outside_predictions": answer_outside(calibrated, thresholds, outside, config),
+              "threshold_bounds": {task: bound.model_dump() for task, bound in bounds.items()},
+              "drift_reference": calibrated.familiarity.reference.tolist() if calibrated.familiarity else []}
 
     if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
         return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,

@@ -12,7 +12,9 @@ requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
 - the state may be text, an object or an array (objects and arrays are read as their JSON text); a
   state not written by the project's serializer is read whole as the message;
 - confidences follow the spec's reference formulas (jev/contract.answer_from);
-- with a key (`--key-env VAR`), `Authorization: Bearer KEY` is required (401 otherwise).
+- with a key (`--key-env VAR`), `Authorization: Bearer KEY` is required (401 otherwise);
+- an embedded candidate is watched for drift (routing/drift.py): `x_drift` in each response,
+  counters at `GET /v1/drift`, abstention while the traffic is unlike the calibration split.
 """
 
 from __future__ import annotations
@@ -24,9 +26,11 @@ import threading
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from adri_pipeline.jev.contract import DEFAULT_MODEL, answer_from, options_of, schema_errors, text_of
+from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, answer_from, options_of, schema_errors, text_of
+from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS
+from adri_pipeline.routing.drift import DriftMonitor
 
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
 MAX_BODY = 32 * 1024 * 1024
@@ -52,13 +56,34 @@ def _is_d4_set(questions: dict) -> bool:
         for q in questions.values())
 
 
-class Answerer:
-    """The calibrated candidate behind a lock (its embedder keeps per-decision state)."""
+ABSTAIN_OPTIONS = ("desambiguar", NO_MATCH)  # D2's "ask the user", D1's "no intent matches"
 
-    def __init__(self, calibrated: Calibrated, description: str):
+
+def abstaining(question: dict, answer: dict) -> dict:
+    """The answer that leaves the decision to someone else: the question's abstention option (D2
+    desambiguar, D1 sem_correspondencia) at probability 1, "nao" to D3's "can route without asking";
+    a question without one keeps its answer (the response's x_drift tells the client)."""
+    if question["type"] == "noul":
+        return answer_from(question, {YES: 0.0, NO: 1.0})
+    options = options_of(question)
+    option = next((o for o in ABSTAIN_OPTIONS if o in options), None)
+    if option is None or question["type"] != "choice":
+        return answer
+    return answer_from(question, {o: float(o == option) for o in options})
+
+
+class Answerer:
+    """The calibrated candidate behind a lock (its embedder keeps per-decision state). An embedded
+    candidate is watched for drift (routing/drift.py): while the messages arriving are unlike the
+    calibration split's, it abstains, says so in each response (`x_drift`) and in GET /v1/drift."""
+
+    def __init__(self, calibrated: Calibrated, description: str, drift: DriftMonitor | None = None):
         self.calibrated, self.description = calibrated, description
         self.lock = threading.Lock()
         self.models = [DEFAULT_MODEL, calibrated.name]
+        if drift is None and calibrated.familiarity is not None:
+            drift = DriftMonitor(calibrated.familiarity.reference)
+        self.drift = drift
 
     def answer(self, body: dict) -> dict:
         state = text_of(body["state"])
@@ -66,7 +91,7 @@ class Answerer:
         with self.lock:
             if _is_d4_set(questions):
                 response, _ = self.calibrated.respond({"state": state, "questions": questions}, "D4", count_tokens=True)
-                return response
+                return self._watched(response, questions)
             answers, tokens = {}, 0
             for name, question in questions.items():
                 options = options_of(question)
@@ -77,8 +102,20 @@ class Answerer:
                                                  count_tokens=True)
                 answers |= one["answers"]
                 tokens = max(tokens, one["usage"]["input_tokens"])
-        return {"model": self.calibrated.name, "answers": answers,
-                "usage": {"input_tokens": tokens, "output_tokens": 0}}
+        return self._watched({"model": self.calibrated.name, "answers": answers,
+                              "usage": {"input_tokens": tokens, "output_tokens": 0}}, questions)
+
+    def _watched(self, response: dict, questions: dict) -> dict:
+        """One message observed by the drift monitor (once per request, whatever its questions); while
+        drifted, every answer abstains."""
+        similarity = self.calibrated.last_familiarity
+        if self.drift is None or similarity is None:
+            return response
+        if self.drift.observe(similarity):
+            response["answers"] = {name: abstaining(questions[name], answer)
+                                   for name, answer in response["answers"].items()}
+        response["x_drift"] = {"drifted": self.drift.drifted, "p_value": self.drift.p_value}
+        return response
 
 
 def _validation_errors(body) -> list[dict]:
@@ -132,7 +169,10 @@ class SystemOneHandler(BaseHTTPRequestHandler):
         return True
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/") != "/v1/models":
+        if self.path.rstrip("/") == "/v1/drift" and not self._refused():
+            self._send(200, self.answerer.drift.counters() if self.answerer.drift else
+                       {"drifted": False, "watched": False, "reason": "the candidate does not embed its messages"})
+        elif self.path.rstrip("/") != "/v1/models":
             self._error(404, "not_found_error", f"No route {self.path}")
         elif not self._refused():
             today = date.today().isoformat()

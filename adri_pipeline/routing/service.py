@@ -8,10 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adri_pipeline.config import Settings
-from adri_pipeline.routing.builders import CanonicalFile, located_canonical
 from adri_pipeline.routing.candidates import make_candidate
 from adri_pipeline.routing.datasets import (
-    BUILT_IN,
     Dataset,
     build,
     dataset_name,
@@ -20,6 +18,7 @@ from adri_pipeline.routing.datasets import (
     with_external_test,
 )
 from adri_pipeline.routing.evaluation import evaluate
+from adri_pipeline.routing.out_of_source import OutsideSet, external_test, outside_sets, sources_for
 from adri_pipeline.routing.performance import PriceTable
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.report import store, write_report
@@ -45,7 +44,8 @@ def config_for(settings: Settings, **overrides) -> RunConfig:
     record = pilot_record(settings)
     batches = json.loads(record.read_text(encoding="utf-8"))["production_batch"] if record.exists() else {}
     return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
-                     production_batch=batches, **{"runs": settings.routing_performance_runs, **overrides})
+                     production_batch=batches, redact_names=list(settings.routing_redact_names),
+                     **{"runs": settings.routing_performance_runs, **overrides})
 
 
 def pilot_record(settings: Settings) -> Path:
@@ -59,7 +59,8 @@ def run_pilot(settings: Settings) -> Path:
     import json
     from datetime import datetime, timezone
 
-    config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices))
+    config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
+                       redact_names=list(settings.routing_redact_names))
     dataset = build(config, frozen_folder(settings.warehouse.parent))
     from adri_pipeline.routing.candidates import kind_of
     from adri_pipeline.routing.embedded import Encoder
@@ -98,27 +99,27 @@ def frozen_split_status(settings: Settings, test_hash: str) -> tuple[bool, str]:
                    "Results would no longer compare; restore the data or freeze a new dataset name.")
 
 
-def external_test(test: str | Path, config: RunConfig, record_dir: Path) -> CanonicalFile:
-    """A test set from elsewhere: a canonical file or folder (every line test), or the test split of
-    another shipped dataset (`sgd`, `ha-pt-BR`, ...: fitted on one source, measured on another)."""
-    if str(test) in BUILT_IN:
-        other = build(RunConfig(dataset=str(test), seed=config.seed, split_seed=config.split_seed), record_dir)
-        return CanonicalFile(other.in_split("test"), {}, other.excluded, other.test_hash)
-    return located_canonical(Path(test))
-
-
-def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Path | str | None = None) -> BenchmarkRun:
-    """ADRI_ROUTING_DATASET with ADRI_ROUTING_CANDIDATES; with `test_file`, fitted on the dataset and
-    measured on that file, or another shipped dataset's test split, only; reported under its own name."""
+def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Path | str | None = None,
+              also_test: list[str] = ()) -> BenchmarkRun:
+    """ADRI_ROUTING_DATASET with ADRI_ROUTING_CANDIDATES, measured on its own test split and on every
+    out-of-source set (ADRI_ROUTING_OUT_OF_SOURCE, plus `also_test`); with `test_file`, fitted on the
+    dataset and measured on that file, or another shipped dataset's test split, only; reported under
+    its own name."""
     config = config or config_for(settings)
     out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
     frozen = frozen_folder(settings.warehouse.parent)
     dataset = build(config, frozen)
+    fit_on = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
     if test_file is not None:
         dataset = with_external_test(dataset, external_test(test_file, config, frozen), dataset_name(str(test_file)),
-                                     frozen)
+                                     frozen, config.redact_names)
         out_dir = out_dir.with_name(f"{dataset_name(settings.routing_dataset)}-on-{dataset_name(str(test_file))}")
-    return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset)
+        outside = []
+    else:
+        sources = sources_for(settings.routing_out_of_source, settings.routing_dataset, list(also_test))
+        outside = outside_sets(sources, config, fit_on, frozen)
+    return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset,
+                         outside)
 
 
 CROSS_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "high_confidence_wrong_rate_fixed", "ece")
@@ -136,6 +137,7 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
         for test in tested_on:
             mine = settings.model_copy(update={"routing_dataset": fit})
             # quality only: the table says nothing about speed, so no performance runs
+            mine = mine.model_copy(update={"routing_out_of_source": "none"})  # the table names its own tests
             run = benchmark(mine, config_for(mine, runs=0), test_file=None if test == fit else test)
             for candidate, result in run.results.items():
                 for task, figures in result.tasks.items():
@@ -160,8 +162,10 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
 
 
 def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
-                  settings: Settings | None = None, dataset: Dataset | None = None) -> BenchmarkRun:
-    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test -> metrics -> report.
+                  settings: Settings | None = None, dataset: Dataset | None = None,
+                  outside: list[OutsideSet] = ()) -> BenchmarkRun:
+    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test and on each out-of-source
+    set -> metrics -> report.
     An LLM baseline whose server is down or does not serve the model stops the run before any work."""
     from adri_pipeline.routing.candidates import candidate_class
     from adri_pipeline.routing.embedded import Encoder
@@ -176,12 +180,13 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     PriceTable.read(Path(config.prices))  # a broken price table stops the run before any work
     dataset = dataset or build(config, frozen_folder(warehouse.path.parent))
     encoder = Encoder() if any(candidate_class(c).kind.embeds for c in candidates) else None
-    runs = {name: run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name))
-            for name in candidates}
+    runs = {name: run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name),
+                                list(outside)) for name in candidates}
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)
-    return BenchmarkRun(write_report(out_dir, dataset, config, runs, results, hypotheses), results, hypotheses)
+    return BenchmarkRun(write_report(out_dir, dataset, config, runs, results, hypotheses, list(outside)), results,
+                        hypotheses)
 
 
 def serving(settings: Settings, candidate: str, host: str = "127.0.0.1", port: int = 8000,

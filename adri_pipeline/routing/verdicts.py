@@ -12,11 +12,12 @@ from adri_pipeline.routing.results import H1, H2, H3, CandidateResult, Hypothese
 from adri_pipeline.routing.run import CandidateRun
 
 
-def _non_inferiority(mine: CandidateRun, llm: CandidateRun, task: str, config: RunConfig, rng) -> NonInferiority:
-    """Paired bootstrap of the accuracy difference (pp) on the same test examples: non-inferior when
-    the 95 % interval's lower end is above -margin (the JEV design H1, margin 3 pp)."""
-    a = mine.predictions.filter(pl.col("task") == task).select("example_id", "correct")
-    b = llm.predictions.filter(pl.col("task") == task).select("example_id", "correct")
+def _non_inferiority(mine: pl.DataFrame, llm: pl.DataFrame, task: str, config: RunConfig, rng) -> NonInferiority:
+    """Paired bootstrap of the accuracy difference (pp) on the same test examples (two candidates'
+    predictions): non-inferior when the 95 % interval's lower end is above -margin (the JEV design H1,
+    margin 3 pp)."""
+    a = mine.filter(pl.col("task") == task).select("example_id", "correct")
+    b = llm.filter(pl.col("task") == task).select("example_id", "correct")
     joined = a.join(b, on="example_id", suffix="_llm")
     diff = 100 * (joined["correct"].to_numpy().astype(float) - joined["correct_llm"].to_numpy().astype(float))
     low, high = metrics.bootstrap_interval(lambda idx: float(diff[idx].mean()), len(diff), rng)
@@ -65,7 +66,13 @@ def _selective_gain(frame: pl.DataFrame, kept: np.ndarray, config: RunConfig, rn
 
 def better_abstention(comparison: dict) -> str:
     """Of `abstention_comparison`'s two policies, the one with the higher accuracy on what it keeps,
-    then the higher coverage; "equal" when neither wins."""
+    then the higher coverage; "equal" when neither wins, "neither" when both keep nothing (no accuracy
+    to compare: a winner between two missing values is no answer)."""
+    kept = {key: comparison[key]["coverage"] for key in ("explicit_d3", "derived_confidence")}
+    if not any(kept.values()):
+        return "neither (both abstain on every turn)"
+    if not all(kept.values()):
+        return "explicit (D3)" if kept["explicit_d3"] else "derived from confidence"
     score = {name: (round(comparison[key]["accuracy_on_kept"], 6), round(comparison[key]["coverage"], 6))
              for name, key in (("explicit (D3)", "explicit_d3"), ("derived from confidence", "derived_confidence"))}
     return max(score, key=score.get) if len(set(score.values())) > 1 else "equal"
@@ -86,31 +93,63 @@ def _abstention(predictions: pl.DataFrame, config: RunConfig, rng, comparison: d
     supported = [t for t, v in per_task.items() if v.verdict == "supported"]
     verdict = ("not evaluated" if not per_task else "supported" if len(supported) == len(per_task) else
                f"partly supported ({', '.join(supported)})" if supported else "not supported")
+    why = "; ".join(
+        f"{task}: keeps {v.coverage:.0%} of decisions (at least {config.h2_min_coverage:.0%} needed)"
+        if v.coverage < config.h2_min_coverage else
+        f"{task}: the gain's 95 % interval [{v.gain_ci95[0]:.3f}, {v.gain_ci95[1]:.3f}] is not above zero"
+        for task, v in per_task.items() if v.verdict != "supported")
     return H2(verdict=verdict, min_coverage=config.h2_min_coverage, tasks=per_task,
-              reason="" if per_task else "no task answered with a confidence to abstain on",
+              reason=why if per_task else "no task answered with a confidence to abstain on",
               d3_explicit_vs_confidence={**comparison, "better": better_abstention(comparison)} if comparison else None)
 
 
+def _h1(mine: pl.DataFrame, llm: pl.DataFrame, tasks: set[str], config: RunConfig, rng) -> H1:
+    found = {task: _non_inferiority(mine, llm, task, config, rng) for task in ("D1", "D2") if task in tasks}
+    verdicts_found = {v.verdict for v in found.values()}
+    return H1(verdict="non-inferior" if verdicts_found == {"non-inferior"} else
+              "inferior" if "inferior" in verdicts_found else "inconclusive", tasks=found)
+
+
+def holding(in_source: str, out_of_source: dict[str, str], holds: str) -> str:
+    """The verdict that counts: `holds` only where it holds in source and on every out-of-source set
+    (the JEV design's "Representatividade"); else what was found, said plainly."""
+    if not out_of_source or in_source != holds:
+        return in_source if not out_of_source else f"{in_source} in source"
+    broken = [name for name, verdict in out_of_source.items() if verdict != holds]
+    if not broken:
+        return f"{holds} (in source and on {len(out_of_source)} out-of-source set(s))"
+    return f"{holds} in source only (not on {', '.join(broken)})"
+
+
 def verdicts(results: dict[str, CandidateResult], runs: dict[str, CandidateRun], config: RunConfig) -> dict[str, Hypotheses]:
-    """H1 non-inferiority vs the LLM baseline (D1 accuracy, margin), H2 abstention helps selective
-    accuracy on every task with a confidence (bootstrap 95 % CI of the gain), H3 p95 latency and cost
-    within targets."""
+    """H1 non-inferiority vs the LLM baseline (D1 and D2 accuracy, margin), H2 abstention helps
+    selective accuracy on every task with a confidence (bootstrap 95 % CI of the gain), each in source
+    and on every out-of-source set, holding only where it holds out of source too; H3 p95 latency
+    and cost within targets."""
     baseline = next((r for name, r in results.items() if runs[name].kind.role == "llm_baseline"), None)
     out = {}
     rng = np.random.default_rng(config.seed)
     for name, result in results.items():
-        if runs[name].kind.role == "llm_baseline":
+        run = runs[name]
+        if run.kind.role == "llm_baseline":
             continue
         if baseline:
-            tasks = {task: _non_inferiority(runs[name], runs[baseline.candidate], task, config, rng)
-                     for task in ("D1", "D2") if task in result.tasks and task in baseline.tasks}
-            found = {v.verdict for v in tasks.values()}
-            h1 = H1(verdict="non-inferior" if found == {"non-inferior"} else
-                    "inferior" if "inferior" in found else "inconclusive", tasks=tasks)
+            llm = runs[baseline.candidate]
+            h1 = _h1(run.predictions, llm.predictions, set(result.tasks) & set(baseline.tasks), config, rng)
+            outside_h1 = {source: _h1(frame, llm.outside_predictions[source],
+                                      set(result.out_of_source.get(source, {})) &
+                                      set(baseline.out_of_source.get(source, {})), config, rng).verdict
+                          for source, frame in run.outside_predictions.items() if source in llm.outside_predictions}
+            h1 = h1.model_copy(update={"in_source": h1.verdict, "out_of_source": outside_h1,
+                                       "verdict": holding(h1.verdict, outside_h1, "non-inferior")})
         else:
             h1 = H1(verdict="not evaluated",
                     reason="no LLM baseline in this run (add ollama:<model> or openai:<model> to the candidates)")
-        h2 = _abstention(runs[name].predictions, config, rng, result.abstention_d3_vs_confidence)
+        h2 = _abstention(run.predictions, config, rng, result.abstention_d3_vs_confidence)
+        outside_h2 = {source: _abstention(frame, config, rng).verdict
+                      for source, frame in run.outside_predictions.items()}
+        h2 = h2.model_copy(update={"in_source": h2.verdict, "out_of_source": outside_h2,
+                                   "verdict": holding(h2.verdict, outside_h2, "supported")})
         out[name] = Hypotheses(H1=h1, H2=h2, H3=_performance_verdict(result, baseline, config))
     return out
 

@@ -23,7 +23,8 @@ PROBE = {"model": DEFAULT_MODEL, "state": "Contexto:\nAgente ativo: nenhum\nMens
 
 class SystemOneCandidate(Candidate):
     kind = Kind("candidate", trains=False, batching="server",
-                confidence="the server's probabilities (System One answer)")
+                confidence="the server's probabilities (System One answer)",
+                precision="the server's: the System One API does not report it")
 
     def __init__(self, name: str, settings=None, timeout_s: float = 30.0):
         self.name, self.timeout_s = name, timeout_s

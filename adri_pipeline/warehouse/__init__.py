@@ -8,15 +8,18 @@ no module of it imports the package."""
 
 from adri_pipeline.warehouse.coding import (  # noqa: F401
     coding_projects,
+    coding_samples,
     read_codes,
     store_codes,
     store_coding_project,
+    store_coding_sample,
 )
 from adri_pipeline.warehouse.connection import (  # noqa: F401
     MIGRATIONS_TABLE,
     SQL_FOLDER,
     Warehouse,
     WarehouseDamaged,
+    WarehouseInUse,
     WarehouseLocked,
     WarehouseMissing,
     WarehouseSchemaError,

@@ -26,3 +26,14 @@ def store_codes(warehouse: Warehouse, round_name: str, codes: pl.DataFrame) -> N
 
 def read_codes(warehouse: Warehouse, round_name: str) -> pl.DataFrame:
     return warehouse.query(sql("coding_codes"), {"round": round_name})
+
+
+def store_coding_sample(warehouse: Warehouse, sample: pl.DataFrame) -> None:
+    """A round's random draw (round, doc_id, method, seed, stratified_by, stratum, weight, population,
+    codebook_hash, model): stored once, before any document of it is coded."""
+    with warehouse.connect() as con:
+        warehouse.upsert(con, "coding_samples", sample)
+
+
+def coding_samples(warehouse: Warehouse) -> pl.DataFrame:
+    return warehouse.query(sql("coding_samples"))

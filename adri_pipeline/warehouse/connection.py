@@ -4,10 +4,15 @@ wait, and the analyst snapshot."""
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import re
 import shutil
+import sys
+import threading
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
 from typing import Iterator
@@ -80,6 +85,15 @@ class WarehouseLocked(AdriError, RuntimeError):
     """Another process holds the writer's file; the message says what to do."""
 
 
+class WarehouseInUse(AdriError, RuntimeError):
+    """Another process is running a classification into this warehouse; the message names it."""
+
+
+# path -> (open claim file, how many nested claims of this process hold it)
+_CLAIMS: dict[Path, list] = {}
+_CLAIMS_LOCK = threading.Lock()
+
+
 class WarehouseDamaged(AdriError, RuntimeError):
     """The warehouse path holds a file DuckDB cannot open."""
 
@@ -149,6 +163,43 @@ class Warehouse:
                 os.replace(tmp, self.path)
         finally:
             tmp.unlink(missing_ok=True)
+
+    @contextmanager
+    def running(self, what: str) -> Iterator[None]:
+        """This process runs `what` (a classification) into the warehouse from here to the end of the
+        block. DuckDB's own lock is taken per connection, so two runs interleave their short
+        connections, both ask the model for the same documents and one dies later on the lock; a
+        second run instead refuses here, at once and before any request, naming the run that holds
+        it. An advisory lock (flock) on `<warehouse>.run` the kernel releases however the holder
+        ends (kill -9 too); nested blocks of one process share it."""
+        claim = self.path.with_name(self.path.name + ".run").resolve()
+        with _CLAIMS_LOCK:
+            held = _CLAIMS.get(claim)
+            if held is None:
+                claim.parent.mkdir(parents=True, exist_ok=True)
+                handle = open(claim, "a+", encoding="utf-8")
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    handle.seek(0)
+                    holder = handle.read()
+                    handle.close()
+                    raise WarehouseInUse(_in_use_message(self.path, holder)) from None
+                handle.truncate(0)
+                handle.write(json.dumps({"pid": os.getpid(), "started_at": datetime.now(timezone.utc).isoformat(
+                    timespec="seconds"), "what": what, "command": " ".join(sys.argv)[:200]}))
+                handle.flush()
+                held = _CLAIMS[claim] = [handle, 0]
+            held[1] += 1
+        try:
+            yield
+        finally:
+            with _CLAIMS_LOCK:
+                held[1] -= 1
+                if held[1] == 0:
+                    del _CLAIMS[claim]
+                    held[0].truncate(0)
+                    held[0].close()  # closing the file releases the lock
 
     def existing(self) -> "Warehouse":
         """This warehouse, for a command that only reads: a path with no warehouse is an error, never
@@ -282,6 +333,16 @@ def _lock_message(path: Path, error: str, waited_s: float) -> str:
             "writer per file: wait for that run to finish or stop it, or classify into another warehouse "
             "(--warehouse). If it is an analyst's session on this file, ask them to open the snapshot "
             f"{path.with_name(path.stem + '_snapshot.duckdb')} instead.")
+
+
+def _in_use_message(path: Path, holder: str) -> str:
+    try:
+        who = json.loads(holder)
+        named = (f"process {who['pid']}, started {who['started_at']} ({who['what']}: {who['command']})")
+    except (ValueError, KeyError, TypeError):
+        named = "another process"
+    return (f"{path}: {named} is writing this warehouse. Nothing was asked of the model and nothing changed. "
+            "Wait for that run to end or stop it, or classify into another warehouse (--warehouse).")
 
 
 def _quoted(identifier: str) -> str:

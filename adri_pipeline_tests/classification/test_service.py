@@ -406,6 +406,7 @@ def _copies(path, n: int, bad_line_at: int | None = None):
     return path
 
 
+@pytest.mark.slow  # tens of thousands of lines through a loopback server: half a minute
 def test_a_large_file_is_classified_while_it_is_read_and_each_document_is_asked_once(ollama_stub, tmp_path):
     """The first documents go to the model before the file is read whole (first chunk: CHUNK_ROWS), and
     the rest follow once it is stored: nothing asked twice, everything answered and in the results."""

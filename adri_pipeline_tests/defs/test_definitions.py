@@ -14,7 +14,7 @@ def test_definitions_load_with_every_asset_job_sensor_and_schedule():
                     "evidence_audits", "validation_agreement", "analyst_snapshot",
                     "routing_examples", "routing_benchmark", "shadow_log", "mirror_sample", "mirror_judgements",
                     "mirror_evaluation", "recommended_gate_configuration", "review_site", "coder_file",
-                    "coded_model", "coder_agreement"}
+                    "coded_model", "coder_agreement", "findings_corrected"}
     assert defs.resolve_job_def("classify_documents_job").partitions_def.name == "document_shards"
     assert {s.name for s in defs.sensors} == {
         "new_documents_sensor", "codebook_change_sensor", "new_codes_sensor", "reclassify_after_refit_sensor",

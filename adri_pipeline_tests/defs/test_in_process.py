@@ -29,10 +29,14 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == shards
     assets = {e.asset_key.to_user_string() for e in materializations(graph.results, partitioned=False)}
     assert assets == {"prompt_signature", "classification_results", "evidence_audits",
-                      "validation_agreement", "analyst_snapshot"}
-    checks = [e.asset_check_evaluation_data for e in graph.results.all_events
-              if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-    assert [c.passed for c in checks] == [True]
+                      "validation_agreement", "findings_corrected", "analyst_snapshot"}
+    checks = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
+              for e in graph.results.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    assert set(checks) == {"classification_quality", "estimation_sample_fit"}
+    assert checks["classification_quality"].passed
+    # the sample has no random coded round: the corrected findings warn that they are the model's alone
+    assert not checks["estimation_sample_fit"].passed
+    assert checks["estimation_sample_fit"].severity == dg.AssetCheckSeverity.WARN
     with duckdb.connect(adri.settings().warehouse.with_name("adri_snapshot.duckdb").as_posix(), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchone()[0] == n
         assert con.execute("SELECT count(*) FROM evidence_audits").fetchone()[0] == 6
@@ -103,7 +107,8 @@ def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_pat
                         backend="embedded")
     graph = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     [check] = [e.asset_check_evaluation_data for e in graph.results.all_events
-               if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+               if e.event_type_value == "ASSET_CHECK_EVALUATION"
+               and e.asset_check_evaluation_data.check_name == "classification_quality"]
     assert not check.passed
     assert "variables below 100.5" in check.description and "'tecnica'" in check.description
 

@@ -27,6 +27,15 @@ def record(i, rule, mirror, p=0.9, truth=None):
             "mirror_decision": mirror, "probability": p, "latency_ms": 2.0, "outcome": "x", "truth": truth}
 
 
+def test_the_mirrors_cost_per_decision_is_its_machines_price_for_its_mean_latency():
+    """Asserted by no test before: the mirror design's "custo por decisão" from the price table's
+    hourly rate and the logged latencies (2 ms and 6 ms: 4 ms mean)."""
+    records = [record(0, "sim", "sim") | {"latency_ms": 2.0}, record(1, "nao", "nao") | {"latency_ms": 6.0}]
+    evaluation = evaluate_point("p", POINT, records, [], HOURLY)
+    assert evaluation.cost_per_decision_usd == pytest.approx(HOURLY * 0.004 / 3600)
+    assert evaluation.hourly_price_usd == HOURLY
+
+
 def test_all_disagreements_and_a_share_of_agreements_are_sampled():
     records = [record(i, "sim", "nao" if i < 10 else "sim") for i in range(110)]
     sampled = sample_for_judging(records, agreement_share=0.2, seed=1)
@@ -121,10 +130,12 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     from adri_pipeline.mirror.gate import load_gate_config
 
     gate_file = tmp_path / "gate.yaml"
-    gate_file.write_text(Path(report.recommended_configuration).read_text())
+    kept_by_hand = "# hand-kept: the payments team reviews every change to this file\n"
+    gate_file.write_text(kept_by_hand + Path(report.recommended_configuration).read_text())
     evaluation_file = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
     assert main(["mirror", "approve", "confirmar_transferencia", "--evaluation", str(evaluation_file),
                  "--config", str(gate_file)]) == 0
+    assert gate_file.read_text().startswith(kept_by_hand)  # failed before: the rewrite dropped every comment
     approved = load_gate_config(gate_file).points["confirmar_transferencia"]
     assert approved.mode == "control" and approved.harden_order == ["executar", "confirmar", "vetar"]
     assert approved.approval.sha256 == hashlib.sha256(evaluation_file.read_bytes()).hexdigest()
@@ -154,6 +165,13 @@ def test_approving_a_point_its_evaluation_kept_in_shadow_is_refused_and_changes_
     with pytest.raises(GateConfigError, match="point confirmar_transferencia: mode control but its evaluation "
                                               "recommended 'needs a second judge'"):
         approve(gate_file, "confirmar_transferencia", gate_file.parent / "mirror_evaluation.json", "control")
+    assert gate_file.read_text() == before
+    # failed before: with no mode asked it wrote mode shadow and an approval, and the CLI said "approved"
+    from adri_pipeline.mirror.approval import ApprovalError
+
+    with pytest.raises(ApprovalError, match="point confirmar_transferencia: nothing approved, .* unchanged: its "
+                                            "evaluation recommends 'needs a second judge'"):
+        approve(gate_file, "confirmar_transferencia", gate_file.parent / "mirror_evaluation.json")
     assert gate_file.read_text() == before
 
 
@@ -364,3 +382,33 @@ def test_control_moves_one_way_only_the_direction_the_evaluation_showed_the_mirr
     added = Gate(approved({"html": control}), {"html": lambda s: "sim"}, {"html": mirror_says("nao")})
     decision = added.decide("html", {})
     assert (decision.answer, decision.source, decision.reason) == ("sim", "rule", "other_direction")
+
+
+def test_a_rule_decision_outside_the_points_options_is_quarantined_and_the_report_is_strict_json(tmp_path, warehouse):
+    """Failed before: `ValueError: '...' is not in list` from the gate's harden order, a traceback
+    instead of a quarantined line; and mirror_evaluation.json held bare NaN, which strict parsers refuse."""
+    lines = (DATA / "mirror" / "sample_shadow_log.jsonl").read_text(encoding="utf-8").splitlines()
+    odd = json.loads(lines[0]) | {"rule_decision": "talvez"}
+    log = tmp_path / "shadow.jsonl"
+    log.write_text("\n".join(lines + [json.dumps(odd)]) + "\n", encoding="utf-8")
+    report = evaluate_log(settings_for(log, warehouse), warehouse)
+    [bad] = report.quarantined
+    assert bad["line"] == len(lines) + 1 and "rule_decision 'talvez' is not one of point" in bad["error"]
+    assert report.kept == len(lines)
+    text = (Path(report.recommended_configuration).parent / "mirror_evaluation.json").read_text(encoding="utf-8")
+    json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in mirror_evaluation.json"))
+
+
+def test_evaluate_prints_each_points_verdict_in_a_few_lines_and_the_whole_report_with_json(tmp_path, capsys):
+    """Failed before: 215 lines of JSON with the verdict buried in them."""
+    from adri_pipeline.cli import main
+
+    log = DATA / "mirror" / "sample_shadow_log.jsonl"
+    assert main(["mirror", "evaluate", "--log", str(log), "--warehouse", str(tmp_path / "w.duckdb")]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) < 20
+    assert "confirmar_transferencia: needs a second judge (recommended mode: shadow)" in out
+    assert "mirror_evaluation.json (or --json)" in out
+    assert main(["mirror", "evaluate", "--log", str(log), "--warehouse", str(tmp_path / "w.duckdb"), "--json"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert whole["evaluations"]["confirmar_transferencia"]["recommendation"] == "needs a second judge"

@@ -46,6 +46,11 @@ def mirror_answering(answer, probability=0.95, delay=0.0, error=None):
     return mirror
 
 
+def drifted(mirror):
+    """The mirror's answers marked as `adri routing serve` marks them while its traffic has drifted."""
+    return lambda request: mirror(request) | {"x_drift": {"drifted": True, "p_value": 1e-5}}
+
+
 def rule(state):
     return "confirmar" if state["valor"] > 1000 else "executar"
 
@@ -54,7 +59,7 @@ class MemoryLog:
     def __init__(self):
         self.records, self.lock = [], threading.Lock()
 
-    def write(self, record):
+    def write(self, record, *, redacted=False):
         with self.lock:
             self.records.append(record)
 
@@ -75,6 +80,7 @@ def test_confident_mirror_decides_in_control():
     (mirror_answering("vetar", error=RuntimeError("model crashed")), {}, "mirror_error"),
     (mirror_answering("transferir_tudo", 0.99), {}, "invalid_answer"),  # an option nobody offered
     (mirror_answering("vetar", 0.99), {"quota_per_minute": 0}, "quota_exhausted"),
+    (drifted(mirror_answering("vetar", 0.99)), {}, "mirror_drifted"),  # adri routing serve's x_drift
 ])
 def test_rule_decides_on_every_kind_of_mirror_failure(mirror, overrides, reason):
     gate = gate_with(mirror, **overrides)
@@ -355,7 +361,7 @@ def test_a_rule_answer_outside_the_options_is_logged_and_returned_unchanged():
 
 def test_a_gate_fault_never_reaches_the_caller():
     class BrokenLog:
-        def write(self, record):
+        def write(self, record, *, redacted=False):
             raise OSError("disk full")
 
     gate = gate_with(mirror_answering("vetar"), BrokenLog())
@@ -435,7 +441,7 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
     ours = {m for m in loaded if m.startswith("adri_pipeline.")}
     assert ours <= {"adri_pipeline.config", "adri_pipeline.flags", "adri_pipeline.errors", "adri_pipeline.mirror",
                     "adri_pipeline.mirror.gate", "adri_pipeline.mirror.results",
-                    "adri_pipeline.mirror.redact", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
+                    "adri_pipeline.privacy", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
                     "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from adri_pipeline.mirror.redact import Redactor
+from adri_pipeline.privacy import Redactor
 from adri_pipeline.mirror.shadow_log import ShadowLog, ingest
 
 
@@ -93,8 +93,8 @@ def test_personal_data_in_a_log_written_by_someone_else_is_never_stored_in_the_c
         assert not any(value in where for value in PERSONAL), where
 
 
-def test_fields_a_point_exposes_reach_the_log_as_the_mirror_saw_them(tmp_path):
-    """The judges read what the mirror read: an exposed field is not redacted a second time."""
+def test_fields_a_point_exposes_reach_the_mirror_but_are_stored_redacted(tmp_path):
+    """Failed before: an exposed field was written to the log as the mirror saw it, in the clear."""
     from adri_pipeline.mirror.gate import Gate, GateConfig
     from adri_pipeline.mirror.shadow_log import read_log
 
@@ -111,7 +111,8 @@ def test_fields_a_point_exposes_reach_the_log_as_the_mirror_saw_them(tmp_path):
     gate.decide("p", {"pedido": "pedido 1234-5678", "cliente": "ana@x.org"})
     gate.close()
     [record], bad = read_log(tmp_path / "s.jsonl")
-    assert not bad and record.state == {"pedido": "pedido 1234-5678", "cliente": "[EMAIL]"}
+    assert not bad and record.state == {"pedido": "pedido [TELEFONE]", "cliente": "[EMAIL]"}
+    assert "1234-5678" not in (tmp_path / "s.jsonl").read_text(encoding="utf-8")
     assert "pedido 1234-5678" in json.dumps(seen, ensure_ascii=False)
 
 
@@ -158,3 +159,21 @@ def test_numbers_that_are_not_personal_data_stay():
 
     assert Redactor()({"total": Decimal("19.90"), "ano": 2024, "texto": "pedido 42, 3 itens"}) == {
         "total": 19.9, "ano": 2024, "texto": "pedido 42, 3 itens"}
+
+
+def test_the_gate_log_is_redacted_once_with_the_gate_configurations_redactor(tmp_path):
+    """Failed before: the gate redacted a record with its configuration's redactor, then ShadowLog
+    redacted it again with its default one, which detects names: a configuration that turned detection
+    off (its states name shops and places, not people) still found "[NOME]" in its log."""
+    from adri_pipeline.mirror.gate import Gate, GateConfig
+
+    point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow"}
+    config = GateConfig.model_validate({"points": {"p": point}, "detect_names": False, "redact_names": ["Rui Costa"]})
+    def mirror(request):
+        return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"p": {"type": "noul", "noul": 0.9}}}
+
+    gate = Gate(config, {"p": lambda s: "nao"}, {"p": mirror}, ShadowLog(tmp_path / "s.jsonl"))
+    gate.decide("p", {"loja": "Ana Paula Modas", "gerente": "rui costa", "cliente": "ana@x.org"})
+    gate.close()
+    [line] = (tmp_path / "s.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["state"] == {"loja": "Ana Paula Modas", "gerente": "[NOME]", "cliente": "[EMAIL]"}

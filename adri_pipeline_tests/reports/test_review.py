@@ -2,6 +2,7 @@
 real browser clicking a filter and the next-document key."""
 
 import json
+import re
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -311,3 +312,47 @@ def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagree
     broken = with_round.model_copy(update={"coders": round_file(tmp_path, [ROUND[0].replace("blind", "second")])})
     with pytest.raises(CoderFileError, match="round-1.csv: line 2: pass 'second' is not one of"):
         write_review(broken)
+
+
+def test_the_mirror_page_reads_as_words_and_percentages_and_shows_a_log_once(tmp_path, monkeypatch):
+    """Failed before: snake_case headers, 16-digit floats, and the same log evaluated under a relative
+    and an absolute path shown twice."""
+    import re
+
+    from adri_pipeline.config import DATA, Settings
+    from adri_pipeline.mirror.service import evaluate_log
+    from adri_pipeline.reports.review import mirror_page
+    from adri_pipeline.warehouse import Warehouse
+
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    log = DATA / "mirror" / "sample_shadow_log.jsonl"
+    monkeypatch.chdir(log.parent)
+    for given in (log, Path(log.name)):  # absolute, then relative to the folder it is run in
+        evaluate_log(Settings(mirror_log=given, mirror_judges="truth", warehouse=warehouse.path), warehouse)
+    page = mirror_page(warehouse, tmp_path / "mirror")
+    assert page.count("<h2>confirmar_transferencia") == 1
+    assert str(log.parent) not in page.split("Generated configuration")[0]  # the log by its name, no machine path
+    figures = page.split("Generated configuration")[0]
+    assert "mirror accuracy when confident" in figures and "rule_accuracy" not in figures
+    assert not re.search(r"\d\.\d{5,}", page)
+    assert re.search(r"\d+\.\d%", page) and "US$ " in page
+
+
+def test_the_findings_page_shows_the_corrected_shares_of_a_random_round(two_models, tmp_path):
+    """A random round (synthetic codes): three estimates per share with their intervals, the sentence
+    saying what the corrected one means, and why the number to code is not planned yet."""
+    from adri_pipeline.classification.rounds import draw_random
+    from adri_pipeline_tests.classification.test_corrected import synthetic_codes
+
+    settings, _, _ = two_models
+    codes = tmp_path / "codes.csv"
+    with_round = settings.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
+    shutil.copytree(settings.warehouse.parent, with_round.warehouse.parent)
+    drawn = draw_random(with_round, "random-1", 10, seed=2)
+    synthetic_codes(with_round, list(drawn["doc_id"]), codes, "random-1")
+    page = (write_review(with_round.model_copy(update={"coders": codes})).index.parent / "findings.html").read_text(
+        encoding="utf-8")
+    corrected = page[page.index('<section id="corrected">'):page.index("</section>", page.index('id="corrected"'))]
+    assert "prediction-powered inference" in corrected and "of 10 documents drawn at random" in corrected
+    assert corrected.count("<h3>") == 6 and "not planned below 30 coded documents" in corrected
+    assert re.search(r"<td>\d+\.\d\xa0% \[\d+\.\d\xa0%, \d+\.\d\xa0%\]</td><td>\d+\.\d\xa0% \[", corrected)

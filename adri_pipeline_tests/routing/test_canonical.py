@@ -120,6 +120,9 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     assert evaluation["results"]["embedded-logreg"]["tasks"]["D2"]["n"] == 9
     assert evaluation["results"]["embedded-logreg"]["performance"]["independent_runs"] == 0
     assert evaluation["hypotheses"]["embedded-logreg"]["H3"]["verdict"] == "not evaluated"
+    # the file is never called "in source": the candidates were fitted on none of it
+    assert "| embedded-logreg | D2 | external test (out of source: fitted on none of it) | 9 |" in \
+        (tmp_path / "eval" / "report.md").read_text(encoding="utf-8")
     # failed before: the evaluation's rows replaced the run's (both were stored under the fit data's name)
     stored = Warehouse(tmp_path / "w.duckdb").query(
         "SELECT dataset, count(*) AS n FROM routing_predictions GROUP BY dataset ORDER BY dataset").rows()

@@ -50,6 +50,25 @@ def test_the_final_test_refuses_a_state_that_changed_after_the_freeze(tmp_path):
         check_freeze(record, calibrated, thresholds, "ab" * 32)
 
 
+def test_a_later_evaluation_is_compared_with_the_candidates_earlier_freeze(tmp_path):
+    """Failed before: the record was written and checked in the same call, so a later run that fitted
+    another state overwrote it and nothing compared the two."""
+    calibrated = Calibrated(FirstOption())
+    calibrated.temperature = {"D1": 1.5}
+    first = freeze(calibrated, {"D1": 0.7}, "ab" * 32, tmp_path)
+    frozen = first.read_text()
+    assert freeze(calibrated, {"D1": 0.7}, "ab" * 32, tmp_path) == first  # the same state: accepted
+    calibrated.temperature = {"D1": 1.25}  # refitted on other data since
+    with pytest.raises(FrozenStateChanged, match=r"temperatures changed since it was frozen on .*1\.5.*1\.25"):
+        freeze(calibrated, {"D1": 0.7}, "ab" * 32, tmp_path)
+    calibrated.temperature = {"D1": 1.5}
+    with pytest.raises(FrozenStateChanged, match="'s test split changed"):
+        freeze(calibrated, {"D1": 0.7}, "cd" * 32, tmp_path)
+    assert first.read_text() == frozen  # a refused evaluation leaves the record as it was
+    first.unlink()  # deleted on purpose: frozen anew
+    assert freeze(calibrated, {"D1": 0.7}, "ab" * 32, tmp_path).exists()
+
+
 def test_a_teams_file_and_a_test_file_are_hashed_beside_the_warehouse_not_in_the_package(tmp_path):
     golds = ["continuar_agente_ativo", "iniciar_novo_agente"]
     team = write(tmp_path / "equipe.jsonl", [line(i, gold=golds[i % 2]) for i in range(30)])

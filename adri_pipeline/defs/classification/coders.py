@@ -14,6 +14,8 @@ from adri_pipeline.classification.coders import (
     round_measures,
     train,
 )
+from adri_pipeline.classification.corrected import CORRECTED_SCHEMA, CorrectedFindings
+from adri_pipeline.classification.service import corrected_findings
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import prompt_signature
 from adri_pipeline.defs.classification.corpus import corpus
@@ -101,3 +103,44 @@ def coders_agree_enough(measures: RoundMeasures) -> dg.AssetCheckResult:
                                                                    "every disagreement adjudicated",
                                metadata={"variables": measures.between_coders.height,
                                          "unresolved": measures.unresolved.height})
+
+
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="coders",
+          deps=[coder_agreement, dg.AssetKey("classification_results")], io_manager_key="content_hash_io_manager",
+          automation_condition=AFTER_UPSTREAM,
+          check_specs=[dg.AssetCheckSpec("estimation_sample_fit", asset="findings_corrected", blocking=False)])
+def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
+    """The principal model's shares corrected by the coders' gold on the documents drawn at random
+    (classification/corrected.py, docs/findings.md): per (variable, value) the model-only,
+    coders-only and corrected shares with 95 % intervals. Its check, `estimation_sample_fit`, warns
+    when there is no random sample, when it is too small for the stated width, or when it was drawn
+    under another version of the codebook."""
+    settings = adri.settings()
+    found = corrected_findings(settings) if settings.coders else None
+    if found is None:
+        context.log.info("no random coding round with codes (adri code start --random N, ADRI_CODERS): nothing to "
+                         "correct the model's shares with")
+        yield versioned(pl.DataFrame(schema={"model": pl.String, **CORRECTED_SCHEMA}))
+        yield dg.AssetCheckResult(check_name="estimation_sample_fit", passed=False,
+                                  severity=dg.AssetCheckSeverity.WARN,
+                                  description="no random coded sample: the findings are the model's labels alone")
+        return
+    table = found.table.select(pl.lit(found.model).alias("model"), pl.all())
+    yield versioned(table, model=found.model, rounds=", ".join(found.rounds), coded=found.coded,
+                    to_code=str(found.to_code), table=table_metadata(table))
+    yield estimation_sample_fit(found)
+
+
+def estimation_sample_fit(found: CorrectedFindings) -> dg.AssetCheckResult:
+    """Warns when the random sample is too small for the target width (or too small to plan with), or
+    was drawn under another version of the codebook; a failure says which variables and how many more."""
+    short = {v: n for v, n in found.to_code.items() if n is None or n > 0}
+    problems = list(found.notes)
+    if short:
+        problems.append(f"not yet {100 * found.width:.0f} points wide: " + ", ".join(
+            f"{v} ({'not planned' if n is None else f'{n} more'})" for v, n in short.items()))
+    return dg.AssetCheckResult(check_name="estimation_sample_fit", passed=not problems,
+                               severity=dg.AssetCheckSeverity.WARN,
+                               description="; ".join(problems) or f"every corrected interval at most "
+                                                                   f"{100 * found.width:.0f} points wide",
+                               metadata={"coded": found.coded, "drawn": found.drawn, "rounds": ", ".join(found.rounds)})

@@ -9,14 +9,14 @@ from adri_pipeline.defs.classification.assets import (
     validation_agreement,
 )
 from adri_pipeline.defs.classification.codebook import prompt_signature
-from adri_pipeline.defs.classification.coders import coded_model
+from adri_pipeline.defs.classification.coders import coded_model, findings_corrected
 from adri_pipeline.defs.classification.corpus import corpus
 from adri_pipeline.defs.reports.assets import analyst_snapshot
 
 # classifications records materializations only for documents whose result is new, and yields no
 # Output for the range, so Dagster would skip anything downstream in the same run: results run apart,
 # after the range run, by their automation condition (defs/automation.py).
-RESULTS_ONWARD = [classification_results, evidence_audits, validation_agreement, analyst_snapshot]
+RESULTS_ONWARD = [classification_results, evidence_audits, validation_agreement, findings_corrected, analyst_snapshot]
 
 classify_documents_job = dg.define_asset_job(
     "classify_documents_job",

@@ -7,7 +7,8 @@ from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.reports.review import write_review
 
 
-@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="reports", deps=["evidence_audits", "validation_agreement"], kinds={"duckdb"},
+@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="reports",
+          deps=["evidence_audits", "validation_agreement", "findings_corrected"], kinds={"duckdb"},
           automation_condition=AFTER_UPSTREAM)
 def analyst_snapshot(adri: AdriSettings) -> dg.MaterializeResult:
     """A copy of the warehouse analysts can hold open without blocking the pipeline."""

@@ -79,6 +79,34 @@ def test_with_no_host_answering_the_run_does_not_start(tmp_path):
         _ = backend.digest
 
 
+def test_a_host_never_has_more_requests_in_flight_than_its_declared_slots(tmp_path):
+    """Failed before: a host declared with 2 slots had 3 requests in flight (one queued at the server)."""
+    with ModelServerStub(responder=answer_from_request, delay=0.05) as two, \
+            ModelServerStub(responder=answer_from_request, delay=0.05) as three:
+        hosts = [f"{two.host}*2", f"{three.host}*3"]
+        backend = ServedBackend("ollama", "qwen-test", hosts, backoff_s=0.01)
+        settings = _settings(tmp_path, hosts).model_copy(update={"concurrency": 8})
+        store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
+        run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test",
+                                 backend=backend)
+    assert run.report.classified == N
+    assert two.most_in_flight == 2 and three.most_in_flight == 3
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_a_server_that_accepts_and_never_answers_is_not_answering_not_unreachable(provider):
+    """Failed before: a port that accepts connections and says nothing was reported "not reachable",
+    sending the user to start a server that is running."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # the kernel accepts; nobody reads or answers
+        host = f"http://127.0.0.1:{silent.getsockname()[1]}" + ("/v1" if provider == "openai" else "")
+        backend = ServedBackend(provider, "qwen-test", [host], backoff_s=0.01, timeout_s=1.0)
+        with pytest.raises(BackendError, match="accepts connections but did not answer within 1 s") as raised:
+            _ = backend.digest
+    assert "not reachable" not in str(raised.value)
+
+
 def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_if_it_was_the_last(tmp_path):
     """The only host drops a request, then answers with other weights under the same name: it is not
     given documents again, and the run stops cleanly instead of waiting for it forever."""
@@ -121,3 +149,40 @@ def test_a_model_bigger_than_the_free_memory_is_not_loaded_and_nothing_is_writte
     assert loads == []  # nothing loaded, nothing asked
     if settings.warehouse.exists():
         assert Warehouse(settings.warehouse).query("SELECT count(*) AS n FROM ledger")["n"][0] == 0
+
+
+def test_an_answer_sent_before_a_host_was_taken_out_does_not_reset_its_count_of_failures():
+    """The cause of a test that failed on loaded machines: a request sent before the host dropped
+    another one, answered after the drop, cleared the host's failures, so the run allowed it one more
+    episode than `reconnect_retries` (7 requests dropped where at most 6 can be). Only an answer to a
+    request sent after the latest take-out says the host is back."""
+    from adri_pipeline.classification.codebook import load_codebook
+    from adri_pipeline.classification.corpus import as_documents
+    from adri_pipeline.classification.prompt import build_prompt
+
+    prompt = build_prompt(load_codebook(PILOT))
+    first, second = as_documents(load_corpus(SAMPLE).documents)[:2]
+    with ModelServerStub(responder=answer_from_request) as stub:
+        stub.script = [{"delay": 0.6, "content": "{}"}, {"drop": True}]  # answered after 0.6 s; dropped
+        # two slots: both requests in flight at once
+        backend = ServedBackend("ollama", "qwen-test", [stub.host + "*2"], backoff_s=30.0, reconnect_retries=2)
+        backend._digest = backend.servers[0].model_info("qwen-test").digest
+        slow = threading.Thread(target=backend.classify, args=(prompt, first))
+        slow.start()
+        while not stub.chats():  # the slow request is at the server before the other is sent
+            threading.Event().wait(0.01)
+        dropped = threading.Thread(target=lambda: _swallow(backend.classify, prompt, second))
+        dropped.start()
+        slow.join(10)
+        assert not slow.is_alive()
+        assert backend._down.out == {0} and backend._down.failures.get(0) == 1
+        backend.stop()
+        dropped.join(10)
+        backend.close()
+
+
+def _swallow(call, *args):
+    try:
+        call(*args)
+    except Exception:  # noqa: BLE001 - the run stopping while this document waits for a host
+        pass

@@ -26,3 +26,36 @@ def test_the_rounds_agreement_is_a_table_and_its_check_names_what_falls_short(da
     result, _ = _materialized(dagster_instance, adri, round_file(tmp_path, ROUND[:8]))  # not adjudicated yet
     [check] = result.get_asset_check_evaluations()
     assert not check.passed and "1 disagreement(s) not adjudicated: sample-004/abordagem" in check.description
+
+
+def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_sample_is_enough(
+        dagster_instance, adri, tmp_path):
+    """No random round: the check warns that the findings are the model's labels alone. A random round
+    of 15 coded documents (synthetic codes): the table holds the corrected shares, and the check warns
+    that 15 are too few to plan a ten-point width."""
+    from adri_pipeline.classification.rounds import draw_random
+    from adri_pipeline.classification.service import classify_corpus_file
+    from adri_pipeline.defs.classification.coders import findings_corrected
+    from adri_pipeline_tests.classification.test_corrected import synthetic_codes
+
+    codes = tmp_path / "codes.csv"
+    settings = AdriSettings(**{**adri.model_dump(), "coders": str(codes)})
+    classify_corpus_file(adri.settings())  # zero-shot: the coders' file comes after
+    synthetic_codes(settings.settings(), ["sample-003"], codes, "picked")
+
+    def materialized():
+        result = dg.materialize([coder_file, coder_agreement, findings_corrected], instance=dagster_instance,
+                                resources=resources_for(settings), selection=[findings_corrected.key])
+        [check] = result.get_asset_check_evaluations()
+        return check
+
+    check = materialized()
+    assert not check.passed and "no random coded sample" in check.description
+
+    drawn = draw_random(settings.settings(), "random-1", 15, seed=3)
+    synthetic_codes(settings.settings(), list(drawn["doc_id"]), codes, "random-1")
+    check = materialized()
+    table = read_table(Warehouse(settings.warehouse), "findings_corrected")
+    assert set(table["variable"]) >= {"abordagem", "tecnica"} and (table["coded"] == 15).all()
+    assert not check.passed and "15 random document(s) coded" in check.description
+    assert check.metadata["coded"].value == 15

@@ -1,0 +1,237 @@
+"""Shares a reviewer accepts: the model's labels on every document, corrected by the coders' gold on a
+random sample of them (prediction-powered inference).
+
+ADR 0011 measures the model against coders because its labels are not truth; a share of the
+model's labels is biased by its errors, and its interval is too narrow. With a random coded sample the
+error can be measured and taken out. Per (variable, value), with Y the coders' gold (1 if the document
+takes the value) and Ŷ the model's answer:
+
+- **model only**: the share of Ŷ over every classified document, Wilson 95 % interval (as the
+  findings page): valid only if the model never errs;
+- **coders only**: the share of Y on the random sample (weighted if the draw was stratified), its
+  normal 95 % interval (`ppi_py.classical_mean_ci`): valid, but as wide as the sample is small;
+- **corrected**: mean(Ŷ) over the documents not coded plus λ·mean(Y − Ŷ) on the coded ones, with
+  λ chosen from the data (PPI++: Angelopoulos, Duchi and Zrnic 2023, on Angelopoulos et al., Science
+  2023), through `ppi_py.ppi_mean_ci`. Valid whatever the model's errors, as long as the coded
+  documents were drawn at random; narrower than coders alone in the measure the model is right.
+
+Shares are clipped to [0, 1] after the library's call. Where the model gave every document the same
+answer to a value, λ is undefined and plain PPI (λ = 1) is used: it is then the coders' share. A list
+variable's value is one indicator per document (a technique named or not), so list variables are
+corrected per technique.
+
+Only a random sample can correct: documents picked by `adri suggest` (active learning) are chosen
+for being hard, and their errors are not the corpus's. `draw` draws one; `adri code start --random N`
+records it with the round.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.classification.findings import _labelled, exploded, wilson
+
+LEVEL = 0.95
+MIN_CODED_FOR_PLANNING = 30  # below this the sample's error variance is too rough to plan with
+SAMPLE_SCHEMA = {"doc_id": pl.String, "stratum": pl.String, "weight": pl.Float64}
+LABELS_SCHEMA = {"variable": pl.String, "value": pl.String, "doc_id": pl.String, "model": pl.Float64,
+                 "gold": pl.Float64, "weight": pl.Float64}
+CORRECTED_SCHEMA = {
+    "variable": pl.String, "value": pl.String, "label": pl.String, "coded": pl.Int64, "classified": pl.Int64,
+    "model_share": pl.Float64, "model_low": pl.Float64, "model_high": pl.Float64,
+    "coders_share": pl.Float64, "coders_low": pl.Float64, "coders_high": pl.Float64,
+    "corrected_share": pl.Float64, "corrected_low": pl.Float64, "corrected_high": pl.Float64,
+    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64}
+
+
+@dataclass
+class CorrectedFindings:
+    """The corrected shares of one model's answers (CORRECTED_SCHEMA), from a random coded sample."""
+
+    model: str
+    rounds: list[str]  # the random rounds whose gold corrects
+    drawn: int  # documents drawn at random
+    coded: int  # of them, with gold on at least one variable
+    width: float  # the target interval width `coded_for_width` plans for
+    table: pl.DataFrame
+    to_code: dict[str, int | None]  # per variable: still_to_code
+    labels: pl.DataFrame  # LABELS_SCHEMA: what the estimates were computed from
+    notes: list[str] = field(default_factory=list)  # what a reviewer must know (a stale or mixed sample)
+
+
+def estimation_sample(samples: pl.DataFrame, codebook_hash: str) -> tuple[pl.DataFrame, list[str], list[str]]:
+    """(doc_id and weight of the documents drawn at random, their rounds, notes). Every random round
+    together when none was stratified (each drew from what the earlier ones left, so together they are
+    one random sample); with a stratified one, only the latest round, whose weights are its own."""
+    if samples.is_empty():
+        return pl.DataFrame(schema={"doc_id": pl.String, "weight": pl.Float64}), [], []
+    rounds = list(dict.fromkeys(samples["round"]))
+    notes = []
+    if (samples["stratified_by"] != "").any() and len(rounds) > 1:
+        notes.append(f"random rounds {', '.join(rounds[:-1])} left out: a stratified draw's weights hold for its "
+                     f"own round only, so round {rounds[-1]} corrects alone")
+        rounds = rounds[-1:]
+    used = samples.filter(pl.col("round").is_in(rounds))
+    stale = sorted(set(used.filter(pl.col("codebook_hash") != codebook_hash)["round"]))
+    if stale:
+        notes.append(f"round(s) {', '.join(stale)} were drawn under another version of the codebook: their gold may "
+                     "code variables that changed since")
+    return used.select("doc_id", "weight").unique("doc_id", keep="last"), rounds, notes
+
+
+def draw(population: list[str], n: int, seed: int, strata: dict[str, str] | None = None) -> pl.DataFrame:
+    """A simple random sample of `n` documents of `population` (without replacement, numpy's seeded
+    generator), or with `strata` (doc_id -> year or source) a stratified one with proportional
+    allocation (largest remainder); each document's weight is its stratum's size over the documents
+    drawn from it, scaled so that a simple sample's weights are all 1. A stratum too small for one
+    document at this `n` is not drawn from: the round records the strata it has."""
+    population = sorted(set(population))
+    if n > len(population):
+        raise ValueError(f"a sample of {n} from {len(population)} documents: draw at most {len(population)}")
+    rng = np.random.default_rng(seed)
+    if not strata:
+        chosen = rng.choice(len(population), size=n, replace=False)
+        return pl.DataFrame({"doc_id": [population[i] for i in sorted(chosen)], "stratum": [""] * n,
+                             "weight": [1.0] * n}, schema=SAMPLE_SCHEMA)
+    groups: dict[str, list[str]] = {}
+    for doc_id in population:
+        groups.setdefault(str(strata.get(doc_id, "unknown")), []).append(doc_id)
+    quotas = {g: n * len(ids) / len(population) for g, ids in sorted(groups.items())}
+    sizes = {g: math.floor(q) for g, q in quotas.items()}  # largest remainder: the sizes add up to n
+    for g in sorted(quotas, key=lambda g: (sizes[g] - quotas[g], g))[: n - sum(sizes.values())]:
+        sizes[g] += 1
+    rows = []
+    for group, size in sizes.items():
+        ids = groups[group]
+        for i in sorted(rng.choice(len(ids), size=size, replace=False)):
+            rows.append({"doc_id": ids[i], "stratum": group, "weight": len(ids) / size * n / len(population)})
+    return pl.DataFrame(rows, schema=SAMPLE_SCHEMA).sort("doc_id")
+
+
+def _takes(rows: pl.DataFrame, variable: str, value: str, name: str) -> pl.DataFrame:
+    """doc_id, `name` = 1.0: the documents whose answer to `variable` takes `value`."""
+    return rows.filter((pl.col("variable") == variable) & (pl.col("value") == value)).select(
+        "doc_id", pl.lit(1.0).alias(name)).unique()
+
+
+def labels(model_values: pl.DataFrame, gold_values: pl.DataFrame, sample: pl.DataFrame,
+           codebook: Codebook) -> pl.DataFrame:
+    """One row per (variable, value, classified document): `model` 1.0 if the model's answer takes the
+    value, `gold` the same for the coders' gold on the random sample (null elsewhere), `weight` the
+    sample weight (null elsewhere). The table the estimates are computed from, exported as it is so
+    anyone can reproduce them with the library (`adri findings --labels FILE`)."""
+    model_rows, gold_rows = exploded(model_values, codebook), exploded(gold_values, codebook)
+    answered = model_values.select("doc_id", "variable").unique()
+    coded = (gold_values.select("doc_id", "variable").unique()
+             .join(sample.select("doc_id", "weight"), on="doc_id").join(answered, on=["doc_id", "variable"]))
+    frames = []
+    for variable in codebook.variables:
+        docs = answered.filter(pl.col("variable") == variable).select("doc_id").join(
+            coded.filter(pl.col("variable") == variable).select("doc_id", "weight"), on="doc_id", how="left")
+        values = sorted(set(model_rows.filter(pl.col("variable") == variable)["value"])
+                        | set(gold_rows.filter(pl.col("variable") == variable)["value"]))
+        for value in values:
+            frame = (docs.join(_takes(model_rows, variable, value, "model"), on="doc_id", how="left")
+                     .join(_takes(gold_rows, variable, value, "gold"), on="doc_id", how="left")
+                     .with_columns(pl.col("model").fill_null(0.0),
+                                   pl.when(pl.col("weight").is_not_null()).then(pl.col("gold").fill_null(0.0))
+                                   .alias("gold")))
+            frames.append(frame.select(pl.lit(variable).alias("variable"), pl.lit(value).alias("value"),
+                                       "doc_id", "model", "gold", "weight"))
+    return pl.concat(frames).cast(LABELS_SCHEMA).sort("variable", "value", "doc_id") if frames else \
+        pl.DataFrame(schema=LABELS_SCHEMA)
+
+
+def estimate(rows: pl.DataFrame) -> dict:
+    """The three estimates of one (variable, value), with their intervals, from its `labels` rows."""
+    import ppi_py
+
+    alpha = 1 - LEVEL
+    coded = rows.filter(pl.col("gold").is_not_null())
+    uncoded = rows.filter(pl.col("gold").is_null())
+    model = rows["model"].to_numpy()
+    low, high = wilson(int(model.sum()), len(model))
+    out = {"coded": coded.height, "classified": rows.height, "model_share": float(model.mean()) if len(model) else
+           math.nan, "model_low": low, "model_high": high}
+    y, y_hat, w = (coded[c].to_numpy() for c in ("gold", "model", "weight"))
+    if coded.height < 2 or uncoded.is_empty():
+        return out | dict.fromkeys(("coders_share", "coders_low", "coders_high", "corrected_share",
+                                    "corrected_low", "corrected_high"), math.nan)
+    coders = ppi_py.classical_mean_ci(y, w=w, alpha=alpha)
+    rest = uncoded["model"].to_numpy()
+    tuning = {}  # PPI++: λ estimated from the data
+    if np.ptp(np.concatenate([y_hat, rest])) == 0:
+        tuning = {"lam": 1.0}  # the model gave every document the same answer: λ is undefined, and λ = 1 is exact
+    corrected = ppi_py.ppi_mean_ci(y, y_hat, rest, alpha=alpha, w=w, **tuning)
+    point = ppi_py.ppi_mean_pointestimate(y, y_hat, rest, w=w, **tuning)
+    clip = lambda v: float(np.clip(np.ravel(v)[0], 0.0, 1.0))  # noqa: E731
+    return out | {"coders_share": clip(np.average(y, weights=w)), "coders_low": clip(coders[0]),
+                  "coders_high": clip(coders[1]), "corrected_share": clip(point), "corrected_low": clip(corrected[0]),
+                  "corrected_high": clip(corrected[1])}
+
+
+def coded_for(rows: pl.DataFrame, width: float) -> int | None:
+    """Documents to code (in all, at random) for the corrected 95 % interval of this share to be
+    `width` wide: the least n with z·√(σ²_Δ/n + σ²_Ŷ/(N − n)) ≤ width/2, where σ²_Δ is the sample's
+    variance of the model's error, σ²_Ŷ that of the model's answers and N the documents classified
+    (coding one moves it out of the uncoded). Plain PPI (λ = 1), so an upper bound of what the
+    power-tuned interval needs. None below MIN_CODED_FOR_PLANNING coded documents, or when no n
+    reaches the width: the interval is of the share in the population the corpus is drawn from, and a
+    small corpus alone leaves it wider."""
+    planned = _planned_widths(rows)
+    if planned is None:
+        return None
+    n, widths = planned
+    reached = n[widths <= width]
+    return int(reached[0]) if len(reached) else None
+
+
+def narrowest_width(rows: pl.DataFrame) -> float | None:
+    """The narrowest corrected interval coding more documents at random could give this share (plain
+    PPI, as coded_for): on a small corpus a width below it is out of reach. None where coded_for is."""
+    planned = _planned_widths(rows)
+    return None if planned is None else float(planned[1].min())
+
+
+def _planned_widths(rows: pl.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
+    """(n, the corrected interval's width with n documents coded) for every n the corpus allows."""
+    from scipy.stats import norm
+
+    coded = rows.filter(pl.col("gold").is_not_null())
+    if coded.height < MIN_CODED_FOR_PLANNING:
+        return None
+    z = norm.ppf(1 - (1 - LEVEL) / 2)
+    error_variance = float(np.var(coded["gold"].to_numpy() - coded["model"].to_numpy(), ddof=1))
+    answer_variance = float(np.var(rows["model"].to_numpy(), ddof=1))
+    n = np.arange(2, rows.height - 1)
+    return n, 2 * z * np.sqrt(error_variance / n + answer_variance / (rows.height - n))
+
+
+def corrected_shares(label_rows: pl.DataFrame, codebook: Codebook, width: float = 0.10) -> pl.DataFrame:
+    """CORRECTED_SCHEMA: per (variable, value) the model-only, coders-only and corrected shares with
+    their 95 % intervals, and `coded_for_width`: documents to code in all for a corrected interval
+    `width` wide (see coded_for)."""
+    rows = []
+    for (variable, value), group in label_rows.group_by("variable", "value", maintain_order=True):
+        rows.append({"variable": variable, "value": value, **estimate(group),
+                     "coded_for_width": coded_for(group, width), "narrowest_width": narrowest_width(group)})
+    frame = pl.DataFrame(rows, schema={k: v for k, v in CORRECTED_SCHEMA.items() if k != "label"})
+    order = {name: i for i, name in enumerate(codebook.variables)}
+    return (_labelled(frame, codebook).with_columns(pl.col("variable").replace_strict(order, default=len(order))
+                                                    .alias("_order"))
+            .sort("_order", "model_share", descending=[False, True]).drop("_order").select(*CORRECTED_SCHEMA))
+
+
+def still_to_code(corrected: pl.DataFrame) -> dict[str, int | None]:
+    """Per variable: how many more random documents to code for every one of its shares to reach the
+    width (the widest share decides); None where it cannot be planned or reached (coded_for)."""
+    out: dict[str, int | None] = {}
+    for (variable,), group in corrected.group_by("variable", maintain_order=True):
+        needed = group["coded_for_width"]
+        out[variable] = None if needed.null_count() else max(0, int(needed.max()) - int(group["coded"].max()))
+    return out

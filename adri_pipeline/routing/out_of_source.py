@@ -1,0 +1,138 @@
+"""The test sets a candidate was not fitted on: every other shipped source with a task it was fitted
+on, and a team's `--test` files. The JEV design names the threats this answers — "Representatividade"
+and "Vazamento entre partições": a verdict computed only on a split of the data a candidate was fitted
+on measures how well its makers tuned it (candidates that scored 0.85–0.95 on turns written beside
+their features fell to 0.24–0.54 on turns written elsewhere).
+
+Each set keeps what it is: its name, its frozen hash, whether it is synthetic, and who wrote it (a
+canonical file's `metadata.author`), so the report can say "written by the team" apart from "real"."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from adri_pipeline.config import DATA
+from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.jev.examples import CanonicalExample
+from adri_pipeline.routing.datasets import (
+    BUILT_IN,
+    SHARED_ROUTING,
+    anonymized,
+    build,
+    dataset_name,
+)
+from adri_pipeline.routing.builders import CanonicalFile, located_canonical
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.splits import check_frozen
+
+# the canonical test files the project ships: never fitted on by any dataset (test only)
+PROJECT_TESTS = (DATA / "routing" / "handwritten_d2.jsonl", DATA / "routing" / "heldout")
+
+NO_OUT_OF_SOURCE = "none"
+SHIPPED = "shipped"
+
+
+@dataclass
+class OutsideSet:
+    name: str  # datasets.dataset_name: a built-in's name, or file-<stem>
+    examples: list[CanonicalExample]  # anonymized, only the tasks the candidates were fitted on
+    test_hash: str
+    written_by: str  # who wrote it, as its lines declare (metadata.author)
+    available: int  # examples of those tasks before the per-task cap
+
+    @property
+    def origins(self) -> dict[str, str]:
+        """Per task, "real", "synthetic" or "mixed" (a built-in source's D1 is real, its composed D2 not)."""
+        by_task: dict[str, list[CanonicalExample]] = {}
+        for example in self.examples:
+            by_task.setdefault(example.task, []).append(example)
+        return {task: _origin(examples) for task, examples in by_task.items()}
+
+    def label(self, task: str) -> str:
+        """The set as a report row names it: synthetic and real apart, and who wrote it."""
+        return f"{self.name} ({self.origins.get(task, '?')}{', ' + self.written_by if self.written_by else ''})"
+
+
+def shipped_sources(fitted_on: str) -> list[str]:
+    """Every source the project ships or reads that is not `fitted_on`: the other built-in datasets
+    whose data is here (../shared/data), and the project's canonical test files."""
+    fitted = dataset_name(fitted_on)
+    built_in = [name for name in BUILT_IN if name != fitted and (name == "sample" or SHARED_ROUTING.exists())]
+    files = [str(path) for path in PROJECT_TESTS if path.exists() and dataset_name(str(path)) != fitted]
+    return built_in + files
+
+
+def sources_for(choice: str, fitted_on: str, tests: list[str]) -> list[str]:
+    """`--out-of-source`: "shipped" (every shipped source), "none", or comma-separated datasets and
+    files; `tests` (`--test`) are added to whichever it is."""
+    chosen = (shipped_sources(fitted_on) if choice == SHIPPED else [] if choice == NO_OUT_OF_SOURCE else
+              [s.strip() for s in choice.split(",") if s.strip()])
+    return list(dict.fromkeys(chosen + tests))
+
+
+def _origin(examples: list[CanonicalExample]) -> str:
+    kinds = {"synthetic" if e.metadata.synthetic else "real" for e in examples}
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def _written_by(examples: list[CanonicalExample]) -> str:
+    authors = {str((e.metadata.model_extra or {}).get("author", "")) for e in examples} - {""}
+    return "; ".join(sorted(authors)) if authors else ""
+
+
+def _capped(examples: list[CanonicalExample], per_task: int, seed: int) -> list[CanonicalExample]:
+    """At most `per_task` examples of each task, drawn uniformly (seeded) by conversation order kept:
+    a large source's test split (CLINC150's thousands) must not turn a run into an hour."""
+    if not per_task:
+        return examples
+    by_task: dict[str, list[CanonicalExample]] = {}
+    for example in examples:
+        by_task.setdefault(example.task, []).append(example)
+    rng = random.Random(seed)
+    kept = {id(e) for group in by_task.values()
+            for e in (group if len(group) <= per_task else rng.sample(group, per_task))}
+    return [e for e in examples if id(e) in kept]
+
+
+def external_test(test: str | Path, config: RunConfig, record_dir: Path | None) -> CanonicalFile:
+    """A test set from elsewhere: a canonical file or folder (every line test), or the test split of
+    another shipped dataset (`sgd`, `ha-pt-BR`, ...: fitted on one source, measured on another; its
+    examples anonymized by build and its hash frozen)."""
+    if str(test) in BUILT_IN:
+        other = build(RunConfig(dataset=str(test), seed=config.seed, split_seed=config.split_seed,
+                                redact_names=config.redact_names), record_dir)
+        return CanonicalFile(other.in_split("test"), {}, other.excluded, other.test_hash)
+    if not Path(test).exists():
+        raise RoutingConfigError(f"out-of-source test {str(test)!r}: not a built-in dataset ({', '.join(BUILT_IN)}) "
+                                 "nor an existing canonical file or folder")
+    return located_canonical(Path(test))
+
+
+def outside_set(source: str, config: RunConfig, tasks: set[str], fitted_groups: set[str],
+                record_dir: Path | None) -> OutsideSet | None:
+    """One source as a test set (`external_test`; a file's hash frozen under its name like any test
+    split), kept to `tasks` and capped per task. A conversation that is also in the fit data is
+    refused: that would not be out of source. None when the source holds none of the tasks."""
+    found = external_test(source, config, record_dir)
+    examples, digest = found.examples, found.frozen_hash
+    if digest is None:  # a team's file: frozen here, anonymized as build does a built-in's
+        digest = check_frozen(dataset_name(source), examples, record_dir)
+        examples, _ = anonymized(examples, config.redact_names)
+    clash = next((e for e in examples if e.group_id in fitted_groups), None)
+    if clash is not None:
+        raise RoutingConfigError(f"out-of-source test {source!r}: conversation {clash.group_id!r} is also in the "
+                                 "data the candidates are fitted on")
+    examples = [e for e in examples if e.task in tasks]
+    if not examples:
+        return None
+    kept = _capped(examples, config.out_of_source_per_task, config.seed)
+    return OutsideSet(dataset_name(source), kept, digest, _written_by(kept), len(examples))
+
+
+def outside_sets(sources: list[str], config: RunConfig, fit_examples: list[CanonicalExample],
+                 record_dir: Path | None) -> list[OutsideSet]:
+    tasks, groups = {e.task for e in fit_examples}, {e.group_id for e in fit_examples}
+    found = [outside_set(source, config, tasks, groups, record_dir) for source in sources]
+    return [s for s in found if s is not None]

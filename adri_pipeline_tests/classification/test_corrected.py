@@ -1,0 +1,170 @@
+"""Corrected findings (classification/corrected.py): intervals that cover the truth whatever the model's
+errors, a random draw recorded and never mixed with picked documents, figures anyone can reproduce with
+the library, and how many more documents to code."""
+
+import csv
+import shutil
+
+import numpy as np
+import polars as pl
+import ppi_py
+import pytest
+
+from adri_pipeline.classification.corrected import LABELS_SCHEMA, coded_for, draw, estimate, narrowest_width
+from adri_pipeline.classification.rounds import RoundError, draw_random
+from adri_pipeline.classification.service import classify_corpus_file, findings
+from adri_pipeline.cli import main
+from adri_pipeline.config import Settings
+from adri_pipeline.warehouse import Warehouse
+from adri_pipeline_tests.conftest import PILOT, SAMPLE
+
+
+def simulated(rng, documents=2000, coded=200, share=0.3, sensitivity=0.8,
+              false_positives=0.15) -> tuple[pl.DataFrame, np.ndarray]:
+    """A corpus drawn from a process with a known share, a model that misses a fifth of the value and
+    says it of 15 % of the rest (it overstates the share by 4.5 points), and a random coded sample."""
+    truth = rng.random(documents) < share
+    model = np.where(truth, rng.random(documents) < sensitivity, rng.random(documents) < false_positives)
+    sampled = np.zeros(documents, bool)
+    sampled[rng.choice(documents, coded, replace=False)] = True
+    rows = pl.DataFrame({"model": model.astype(float), "gold": np.where(sampled, truth, np.nan),
+                         "weight": np.where(sampled, 1.0, np.nan)}).with_columns(pl.all().fill_nan(None))
+    return rows, truth
+
+
+def test_corrected_intervals_cover_the_share_in_93_to_97_percent_of_500_corpora_and_the_model_only_ones_do_not(capsys):
+    """500 simulated corpora (synthetic: a seeded process, a biased model): the corrected 95 % interval
+    covers the process's share in 93-97 % of them, the model's own interval almost never. On the share
+    of each finite corpus the corrected interval is conservative (it allows for the corpus being a draw
+    too), so it covers at least 95 %."""
+    rng = np.random.default_rng(2026)
+    covered = {"model": 0, "coders": 0, "corrected": 0, "corrected on the corpus": 0}
+    widths = {"coders": [], "corrected": []}
+    draws = 500
+    for _ in range(draws):
+        rows, truth = simulated(rng)
+        found = estimate(rows)
+        for name in ("model", "coders", "corrected"):
+            covered[name] += found[f"{name}_low"] <= 0.3 <= found[f"{name}_high"]
+        covered["corrected on the corpus"] += found["corrected_low"] <= truth.mean() <= found["corrected_high"]
+        for name in widths:
+            widths[name].append(found[f"{name}_high"] - found[f"{name}_low"])
+    coverage = {name: float(hits / draws) for name, hits in covered.items()}
+    with capsys.disabled():
+        print(f"\ncoverage of 95 % intervals over {draws} simulated corpora (synthetic): {coverage}; median width "
+              f"coders {np.median(widths['coders']):.3f}, corrected {np.median(widths['corrected']):.3f}")
+    assert 0.93 <= coverage["corrected"] <= 0.97
+    assert coverage["corrected on the corpus"] >= 0.95
+    assert coverage["model"] < 0.2  # the model's bias (4.5 points) is wider than its own interval
+    assert np.median(widths["corrected"]) < np.median(widths["coders"])  # the model's answers do help
+
+
+def test_how_many_to_code_is_enough_for_the_width_it_plans_for():
+    """Code the number `coded_for` asks for, at random, and the corrected interval is that wide or less."""
+    rng = np.random.default_rng(7)
+    rows, _ = simulated(rng, documents=20000, coded=60)
+    needed = coded_for(rows, width=0.08)
+    assert needed is not None and needed > 60
+    widths = []
+    for _ in range(20):
+        again, _ = simulated(rng, documents=20000, coded=needed)
+        found = estimate(again)
+        widths.append(found["corrected_high"] - found["corrected_low"])
+    assert np.median(widths) <= 0.08
+    assert coded_for(rows, width=0.6) <= 60  # already enough for a wide interval
+    assert coded_for(rows.head(20), width=0.08) is None  # too few coded documents to plan with
+    small, _ = simulated(rng, documents=300, coded=60)  # a small corpus bounds the interval whatever is coded
+    assert coded_for(small, width=0.05) is None and narrowest_width(small) > 0.05
+    assert coded_for(small, width=narrowest_width(small) + 0.01) is not None
+
+
+def test_a_draw_is_the_seeds_and_a_stratified_one_weighs_each_stratum_by_its_size():
+    population = [f"d{i:03d}" for i in range(100)]
+    assert draw(population, 10, seed=3).equals(draw(population[::-1], 10, seed=3))
+    assert not draw(population, 10, seed=3).equals(draw(population, 10, seed=4))
+    strata = {doc: ("2019" if i < 80 else "2020") for i, doc in enumerate(population)}
+    drawn = draw(population, 10, seed=3, strata=strata)
+    assert dict(drawn.group_by("stratum").len().iter_rows()) == {"2019": 8, "2020": 2}
+    assert drawn["weight"].sum() == pytest.approx(10)
+    with pytest.raises(ValueError, match="a sample of 101 from 100 documents"):
+        draw(population, 101, seed=3)
+
+
+@pytest.fixture(scope="module")
+def classified_once(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corrected")
+    holdout = folder / "holdout_ids.txt"
+    holdout.write_text("# reserved\nsample-001\nsample-002\n", encoding="utf-8")
+    settings = Settings(warehouse=folder / "wh" / "adri.duckdb", corpus=SAMPLE, codebook=PILOT, backend="embedded",
+                        holdout=holdout)
+    classify_corpus_file(settings)
+    return settings
+
+
+@pytest.fixture
+def classified(classified_once, tmp_path):
+    """The sample corpus classified (once per module), in a warehouse of this test's own."""
+    shutil.copytree(classified_once.warehouse.parent, tmp_path / "wh")
+    return classified_once.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
+
+
+def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
+    """Two blind coders who agree, coding the model's answers but for every `flip_every`-th document's
+    abordagem (synthetic codes: nobody read these abstracts)."""
+    values = Warehouse(settings.warehouse).query(
+        "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
+        "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(["doc_id", "variable", "value", "evidencia", "coder", "pass", "round"])
+        for doc_id, variable, value in values:
+            if variable == "abordagem" and sorted(doc_ids).index(doc_id) % flip_every == 0:
+                value = "quantitativa" if value != "quantitativa" else "qualitativa"
+            for coder in ("a@x.org", "b@x.org"):
+                writer.writerow([doc_id, variable, value, "", coder, "blind", round_name])
+
+
+def test_a_random_round_is_recorded_once_and_leaves_out_reserved_and_earlier_draws(classified):
+    first = draw_random(classified, "draw-a", 8, seed=1)
+    assert first.height == 8 and not {"sample-001", "sample-002"} & set(first["doc_id"])
+    assert draw_random(classified, "draw-a", 8, seed=1)["doc_id"].to_list() == first["doc_id"].to_list()
+    with pytest.raises(RoundError, match="already drew 8 documents with seed 1"):
+        draw_random(classified, "draw-a", 5, seed=2)
+    second = draw_random(classified, "draw-b", 5, seed=1, stratify="year")
+    assert not set(first["doc_id"]) & set(second["doc_id"]) and set(second["stratified_by"]) == {"year"}
+    with pytest.raises(RoundError, match="can still be drawn"):
+        draw_random(classified, "draw-c", 23, seed=1)
+
+
+def test_findings_are_corrected_by_a_random_round_only_and_the_library_reproduces_them(classified, tmp_path, capsys):
+    """Picked documents (a round never drawn) correct nothing; a random round does, and the exported
+    labels give the same interval in an independent call of ppi_py."""
+    codes = tmp_path / "codes.csv"
+    picked = ["sample-003", "sample-004", "sample-005"]
+    synthetic_codes(classified, picked, codes, "picked")
+    settings = classified.model_copy(update={"coders": codes})
+    assert "corrected" not in findings(settings)
+
+    drawn = draw_random(settings, "random-1", 15, seed=5)
+    synthetic_codes(settings, list(drawn["doc_id"]), codes, "random-1")
+    found = findings(settings, width=0.2)["corrected"]
+    assert found.rounds == ["random-1"] and found.coded == 15
+    labels_path = tmp_path / "labels.csv"
+    argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders", str(codes),
+            "--labels", str(labels_path), "--largura", "0.2"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "corrected by the coders' random sample (rounds random-1: 15 of 15" in printed
+    assert "how many more to code: not planned below 30 coded documents" in printed
+
+    exported = pl.read_csv(labels_path, schema=LABELS_SCHEMA)
+    for row in found.table.filter(pl.col("variable") == "abordagem").iter_rows(named=True):
+        part = exported.filter((pl.col("variable") == "abordagem") & (pl.col("value") == row["value"]))
+        coded, rest = part.filter(pl.col("gold").is_not_null()), part.filter(pl.col("gold").is_null())
+        constant = part["model"].n_unique() == 1  # the model gave every document the same answer: λ = 1
+        low, high = ppi_py.ppi_mean_ci(coded["gold"].to_numpy(), coded["model"].to_numpy(), rest["model"].to_numpy(),
+                                       alpha=0.05, w=coded["weight"].to_numpy(), **({"lam": 1.0} if constant else {}))
+        assert (row["corrected_low"], row["corrected_high"]) == (max(0.0, float(low[0])), min(1.0, float(high[0])))
+    abordagem = found.table.filter(pl.col("variable") == "abordagem")
+    flipped = abordagem.filter(pl.col("value") == "quantitativa").row(0, named=True)
+    assert flipped["corrected_share"] != pytest.approx(flipped["model_share"])  # the coders disagree: it moves

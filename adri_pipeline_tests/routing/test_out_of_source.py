@@ -1,0 +1,74 @@
+"""Out-of-source tests (routing/out_of_source.py): which sets, what they declare, and the report's
+first table with each threshold's bound beside the rate observed."""
+
+import hashlib
+
+import pytest
+
+from adri_pipeline.config import DATA
+from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.routing.out_of_source import outside_set, shipped_sources, sources_for
+from adri_pipeline.routing.protocol import RunConfig
+
+HELD_OUT = DATA / "routing" / "heldout"
+
+
+def test_the_team_held_out_turns_are_the_ones_committed_with_their_hash():
+    """Written before any model ran on them: an edit would make them a different set."""
+    [line] = (HELD_OUT / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    digest, name = line.split()
+    assert hashlib.sha256((HELD_OUT / name).read_bytes()).hexdigest() == digest
+
+
+def test_shipped_sources_are_every_other_source_and_the_projects_test_files():
+    sources = shipped_sources("sample")
+    assert "sample" not in sources
+    assert str(DATA / "routing" / "handwritten_d2.jsonl") in sources and str(HELD_OUT) in sources
+    assert "sample" in shipped_sources("ha-pt-BR")
+    assert sources_for("none", "sample", ["x.jsonl"]) == ["x.jsonl"]
+    assert sources_for("sgd, ha-pt", "sample", ["sgd"]) == ["sgd", "ha-pt"]
+
+
+def test_a_set_keeps_the_tasks_fitted_declares_who_wrote_it_and_is_capped_per_task(tmp_path):
+    config = RunConfig(dataset="sample", out_of_source_per_task=10)
+    held_out = outside_set(str(HELD_OUT), config, {"D1", "D2"}, set(), tmp_path)
+    assert held_out.name == "file-heldout" and held_out.available == 69 and len(held_out.examples) == 10
+    assert held_out.origins == {"D2": "synthetic"}
+    assert "by hand, 2026-12-02, before any model was run on it" in held_out.label("D2")
+    assert outside_set(str(HELD_OUT), config, {"D1"}, set(), tmp_path) is None  # no D1 in it
+    assert (tmp_path / "file-heldout.test.sha256").exists()  # frozen like any test split
+
+
+def test_a_conversation_also_in_the_fit_data_is_not_out_of_source(tmp_path):
+    file = DATA / "routing" / "handwritten_d2.jsonl"
+    group = file.read_text(encoding="utf-8").split('"group_id": "', 1)[1].split('"', 1)[0]
+    with pytest.raises(RoutingConfigError, match=f"conversation '{group}' is also in the data"):
+        outside_set(str(file), RunConfig(), {"D2"}, {group}, tmp_path)
+    with pytest.raises(RoutingConfigError, match="not a built-in dataset"):
+        outside_set(str(tmp_path / "missing.jsonl"), RunConfig(), {"D2"}, set(), tmp_path)
+
+
+@pytest.mark.slow  # a whole benchmark run (about 30 s): .ci/run runs the slow tests
+def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound(tmp_path):
+    from adri_pipeline.config import Settings
+    from adri_pipeline.routing import service
+
+    settings = Settings.load(warehouse=str(tmp_path / "w.duckdb"), routing_candidates="embedded-zeroshot",
+                             routing_out_of_source=str(DATA / "routing" / "handwritten_d2.jsonl"),
+                             routing_performance_runs=0)
+    run = service.benchmark(settings)
+    text = run.report.read_text(encoding="utf-8")
+    first_table = text.split("## In source and out of source", 1)[1].split("###", 1)[0]
+    assert "| embedded-zeroshot | D2 | in source |" in first_table
+    assert "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand) | 40 |" \
+        in first_table
+    result = run.results["embedded-zeroshot"]
+    assert set(result.out_of_source) == {"file-handwritten_d2"}
+    assert set(result.out_of_source["file-handwritten_d2"]) == {"D2"}
+    assert "### The abstention threshold's bound" in text and "exchangeable with the calibration split" in text
+    h2 = run.hypotheses["embedded-zeroshot"].H2
+    assert set(h2.out_of_source) == {"file-handwritten_d2"} and h2.verdict.startswith(h2.in_source)
+    assert result.drift_alarm_share["in source"] <= result.drift_alarm_share["file-handwritten_d2"]
+    stored = service.Warehouse(settings.warehouse).query(
+        "SELECT DISTINCT test_set FROM routing_predictions ORDER BY ALL")["test_set"].to_list()
+    assert stored == ["file-handwritten_d2", "in source"]

@@ -1,0 +1,216 @@
+"""A hostile check of the one redactor (adri_pipeline/privacy.py): states full of personal data are
+written through every documented path — the gate and its shadow log, a task record, a line the
+evaluation quarantines, `adri mirror evaluate` with two model judges on a loopback server, the
+routing datasets' anonymization — and no datum is found in the clear in any table, file, stdout or
+judge request. Only the mirror's own request carries the fields its point exposes."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import tempfile
+import unicodedata
+from pathlib import Path
+
+import duckdb
+import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from adri_pipeline.privacy import Redactor, valid_cnpj, valid_cpf
+
+LISTED = ["João Souza", "Maria Conceição Silva"]  # the gate configuration's redact_names
+DETECTED = ["Ana Paula", "Carlos Eduardo Lima", "Beatriz", "Miguel"]  # common first names, listed nowhere
+
+
+def digits(n):
+    return st.text(alphabet="0123456789", min_size=n, max_size=n)
+
+
+@st.composite
+def cpf(draw):
+    body = draw(digits(9).filter(lambda d: len(set(d)) > 1))
+    for weights in (range(10, 1, -1), range(11, 1, -1)):
+        remainder = sum(int(d) * w for d, w in zip(body, weights)) % 11
+        body += str(0 if remainder < 2 else 11 - remainder)
+    assert valid_cpf(body)
+    a, b, c, d = body[:3], body[3:6], body[6:9], body[9:]
+    return draw(st.sampled_from([f"{a}.{b}.{c}-{d}", f"{a}{b}{c}{d}", f"{a} {b} {c} {d}",
+                                 f"cpf{a}{b}{c}{d}", f"face{a}{b}{c}{d}ab"]))  # glued, inside a hex-looking token
+
+
+@st.composite
+def cnpj(draw):
+    body = draw(digits(12).filter(lambda d: len(set(d)) > 1))
+    for weights in ([5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2], [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]):
+        remainder = sum(int(d) * w for d, w in zip(body, weights)) % 11
+        body += str(0 if remainder < 2 else 11 - remainder)
+    assert valid_cnpj(body)
+    return draw(st.sampled_from([f"{body[:2]}.{body[2:5]}.{body[5:8]}/{body[8:12]}-{body[12:]}", body]))
+
+
+@st.composite
+def phone(draw):
+    number = f"9{draw(digits(4))}{draw(st.sampled_from(['', '-', ' ']))}{draw(digits(4))}"
+    return draw(st.sampled_from(["", "(21) ", "+55 11 ", "tel", "whats:"])) + number  # "tel987654321": glued
+
+
+@st.composite
+def email(draw):
+    user = draw(st.text(alphabet="abcdefghij.", min_size=1, max_size=8).filter(lambda s: s.strip(".")))
+    return f"{user.strip('.')}@{draw(st.sampled_from(['x.org', 'exemplo.com.br']))}"
+
+
+def _unaccented(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+
+
+@st.composite
+def listed_name(draw):
+    """A listed name as people write it: any case, with or without accents, any run of whitespace."""
+    name = draw(st.sampled_from(LISTED))
+    name = draw(st.sampled_from([name, name.upper(), name.lower(), _unaccented(name), _unaccented(name).lower()]))
+    return draw(st.sampled_from([" ", "  ", "\n", "\t "])).join(name.split())
+
+
+PERSONAL = st.one_of(cpf(), cnpj(), phone(), email(), listed_name(), st.sampled_from(DETECTED))
+
+
+def in_the_clear(value: str, text: str) -> bool:
+    """The datum, or its digits, or (a name) its words in any case, accents and spacing, in `text`."""
+    if re.search(r"\d{8}", re.sub(r"\D", "", value)):
+        return re.sub(r"\D", "", value) in re.sub(r"[^0-9]", "", text.replace("\\n", " ")) or value in text
+    if "@" in value:
+        return value in text
+    plain = " ".join(_unaccented(value).lower().split())
+    return plain in " ".join(_unaccented(text.replace("\\n", " ").replace("\\t", " ")).lower().split())
+
+
+def warehouse_text(path: Path) -> str:
+    with duckdb.connect(str(path), read_only=True) as db:
+        tables = [t for (t,) in db.execute("select table_name from information_schema.tables").fetchall()]
+        return "\n".join(str(db.execute(f'select * from "{t}"').fetchall()) for t in tables)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(PERSONAL, min_size=4, max_size=4, unique=True), st.sampled_from(["value", "key", "nested", "number"]))
+@example(["900000000", "00.100.000/0008-30", "João Souza", "Ana Paula"], "number")  # failed in CI: a CNPJ as a
+def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # number loses its leading zeros
+    from adri_pipeline.cli import main
+    from adri_pipeline.mirror.gate import Gate, load_gate_config
+    from adri_pipeline.mirror.shadow_log import ShadowLog
+    from adri_pipeline_tests.model_server import ModelServerStub
+
+    exposed_value, hidden, answered, written = values
+    as_number = int(re.sub(r"\D", "", hidden)) if re.fullmatch(r"[\d.\-/ ]+", hidden) else hidden
+    hidden_field = {"value": {"cliente": f"fala com {hidden} hoje"}, "key": {hidden: "sim"},
+                    "nested": {"historico": [{"texto": [f"({hidden})"]}]}, "number": {"doc": as_number}}[position]
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        config_path = folder / "gate.yaml"
+        point = {"question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
+                 "mode": "shadow", "expose_fields": ["exposto"]}
+        config_path.write_text(yaml.safe_dump({"points": {"p": point, "q": {**point, "expose_fields": []}},
+                                               "redact_names": LISTED}, allow_unicode=True), encoding="utf-8")
+        config = load_gate_config(config_path)
+        mirror_requests = []
+
+        def mirror(request):
+            mirror_requests.append(request)
+            return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0},
+                    "answers": {n: {"type": "noul", "noul": 0.2} for n in request["questions"]}}
+
+        log_path = folder / "shadow.jsonl"
+        rules = {"p": lambda s: "sim", "q": lambda s: answered if s.get("responder") else "sim"}
+        gate = Gate(config, rules, {"p": mirror, "q": mirror}, ShadowLog(log_path), run_id="r1")
+        states = [{"exposto": exposed_value, **hidden_field, "n": i} for i in range(3)]
+        for state in states:
+            gate.decide_many(state, ["p", "q"])
+        gate.decide("q", {"responder": True, **hidden_field})  # the rule answers with a personal datum
+        gate.task_finished("t1", 1.0, output=f"resumo para {written}")
+        gate.close()
+        as_the_gate_wrote_it = log_path.read_text(encoding="utf-8")
+        with log_path.open("a", encoding="utf-8") as log:  # two lines the evaluation must quarantine
+            log.write(json.dumps({"decision_point": "p", "state": {"x": written}}, ensure_ascii=False) + "\n")
+            log.write(f"not json {written}\n")
+
+        with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"),
+                             responder=lambda request: json.dumps({"resposta": "nao"})) as judges:
+            stdout = io.StringIO()
+            environment = {"ADRI_OLLAMA_HOSTS": judges.host, "ADRI_WAREHOUSE": str(folder / "w.duckdb")}
+            saved = {k: os.environ.get(k) for k in environment}
+            os.environ.update(environment)
+            try:
+                with contextlib.redirect_stdout(stdout):
+                    assert main(["mirror", "evaluate", "--log", str(log_path), "--config", str(config_path),
+                                 "--judges", "ollama:qwen2.5:7b,ollama:gemma3:4b"]) == 0
+            finally:
+                for key, value in saved.items():
+                    os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+            judge_requests = json.dumps(judges.chats(), ensure_ascii=False)
+        assert judges.chats(), "the judges were asked nothing: the check would prove nothing"
+
+        places = {"stdout": stdout.getvalue(), "judge requests": judge_requests,
+                  "warehouse": warehouse_text(folder / "w.duckdb"),
+                  "mirror requests but the exposed field": json.dumps(mirror_requests, ensure_ascii=False).replace(
+                      json.dumps(exposed_value, ensure_ascii=False)[1:-1], "")}
+        places |= {p.name: p.read_text(encoding="utf-8") for p in folder.rglob("*")
+                   if p.is_file() and p.suffix in (".jsonl", ".json", ".yaml", ".html", ".csv") and p != config_path}
+        places[log_path.name] = as_the_gate_wrote_it  # the hostile lines appended after it are the test's own
+        assert "shadow.quarantine.jsonl" in places and "mirror_evaluation.json" in places
+        written_as = [str(as_number)] if position == "number" and as_number != hidden else []  # leading zeros gone
+        for value in [*values, *written_as]:
+            leaks = [where for where, text in places.items() if in_the_clear(value, text)]
+            assert not leaks, f"{value!r} in the clear in {leaks}"
+        assert any(json.dumps(exposed_value, ensure_ascii=False)[1:-1] in json.dumps(r, ensure_ascii=False)
+                   for r in mirror_requests)  # the point's choice: its mirror reads the exposed field
+
+
+@settings(max_examples=30, deadline=None)
+@given(PERSONAL, PERSONAL)
+def test_routing_datasets_are_anonymized_of_names_and_numbers(in_message, in_turn):
+    from adri_pipeline.routing.datasets import anonymized, build
+    from adri_pipeline.routing.protocol import RunConfig
+
+    example = build(RunConfig(dataset="sample")).examples[0]
+    turns = example.state.recent_turns
+    example = example.model_copy(update={
+        "utterance": f"oi, {in_message} aqui",
+        "state": example.state.model_copy(update={"recent_turns": [
+            turns[0].model_copy(update={"text": f"falei com {in_turn}"}) if turns else None][: len(turns)]})})
+    [clean], changed = anonymized([example], names=LISTED)
+    text = clean.model_dump_json()
+    for value, where in ((in_message, True), (in_turn, bool(turns))):
+        if where and value not in DETECTED:  # the detector stays off for the datasets (places)
+            assert changed == 1 and not in_the_clear(value, text)
+
+
+def test_a_hash_keeps_its_digits_but_a_valid_cpf_inside_a_hex_token_does_not():
+    """Failed before: `face12345678909ab` kept its CPF, set aside as a hash; `tel987654321` passed."""
+    redact = Redactor()
+    digest = "0123456789abcdef" * 4
+    assert redact.text(f"sha256 {digest}") == f"sha256 {digest}"
+    assert redact.text("face12345678909ab") == "face[CPF]ab"
+    assert redact.text("tel987654321") == "tel[TELEFONE]"
+
+
+def test_listed_names_match_across_case_accents_and_whitespace_and_common_ones_are_detected():
+    """Failed before: "MARIA SILVA" and "Maria  Silva" were caught but "joao souza" (no accent) was
+    not, and a name nobody listed always passed."""
+    redact = Redactor(["João Souza", "Maria Silva"], detect_names=True)
+    for written in ("joao souza", "JOÃO  SOUZA", "Joao\nSouza", "MARIA SILVA", "maria  silva"):
+        assert redact.text(f"ligar para {written}.") == "ligar para [NOME]."
+    assert redact.text("Bom dia, aqui é a Ana Paula da Costa") == "Bom dia, aqui é a [NOME]"
+    assert redact.text("o pedido chegou sem nota") == "o pedido chegou sem nota"
+    assert redact.text("o tempo em São Paulo") == "o tempo em São Paulo"  # a saint's name is a place
+
+
+def test_a_cpf_or_cnpj_kept_as_a_number_is_redacted_though_its_leading_zeros_are_gone():
+    """Failed before (found by the hostile check in CI): `00.100.000/0008-30` stored as the number
+    100000000830 has 12 digits, which neither pattern takes."""
+    redact = Redactor()
+    assert redact({"doc": 100000000830, "cpf": 123456797}) == {"doc": "[CNPJ]", "cpf": "[CPF]"}  # 001.234.567-97
+    assert redact({"count": 191, "total": 1234567}) == {"count": 191, "total": 1234567}  # counts stay
