@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -141,8 +142,58 @@ def clinc_descriptions(data_full: Path) -> dict[str, str]:
     return {intent: intent.replace("_", " ") for _, intent in data["train"]}
 
 
-def _adversarial(text: str, rng: random.Random) -> tuple[str, list[str]]:
-    """A seeded share of utterances get an abbreviation or a misspelling; the original is kept too."""
+# Regionalisms (the JEV design, task 27: "regionalismos"): a word of one variety of Portuguese where a
+# speaker of the other would use another, (pt-BR, pt-PT, same grammatical gender); longer phrases first,
+# so "cortador de grama" is swapped whole. Only words whose other form is a plain synonym there: "time"
+# (a team in pt-BR) or "temporizador" (both varieties) are left out.
+REGIONAL_PAIRS = (
+    ("cortador de grama", "corta-relva", True), ("caixa de som", "coluna", True),
+    ("café da manhã", "pequeno-almoço", True), ("ventiladores", "ventoinhas", False),
+    ("ventilador", "ventoinha", False), ("persianas", "estores", False), ("persiana", "estore", False),
+    ("cronômetros", "cronómetros", True), ("cronômetro", "cronómetro", True), ("grama", "relva", True),
+    ("geladeira", "frigorífico", False), ("banheiro", "casa de banho", False), ("celular", "telemóvel", True),
+    ("cômodo", "divisão", False), ("abajur", "candeeiro", True), ("trem", "comboio", True),
+    ("ônibus", "autocarro", True), ("suco", "sumo", True), ("sorvete", "gelado", True),
+    ("xícara", "chávena", True), ("chuveiro", "duche", True), ("freezer", "congelador", True),
+    ("usuário", "utilizador", True), ("arquivo", "ficheiro", True),
+)
+# a word of the other gender takes the other article or contraction before it ("o ventilador" -> "a ventoinha")
+_GENDERED = (("o", "a"), ("os", "as"), ("do", "da"), ("dos", "das"), ("no", "na"), ("nos", "nas"), ("ao", "à"),
+             ("aos", "às"), ("um", "uma"), ("este", "esta"), ("esse", "essa"), ("pelo", "pela"), ("seu", "sua"),
+             ("meu", "minha"), ("teu", "tua"))
+OTHER_GENDER = dict(_GENDERED) | {feminine: masculine for masculine, feminine in _GENDERED}
+# the share of utterances with a regional word that get the other variety's: the rest keep theirs
+REGIONAL_SHARE = 0.3
+
+
+def _same_case(model: str, word: str) -> str:
+    return word[:1].upper() + word[1:] if model[:1].isupper() else word
+
+
+def regionalism(text: str, language: str) -> str | None:
+    """`text` with its first word of one variety of Portuguese replaced by the other variety's (a
+    pt-BR message with a pt-PT word, and the reverse), its capital kept and the article before it
+    agreeing; None when it has none of REGIONAL_PAIRS' words or is not Portuguese."""
+    if language not in ("pt-BR", "pt"):
+        return None
+    for brazilian, european, same_gender in REGIONAL_PAIRS:
+        own, other = (brazilian, european) if language == "pt-BR" else (european, brazilian)
+        match = re.search(rf"(?<!\w){re.escape(own)}(?!\w)", text, flags=re.IGNORECASE)
+        if not match:
+            continue
+        before = text[:match.start()]
+        article = re.search(r"(\w+)(\s+)$", before)
+        if not same_gender and article and article.group(1).lower() in OTHER_GENDER:
+            agreed = _same_case(article.group(1), OTHER_GENDER[article.group(1).lower()])
+            before = before[:article.start()] + agreed + article.group(2)
+        return before + _same_case(match.group(0), other) + text[match.end():]
+    return None
+
+
+def _adversarial(text: str, rng: random.Random, language: str = "") -> tuple[str, list[str]]:
+    """A seeded share of utterances get an abbreviation, a misspelling or the other variety's word
+    (regionalism); the original is kept too. The regionalism draws nothing from `rng`, so the
+    examples built after it are those built before it existed."""
     roll = rng.random()
     for full, short in ABBREVIATIONS:
         if roll < 0.1 and full in text:
@@ -155,6 +206,8 @@ def _adversarial(text: str, rng: random.Random) -> tuple[str, list[str]]:
             cut = rng.randrange(1, len(word) - 1)
             words[longest] = word[:cut] + word[cut + 1:]
             return " ".join(words), ["erro_ortografico"]
+    if 0.2 <= roll < 0.2 + REGIONAL_SHARE and (regional := regionalism(text, language)):
+        return regional, ["regionalismo"]
     return text, []
 
 
@@ -172,7 +225,7 @@ def build_d1(utterances: list[Utterance], descriptions: dict[str, str], seed: in
         if include_gold:
             eligible.insert(rng.randrange(len(eligible) + 1), utterance.intent)
         gold = utterance.intent if include_gold else NO_MATCH
-        text, adversarial = _adversarial(utterance.text, rng)
+        text, adversarial = _adversarial(utterance.text, rng, utterance.language)
         if gold == NO_MATCH:
             adversarial = adversarial + ["fora_do_escopo"]
         options = {i: descriptions.get(i, i) for i in eligible} | {NO_MATCH: NO_MATCH_DESCRIPTION}
@@ -227,7 +280,7 @@ def build_d5(utterances: list[Utterance], seed: int = 13, dataset: str = "") -> 
     rng = random.Random(seed)
     examples = []
     for index, utterance in enumerate(utterances):
-        text, adversarial = _adversarial(utterance.text, rng)
+        text, adversarial = _adversarial(utterance.text, rng, utterance.language)
         outside = utterance.intent == NO_MATCH
         examples.append(CanonicalExample(
             id=f"{dataset or utterance.source}:D5:{index}", group_id=utterance.group_id, task="D5",
@@ -274,8 +327,11 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
     after the agent asked "continue here or go back?", and with `bare_commands` a bare command after
     the agent finished. `per_utterance` conversations are composed per utterance; their kind, their
     number of suspended sessions (the turn position) and their active agent (the domain) are dealt
-    (`dealt`), so the six strata spread alike in every split."""
+    (`dealt`), so the six strata spread alike in every split. A share of the new messages with a
+    regional word get the other variety's (`regionalism`), drawn from a stream of their own so that
+    the conversations are those composed before regionalisms existed."""
     rng = random.Random(seed)
+    regional_rng = random.Random(f"{seed}:regionalismo")
     by_agent: dict[str, list[Utterance]] = {}
     for utterance in utterances:
         agent = agent_of(utterance.intent)
@@ -316,6 +372,8 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
             message, gold, tags = rng.choice(("sim", "pode ser", "isso")), "desambiguar", ["curta_dependente_de_contexto"]
         else:
             message, gold, tags = rng.choice(BARE_COMMANDS), "desambiguar", ["curta_dependente_de_contexto"]
+        if regional_rng.random() < REGIONAL_SHARE and (regional := regionalism(message, first.language)):
+            message, tags = regional, tags + ["regionalismo"]
         turns.append(Turn(role="agent", agent_id=active, text=agent_says))
         options = {"continuar_agente_ativo": f"continuar com o agente ativo ({active})"}
         options |= {f"retomar_sessao:{a}": f"retomar a sessão suspensa de {a}" for a in suspended}

@@ -89,7 +89,8 @@ def error_cause(example: CanonicalExample, answer: str) -> str:
     if len(example.state.recent_turns) > MAX_TURNS or \
             len(serialize_state(example.state, example.utterance)) >= MAX_STATE_CHARS - 40:
         return "truncamento"
-    if {"abreviacao", "erro_ortografico"} & set(meta.adversarial) or meta.language not in ("pt-BR", "pt"):
+    if {"abreviacao", "erro_ortografico", "regionalismo"} & set(meta.adversarial) or \
+            meta.language not in ("pt-BR", "pt"):
         return "linguagem"
     return "modelo"
 

@@ -9,6 +9,7 @@ from adri_pipeline.routing.builders import (
     build_d4,
     build_d5,
     build_dataset,
+    regionalism,
 )
 
 UTTERANCES = [Utterance(f"frase {i} de {intent}", intent, f"g{i % 7}", "test", "pt-BR")
@@ -50,6 +51,31 @@ def test_d5_only_where_the_source_annotates_scope():
     assert len(examples) == len(with_scope) and all(set(e.options) == set(D5_OPTIONS) for e in examples)
     assert [e.gold_label for e in examples].count("fora_do_escopo") == 1
     assert {e.gold_label for e in examples} == {"no_escopo", "fora_do_escopo"}  # never requer_bloqueio: no data
+
+
+def test_regionalisms_swap_a_word_for_the_other_varietys_and_only_in_portuguese():
+    """The JEV design's adversarial categories (task 27) name "regionalismos"; none was built before."""
+    assert regionalism("Liga o ventilador da sala", "pt-BR") == "Liga a ventoinha da sala"  # the article agrees
+    assert regionalism("Ventoinha do quarto a 50", "pt") == "Ventilador do quarto a 50"
+    assert regionalism("desliga as ventoinhas", "pt") == "desliga os ventiladores"
+    assert regionalism("liga o cortador de grama", "pt-BR") == "liga o corta-relva"  # the phrase whole
+    assert regionalism("Abre as persianas do quarto", "pt-BR") == "Abre os estores do quarto"
+    assert regionalism("turn on the fan", "en") is None and regionalism("acende a luz", "pt-BR") is None
+    assert regionalism("programa o temporizador", "pt") is None  # both varieties say it: not a regionalism
+    utterances = [Utterance(f"liga o ventilador {i}", "HassTurnOn", f"g{i}", "test", "pt-BR") for i in range(60)]
+    examples = build_d1(utterances, DESCRIPTIONS, seed=3, dataset="t")
+    regional = [e for e in examples if "regionalismo" in e.metadata.adversarial]
+    assert regional and all("ventoinha" in e.utterance for e in regional)
+    assert len(regional) < len(examples) / 2  # a share, the rest keep their own word
+    english = [Utterance(u.text.replace("liga o ventilador", "turn on the fan"), u.intent, u.group_id, u.source, "en")
+               for u in utterances]
+    assert not any("regionalismo" in e.metadata.adversarial
+                   for e in build_d1(english, DESCRIPTIONS, seed=3, dataset="t"))
+    conversations = build_conversations([Utterance(f"liga o ventilador {i}", intent, f"g{i}", "test", "pt-BR")
+                                         for i, intent in enumerate(["HassTurnOn", "HassStartTimer",
+                                                                     "HassListAddItem"] * 20)], seed=5, dataset="t")
+    tagged = [e for e in conversations if "regionalismo" in e.metadata.adversarial]
+    assert tagged and all("ventoinha" in e.utterance for e in tagged)
 
 
 def test_composed_conversations_are_marked_synthetic_with_gold_among_options():

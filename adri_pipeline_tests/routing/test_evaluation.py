@@ -17,6 +17,7 @@ def test_error_causes_follow_the_jev_designs_list():
     assert error_cause(example(ambiguity="alta"), "desambiguar") == "ambiguidade"
     assert error_cause(example(adversarial=["curta_dependente_de_contexto"]), "desambiguar") == "contexto_insuficiente"
     assert error_cause(example(adversarial=["abreviacao"]), "desambiguar") == "linguagem"
+    assert error_cause(example(adversarial=["regionalismo"]), "desambiguar") == "linguagem"
     assert error_cause(example(), "desambiguar") == "modelo"
     # the design's first cause, "taxonomia", was missing: an annotator gave the answer, or the two options
     # are described alike, so the categories do not tell them apart
