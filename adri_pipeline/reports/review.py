@@ -128,10 +128,21 @@ def _spans(values: pl.DataFrame, field: str) -> list[tuple[int, int, str, str]]:
 
 # -- documents -------------------------------------------------------------------------------
 
+def where_quoted(field: str | None, start: int | None, end: int | None) -> str:
+    """Where a quote sits, as a reader counts: characters from 1, both ends included ("abstract,
+    characters 13–40"); the stored offsets are half-open from 0 ([12, 40)), which the page's marks
+    carry in their data attributes for whoever checks them."""
+    if start is None:
+        return "—"
+    return f"{field or 'abstract'}, characters {start + 1}–{end}"
+
+
 def _document(doc: dict, values: pl.DataFrame) -> dict:
-    answers = [{**r, "where": f"{r['evidence_field'] or 'abstract'} [{r['evidence_start']}, {r['evidence_end']})"
-                if r["evidence_start"] is not None else "—"} for r in values.iter_rows(named=True)]
-    return {"doc_id": doc["doc_id"], "source": doc.get("source"), "title_plain": doc["title"] or "",
+    answers = [{**r, "where": where_quoted(r["evidence_field"], r["evidence_start"], r["evidence_end"])}
+               for r in values.iter_rows(named=True)]
+    # the corpus file by its name: a page is shared, the folders of whoever ran it are not its business
+    source = Path(doc["source"]).name if doc.get("source") else None
+    return {"doc_id": doc["doc_id"], "source": source, "title_plain": doc["title"] or "",
             "title": highlight(doc["title"] or "", _spans(values, "title")),
             "abstract": highlight(doc["abstract"] or "", _spans(values, "abstract")), "answers": answers}
 

@@ -106,6 +106,19 @@ def test_every_highlight_is_the_original_slice_at_its_offsets(two_models):
     assert titles  # the title quotes are highlighted in the title
 
 
+def test_a_quote_is_placed_as_a_reader_counts_and_no_folder_of_the_runner_is_shown(two_models):
+    """Failed before: "abstract [12, 40)" (half-open offsets from 0) and the corpus file's full path."""
+    settings, codebook, site = two_models
+    values, _, _ = read_results(Warehouse(settings.warehouse), "ollama:qwen-test", codebook.content_hash)
+    row = values.filter(pl.col("evidence_start").is_not_null()).row(0, named=True)
+    [page] = [p for p in site.pages if p.name.startswith("documents-") and "ollama" in p.name]
+    html = page.read_text(encoding="utf-8")
+    assert f"{row['evidence_field']}, characters {row['evidence_start'] + 1}–{row['evidence_end']}" in html
+    assert f"[{row['evidence_start']}, {row['evidence_end']})" not in html
+    folder = str(settings.corpus.resolve().parent)
+    assert folder not in html and "corpus.jsonl" in html
+
+
 def _marks(page: Path):
     parser = Marks()
     parser.feed(page.read_text(encoding="utf-8"))
