@@ -81,8 +81,7 @@ bench-smoke: $(STAMP)
 # the Dagster UI on loopback; another port: make ui UI_PORT=3001
 UI_PORT ?= 3000
 ui: $(STAMP)
-	DAGSTER_HOME=$${DAGSTER_HOME:-$(CURDIR)/.dagster_home} ; mkdir -p $$DAGSTER_HOME ; \
-	DAGSTER_HOME=$$DAGSTER_HOME $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p $(UI_PORT)
+	exec $(BIN)/adri ui --port $(UI_PORT)
 
 clean:
 	rm -rf data/warehouse .dagster_home

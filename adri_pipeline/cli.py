@@ -358,6 +358,17 @@ def cmd_llm(settings: Settings, options: LlmOptions) -> int:
         return 0
 
 
+class UiOptions(BaseModel):
+    port: Annotated[int, Flag(aliases=("--porta",), help="the port on 127.0.0.1")] = 3000
+
+
+def cmd_ui(settings: Settings, options: UiOptions) -> int:
+    """The Dagster UI (`dagster dev`) on loopback, stopped whole by Ctrl+C or SIGTERM (adri_pipeline/ui.py)."""
+    from adri_pipeline import ui
+
+    return ui.serve(options.port)
+
+
 @dataclass(frozen=True)
 class Command:
     name: str
@@ -385,6 +396,7 @@ COMMANDS = (
     Command("mirror", cmd_mirror, MirrorOptions, "mirror decision models: shadow replay and evaluation"),
     Command("llm", cmd_llm, LlmOptions, "a real language model here: llama-server with Gemma 3 270M (`make llm`)"),
     Command("demo", cmd_demo, NoOptions, "run the main job on the sample data (embedded default)"),
+    Command("ui", cmd_ui, UiOptions, "the Dagster UI on 127.0.0.1 (`make ui`), stopped whole by Ctrl+C or SIGTERM"),
 )
 
 
