@@ -159,6 +159,8 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
             raise SystemExit("error: adri code draw needs --random N (how many documents to draw)")
         if options.ids:
             raise SystemExit("error: --random draws the round's documents; give it or --ids, not both")
+        if options.action == "start":
+            rounds.reach_label_studio(settings)
         sample = rounds.draw_random(settings, options.round, options.random, options.seed, options.stratify)
         print(f"round {options.round}: {sample.height} document(s) drawn at random (seed {options.seed}"
               f"{', within each ' + options.stratify if options.stratify else ''}) of {sample['population'][0]} "

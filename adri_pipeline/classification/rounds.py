@@ -113,6 +113,14 @@ def _open(client: LabelStudio, warehouse: Warehouse, codebook: Codebook, opened:
     opened.projects.append(OpenedProject(coder, project, client.labeling_url(project)))
 
 
+def reach_label_studio(settings: Settings) -> LabelStudio:
+    """The Label Studio of the settings, once it has answered as the token's user: a round that draws
+    its documents asks this first, so a server down or a token refused records no draw."""
+    client = LabelStudio(settings.label_studio_url, settings.label_studio_token)
+    client.user_emails()
+    return client
+
+
 def start(settings: Settings, round_name: str, pass_name: str, coders: list[str], doc_ids: list[str] | None = None,
           n: int = 10) -> OpenedPass:
     """Open one pass of a round in Label Studio (see the module's docstring for what each pass holds)."""

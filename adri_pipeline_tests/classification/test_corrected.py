@@ -136,6 +136,18 @@ def test_a_random_round_is_recorded_once_and_leaves_out_reserved_and_earlier_dra
         draw_random(classified, "draw-c", 23, seed=1)
 
 
+def test_a_random_round_that_cannot_reach_label_studio_records_no_draw(classified, monkeypatch, capsys):
+    """Failed before: the draw was recorded ("recorded for corrected findings") and then Label Studio
+    refused, leaving a round drawn that no coder was given."""
+    monkeypatch.delenv("ADRI_LABEL_STUDIO_TOKEN", raising=False)
+    argv = ["code", "start", "--round", "random-9", "--random", "5", "--seed", "1", "--coder", "a@x.br,b@x.br",
+            "--warehouse", str(classified.warehouse), "--codebook", str(PILOT), "--holdout", str(classified.holdout)]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert "no Label Studio API token" in captured.err and "recorded" not in captured.out
+    assert Warehouse(classified.warehouse).query("SELECT count(*) AS n FROM coding_samples")["n"][0] == 0
+
+
 def test_findings_are_corrected_by_a_random_round_only_and_the_library_reproduces_them(classified, tmp_path, capsys):
     """Picked documents (a round never drawn) correct nothing; a random round does, and the exported
     labels give the same interval in an independent call of ppi_py."""
