@@ -43,3 +43,10 @@ def steps(items: Iterable | None, what: str, total: int | None = None, unit: str
         return tqdm(items, desc=what, total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
     return _LogLines(items, desc=what, total=total, unit=unit, file=sys.stderr, mininterval=LOG_EVERY_S,
                      maxinterval=LOG_EVERY_S, bar_format=LOG_LINE)
+
+
+def note(what: str) -> None:
+    """One line on stderr for a step that has no count to show (a model fitting): said before it
+    starts, so a minute of silence reads as work, and its end said with its duration."""
+    sys.stderr.write(what + "\n")
+    sys.stderr.flush()

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,17 +122,22 @@ def measure(calibrated, test: list[tuple[str, str, dict]], warmup: list[tuple[st
         artifact = Path(folder) / "candidate.pickle"
         artifact.write_bytes(pickle.dumps(calibrated))
         job = Path(folder) / "job.json"
-        job.write_text(json.dumps({"artifact": str(artifact), "warmup": warmup, "test": test,
-                                   "batches": list(batches)}), encoding="utf-8")
         results = []
-        for _ in steps(range(runs), label, unit="run"):
+        for run in range(1, runs + 1):
+            # each run says what it does as it goes (its progress lines are the child's, on this stderr):
+            # a run takes a minute or two, and one bar of "0/1 run" looked frozen
+            what = f"{label} {run}/{runs}" if runs > 1 else label
+            job.write_text(json.dumps({"artifact": str(artifact), "warmup": warmup, "test": test,
+                                       "batches": list(batches), "label": what}), encoding="utf-8")
             out = Path(folder) / "out.json"
+            out.unlink(missing_ok=True)
             done = subprocess.run([sys.executable, "-m", "adri_pipeline.routing.performance", str(job), str(out)],
-                                  capture_output=True, text=True)
-            if done.returncode != 0:
+                                  stdout=subprocess.DEVNULL)
+            result = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+            if done.returncode != 0 or "error" in result:
                 raise RuntimeError(f"{calibrated.name}: a performance run failed (exit {done.returncode}): "
-                                   f"{done.stderr.strip()[-2000:]}")
-            results.append(json.loads(out.read_text(encoding="utf-8")))
+                                   f"{result.get('error', 'no result written')[-2000:]}")
+            results.append(result)
         measured = Measured(results, artifact.stat().st_size + weights_bytes(calibrated))
     for result in results:
         for example_id, seconds in result.pop("latency_by_example").items():
@@ -149,15 +155,17 @@ def _run(job: dict) -> dict:
     # beyond the catalogue of option descriptions the artifact ships: 0 in a cold process
     cached_at_start = len(set(encoder.cache) - encoder.catalogue) if encoder is not None else 0
 
+    label = job.get("label", "performance run")
     started = time.perf_counter()
     for _, task, request in job["warmup"]:
         calibrated.respond(request, task)
     warmup_seconds = time.perf_counter() - started
     warm_cache = dict(encoder.cache) if encoder is not None else {}  # option texts seen in warm-up
 
-    latency = {example_id: calibrated.respond(request, task)[1] for example_id, task, request in job["test"]}
+    latency = {example_id: calibrated.respond(request, task)[1] for example_id, task, request
+               in steps(job["test"], f"{label}: latency, one decision at a time", unit="decision")}
     throughput: dict[str, float] = {}
-    for batch in job["batches"]:
+    for batch in steps(job["batches"], f"{label}: throughput, batch sizes {job['batches']}", unit="size"):
         if batch > len(job["test"]) and throughput:
             break  # one batch holds every decision already
         if len(throughput) >= 3 and max(list(throughput.values())[-2:]) < 1.05 * max(list(throughput.values())[:-2]):
@@ -187,5 +195,9 @@ def peak_rss_mb() -> float:
 
 if __name__ == "__main__":
     job_path, out_path = sys.argv[1:3]
-    result = _run(json.loads(Path(job_path).read_text(encoding="utf-8")))
+    try:
+        result = _run(json.loads(Path(job_path).read_text(encoding="utf-8")))
+    except Exception:  # the parent raises it, with this text, where the run was asked for
+        Path(out_path).write_text(json.dumps({"error": traceback.format_exc()}), encoding="utf-8")
+        sys.exit(1)
     Path(out_path).write_text(json.dumps(result), encoding="utf-8")

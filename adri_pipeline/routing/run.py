@@ -15,7 +15,7 @@ import polars as pl
 from adri_pipeline.jev.contract import YES, check_response, validate
 from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.jev.serialize import to_request
-from adri_pipeline.progress import steps
+from adri_pipeline.progress import note, steps
 from adri_pipeline.routing.calibration import Calibrated, Familiarity
 from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
@@ -101,8 +101,12 @@ def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | N
     candidate = candidate or make_candidate(name, encoder, settings)
     dev = dataset.in_split("dev")
     started = time.perf_counter()
+    if candidate.kind.trains:
+        note(f"{name}: fitting on the {len(dev)} dev examples (no count to show; minutes on a large dev split)")
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
     fit_seconds = time.perf_counter() - started
+    if candidate.kind.trains:
+        note(f"{name}: fitted in {fit_seconds:.0f} s")
 
     calibrated = Calibrated(candidate)
     calibration = _limited(dataset.in_split("calibration"), _limit(candidate.kind, config))
@@ -129,7 +133,8 @@ def pilot(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict:
         return {"batch": 1, "examples": 0, "throughput_per_s": {}, "why": "a server batches on its own side"}
     examples = pilot_examples(dataset, config)
     [run] = measure(calibrated, _triples(examples), _warmup(dataset, config), PILOT_BATCHES, runs=1,
-                    label=f"{calibrated.name}: pilot").runs
+                    label=f"{calibrated.name}: pilot, choosing the production batch on {len(examples)} dev "
+                          "examples in a fresh process").runs
     throughput = {int(batch): per_s for batch, per_s in run["throughput_per_s"].items()}  # the sizes it tried
     return {"batch": near_best_batch(throughput), "examples": len(examples), "throughput_per_s": throughput}
 
@@ -224,6 +229,6 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder:
     test = _limited(dataset.in_split("test"), _limit(kind, config))
     measured = measure(calibrated, _triples(test), _warmup(dataset, config),
                        () if kind.batching == "server" else (batch,), config.runs,
-                       label=f"{name}: performance runs (one process each)")
+                       label=f"{name}: performance run (a fresh process each)")
     return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
                         chosen_by, **common)

@@ -125,6 +125,28 @@ def test_each_run_is_its_own_process_and_reports_its_own_memory():
     del ballast
 
 
+class Failing(Idle):
+    """A candidate whose batch answers break: what a failed run tells the one who asked for it."""
+
+    def respond_batch(self, batch):
+        raise ValueError("the batch path is broken")
+
+
+def test_a_run_says_what_it_measures_as_it_goes_and_a_failed_one_says_why(capfd):
+    """Failed before: one bar, "pilot: 0/1 run", for the minute or two a run takes, and nothing of
+    what the run was doing."""
+    from adri_pipeline.routing.performance import measure
+
+    test = [(f"e{i}", "D1", {"state": "", "questions": {}}) for i in range(4)]
+    measure(Idle(), test, test[:1], (2,), runs=2, label="idle: performance run")
+    said = capfd.readouterr().err
+    for run in ("1/2", "2/2"):
+        assert f"idle: performance run {run}: latency, one decision at a time" in said
+        assert f"idle: performance run {run}: throughput, batch sizes [2]" in said
+    with pytest.raises(RuntimeError, match="(?s)a performance run failed.*ValueError: the batch path is broken"):
+        measure(Failing(), test, test[:1], (2,), runs=1, label="failing")
+
+
 def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     """Failed before: the three "runs" were passes in the benchmark's own process, sharing its
     embedding cache, at a fixed batch of 32."""
