@@ -39,22 +39,14 @@ class ClassifyOptions(BaseModel):
 
 def cmd_classify(settings: Settings, options: ClassifyOptions) -> int:
     from adri_pipeline.classification.service import classify_and_summarize
-    from adri_pipeline.progress import steps
+    from adri_pipeline.progress import DocumentsDone
 
-    bar = []  # created at the first document, so errors before any work print alone
-
-    def progress(outcome, total):
-        if not bar:
-            bar.append(steps(None, "classifying", total=total, unit="doc"))
-        bar[0].total = total  # the first documents of a file are classified while the rest is read
-        bar[0].update(1)
-
+    progress = DocumentsDone()
     try:
         summary = classify_and_summarize(settings, limit=options.limit, estimate=options.estimate,
                                          replace_documents=options.replace_documents, progress=progress)
     finally:
-        for each in bar:
-            each.close()
+        progress.close()
     if summary.interrupted:
         leaving_after_a_stop()
     print("\n".join(summary.lines()))

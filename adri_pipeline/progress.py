@@ -45,6 +45,25 @@ def steps(items: Iterable | None, what: str, total: int | None = None, unit: str
                      maxinterval=LOG_EVERY_S, bar_format=LOG_LINE)
 
 
+class DocumentsDone:
+    """A classification's progress callback (`progress(outcome, total)`) drawn as one progress line,
+    created at the first document, so that an error before any work prints alone; the total follows
+    the run's (a file's first documents are classified while the rest is read). `close()` when done."""
+
+    def __init__(self, what: str = "classifying"):
+        self.what, self.bar = what, None
+
+    def __call__(self, outcome, total: int) -> None:
+        if self.bar is None:
+            self.bar = steps(None, self.what, total=total, unit="doc")
+        self.bar.total = total
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def note(what: str) -> None:
     """One line on stderr for a step that has no count to show (a model fitting): said before it
     starts, so a minute of silence reads as work, and its end said with its duration."""

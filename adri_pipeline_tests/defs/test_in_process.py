@@ -1,5 +1,7 @@
 """The whole asset graph in-process: partitions, materializations, resume, results, checks."""
 
+import re
+
 import dagster as dg
 import duckdb
 import pytest
@@ -48,7 +50,8 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     assert audits.event_specific_data.materialization.metadata["rewritten"].value is False
 
 
-def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, tmp_path, ollama_stub, sample_corpus):
+def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, tmp_path, ollama_stub, sample_corpus,
+                                                            capfd):
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
                         ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
     ollama_stub.fail_after = 9  # the model disappears after 9 answers
@@ -61,9 +64,12 @@ def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, t
 
     ollama_stub.fail_after = None
     calls_before = len(ollama_stub.chats())
+    capfd.readouterr()
     second = materialize_graph(dagster_instance, adri, jobs=("classify",))
     assert second.classify.success
     n = sample_corpus.documents.height
+    # the run says how far it is (failed before: `adri demo` printed nothing while it classified)
+    assert re.search(rf"classifying shards shard-\d+\.\.shard-\d+: {n - 9}/{n - 9} doc", capfd.readouterr().err)
     assert len(ollama_stub.chats()) - calls_before == n - 9  # nothing redone
     rest = set(sample_corpus.documents["doc_id"]) - done
     assert {e.partition for e in materializations(second.classify)} == set(shards_of(rest))

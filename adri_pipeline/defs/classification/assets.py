@@ -28,12 +28,27 @@ from adri_pipeline.defs.classification.corpus import corpus, document_shards
 from adri_pipeline.defs.io_managers import content_hash, versioned
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import DEPLOYED, DUCKDB_WRITER, SHARED_LEDGER, AdriSettings
+from adri_pipeline.progress import DocumentsDone
 from adri_pipeline.warehouse import (
     evidence_audit_shares,
     read_documents,
     read_results,
     read_values,
 )
+
+
+def _classify(context: dg.AssetExecutionContext, settings, shards: set[str], progress, backend):
+    """The run's shards classified: (the run's report, the documents of those shards)."""
+    if settings.ledger_url:
+        report = classify_shards(settings, sorted(shards), origin="dagster", run_id=context.run.run_id,
+                                 progress=progress, backend=backend)
+        return report, pl.DataFrame({"doc_id": list(report.keys)}, schema={"doc_id": pl.String})
+    run = RunContext.load(settings)
+    stored = read_documents(run.warehouse)
+    documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]],
+                                        dtype=pl.Boolean))
+    return classify_documents(run, documents, origin="dagster", run_id=context.run.run_id,
+                              progress=progress, backend=backend).report, documents
 
 
 @dg.asset(code_version=PROMPT_VERSION, 
@@ -60,22 +75,20 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
                                                    "adri/model_digest": backend.digest or "-"})
 
     outcome_log: list[str] = []  # every document the model answered in this run
+    # a progress line on stderr (the terminal of `adri demo`, the run's compute log under the daemon),
+    # and every 50 documents a line in the run's event log
+    line = DocumentsDone(f"classifying shards {min(shards)}..{max(shards)}" if len(shards) > 1 else
+                         f"classifying {next(iter(shards))}")
 
     def progress(outcome, total):
         outcome_log.append(outcome.document.doc_id)
+        line(outcome, total)
         if len(outcome_log) % 50 == 0:
             context.log.info(f"{len(outcome_log)}/{total} documents answered")
-    if settings.ledger_url:
-        report = classify_shards(settings, sorted(shards), origin="dagster", run_id=context.run.run_id,
-                                 progress=progress, backend=backend)
-        documents = pl.DataFrame({"doc_id": list(report.keys)}, schema={"doc_id": pl.String})
-    else:
-        run = RunContext.load(settings)
-        stored = read_documents(run.warehouse)
-        documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]],
-                                            dtype=pl.Boolean))
-        report = classify_documents(run, documents, origin="dagster", run_id=context.run.run_id,
-                                    progress=progress, backend=backend).report
+    try:
+        report, documents = _classify(context, settings, shards, progress, backend)
+    finally:
+        line.close()
     materialized = context.instance.get_materialized_partitions(context.asset_key)
     answered, members = Counter(), Counter()
     for doc_id in documents["doc_id"]:
