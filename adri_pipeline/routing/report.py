@@ -94,6 +94,11 @@ def _pct(value) -> str:
     return "—" if value is None or value != value else f"{value:.1%}"
 
 
+def _below_majority(figures) -> bool:
+    accuracy, majority = figures.accuracy, figures.majority_baseline_accuracy
+    return accuracy is not None and majority is not None and accuracy < majority - 1e-9
+
+
 def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[OutsideSet], config: RunConfig,
                          test_set: str = "in source") -> list[str]:
     """The report's first table: per candidate and task, the run's own test split and every
@@ -107,13 +112,19 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
              "| candidate | task | test set | n | accuracy | majority | wrong@thr | "
              f"wrong@{config.high_confidence} | ECE |",
              "|---" * 9 + "|"]
+    below = []
     for name, result in results.items():
         for task, m in result.tasks.items():
             rows = [(test_set, m)] + [(labels[source](task) if source in labels else source, tasks[task])
                                          for source, tasks in result.out_of_source.items() if task in tasks]
-            lines += [f"| {name} | {task} | {where} | {f.n} | {_fmt(f.accuracy)} | "
+            below += [f"{name} on {task} ({where})" for where, f in rows if _below_majority(f)]
+            lines += [f"| {name} | {task} | {where} | {f.n} | {_fmt(f.accuracy)}"
+                      f"{' ⚠ below majority' if _below_majority(f) else ''} | "
                       f"{_fmt(f.majority_baseline_accuracy)} | {_pct(f.high_confidence_wrong_rate)} | "
                       f"{_pct(f.high_confidence_wrong_rate_fixed)} | {_fmt(f.ece)} |" for where, f in rows]
+    if below:
+        lines += ["", "**Below the majority class** (always answering the most frequent label would score higher): "
+                  + "; ".join(below) + "."]
     lines += ["", "wrong@thr: share of all decisions answered wrongly at or above the task's abstention threshold "
               "(nothing would ask the user again: the JEV design's \"rota errada com confiança alta\"); "
               f"wrong@{config.high_confidence}: the same at that fixed confidence; majority: accuracy of always "

@@ -62,6 +62,15 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
     assert "| embedded-zeroshot | D2 | in source |" in first_table
     assert "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand) | 40 |" \
         in first_table
+    # a candidate below the majority class is flagged where it is (failed before: nothing said so)
+    rows = [line.split(" | ") for line in first_table.splitlines() if line.startswith("| embedded-zeroshot |")]
+    assert rows
+    for row in rows:
+        accuracy, majority = float(row[4].split()[0]), float(row[5])
+        assert ("below majority" in row[4]) == (accuracy < majority), row
+    flagged = [row for row in rows if "below majority" in row[4]]
+    assert flagged  # on the sample, zero-shot's exact D4 sets (0.059) against the most frequent set (0.118)
+    assert "**Below the majority class**" in first_table and "embedded-zeroshot on D4 (in source)" in first_table
     result = run.results["embedded-zeroshot"]
     assert set(result.out_of_source) == {"file-handwritten_d2"}
     assert set(result.out_of_source["file-handwritten_d2"]) == {"D2"}
