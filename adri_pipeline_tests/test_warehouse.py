@@ -82,6 +82,45 @@ def test_replace_rows_rolls_back_on_error(warehouse):
         assert con.execute("SELECT source FROM coverage").fetchall() == [("a",)]
 
 
+def test_an_interrupt_after_the_transaction_ended_is_the_interrupt_not_the_rollback():
+    """Failed before (once in CI, under load): a Ctrl+C landing as COMMIT returned made ROLLBACK fail
+    with "no transaction is active", and that TransactionException replaced the KeyboardInterrupt."""
+    from adri_pipeline.warehouse.connection import transaction
+
+    with duckdb.connect() as con:
+        con.execute("CREATE TABLE t (x INTEGER)")
+        with pytest.raises(KeyboardInterrupt) as raised:
+            with transaction(con):
+                con.execute("INSERT INTO t VALUES (1)")
+                con.execute("COMMIT")  # the transaction ends, as when the interrupt lands after COMMIT
+                raise KeyboardInterrupt
+        assert "no transaction is active" in "".join(raised.value.__notes__)
+        assert con.execute("SELECT count(*) FROM t").fetchone()[0] == 1  # what was committed stays
+
+
+def test_an_interrupt_while_a_new_warehouse_is_built_is_an_interrupt(tmp_path, stop_handlers, monkeypatch):
+    """Failed before (its sibling below, when the signal landed early): DuckDB swallowed the Ctrl+C
+    that landed while the schema was built and raised RuntimeError("Query interrupted")."""
+    import os
+    import signal
+    import threading
+
+    from adri_pipeline.warehouse import connection
+
+    original = connection.migrate
+
+    def slow_migration(con):  # the signal lands inside a query of the migrations
+        threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
+        con.execute("SELECT count(*) FROM range(100000000000)").fetchall()
+        return original(con)
+
+    monkeypatch.setattr(connection, "migrate", slow_migration)
+    with pytest.raises(KeyboardInterrupt):
+        with Warehouse(tmp_path / "new.duckdb").connect():
+            pass
+    assert not (tmp_path / "new.duckdb").exists()  # whole or not at all
+
+
 def test_connection_is_closed_when_the_body_raises(warehouse):
     with pytest.raises(RuntimeError, match="boom"):
         with warehouse.connect():

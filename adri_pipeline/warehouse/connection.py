@@ -53,13 +53,18 @@ def migrations(folder: Path = SQL_FOLDER) -> tuple[tuple[int, str, str], ...]:
 @contextmanager
 def transaction(con) -> Iterator[None]:
     """BEGIN, the body, COMMIT; ROLLBACK when anything in it raises (an interrupt included), and the
-    error goes on. DuckDB and psycopg connections alike."""
+    error goes on. DuckDB and psycopg connections alike. A Ctrl+C that lands as COMMIT returns finds
+    the transaction ended: its ROLLBACK fails ("no transaction is active"), and the interrupt, not
+    that, is what goes on (seen in CI: the TransactionException hid the interrupt)."""
     con.execute("BEGIN")
     try:
         yield
         con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
+    except BaseException as error:
+        try:
+            con.execute("ROLLBACK")
+        except Exception as rollback_error:  # the transaction had ended: committed, or ended by the error
+            error.add_note(f"ROLLBACK after it: {rollback_error}")
         raise
 
 
@@ -213,7 +218,8 @@ class Warehouse:
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A write connection that is always closed, even when the body raises."""
         if not self.path.exists():
-            self._create()
+            with interrupts_given_back():  # a Ctrl+C while the schema is built is one too
+                self._create()
         con = self._open()
         try:
             with interrupts_given_back():
