@@ -203,6 +203,9 @@ class FindingsOptions(BaseModel):
                                                               "points) to plan how many more to code for")] = 0.10
     labels: Annotated[Path | None, Flag(aliases=("--rotulos",), help="corrected findings: write the model's and the "
                                                                   "coders' labels they are computed from (CSV)")] = None
+    models: Annotated[bool, Flag(aliases=("--modelos",), help="corrected findings: every model with results, ranked "
+                                                             "by how tight its corrected intervals are, and its "
+                                                             "errors against the gold")] = False
 
 
 def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
@@ -223,6 +226,15 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
                              "adri code start --random N, and the coders' file, --coders)")
         found["corrected"].labels.write_csv(options.labels)
         print(f"wrote {options.labels}: the labels the corrected shares were computed from")
+    if options.models:
+        from adri_pipeline.classification.service import models_against_gold
+        from adri_pipeline.reports.findings_text import models_lines
+
+        compared = models_against_gold(settings, options.width)
+        if compared is None:
+            raise SystemExit("error: --models: no corrected findings (they need a random coding round, "
+                             "adri code start --random N, and the coders' file, --coders)")
+        print("\n" + "\n".join(models_lines(compared)))
     return 0
 
 

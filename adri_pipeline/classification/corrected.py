@@ -49,6 +49,15 @@ CORRECTED_SCHEMA = {
     "coded_for_width": pl.Int64, "narrowest_width": pl.Float64}
 
 
+ERRORS_SCHEMA = {
+    "variable": pl.String, "value": pl.String, "label": pl.String,
+    "coded_with": pl.Int64, "found": pl.Int64, "sensitivity": pl.Float64, "sensitivity_low": pl.Float64,
+    "sensitivity_high": pl.Float64, "coded_without": pl.Int64, "false_alarms": pl.Int64,
+    "false_alarm_rate": pl.Float64, "false_alarm_low": pl.Float64, "false_alarm_high": pl.Float64}
+TIGHTEST_SCHEMA = {"model": pl.String, "coded": pl.Int64, "shares": pl.Int64, "mean_width": pl.Float64,
+                   "widest": pl.Float64, "widest_share": pl.String}
+
+
 @dataclass
 class CorrectedFindings:
     """The corrected shares of one model's answers (CORRECTED_SCHEMA), from a random coded sample."""
@@ -235,3 +244,42 @@ def still_to_code(corrected: pl.DataFrame) -> dict[str, int | None]:
         needed = group["coded_for_width"]
         out[variable] = None if needed.null_count() else max(0, int(needed.max()) - int(group["coded"].max()))
     return out
+
+
+def model_errors(label_rows: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
+    """ERRORS_SCHEMA: per (variable, value), the model against the gold on the random coded documents.
+    Of the documents the coders gave the value, the share the model gave it too (sensitivity); of the
+    others, the share it gave it anyway (false alarms); each with its Wilson 95 % interval. These two
+    errors are what moves a corrected share away from the model's, and what widens its interval.
+    Counted per document, unweighted: with a stratified draw they describe the sample, not the corpus."""
+    rows = []
+    coded = label_rows.filter(pl.col("gold").is_not_null())
+    for (variable, value), group in coded.group_by("variable", "value", maintain_order=True):
+        with_value, without = group.filter(pl.col("gold") == 1.0), group.filter(pl.col("gold") == 0.0)
+        found, alarms = int(with_value["model"].sum()), int(without["model"].sum())
+        low, high = wilson(found, with_value.height)
+        alarm_low, alarm_high = wilson(alarms, without.height)
+        rows.append({"variable": variable, "value": value, "coded_with": with_value.height, "found": found,
+                     "sensitivity": found / with_value.height if with_value.height else math.nan,
+                     "sensitivity_low": low, "sensitivity_high": high, "coded_without": without.height,
+                     "false_alarms": alarms, "false_alarm_rate": alarms / without.height if without.height else
+                     math.nan, "false_alarm_low": alarm_low, "false_alarm_high": alarm_high})
+    frame = pl.DataFrame(rows, schema={k: v for k, v in ERRORS_SCHEMA.items() if k != "label"})
+    return _labelled(frame, codebook).select(*ERRORS_SCHEMA).sort("variable", "value")
+
+
+def tightest(found: list[CorrectedFindings]) -> pl.DataFrame:
+    """TIGHTEST_SCHEMA: per model, the width of its corrected 95 % intervals over every share that has
+    one (their mean, and the widest with its share), tightest first. The model to classify with is
+    the one whose corrected findings are narrowest on the same coded documents: the gold corrects any
+    model's bias, and what is left of a model's quality is how much it narrows the interval."""
+    rows = []
+    for each in found:
+        widths = each.table.with_columns((pl.col("corrected_high") - pl.col("corrected_low")).alias("width")).filter(
+            pl.col("width").is_not_nan() & pl.col("width").is_not_null())
+        widest = widths.sort("width", descending=True).row(0, named=True) if widths.height else None
+        rows.append({"model": each.model, "coded": each.coded, "shares": widths.height,
+                     "mean_width": float(widths["width"].mean()) if widths.height else math.nan,
+                     "widest": widest["width"] if widest else math.nan,
+                     "widest_share": f"{widest['variable']} = {widest['label']}" if widest else None})
+    return pl.DataFrame(rows, schema=TIGHTEST_SCHEMA).sort("mean_width", nulls_last=True)

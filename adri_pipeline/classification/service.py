@@ -38,7 +38,9 @@ from adri_pipeline.classification.corrected import (
     corrected_shares,
     estimation_sample,
     labels,
+    model_errors,
     still_to_code,
+    tightest,
 )
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
@@ -724,6 +726,35 @@ def corrected_findings(settings: Settings, model: str | None = None, width: floa
     codebook = load_codebook(settings.codebook)
     name, values, _ = answer_set(settings, warehouse, codebook, model)
     return corrected(settings, warehouse, codebook, name, values, width)
+
+
+@dataclass
+class ModelsAgainstGold:
+    """`adri findings --models`: every model with results for the codebook, corrected by one random
+    coded sample. `tightest` ranks them (corrected.TIGHTEST_SCHEMA), `errors` holds each one's
+    sensitivity and false alarms per share against the gold (corrected.ERRORS_SCHEMA)."""
+
+    tightest: pl.DataFrame
+    errors: dict[str, pl.DataFrame]
+    rounds: list[str]
+
+
+def models_against_gold(settings: Settings, width: float = 0.10) -> ModelsAgainstGold | None:
+    """Each model's findings corrected by the same random coded sample, so a team picks the model whose
+    corrected findings are tightest, not the one that looks most confident; None without a random
+    sample or the coders' file."""
+    warehouse = Warehouse(settings.warehouse).existing()
+    codebook = load_codebook(settings.codebook)
+    found = []
+    for model in sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash}):
+        values, _, _ = read_results(warehouse, model, codebook.content_hash)
+        each = corrected(settings, warehouse, codebook, model, values, width)
+        if each is not None:
+            found.append(each)
+    if not found:
+        return None
+    return ModelsAgainstGold(tightest(found), {f.model: model_errors(f.labels, codebook) for f in found},
+                             found[0].rounds)
 
 
 def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame,

@@ -80,3 +80,30 @@ def corrected_lines(corrected) -> list[str]:
                                                         ("model", "coders", "corrected"))
                   for r in part.iter_rows(named=True)]
     return lines
+
+
+def models_lines(compared) -> list[str]:
+    """`adri findings --models`: the models ranked by how tight their corrected findings are, then each
+    one's errors against the gold per share (sensitivity, false alarms, 95 % intervals)."""
+    lines = [f"models corrected by the coders' random sample (rounds {', '.join(compared.rounds)}), tightest first:",
+             "  the gold corrects any model's bias; what is left of a model's quality is how narrow its corrected "
+             "intervals are", f"  {'model':<32} {'coded':>5} {'shares':>6} {'mean width':>10} {'widest':>7}  widest on"]
+    for r in compared.tightest.iter_rows(named=True):
+        lines.append(f"  {r['model'][:32]:<32} {r['coded']:>5} {r['shares']:>6} {_points(r['mean_width']):>10} "
+                     f"{_points(r['widest']):>7}  {r['widest_share'] or '—'}")
+    for model, errors in compared.errors.items():
+        lines.append(f"\n{model} against the gold (random coded documents; 95 % intervals):")
+        lines.append(f"  {'':<44} {'found where the coders saw it':<34} {'said where they did not':<30}")
+        for r in errors.iter_rows(named=True):
+            lines.append(f"  {(r['variable'] + ' = ' + r['label'])[:44]:<44} "
+                         f"{_rate(r['found'], r['coded_with'], r['sensitivity_low'], r['sensitivity_high']):<34} "
+                         f"{_rate(r['false_alarms'], r['coded_without'], r['false_alarm_low'], r['false_alarm_high'])}")
+    return lines
+
+
+def _points(width: float) -> str:
+    return "—" if width is None or width != width else f"{100 * width:.1f} pts"
+
+
+def _rate(hits: int, of: int, low: float, high: float) -> str:
+    return "—" if not of else f"{hits}/{of} ({100 * hits / of:.0f} %, {100 * low:.0f}–{100 * high:.0f})"

