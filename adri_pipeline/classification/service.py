@@ -712,6 +712,7 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
     if corrected_findings is not None:
         out["corrected"] = corrected_findings
+        out["models"] = models_against_gold(settings, width)  # which model's corrected findings are tightest
     if cross_variables:
         out["cross"] = cross(values, codebook, *cross_variables)
     if compare:

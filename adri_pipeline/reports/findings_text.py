@@ -89,8 +89,8 @@ def models_lines(compared) -> list[str]:
              "  the gold corrects any model's bias; what is left of a model's quality is how narrow its corrected "
              "intervals are", f"  {'model':<32} {'coded':>5} {'shares':>6} {'mean width':>10} {'widest':>7}  widest on"]
     for r in compared.tightest.iter_rows(named=True):
-        lines.append(f"  {r['model'][:32]:<32} {r['coded']:>5} {r['shares']:>6} {_points(r['mean_width']):>10} "
-                     f"{_points(r['widest']):>7}  {r['widest_share'] or '—'}")
+        lines.append(f"  {r['model'][:32]:<32} {r['coded']:>5} {r['shares']:>6} {points_text(r['mean_width']):>10} "
+                     f"{points_text(r['widest']):>7}  {r['widest_share'] or '—'}")
     for model, errors in compared.errors.items():
         lines.append(f"\n{model} against the gold (random coded documents; 95 % intervals):")
         lines.append(f"  {'':<44} {'found where the coders saw it':<34} {'said where they did not':<30}")
@@ -101,7 +101,8 @@ def models_lines(compared) -> list[str]:
     return lines
 
 
-def _points(width: float) -> str:
+def points_text(width: float) -> str:
+    """An interval's width in percentage points, as the pages and `adri findings` print it."""
     return "—" if width is None or width != width else f"{100 * width:.1f} pts"
 
 

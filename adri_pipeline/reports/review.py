@@ -35,7 +35,7 @@ from markupsafe import Markup, escape
 
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
-from adri_pipeline.reports.findings_text import CORRECTED_MEANING, interval_text, plan_text
+from adri_pipeline.reports.findings_text import CORRECTED_MEANING, interval_text, plan_text, points_text
 from adri_pipeline.mirror.results import MirrorReport
 from adri_pipeline.routing.results import BenchmarkReport
 from adri_pipeline.warehouse import (
@@ -305,7 +305,17 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
                             for r in frame.iter_rows(named=True)]}
     return render("findings.html.j2", title="Findings — what the corpus says", found=found, variables=variables,
                   cross=cross, compare=compare, validation=validation,
-                  corrected=_corrected_section(found["corrected"]) if "corrected" in found else None)
+                  corrected=_corrected_section(found["corrected"]) if "corrected" in found else None,
+                  models=_models_section(found.get("models")))
+
+
+def _models_section(compared) -> list[dict] | None:
+    """The models ranked by how tight their corrected findings are (service.models_against_gold)."""
+    if compared is None or compared.tightest.height < 2:
+        return None
+    return [{"model": r["model"], "coded": r["coded"], "shares": r["shares"], "mean width": points_text(r["mean_width"]),
+             "widest": points_text(r["widest"]), "widest on": r["widest_share"] or "—"}
+            for r in compared.tightest.iter_rows(named=True)]
 
 
 def _corrected_section(corrected) -> dict:

