@@ -313,8 +313,9 @@ def _models_section(compared) -> list[dict] | None:
     """The models ranked by how tight their corrected findings are (service.models_against_gold)."""
     if compared is None or compared.tightest.height < 2:
         return None
-    return [{"model": r["model"], "coded": r["coded"], "shares": r["shares"], "mean width": points_text(r["mean_width"]),
-             "widest": points_text(r["widest"]), "widest on": r["widest_share"] or "—"}
+    return [{"model": r["model"], "coded": r["coded"], "shares": r["shares"],
+             "mean width": points_text(r["mean_width"]), "widest": points_text(r["widest"]),
+             "widest on": r["widest_share"] or "—"}
             for r in compared.tightest.iter_rows(named=True)]
 
 
