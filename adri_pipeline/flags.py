@@ -89,9 +89,3 @@ def add_flags(parser: argparse.ArgumentParser, command: str, model: type[BaseMod
             continue
         options |= {"dest": name, "required": command in flag.required}
         parser.add_argument(spelled, *flag.aliases, **({"default": None} | options))
-
-
-def flag_spelling(model: type[BaseModel], name: str) -> str:
-    """The flag a field is given by, for error messages that name it."""
-    flag = flag_of(model.model_fields[name]) if name in model.model_fields else None
-    return (flag.name or "--" + name.replace("_", "-")) if flag and flag.commands else name

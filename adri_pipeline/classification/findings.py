@@ -13,25 +13,12 @@ more than 100 %.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import polars as pl
 
 from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codebook
 
 SHARE_SCHEMA = {"variable": pl.String, "value": pl.String, "label": pl.String, "documents": pl.Int64,
                 "counted": pl.Int64, "share": pl.Float64, "low": pl.Float64, "high": pl.Float64}
-
-
-@dataclass
-class Findings:
-    model: str
-    codebook_hash: str
-    counted: int  # documents whose answers follow the codebook
-    excluded: dict[str, int]  # no_abstract, failed, not_classified_yet
-    shares: pl.DataFrame  # SHARE_SCHEMA: one row per (variable, value)
-    by_year: pl.DataFrame = field(default_factory=pl.DataFrame)  # + year
-    by_source: pl.DataFrame = field(default_factory=pl.DataFrame)  # + source
 
 
 def percent(share) -> str:

@@ -32,7 +32,6 @@ from jsonschema import Draft202012Validator
 from adri_pipeline.config import CONTRACTS
 from adri_pipeline.errors import AdriError
 
-CONTRACT = "systemone"  # the wire's name in reports and tables
 DEFAULT_MODEL = "jev-latest"  # the alias every System One server accepts (jevcompat request.model-alias)
 SCHEMAS = CONTRACTS / "jev" / "schemas"
 YES, NO = "sim", "nao"
