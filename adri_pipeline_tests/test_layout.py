@@ -8,10 +8,11 @@ from adri_pipeline.jev.contract import SCHEMAS
 
 
 def test_the_checkout_reads_codebooks_contracts_and_data_from_the_top_level():
-    assert (CODEBOOKS, CONTRACTS, DATA) == (PROJECT_ROOT / "codebooks", PROJECT_ROOT / "contracts", PROJECT_ROOT / "data")
-    assert PILOT_CODEBOOK == PROJECT_ROOT / "codebooks" / "pilot.yaml" and PILOT_CODEBOOK.is_file()
-    assert SCHEMAS == PROJECT_ROOT / "contracts" / "jev" / "schemas" and (SCHEMAS / "request.schema.json").is_file()
-    assert SAMPLE_CORPUS == PROJECT_ROOT / "data" / "sample_corpus.jsonl" and SAMPLE_CORPUS.is_file()
+    """What the settings read is a file of the checkout's top level, not a copy inside the package."""
+    for folder, path in ((CODEBOOKS, PILOT_CODEBOOK), (CONTRACTS, SCHEMAS / "request.schema.json"),
+                         (DATA, SAMPLE_CORPUS)):
+        assert path.is_file() and path.is_relative_to(folder), path
+        assert folder.parent == PROJECT_ROOT and not folder.is_relative_to(PROJECT_ROOT / "adri_pipeline"), folder
     assert not (PROJECT_ROOT / "adri_pipeline" / "bundled" / "codebooks").exists()  # one copy, not two kept by hand
 
 

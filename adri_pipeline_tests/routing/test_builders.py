@@ -151,6 +151,8 @@ def test_every_task_sends_its_decision_rule_and_a_ruleless_team_question_is_a_de
             assert all("mesmo que peça outras" in q["criteria"]["true"] for q in questions)
         else:
             assert all("Regra:" in q["instructions"] for q in questions), example.task
+        if example.task == "D2":  # the design's own words reach the candidate, not only the constant
+            assert all("mesmo que seja curto" in q["instructions"] for q in questions)
         seen.add(example.task)
     assert seen >= {"D1", "D2", "D3", "D4"}
     assert not any("no decision rule" in d for d in departures(dataset, RunConfig(dataset="sample"), {}))

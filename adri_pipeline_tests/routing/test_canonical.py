@@ -73,10 +73,6 @@ def test_a_line_that_is_not_json_is_named(tmp_path):
         load_canonical(path)
 
 
-def test_the_d2_rule_reaches_every_candidate_in_the_question():
-    assert "mesmo que seja curto" in D2_QUESTION and "desambiguar quando não dá para decidir" in D2_QUESTION
-
-
 def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     from adri_pipeline.routing.service import run_benchmark
     from adri_pipeline.warehouse import Warehouse
