@@ -188,6 +188,8 @@ def cmd_review(settings: Settings, options: ReviewOptions) -> int:
     return 0
 
 
+OF_SOURCE = Flag(name="--source", aliases=("--fonte",), help="only the documents read from this corpus file (its "
+                                                             "path as given to classify, or its name)")
 ANSWERS_OF = Flag(name="--model", aliases=("--modelo",), help="whose answers (default: the principal model, else "
                                                               "the latest classification run's)")
 
@@ -203,6 +205,7 @@ class FindingsOptions(BaseModel):
                                                               "points) to plan how many more to code for")] = 0.10
     labels: Annotated[Path | None, Flag(aliases=("--rotulos",), help="corrected findings: write the model's and the "
                                                                   "coders' labels they are computed from (CSV)")] = None
+    of_source: Annotated[str | None, OF_SOURCE] = None
     models: Annotated[bool, Flag(aliases=("--modelos",), help="corrected findings: every model with results, ranked "
                                                              "by how tight its corrected intervals are, and its "
                                                              "errors against the gold")] = False
@@ -218,7 +221,7 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
     if cross is not None and len(cross) != 2:
         raise SystemExit("error: --cross needs two variables: 'abordagem,subarea'")
     found = findings(settings, model=options.answers_of, compare=options.compare, cross_variables=cross,
-                     width=options.width)
+                     width=options.width, source=options.of_source)
     print("\n".join(findings_lines(found, options.by, cross)))
     if options.labels:
         if "corrected" not in found:
@@ -244,6 +247,7 @@ class ExportOptions(BaseModel):
     answers_of: Annotated[str | None, ANSWERS_OF] = None
     evidence: Annotated[bool, Flag(aliases=("--evidencia",), help="also each answer's evidencia, audit status, "
                                                                   "field and offsets")] = False
+    of_source: Annotated[str | None, OF_SOURCE] = None
 
 
 def cmd_export(settings: Settings, options: ExportOptions) -> int:
@@ -251,7 +255,7 @@ def cmd_export(settings: Settings, options: ExportOptions) -> int:
     from adri_pipeline.classification.service import export_results
 
     path, rows = export_results(settings, options.format, options.output, model=options.answers_of,
-                                evidence=options.evidence)
+                                evidence=options.evidence, source=options.of_source)
     print(f"{path}: {rows} documents")
     return 0
 

@@ -50,7 +50,7 @@ from adri_pipeline.classification.results import Results, assemble_results, figu
 from adri_pipeline.classification.runner import RunReport, classify_corpus
 from adri_pipeline.classification.shards import shard_of
 from adri_pipeline.classification.summary import ClassificationSummary, summarize_run
-from adri_pipeline.config import Settings
+from adri_pipeline.config import SAMPLE_CORPUS, Settings
 from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import one_stop
 from adri_pipeline.warehouse import (
@@ -689,8 +689,42 @@ def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
     return model, values, pending
 
 
+def of_source(values: pl.DataFrame, documents: pl.DataFrame, source: str | None) -> pl.DataFrame:
+    """`values` of the documents read from the corpus file `source` (its path as it was given, or its
+    name); all of them without a `source`. A file no document came from is an error naming those that
+    did."""
+    if source is None:
+        return values
+    sources = documents["source"].drop_nulls().unique().sort().to_list()
+    matching = [s for s in sources if s == source or Path(s).name == source]
+    if not matching:
+        raise AdriError(f"--source {source!r}: no document was read from it; this warehouse's corpus files: "
+                        + ", ".join(sorted(Path(s).name for s in sources)))
+    kept = documents.filter(pl.col("source").is_in(matching))["doc_id"]
+    return values.filter(pl.col("doc_id").is_in(kept.implode()))
+
+
+def counted_by_source(warehouse: Warehouse, values: pl.DataFrame,
+                      documents: pl.DataFrame) -> tuple[dict[str, int], str | None]:
+    """(documents counted per corpus file, by its name; a warning when the project's synthetic sample
+    is counted beside other files). The sample is known by its content (the sha256 the warehouse
+    recorded when it read the file), whatever it was called or copied to."""
+    counted = (values.select("doc_id").unique().join(documents.select("doc_id", "source"), on="doc_id")
+               .group_by("source").len().sort("source"))
+    per = {source: n for source, n in counted.iter_rows()}
+    sample = fingerprints([SAMPLE_CORPUS], [])["sha256"][0]
+    recorded = corpus_files(warehouse, list(per))
+    synthetic = [s for s in per if recorded.get(s, {}).get("sha256") == sample]
+    warning = None
+    if synthetic and len(per) > len(synthetic):
+        warning = (f"{sum(per[s] for s in synthetic)} of the {sum(per.values())} documents counted are the "
+                   f"project's synthetic sample ({', '.join(Path(s).name for s in synthetic)}: abstracts invented "
+                   "for the demo); count the others alone with --source, or keep real work in a warehouse of its own")
+    return dict(sorted((Path(s).name, n) for s, n in per.items())), warning
+
+
 def findings(settings: Settings, model: str | None = None, compare: str | None = None,
-             cross_variables: tuple[str, str] | None = None, width: float = 0.10) -> dict:
+             cross_variables: tuple[str, str] | None = None, width: float = 0.10, source: str | None = None) -> dict:
     """What the corpus says for `model` (default: the latest run's): per variable the shares with 95 %
     intervals, by year and by source, optionally one variable against another and the shares of a
     second answer set (another model, or "coders") side by side; with a random coded sample and the
@@ -700,9 +734,12 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     codebook = load_codebook(settings.codebook)
     name, values, pending = answer_set(settings, warehouse, codebook, model)
     documents = read_documents(warehouse)
+    values = of_source(values, documents, source)
     excluded = exclusions(warehouse, name, build_prompt(codebook).signature)
+    by_source, mixed = counted_by_source(warehouse, values, documents)
     out = {
-        "model": name, "codebook": codebook, "counted": values["doc_id"].n_unique(),
+        "model": name, "codebook": codebook, "counted": values["doc_id"].n_unique(), "source": source,
+        "counted_by_source": by_source, "mixed_warning": mixed,
         "excluded": {"no_abstract": excluded["no_abstract"], "failed": excluded["failed"],
                      "not_classified_yet": max(pending - excluded["failed"], 0)},
         "shares": shares(values, codebook),
@@ -781,10 +818,12 @@ def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, mode
 
 
 def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,
-                   evidence: bool = False) -> tuple[Path, int]:
-    """`adri export`: one row per document with an answer that follows the codebook; returns (path, rows)."""
+                   evidence: bool = False, source: str | None = None) -> tuple[Path, int]:
+    """`adri export`: one row per document with an answer that follows the codebook (of the corpus file
+    `source` only, if given); returns (path, rows)."""
     warehouse = Warehouse(settings.warehouse).existing()
     codebook = load_codebook(settings.codebook)
     _, values, _ = answer_set(settings, warehouse, codebook, model)
-    frame = wide(values, read_documents(warehouse), codebook, evidence=evidence)
+    documents = read_documents(warehouse)
+    frame = wide(of_source(values, documents, source), documents, codebook, evidence=evidence)
     return write(frame, fmt, output), frame.height

@@ -14,6 +14,10 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
     lines = [f"{found['model']} × codebook {book.name} v{book.version}: {found['counted']} documents counted "
              f"(answers that follow the codebook); left out: {excluded['no_abstract']} without abstract, "
              f"{excluded['failed']} failed, {excluded['not_classified_yet']} not classified yet"]
+    lines.append(f"counted by corpus file{' (--source ' + found['source'] + ')' if found['source'] else ''}: "
+                 + ", ".join(f"{name} {n}" for name, n in found["counted_by_source"].items()))
+    if found["mixed_warning"]:
+        lines.append(f"warning: {found['mixed_warning']}")
     grouped = found[f"by_{by}"] if by else None
     for name in book.variables:
         lines.append(f"\n{name} ({book.variables[name].type})")

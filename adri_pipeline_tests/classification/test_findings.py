@@ -131,3 +131,42 @@ def test_a_csv_export_never_hands_a_spreadsheet_a_formula(tmp_path):
         written = [row["title"] for row in csv.DictReader(f)]
     assert written == ["'" + c for c in cells[:5]] + cells[5:]
     assert pl.read_parquet(write(frame, "parquet", tmp_path / "r.parquet"))["title"].to_list() == cells
+
+
+def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counted_alone(classified, tmp_path, capsys):
+    """Issue 41: the sample's 23 invented abstracts counted beside a team's file were published as one
+    corpus (failed before: no count per file, no warning, no --source)."""
+    import json
+    import shutil
+
+    from adri_pipeline.cli import main
+
+    settings = classified.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
+    shutil.copytree(classified.warehouse.parent, settings.warehouse.parent)
+    team = tmp_path / "teses.jsonl"  # synthetic here too: three short abstracts written for this test
+    team.write_text("".join(json.dumps({"id": f"t-{i}", "title": f"Estudo {i}", "year": 2020,
+                                        "abstract": f"Entrevistas com {i + 5} gestores sobre alimentação escolar "
+                                                    "no Brasil; análise qualitativa."}, ensure_ascii=False) + "\n"
+                            for i in range(3)), encoding="utf-8")
+    classify_corpus_file(settings.model_copy(update={"corpus": team}))
+
+    mixed = findings(settings)
+    assert mixed["counted_by_source"] == {"sample_corpus.jsonl": 23, "teses.jsonl": 3}
+    assert mixed["mixed_warning"].startswith("23 of the 26 documents counted are the project's synthetic sample")
+    alone = findings(settings, source="teses.jsonl")
+    assert alone["counted"] == 3 and alone["counted_by_source"] == {"teses.jsonl": 3} and alone["mixed_warning"] is None
+
+    common = ["--warehouse", str(settings.warehouse), "--codebook", str(PILOT)]
+    assert main(["findings", *common]) == 0
+    out = capsys.readouterr().out
+    assert "counted by corpus file: sample_corpus.jsonl 23, teses.jsonl 3" in out and "warning: 23 of the 26" in out
+    assert main(["exportar", *common, "--fonte", str(team), "--formato", "csv", "--saida", str(tmp_path / "t.csv")]) == 0
+    assert pl.read_csv(tmp_path / "t.csv")["doc_id"].sort().to_list() == ["t-0", "t-1", "t-2"]
+    from adri_pipeline.reports.review import write_review
+
+    page = (write_review(settings).index.parent / "findings.html").read_text(encoding="utf-8")
+    assert "Counted by corpus file: sample_corpus.jsonl 23, teses.jsonl 3." in page
+    assert '<p class="warning" role="alert"><b>Synthetic documents counted:</b> 23 of the 26' in page
+    assert main(["findings", *common, "--source", "nope.jsonl"]) == 2
+    assert "no document was read from it; this warehouse's corpus files: sample_corpus.jsonl, teses.jsonl" in \
+        capsys.readouterr().err
