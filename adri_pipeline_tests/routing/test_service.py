@@ -11,6 +11,7 @@ from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.conftest import shared
 
 
+@pytest.mark.slow  # both embedded candidates fitted on the sample (80-160 s); .ci/run runs the slow tests
 def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     # quality only: the performance runs are test_performance's (each run a process costs seconds)
     config = RunConfig(dataset="sample", runs=0)

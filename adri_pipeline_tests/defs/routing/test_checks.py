@@ -1,6 +1,7 @@
 """The frozen test split as a blocking asset check: a changed split fails it and the benchmark does not run."""
 
 import dagster as dg
+import pytest
 
 from adri_pipeline.in_process import materialize_graph
 from adri_pipeline.routing import service
@@ -16,6 +17,7 @@ def test_a_changed_test_split_fails_the_check_and_blocks_the_benchmark(dagster_i
     assert dagster_instance.get_latest_materialization_event(dg.AssetKey("routing_examples")) is not None
 
 
+@pytest.mark.slow  # the whole routing graph on the sample (30-60 s); .ci/run runs the slow tests
 def test_an_unchanged_split_lets_the_benchmark_run_and_its_verdicts_reach_the_asset(dagster_instance, adri):
     """Failed once the verdicts became typed: the asset's JSON metadata was handed the models themselves."""
     from adri_pipeline.defs.resources import AdriSettings
