@@ -230,10 +230,9 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
         found["corrected"].labels.write_csv(options.labels)
         print(f"wrote {options.labels}: the labels the corrected shares were computed from")
     if options.models:
-        from adri_pipeline.classification.service import models_against_gold
         from adri_pipeline.reports.findings_text import models_lines
 
-        compared = models_against_gold(settings, options.width)
+        compared = found.get("models")  # findings ranks the models whenever it corrects
         if compared is None:
             raise SystemExit("error: --models: no corrected findings (they need a random coding round, "
                              "adri code start --random N, and the coders' file, --coders)")

@@ -749,7 +749,8 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
     if corrected_findings is not None:
         out["corrected"] = corrected_findings
-        out["models"] = models_against_gold(settings, width)  # which model's corrected findings are tightest
+        # which model's corrected findings are tightest: this model's are reused, not computed again
+        out["models"] = _against_gold(settings, warehouse, codebook, documents, width, source, corrected_findings)
     if cross_variables:
         out["cross"] = cross(values, codebook, *cross_variables)
     if compare:
@@ -782,11 +783,21 @@ def models_against_gold(settings: Settings, width: float = 0.10) -> ModelsAgains
     corrected findings are tightest, not the one that looks most confident; None without a random
     sample or the coders' file."""
     warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
+    return _against_gold(settings, warehouse, load_codebook(settings.codebook), read_documents(warehouse), width)
+
+
+def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, documents: pl.DataFrame,
+                  width: float, source: str | None = None,
+                  done: CorrectedFindings | None = None) -> ModelsAgainstGold | None:
+    """models_against_gold on what the caller has open; `done`, one model's corrected findings already
+    computed (findings'), is used as it is; `source` restricts every model to one corpus file alike."""
     found = []
     for model in sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash}):
+        if done is not None and model == done.model:
+            found.append(done)
+            continue
         values, _, _ = read_results(warehouse, model, codebook.content_hash)
-        each = corrected(settings, warehouse, codebook, model, values, width)
+        each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
         if each is not None:
             found.append(each)
     if not found:

@@ -160,8 +160,9 @@ def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counte
     assert main(["findings", *common]) == 0
     out = capsys.readouterr().out
     assert "counted by corpus file: sample_corpus.jsonl 23, teses.jsonl 3" in out and "warning: 23 of the 26" in out
-    assert main(["exportar", *common, "--fonte", str(team), "--formato", "csv", "--saida", str(tmp_path / "t.csv")]) == 0
-    assert pl.read_csv(tmp_path / "t.csv")["doc_id"].sort().to_list() == ["t-0", "t-1", "t-2"]
+    exported = tmp_path / "t.csv"
+    assert main(["exportar", *common, "--fonte", str(team), "--formato", "csv", "--saida", str(exported)]) == 0
+    assert pl.read_csv(exported)["doc_id"].sort().to_list() == ["t-0", "t-1", "t-2"]
     from adri_pipeline.reports.review import write_review
 
     page = (write_review(settings).index.parent / "findings.html").read_text(encoding="utf-8")
