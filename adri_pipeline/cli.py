@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from adri_pipeline.classification.runner import ESTIMATE_SAMPLE
 from adri_pipeline.config import Settings
-from adri_pipeline.flags import Flag, add_flags
+from adri_pipeline.flags import Flag, actions_of, add_flags
 from adri_pipeline.stopping import install_stop_handlers, leaving_after_a_stop
 
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -115,21 +115,22 @@ class CodeOptions(BaseModel):
     action: Annotated[Literal["start", "pull", "draw"], Flag(positional=True)]
     round: Annotated[str, Flag(aliases=("--rodada",), required=("code",), help="the round's name, e.g. round-1")] = ""
     pass_name: Annotated[Literal["blind", "review", "adjudication"], Flag(
-        name="--pass", aliases=("--etapa",), help="start: blind (two coders or more, no model answer), review "
+        name="--pass", aliases=("--etapa",), actions=("start",), help="blind (two coders or more, no model answer), review "
                                                  "(the principal model's answers shown), adjudication (the "
                                                  "disagreements)")] = "blind"
-    coders_list: Annotated[str | None, Flag(name="--coder", aliases=("--codificador",), help="start: the coders' "
+    coders_list: Annotated[str | None, Flag(name="--coder", aliases=("--codificador",), actions=("start",), help="the coders' "
                                             "Label Studio e-mails, comma-separated")] = None
-    ids: Annotated[Path | None, Flag(help="start: the round's document ids, one per line (default: what adri "
+    ids: Annotated[Path | None, Flag(actions=("start",), help="the round's document ids, one per line (default: what adri "
                                           "suggest picks)")] = None
-    n: Annotated[PositiveInt, Flag(aliases=("--limite",), help="start: how many documents adri suggest picks")] = 10
-    random: Annotated[PositiveInt | None, Flag(aliases=("--aleatorio",), help="start, draw: this many documents drawn "
+    n: Annotated[PositiveInt, Flag(aliases=("--limite",), actions=("start",), help="how many documents adri suggest "
+                                                                                   "picks")] = 10
+    random: Annotated[PositiveInt | None, Flag(aliases=("--aleatorio",), actions=("start", "draw"), help="this many documents drawn "
                                               "at random from the classified corpus, recorded so corrected findings "
                                               "can use them")] = None
-    seed: Annotated[int, Flag(aliases=("--semente",), help="start, draw: the random draw's seed")] = 0
+    seed: Annotated[int, Flag(aliases=("--semente",), actions=("start", "draw"), help="the random draw's seed")] = 0
     stratify: Annotated[Literal["year", "source"] | None, Flag(
-        aliases=("--estratificar",), help="start, draw: draw within each year or source, weights recorded")] = None
-    out: Annotated[Path | None, Flag(help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
+        aliases=("--estratificar",), actions=("start", "draw"), help="draw within each year or source, weights recorded")] = None
+    out: Annotated[Path | None, Flag(actions=("pull", "draw"), help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
                                           "<round>.csv); draw: its ids file (<round>.ids there)")] = None
 
 
@@ -298,22 +299,25 @@ def cmd_launch(settings: Settings, options: LaunchOptions) -> int:
 
 
 class RoutingOptions(BaseModel):
-    action: Annotated[Literal["build", "pilot", "run", "evaluate", "report", "cross", "serve"],
+    action: Annotated[Literal["build", "pilot", "run", "evaluate", "report", "cross", "serve", "table"],
                       Flag(positional=True)]
-    candidate: Annotated[str | None, Flag(help="serve: the candidate to fit, calibrate and serve on POST "
+    doc: Annotated[Path | None, Flag(actions=("table",), help="write the table into this doc, between its "
+                                     "`<!-- measured: routing DATASET -->` and `<!-- /measured -->` markers")] = None
+    candidate: Annotated[str | None, Flag(actions=("serve",), help="the candidate to fit, calibrate and serve on POST "
                                                "/v1/systemone (default: the first of --candidates)")] = None
-    host: Annotated[str, Flag(help="serve: the address to listen on")] = "127.0.0.1"
-    port: Annotated[int, Flag(help="serve: the port (0 picks a free one)")] = 8000
-    key_env: Annotated[str | None, Flag(help="serve: require Authorization: Bearer $VAR from clients")] = None
-    fitted_on: Annotated[str | None, Flag(help="cross: datasets to fit on, comma-separated (default --dataset)")] = None
-    tested_on: Annotated[str | None, Flag(help="cross: datasets or canonical files to test on, comma-separated "
+    host: Annotated[str, Flag(actions=("serve",), help="the address to listen on")] = "127.0.0.1"
+    port: Annotated[int, Flag(actions=("serve",), help="the port (0 picks a free one)")] = 8000
+    key_env: Annotated[str | None, Flag(actions=("serve",), help="require Authorization: Bearer $VAR from clients")] = None
+    fitted_on: Annotated[str | None, Flag(actions=("cross",), help="datasets to fit on, comma-separated (default --dataset)")] = None
+    tested_on: Annotated[str | None, Flag(actions=("cross",), help="datasets or canonical files to test on, comma-separated "
                                                "(default: the fitted-on ones)")] = None
-    test_file: Annotated[str | None, Flag(name="--test", help="evaluate: the only test, a canonical file whose "
+    test_file: Annotated[str | None, Flag(name="--test", actions=("evaluate", "run"), help="evaluate: the only test, a canonical file whose "
                                                               "every line is test or another shipped dataset (its "
                                                               "test split); run: one more out-of-source test")] = None
-    llm_limit: Annotated[PositiveInt | None, Flag(aliases=("--limite-llm",), help="an LLM baseline answers only the "
+    llm_limit: Annotated[PositiveInt | None, Flag(aliases=("--limite-llm",), actions=("run", "evaluate"), help="an LLM baseline answers only the "
                                                   "first N calibration and test examples of each task")] = None
-    benchmark_seed: Annotated[int, Flag(name="--seed", help="the benchmark's random state")] = 13
+    benchmark_seed: Annotated[int, Flag(name="--seed", actions=("build", "run", "evaluate"),
+                                                help="the benchmark's random state")] = 13
 
 
 def cmd_routing(settings: Settings, options: RoutingOptions) -> int:
@@ -324,17 +328,17 @@ def cmd_routing(settings: Settings, options: RoutingOptions) -> int:
 
 class MirrorOptions(BaseModel):
     action: Annotated[Literal["replay", "evaluate", "savings", "approve"], Flag(positional=True)]
-    point: Annotated[str | None, Flag(positional=True, help="approve: the decision point to approve")] = None
-    replay_point: Annotated[Literal["page_type", "html_is_enough"], Flag(name="--point", help="replay: which "
-                                                                          "labelled replay to run")] = "page_type"
-    replay_mirror: Annotated[str | None, Flag(name="--mirror", aliases=("--espelho",), help="replay: the mirror is "
-                                              "this System One server, jev:URL[#MODEL]")] = None
-    evaluation: Annotated[Path | None, Flag(help="approve: the evaluation report (mirror_evaluation.json)")] = None
-    mode: Annotated[Literal["control", "veto", "warn"] | None, Flag(help="approve: a weaker acting mode than the one "
-                                                                         "recommended")] = None
-    blind_sheet: Annotated[Path | None, Flag(help="savings: write a blinded quality sheet (CSV) and its key")] = None
-    quality: Annotated[Path | None, Flag(help="savings: the graded blinded sheet")] = None
-    as_json: Annotated[bool, Flag(name="--json", help="evaluate: print the whole evaluation as JSON instead of a summary")] = False
+    point: Annotated[str | None, Flag(positional=True, actions=("approve",), help="the decision point to approve")] = None
+    replay_point: Annotated[Literal["page_type", "html_is_enough"], Flag(name="--point", actions=("replay",),
+                                                                          help="which labelled replay to run")] = "page_type"
+    replay_mirror: Annotated[str | None, Flag(name="--mirror", aliases=("--espelho",), actions=("replay",),
+                                              help="the mirror is this System One server, jev:URL[#MODEL]")] = None
+    evaluation: Annotated[Path | None, Flag(actions=("approve",), help="the evaluation report (mirror_evaluation.json)")] = None
+    mode: Annotated[Literal["control", "veto", "warn"] | None, Flag(actions=("approve",), help="a weaker "
+                                                                         "acting mode than the one recommended")] = None
+    blind_sheet: Annotated[Path | None, Flag(actions=("savings",), help="write a blinded quality sheet (CSV) and its key")] = None
+    quality: Annotated[Path | None, Flag(actions=("savings",), help="the graded blinded sheet")] = None
+    as_json: Annotated[bool, Flag(name="--json", actions=("evaluate",), help="print the whole evaluation as JSON instead of a summary")] = False
 
 
 def cmd_mirror(settings: Settings, options: MirrorOptions) -> int:
@@ -385,6 +389,7 @@ class Command:
     options: type[BaseModel]
     help: str
     aliases: tuple[str, ...] = ()
+    action_help: dict[str, str] = field(default_factory=dict)  # a command with actions: one line for each
 
 
 COMMANDS = (
@@ -392,7 +397,8 @@ COMMANDS = (
     Command("agree", cmd_agree, AgreeOptions, "agreement and kappa against human coders", ("concordancia",)),
     Command("suggest", cmd_suggest, SuggestOptions, "which documents to code next", ("sugerir",)),
     Command("code", cmd_code, CodeOptions, "a coding round in Label Studio: start a pass, pull the codes",
-            ("codificar",)),
+            ("codificar",), {"start": "open a pass of the round in Label Studio", "pull": "pull every code of the "
+                             "round back into a CSV", "draw": "only draw the round's random documents (<round>.ids)"}),
     Command("review", cmd_review, ReviewOptions, "write the static review pages (HTML)", ("revisar",)),
     Command("findings", cmd_findings, FindingsOptions, "what the corpus says: shares per variable", ("achados",)),
     Command("export", cmd_export, ExportOptions, "results as one row per document (csv, parquet, xlsx)",
@@ -401,9 +407,22 @@ COMMANDS = (
     Command("register", cmd_register, NoOptions, "register corpus documents as Dagster partitions"),
     Command("launch", cmd_launch, LaunchOptions, "with the shared ledger: classify the deployment's corpus as "
             "Dagster runs side by side (SCALING.md)", ("lancar",)),
-    Command("routing", cmd_routing, RoutingOptions, "JEV typed-decision routing benchmark"),
-    Command("mirror", cmd_mirror, MirrorOptions, "mirror decision models: shadow replay and evaluation"),
-    Command("llm", cmd_llm, LlmOptions, "a real language model here: llama-server with Gemma 3 270M (`make llm`)"),
+    Command("routing", cmd_routing, RoutingOptions, "JEV typed-decision routing benchmark", (), {
+        "build": "build the dataset's canonical examples and freeze its test split",
+        "pilot": "choose each candidate's production batch size on dev examples",
+        "run": "the benchmark: in source, out of source, latency, verdicts",
+        "evaluate": "the benchmark on --test files only",
+        "report": "print the dataset's last report",
+        "cross": "fit on some datasets, test on others: one table",
+        "serve": "fit, calibrate and serve one candidate on POST /v1/systemone",
+        "table": "the last run as a docs \"Measured here\" table, with its date, commit and test split hash"}),
+    Command("mirror", cmd_mirror, MirrorOptions, "mirror decision models: shadow replay and evaluation", (), {
+        "replay": "run a labelled replay through the gate in shadow, writing the shadow log",
+        "evaluate": "judge the shadow log: agreement, savings, the recommended mode",
+        "savings": "what the mirror saved, and a blinded quality sheet",
+        "approve": "promote a decision point to the mode its evaluation recommends"}),
+    Command("llm", cmd_llm, LlmOptions, "a real language model here: llama-server with Gemma 3 270M (`make llm`)",
+            (), {"serve": "serve Gemma 3 270M on 127.0.0.1, in the foreground, until Ctrl+C"}),
     Command("demo", cmd_demo, NoOptions, "run the main job on the sample data (embedded default)"),
     Command("ui", cmd_ui, UiOptions, "the Dagster UI on 127.0.0.1 (`make ui`), stopped whole by Ctrl+C or SIGTERM"),
 )
@@ -416,9 +435,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         each = sub.add_parser(command.name, aliases=list(command.aliases), help=command.help)
-        add_flags(each, command.name, command.options, every_field=True)
-        add_flags(each, command.name, Settings)
         each.set_defaults(command_spec=command)
+        actions = actions_of(command.options)
+        if not actions:
+            add_flags(each, command.name, command.options, every_field=True)
+            add_flags(each, command.name, Settings)
+            continue
+        per_action = each.add_subparsers(dest="action", required=True, metavar="{" + ",".join(actions) + "}")
+        for action in actions:
+            one = per_action.add_parser(action, help=command.action_help.get(action))
+            add_flags(one, command.name, command.options, every_field=True, action=action)
+            add_flags(one, command.name, Settings)
     return parser
 
 

@@ -30,6 +30,7 @@ class Flag:
     name: str = ""  # the flag when it is not --<field-name>
     required: tuple[str, ...] = ()  # commands on which it must be given
     positional: bool = False
+    actions: tuple[str, ...] = ()  # a command with actions (`adri mirror replay`): those it belongs to; () all
     env_only: str = ""  # commands=(): why no command takes it as a flag
 
 
@@ -63,13 +64,26 @@ def _converter(field, option: str):
     return convert
 
 
-def add_flags(parser: argparse.ArgumentParser, command: str, model: type[BaseModel], every_field: bool = False) -> None:
+def actions_of(model: type[BaseModel]) -> tuple[str, ...]:
+    """The choices of a command's positional `action` field (`adri mirror replay|evaluate|…`), or ()."""
+    field = model.model_fields.get("action")
+    flag = field and flag_of(field)
+    if not (flag and flag.positional and typing.get_origin(field.annotation) is typing.Literal):
+        return ()
+    return typing.get_args(field.annotation)
+
+
+def add_flags(parser: argparse.ArgumentParser, command: str, model: type[BaseModel], every_field: bool = False,
+              action: str | None = None) -> None:
     """The fields of `model` that declare themselves flags of `command` (`every_field`: all its fields
     with a Flag, a command's own options), as argparse arguments whose destination is the field's
-    name; an absent flag stays None, so the environment and the defaults decide."""
+    name; an absent flag stays None, so the environment and the defaults decide. With `action`, the
+    parser is that action's own (`adri mirror replay --help` lists replay's flags only)."""
     for name, field in model.model_fields.items():
         flag = flag_of(field)
         if flag is None or not (every_field or command in flag.commands):
+            continue
+        if action is not None and (name == "action" or (flag.actions and action not in flag.actions)):
             continue
         kind = _plain(field.annotation)
         spelled = flag.name or "--" + name.replace("_", "-")

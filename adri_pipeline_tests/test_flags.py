@@ -10,9 +10,14 @@ from adri_pipeline.config import Settings
 from adri_pipeline.flags import flag_of
 
 
-def _subparsers() -> dict[str, argparse.ArgumentParser]:
-    [group] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
-    return group.choices
+def _subparsers(parser: argparse.ArgumentParser | None = None) -> dict[str, argparse.ArgumentParser]:
+    groups = [a for a in (parser or build_parser())._actions if isinstance(a, argparse._SubParsersAction)]
+    return groups[0].choices if groups else {}
+
+
+def _flag_parsers(command: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parsers that hold a command's flags: its own, or each of its actions' (`adri mirror replay`)."""
+    return list(_subparsers(command).values()) or [command]
 
 
 def test_every_setting_is_a_flag_of_the_commands_it_names_or_says_why_not():
@@ -22,20 +27,41 @@ def test_every_setting_is_a_flag_of_the_commands_it_names_or_says_why_not():
         assert flag is not None, f"Settings.{name} declares no Flag"
         assert flag.commands or flag.env_only, f"Settings.{name}: no command and no reason"
         for command in flag.commands:
-            actions = {a.dest: a for a in parsers[command]._actions}
-            assert name in actions, f"adri {command} has no flag for Settings.{name}"
-            spelled = flag.name or "--" + name.replace("_", "-")
-            assert set(actions[name].option_strings) == {spelled, *flag.aliases}
+            for parser in _flag_parsers(parsers[command]):
+                actions = {a.dest: a for a in parser._actions}
+                assert name in actions, f"{parser.prog} has no flag for Settings.{name}"
+                spelled = flag.name or "--" + name.replace("_", "-")
+                assert set(actions[name].option_strings) == {spelled, *flag.aliases}
 
 
 def test_no_command_declares_one_destination_twice_and_the_aliases_resolve():
     parsers = _subparsers()
     for command in COMMANDS:
-        dests = [a.dest for a in parsers[command.name]._actions if a.dest != "help"]
-        assert len(dests) == len(set(dests)), command.name
+        for parser in _flag_parsers(parsers[command.name]):
+            dests = [a.dest for a in parser._actions if a.dest != "help"]
+            assert len(dests) == len(set(dests)), parser.prog
     for alias, command in (("classificar", "classify"), ("concordancia", "agree"), ("achados", "findings")):
         assert parsers[alias] is parsers[command]
     assert len(inspect.getsource(build_parser).splitlines()) < 40
+
+
+def test_each_action_lists_its_own_flags_only(capsys):
+    """Failed before: `adri mirror replay --help` listed approve's --evaluation and savings' --quality."""
+    mirror = _subparsers(_subparsers()["mirror"])
+    replay = {o for a in mirror["replay"]._actions for o in a.option_strings}
+    assert {"--point", "--mirror", "--espelho", "--log"} <= replay
+    assert not replay & {"--evaluation", "--mode", "--quality", "--blind-sheet", "--json"}
+    routing = _subparsers(_subparsers()["routing"])
+    assert "--port" in {o for a in routing["serve"]._actions for o in a.option_strings}
+    assert "--port" not in {o for a in routing["run"]._actions for o in a.option_strings}
+    for command in COMMANDS:  # every action has its line in `adri <command> --help`
+        for name, parser in _subparsers(_subparsers()[command.name]).items():
+            assert command.action_help.get(name), f"adri {command.name} {name} has no help line"
+    _, _, options, _ = parsed(["mirror", "approve", "confirmar_transferencia", "--evaluation", "e.json"])
+    assert (options.action, options.point, str(options.evaluation)) == ("approve", "confirmar_transferencia", "e.json")
+    with pytest.raises(SystemExit):
+        parsed(["mirror", "replay", "--evaluation", "e.json"])
+    assert "--evaluation" in capsys.readouterr().err
 
 
 def test_a_commands_own_seed_is_not_the_models_seed(monkeypatch):

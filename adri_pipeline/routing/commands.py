@@ -85,3 +85,24 @@ def report(settings: Settings, options) -> int:
         return 2
     print(path.read_text(encoding="utf-8"))
     return 0
+
+
+def table(settings: Settings, options) -> int:
+    """The dataset's last run as a docs "Measured here" table (routing/measured.py), printed or written
+    into `--doc` between its markers."""
+    from adri_pipeline.routing import measured
+    from adri_pipeline.routing.results import BenchmarkReport
+
+    path = report_folder(settings.warehouse.parent, settings.routing_dataset) / "metrics.json"
+    if not path.exists():
+        print(f"error: no run at {path}: run `adri routing run --dataset {settings.routing_dataset}` first",
+              file=sys.stderr)
+        return 2
+    block = measured.table(BenchmarkReport.read(path), settings.routing_dataset)
+    if options.doc is None:
+        print(block)
+        return 0
+    measured.write_into(options.doc, settings.routing_dataset, block)
+    print(f"{options.doc}: the table of routing {settings.routing_dataset} written from {path}")
+    return 0
+

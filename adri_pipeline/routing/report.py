@@ -19,6 +19,7 @@ from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
 from adri_pipeline.routing.drift import ALPHA as DRIFT_ALPHA  # noqa: E402
 from adri_pipeline.routing.drift import WINDOW as DRIFT_WINDOW  # noqa: E402
+from adri_pipeline.routing.measured import provenance  # noqa: E402
 from adri_pipeline.routing.out_of_source import OutsideSet  # noqa: E402
 from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
 from adri_pipeline.routing.results import BenchmarkReport, CandidateResult, Hypotheses  # noqa: E402
@@ -287,7 +288,7 @@ def write_report(out_dir: Path, dataset: Dataset, config: RunConfig, runs: dict[
                     hypotheses=hypotheses, annotator_agreement=agreement, departures=departed,
                     out_of_source=[{"name": s.name, "test_hash": s.test_hash, "origins": s.origins,
                                     "written_by": s.written_by, "examples": len(s.examples), "available": s.available}
-                                   for s in outside]).write(out_dir / "metrics.json")
+                                   for s in outside], measured=provenance()).write(out_dir / "metrics.json")
     path = out_dir / "report.md"
     text = markdown(dataset, config, results, hypotheses, name=out_dir.name, outside=list(outside))
     text += "\n## Departures from the protocol\n\n" + "".join(f"- {line}\n" for line in departed)

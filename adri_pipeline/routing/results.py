@@ -162,6 +162,7 @@ class BenchmarkReport(BaseModel):
     annotator_agreement: dict
     departures: list[str]
     out_of_source: list[dict] = []  # each out-of-source set: name, label, test_hash, origin, written_by, examples
+    measured: dict = {}  # where and when the run ran: date, commit, cores (routing/measured.provenance)
 
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(self.model_dump(mode="python"), ensure_ascii=False, indent=1, default=float),
