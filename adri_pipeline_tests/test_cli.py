@@ -103,6 +103,8 @@ def test_a_broken_price_table_stops_a_routing_run_before_any_work(tmp_path, caps
     prices.write_text('[shapes.a]\nhourly_usd = "cheap"\n[ran_on]\ndefault = "a"\n', encoding="utf-8")
     assert main(["routing", "run", "--dataset", "sample", "--prices", str(prices), "--warehouse", str(warehouse)]) == 2
     assert "prices.toml: field shapes.a.hourly_usd" in capsys.readouterr().err
+    # failed before: every out-of-source set was built (and its split frozen) first, 8 s here
+    assert not (tmp_path / "routing").exists()
 
 
 @pytest.mark.parametrize("command", [["findings"], ["export", "--format", "csv", "--output", "OUT"], ["review"],

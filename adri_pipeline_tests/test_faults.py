@@ -88,7 +88,9 @@ def stub():
         yield server
 
 
-@pytest.mark.parametrize("point", ["startup", "mid_run", "mid_retry", "before_results", "during_snapshot"])
+# two points in the front door, the other three in the slow suite (each is two runs of adri, ~7 s)
+@pytest.mark.parametrize("point", ["mid_run", "before_results", *(pytest.param(p, marks=pytest.mark.slow)
+                                                                for p in ("startup", "mid_retry", "during_snapshot"))])
 def test_kill_9_at_every_point_then_resume_keeps_each_answer_once(stub, tmp_path, point):
     warehouse = tmp_path / "wh" / "adri.duckdb"
     stub.delay = 0.03
@@ -210,6 +212,7 @@ def test_malformed_truncated_and_schema_ignoring_answers_are_retried_then_listed
     assert doc == "sample-001" and reason
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_an_analyst_holding_the_snapshot_does_not_stop_a_run(stub, tmp_path):
     warehouse = tmp_path / "wh" / "adri.duckdb"
     first = classify(stub.host, warehouse, "--limit", "3")
@@ -305,6 +308,7 @@ def test_two_hosts_one_killed_and_restarted_later_the_run_never_stops_and_loses_
     assert sorted(ledger(warehouse)) == sorted(_texts()) and len(ledger(warehouse)) == N
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_kill_9_in_the_final_publish_then_a_cached_rerun_publishes_the_results(stub, tmp_path):
     """Failed before: the previous snapshot (10 documents) stayed through every cached rerun, which took
     the existing snapshot file for its own; the snapshot's temporary file stayed too."""

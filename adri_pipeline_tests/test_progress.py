@@ -3,9 +3,12 @@
 import subprocess
 import sys
 
+import pytest
+
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_a_classification_logged_to_a_file_writes_lines_not_carriage_returns(tmp_path):
     """Failed before: the classify bar wrote one carriage-return update per document into the file."""
     log = tmp_path / "run.log"

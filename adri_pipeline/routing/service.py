@@ -106,6 +106,8 @@ def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Pa
     dataset and measured on that file, or another shipped dataset's test split, only; reported under
     its own name."""
     config = config or config_for(settings)
+    candidates = candidates_of(settings)
+    checked = preflight(config, candidates, settings)  # before the datasets are built: seconds, or minutes
     out_dir = report_folder(settings.warehouse.parent, settings.routing_dataset)
     frozen = frozen_folder(settings.warehouse.parent)
     dataset = build(config, frozen)
@@ -118,8 +120,8 @@ def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Pa
     else:
         sources = sources_for(settings.routing_out_of_source, settings.routing_dataset, list(also_test))
         outside = outside_sets(sources, config, fit_on, frozen)
-    return run_benchmark(config, candidates_of(settings), Warehouse(settings.warehouse), out_dir, settings, dataset,
-                         outside)
+    return run_benchmark(config, candidates, Warehouse(settings.warehouse), out_dir, settings, dataset, outside,
+                         checked)
 
 
 CROSS_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "high_confidence_wrong_rate_fixed", "ece")
@@ -161,23 +163,28 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
     return path
 
 
-def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
-                  settings: Settings | None = None, dataset: Dataset | None = None,
-                  outside: list[OutsideSet] = ()) -> BenchmarkRun:
-    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test and on each out-of-source
-    set -> metrics -> report.
-    An LLM baseline whose server is down or does not serve the model stops the run before any work."""
+def preflight(config: RunConfig, candidates: list[str], settings: Settings | None = None) -> dict:
+    """What stops a run before any work: a server that is not there, a model it does not serve, a broken
+    price table. Returns the served candidates it checked, each the one that then runs."""
     from adri_pipeline.routing.candidates import candidate_class
-    from adri_pipeline.routing.embedded import Encoder
 
-    # a server that is not there, a model it does not serve: before any work; the checked candidate
-    # is the one that runs
     checked = {name: make_candidate(name, settings=settings) for name in candidates
                if not candidate_class(name).kind.embeds}
     for candidate in checked.values():
         candidate.check()
+    PriceTable.read(Path(config.prices))
+    return checked
 
-    PriceTable.read(Path(config.prices))  # a broken price table stops the run before any work
+
+def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
+                  settings: Settings | None = None, dataset: Dataset | None = None,
+                  outside: list[OutsideSet] = (), checked: dict | None = None) -> BenchmarkRun:
+    """build (or reuse) -> each candidate: fit on dev, calibrate, run on test and on each out-of-source
+    set -> metrics -> report. `preflight` first, unless the caller ran it (`checked`)."""
+    from adri_pipeline.routing.candidates import candidate_class
+    from adri_pipeline.routing.embedded import Encoder
+
+    checked = preflight(config, candidates, settings) if checked is None else checked
     dataset = dataset or build(config, frozen_folder(warehouse.path.parent))
     encoder = Encoder() if any(candidate_class(c).kind.embeds for c in candidates) else None
     runs = {name: run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name),

@@ -454,6 +454,7 @@ def test_a_large_file_with_no_model_server_stores_nothing(tmp_path):
         assert con.execute("SELECT count(*) FROM documents").fetchone()[0] == 0
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp_path):
     """ADR 0011 point 8: one result per model and codebook; the panel shows the principal model's."""
     from adri_pipeline.classification.codebook import load_codebook

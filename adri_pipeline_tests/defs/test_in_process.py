@@ -50,6 +50,7 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     assert audits.event_specific_data.materialization.metadata["rewritten"].value is False
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, tmp_path, ollama_stub, sample_corpus,
                                                             capfd):
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
@@ -107,6 +108,7 @@ def test_a_cancelled_range_run_writes_results_for_what_it_classified(dagster_ins
     assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == set(shards_of(ledger))
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_path, codebook_copy, monkeypatch):
     monkeypatch.setenv("ADRI_CHECK_MIN_LITERAL_PCT", "100.5")  # unreachable: every variable is "weak"
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), corpus=str(SAMPLE), codebook=str(codebook_copy),

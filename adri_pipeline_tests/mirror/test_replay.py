@@ -57,7 +57,9 @@ def test_page_type_replay_holds_out_whole_sites(tmp_path):
     assert all(r["truth"] and r["mirror_decision"] and 0 <= r["probability"] <= 1 for r in records)
 
 
-@pytest.mark.parametrize("fault", ["noul-range", "nan", "extra-answer", "boolean-type"])
+# one fault in the front door, the other three in the slow suite (each is a server and a replay, ~10 s)
+@pytest.mark.parametrize("fault", ["nan", *(pytest.param(f, marks=pytest.mark.slow)
+                                            for f in ("noul-range", "extra-answer", "boolean-type"))])
 def test_replay_against_a_server_that_breaks_the_spec_exits_0_and_the_rule_decides(tmp_path, fault):
     """`adri mirror replay --point html_is_enough --mirror jev:<url>` against jevcompat's mock breaking an
     answer: every answer discarded, said so, every decision the rule's, exit 0."""

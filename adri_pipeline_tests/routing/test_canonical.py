@@ -73,6 +73,7 @@ def test_a_line_that_is_not_json_is_named(tmp_path):
         load_canonical(path)
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     from adri_pipeline.routing.service import run_benchmark
     from adri_pipeline.warehouse import Warehouse

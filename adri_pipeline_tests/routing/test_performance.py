@@ -132,6 +132,7 @@ class Failing(Idle):
         raise ValueError("the batch path is broken")
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_a_run_says_what_it_measures_as_it_goes_and_a_failed_one_says_why(capfd):
     """Failed before: one bar, "pilot: 0/1 run", for the minute or two a run takes, and nothing of
     what the run was doing."""

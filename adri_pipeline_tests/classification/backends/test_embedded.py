@@ -46,6 +46,7 @@ def test_thirty_real_abstracts_all_valid_with_literal_evidence(pilot, warehouse)
         assert span == row["evidencia"].strip(" .,;:")
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_answers_vary_with_the_document(sample_corpus, pilot):
     """Zero-shot is weak but not constant: distinct abstracts get distinct approaches."""
     backend = EmbeddedBackend()

@@ -1,6 +1,7 @@
 """Results follow classification runs by their automation condition, not by sensors chaining jobs."""
 
 import dagster as dg
+import pytest
 
 from adri_pipeline.definitions import defs
 from adri_pipeline.defs.classification.jobs import RESULTS_ONWARD
@@ -13,6 +14,7 @@ def requested(result) -> dict[str, int]:
     return {key.to_user_string(): result.get_num_requested(key) for key in FOLLOWERS}
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_results_are_rebuilt_once_after_a_range_run_and_not_again(dagster_instance, adri):
     """Failed before: two run-status sensors chained classify_documents_job to refresh_results_job."""
     first = dg.evaluate_automation_conditions(defs=defs, instance=dagster_instance)
@@ -25,6 +27,7 @@ def test_results_are_rebuilt_once_after_a_range_run_and_not_again(dagster_instan
     assert again.total_requested == 0  # requested once: not again until the next upstream update
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_an_upstream_rebuilt_with_the_same_content_leaves_the_results_alone(dagster_instance, adri, codebook_copy):
     """Failed before: eager() followed any materialization, so a prompt signature rebuilt from an
     unchanged codebook rebuilt every result and audit after it."""

@@ -1,6 +1,7 @@
 """The `coder_agreement` asset and its check, on a coding round's CSV (the project's synthetic sample)."""
 
 import dagster as dg
+import pytest
 
 from adri_pipeline.defs.classification.coders import coder_agreement, coder_file
 from adri_pipeline.defs.resources import AdriSettings
@@ -28,6 +29,7 @@ def test_the_rounds_agreement_is_a_table_and_its_check_names_what_falls_short(da
     assert not check.passed and "1 disagreement(s) not adjudicated: sample-004/abordagem" in check.description
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_sample_is_enough(
         dagster_instance, adri, tmp_path):
     """No random round: the check warns that the findings are the model's labels alone. A random round

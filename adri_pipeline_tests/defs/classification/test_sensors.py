@@ -1,6 +1,7 @@
 import json
 
 import dagster as dg
+import pytest
 
 from adri_pipeline.classification.backends.embedded import EmbeddedBackend
 from adri_pipeline.classification.codebook import load_codebook
@@ -108,6 +109,7 @@ def test_the_sensors_that_look_at_the_codebook_and_the_coders_file_observe_them(
         with_codes.settings())
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_label_only_edit_renames_results_without_a_model_call(dagster_instance, adri, codebook_copy, monkeypatch):
     materialize_graph(dagster_instance, adri, jobs=("classify",))  # answers in the ledger; the refresh is tested
     _edit(codebook_copy, "qualitativa: Qualitativa", "qualitativa: QUALI")
