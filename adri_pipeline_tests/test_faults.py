@@ -328,6 +328,7 @@ def test_kill_9_in_the_final_publish_then_a_cached_rerun_publishes_the_results(s
     assert not list(warehouse.parent.glob("*.tmp*"))
 
 
+@pytest.mark.slow  # end to end, over 6 s: the slow suite (.ci/run runs it)
 def test_a_second_classify_on_a_warehouse_in_use_refuses_at_once_naming_the_run_and_asking_nothing(tmp_path):
     """Failed before: a second `adri classify` on the warehouse of a running one asked the model for
     the same documents (208 calls for 200) and then died on DuckDB's lock with a traceback."""

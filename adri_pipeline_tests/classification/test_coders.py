@@ -70,6 +70,7 @@ def test_the_fitted_model_is_in_the_cache_key_and_changes_with_the_coder_file(co
     assert len(keys) == 3
 
 
+@pytest.mark.slow  # end to end, over 6 s: the slow suite (.ci/run runs it)
 def test_trained_answers_are_deterministic_and_valid(coded, pilot):
     from adri_pipeline.classification.runner import classify_corpus
     from adri_pipeline.warehouse import Warehouse

@@ -435,6 +435,7 @@ def test_a_bad_line_far_into_a_file_stops_the_run_and_nothing_is_stored(ollama_s
         assert con.execute("SELECT count(*) FROM corpus_files").fetchone()[0] == 0
 
 
+@pytest.mark.slow  # end to end, over 6 s: the slow suite (.ci/run runs it)
 def test_a_large_file_with_no_model_server_stores_nothing(tmp_path):
     """The file is read while the server is looked for; a server that is not there stops the run
     before the corpus is stored, as with a small file."""

@@ -134,6 +134,7 @@ def test_auto_with_no_server_fails_the_orchestrated_run_naming_the_server(dagste
         assert con.execute("SELECT count(*) FROM ledger").fetchall()[0][0] == 0
 
 
+@pytest.mark.slow  # end to end, over 6 s: the slow suite (.ci/run runs it)
 def test_downstream_assets_use_the_model_the_classification_run_recorded(dagster_instance, tmp_path, ollama_stub):
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
                         ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
