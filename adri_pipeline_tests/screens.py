@@ -31,7 +31,7 @@ def take(review: Path, out: Path) -> list[Path]:
             if not page.exists():
                 raise SystemExit(f"error: {page} is not there: run `make demo` first")
             view = browser.new_page(viewport={"width": WIDTH, "height": height})
-            view.goto(page.as_uri())
+            view.goto(page.resolve().as_uri())
             view.locator(selector).first.wait_for()
             path = out / f"screen-{page.stem}.png"
             view.screenshot(path=str(path))

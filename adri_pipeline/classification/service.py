@@ -22,6 +22,7 @@ import polars as pl
 
 from adri_pipeline import faults
 from adri_pipeline.classification.backends import select_backend
+from adri_pipeline.classification.backends.base import is_zero_shot_baseline
 from adri_pipeline.classification.codebook import Codebook, load_codebook
 from adri_pipeline.classification.corpus import (
     CHUNK_ROWS,
@@ -739,7 +740,7 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     by_source, mixed = counted_by_source(warehouse, values, documents)
     out = {
         "model": name, "codebook": codebook, "counted": values["doc_id"].n_unique(), "source": source,
-        "counted_by_source": by_source, "mixed_warning": mixed,
+        "counted_by_source": by_source, "mixed_warning": mixed, "zero_shot_baseline": is_zero_shot_baseline(name),
         "excluded": {"no_abstract": excluded["no_abstract"], "failed": excluded["failed"],
                      "not_classified_yet": max(pending - excluded["failed"], 0)},
         "shares": shares(values, codebook),

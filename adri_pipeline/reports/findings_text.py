@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from adri_pipeline.classification.backends.base import ZERO_SHOT_NOTE
 from adri_pipeline.classification.findings import percent
 
 
@@ -18,6 +19,8 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
                  + ", ".join(f"{name} {n}" for name, n in found["counted_by_source"].items()))
     if found["mixed_warning"]:
         lines.append(f"warning: {found['mixed_warning']}")
+    if found["zero_shot_baseline"]:
+        lines.append(f"note: {ZERO_SHOT_NOTE}")
     grouped = found[f"by_{by}"] if by else None
     for name in book.variables:
         lines.append(f"\n{name} ({book.variables[name].type})")

@@ -33,6 +33,7 @@ import jinja2
 import polars as pl
 from markupsafe import Markup, escape
 
+from adri_pipeline.classification.backends.base import ZERO_SHOT_NOTE
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
 from adri_pipeline.reports.findings_text import CORRECTED_MEANING, interval_text, plan_text, points_text
@@ -306,7 +307,7 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
     return render("findings.html.j2", title="Findings — what the corpus says", found=found, variables=variables,
                   cross=cross, compare=compare, validation=validation,
                   corrected=_corrected_section(found["corrected"]) if "corrected" in found else None,
-                  models=_models_section(found.get("models")))
+                  models=_models_section(found.get("models")), baseline_note=ZERO_SHOT_NOTE)
 
 
 def _models_section(compared) -> list[dict] | None:
@@ -362,15 +363,40 @@ def summary_page(warehouse: Warehouse, sets: list[dict]) -> str:
     return render("summary.html.j2", title="Summary — the ADR's figures", sets=shown)
 
 
-ROUTING_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "macro_f1", "ece", "brier", "aurc",
-                   "high_confidence_wrong_rate", "high_confidence_wrong_rate_fixed")
+# each figure of a task as the page names it, and its one-line definition (each defined in jev/metrics.py)
+ROUTING_FIGURES = {
+    "n": ("decisions", "test decisions scored"),
+    "accuracy": ("accuracy", "share of decisions answered right (D4: the whole set right)"),
+    "majority_baseline_accuracy": ("majority class", "accuracy of always answering the test split's most common "
+                                                     "option: a candidate below it routes worse than no model"),
+    "macro_f1": ("macro-F1", "F1 per option, averaged with equal weight (not for D4's sets)"),
+    "ece": ("ECE", "expected calibration error: the gap between confidence and accuracy, averaged over "
+                   "confidence bins (0 is calibrated)"),
+    "brier": ("Brier", "mean squared error of the probability given to the right option (lower is better)"),
+    "aurc": ("AURC", "area under the risk-coverage curve: errors kept as fewer decisions are answered "
+                     "(lower is better)"),
+    "high_confidence_wrong_rate": ("wrong at the threshold", "share of all decisions answered wrongly at or above "
+                                   "the abstention threshold: the error nothing asks again about"),
+    "high_confidence_wrong_rate_fixed": ("wrong at p ≥ 0.85", "the same at confidence 0.85 (the fixed threshold)"),
+}
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None or value != value else f"{value:.1%}"
 
 
 def _routing_run(name: str, report: BenchmarkReport, images: list[dict]) -> dict:
-    """One report folder's page section, from its metrics.json (routing/results.BenchmarkReport)."""
-    rows = [{"candidate": candidate, "task": task, **{k: getattr(m, k) for k in ROUTING_FIGURES},
-             "p95_ms": result.latency_ms.get("p95")}
+    """One report folder's page section, from its metrics.json (routing/results.BenchmarkReport): a
+    reader's headers, shares of decisions in percent, "—" where a figure does not apply."""
+    shares = {"high_confidence_wrong_rate", "high_confidence_wrong_rate_fixed"}
+    rows = [{"candidate": candidate, "task": task,
+             **{header: _percent(getattr(m, k)) if k in shares else ("—" if getattr(m, k) is None else getattr(m, k))
+                for k, (header, _) in ROUTING_FIGURES.items()},
+             "p95 ms per decision": result.latency_ms.get("p95")}
             for candidate, result in report.results.items() for task, m in result.tasks.items()]
+    for row, m in zip(rows, [m for result in report.results.values() for m in result.tasks.values()]):
+        if m.accuracy < m.majority_baseline_accuracy - 1e-9:
+            row["accuracy"] = f"{m.accuracy:.3f} ⚠ below majority"
     verdicts = [{"candidate": c, "hypothesis": h, "verdict": getattr(hs, h).verdict, "why": getattr(hs, h).reason}
                 for c, hs in report.hypotheses.items() for h in ("H1", "H2", "H3")]
     confusions = [{"candidate": candidate, "labels": matrix["labels"], "rows": list(zip(matrix["labels"], matrix["matrix"]))}
@@ -390,6 +416,7 @@ def _routing_run(name: str, report: BenchmarkReport, images: list[dict]) -> dict
             # fractions of a cent: three significant digits
             "cost/1000 decisions USD (batch 1)": "—" if cost is None or cost != cost else f"{cost:.3g}"})
     return {"name": name, "test_hash": report.test_hash, "rows": rows, "verdicts": verdicts,
+            "legend": [{"name": header, "definition": definition} for header, definition in ROUTING_FIGURES.values()],
             "performance": performance, "departures": report.departures, "confusions": confusions, "images": images}
 
 

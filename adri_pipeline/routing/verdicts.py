@@ -171,6 +171,14 @@ def _performance_verdict(result: CandidateResult, baseline: CandidateResult | No
                              else "stated price (no LLM in this run)"),
               independent_runs=performance.independent_runs,
               reason=f"{performance.independent_runs} independent run(s); the JEV design asks for three"
-              if verdict == "not evaluated" else "")
+              if verdict == "not evaluated" else _performance_reason(p95, cost, llm_cost, config))
+
+
+def _performance_reason(p95: float, cost: float, llm_cost: float, config: RunConfig) -> str:
+    """Why H3 is met or not, in the two figures it compares (said for a met verdict too)."""
+    latency = "within" if p95 <= config.h3_p95_ms else "over"
+    price = "below" if cost <= llm_cost else "above"
+    return (f"p95 per turn {p95:.1f} ms, {latency} the {config.h3_p95_ms:.0f} ms budget; cost per 1,000 decisions "
+            f"US$ {cost:.3g}, {price} the compared US$ {llm_cost:.3g}")
 
 

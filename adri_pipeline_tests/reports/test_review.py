@@ -299,6 +299,12 @@ def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp
     assert "Departures from the protocol" in html and "CPU only: no GPU scenario." in html
     assert "VM.Standard.E4.Flex 1 OCPU 24 GB" in html and "0.000339" in html and ">90.0<" in html
     assert "old/metrics.json: written by an earlier version" in html  # named, not a crash
+    # a reader's headers, each defined under the table, shares in percent (failed before: snake_case
+    # field names, no legend, 0.000 for a share)
+    assert "majority_baseline_accuracy" not in html and "<th>majority class</th>" in html
+    assert "<dt>wrong at the threshold</dt><dd>share of all decisions answered wrongly" in html
+    assert ">0.0%<" in html and "<dt>AURC</dt>" in html
+    assert "⚠ below majority" not in html  # D2 1.000 against a majority class of 0.34
 
 
 def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagreements(two_models, tmp_path):

@@ -126,3 +126,20 @@ def test_a_verdict_holds_only_where_it_holds_out_of_source_too():
     assert holding("supported", {"sgd": "supported", "file-x": "not supported"}, "supported") == \
         "supported in source only (not on file-x)"
     assert holding("not supported", {"sgd": "supported"}, "supported") == "not supported in source"
+
+
+@pytest.mark.parametrize("p95, verdict, says", [(41.0, "met", "p95 per turn 41.0 ms, within the 50 ms budget"),
+                                                 (132.9, "not met", "p95 per turn 132.9 ms, over the 50 ms budget")])
+def test_h3_says_why_it_is_met_or_not(p95, verdict, says):
+    """Failed before: a met or unmet H3 had an empty reason, and the routing page an empty "why"."""
+    from types import SimpleNamespace
+
+    from adri_pipeline.routing.verdicts import _performance_verdict
+
+    performance = SimpleNamespace(independent_runs=3, shape="a shape")
+    result = SimpleNamespace(performance=performance, latency_per_turn_ms_percentiles={"p95": p95},
+                             cost_per_1000_usd=0.0001)
+    h3 = _performance_verdict(result, None, RunConfig())
+    assert h3.verdict == verdict and h3.reason.startswith(says)
+    assert "cost per 1,000 decisions US$ 0.0001, below the compared US$ 0.01" in h3.reason
+

@@ -68,3 +68,22 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Unload what prepare() loaded."""
+
+
+# The embedded backend's model names (backends/embedded.py writes them): `embedded:<encoder>` answers
+# zero-shot; `embedded:<encoder>+coded-<hash>` was trained on the coders' codes.
+EMBEDDED_PREFIX = "embedded:"
+TRAINED_ON_CODES = "+coded-"
+
+
+def is_zero_shot_baseline(model: str) -> bool:
+    """Whether a stored model name is the embedded default answering zero-shot: a baseline that agrees
+    with human coders at about chance level (docs/guide-classification.md), not coding."""
+    return model.startswith(EMBEDDED_PREFIX) and TRAINED_ON_CODES not in model
+
+
+ZERO_SHOT_NOTE = ("these are the embedded default's zero-shot answers, a baseline that agrees with human coders at "
+                  "about chance level (docs/guide-classification.md), not coding: classify with a served model "
+                  "(--backend ollama or openai) or train it on coded documents (--coders) before reading the "
+                  "shares as findings")
+

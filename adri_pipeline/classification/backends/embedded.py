@@ -23,7 +23,13 @@ import time
 import numpy as np
 from pydantic import BaseModel
 
-from adri_pipeline.classification.backends.base import BackendError, BackendResponse, stop_below_memory_floor
+from adri_pipeline.classification.backends.base import (
+    EMBEDDED_PREFIX,
+    TRAINED_ON_CODES,
+    BackendError,
+    BackendResponse,
+    stop_below_memory_floor,
+)
 from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codebook, Variable
 from adri_pipeline.classification.coded_model import TRAINING_VERSION, DocumentVectors
 from adri_pipeline.classification.corpus import Document, body_start
@@ -109,10 +115,10 @@ class EmbeddedBackend:
         self.settings = params or EmbeddedParams()
         self.trained = trained
         self.memory_floor_mb = memory_floor_mb
-        self.model = f"embedded:{encoder_name()}"
+        self.model = f"{EMBEDDED_PREFIX}{encoder_name()}"
         self.params = self.settings.model_dump()
         if trained is not None:
-            self.model += f"+coded-{trained.digest[:12]}"
+            self.model += f"{TRAINED_ON_CODES}{trained.digest[:12]}"
             self.params = {"coded": {"digest": trained.digest, "version": TRAINING_VERSION,
                                      "training": trained.params.model_dump(), "documents": len(trained.documents)}}
         self._targets: dict[str, tuple[list[str], np.ndarray]] = {}
