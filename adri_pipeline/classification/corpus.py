@@ -24,6 +24,7 @@ import polars as pl
 
 from adri_pipeline.config import DEFAULT_MAX_TEXT_CHARS, Settings
 from adri_pipeline.errors import AdriError
+from adri_pipeline.warehouse.corpus import DOCUMENT_SCHEMA
 
 SUPPORTED_SUFFIXES = (".jsonl", ".csv", ".xlsx")
 
@@ -43,17 +44,6 @@ _INVISIBLE_OR_CONTROL = re.compile(_INVISIBLE.pattern[:-1] + _CONTROL.pattern[1:
 TRUNCATION_MARK = " […]"
 _LEADING_LABEL = re.compile(r"^\s*(resumo|abstract|resumen)\s*[:.\-–—]?\s+(?=\S)", re.IGNORECASE)
 
-DOCUMENT_SCHEMA = {
-    "doc_id": pl.String,
-    "title": pl.String,
-    "abstract": pl.String,  # original, offsets point here
-    "text": pl.String,  # cleaned, what the model reads
-    "text_language": pl.String,
-    "year": pl.String,
-    "doi": pl.String,
-    "source": pl.String,
-    "line": pl.Int64,
-}
 
 
 class CorpusError(AdriError, ValueError):

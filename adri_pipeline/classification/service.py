@@ -26,7 +26,6 @@ from adri_pipeline.classification.backends.base import is_zero_shot_baseline
 from adri_pipeline.classification.codebook import Codebook, load_codebook
 from adri_pipeline.classification.corpus import (
     CHUNK_ROWS,
-    DOCUMENT_SCHEMA,
     Corpus,
     corpus_paths,
     fingerprints,
@@ -74,6 +73,7 @@ from adri_pipeline.warehouse import (
     store_results,
     stored_corpus,
 )
+from adri_pipeline.warehouse.corpus import DOCUMENT_SCHEMA
 from adri_pipeline.warehouse.shared import SharedLedger
 
 log = logging.getLogger(__name__)

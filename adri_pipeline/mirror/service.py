@@ -89,7 +89,7 @@ def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], lis
 def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> dict[str, PointEvaluation]:
     """Per point; with judges that cannot be shown independent (promotion_blocker) a point is never
     recommended for promotion."""
-    from adri_pipeline.routing.performance import PriceTable
+    from adri_pipeline.prices import PriceTable
 
     blocker = promotion_blocker(settings.mirror_judges)
     prices = PriceTable.read(settings.routing_prices)  # one price table for candidates and mirrors

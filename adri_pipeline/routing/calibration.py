@@ -17,7 +17,7 @@ from adri_pipeline.jev.contract import (
 from adri_pipeline.jev.serialize import parse_state
 from adri_pipeline.progress import steps
 from adri_pipeline.routing.candidates import Candidate, Logits, softmax
-from adri_pipeline.routing.embedded import Encoder
+from adri_pipeline.routing.encoder import Encoder
 
 
 class Familiarity:

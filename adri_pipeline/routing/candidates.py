@@ -22,16 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
-from adri_pipeline.jev.contract import (
-    RoutingConfigError,
-)
-
-if TYPE_CHECKING:
-    from adri_pipeline.routing.embedded import Encoder
+from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.routing.encoder import Encoder
 
 Logits = dict[str, dict[str, float]]  # question -> option -> logit
 SESSION_OPTIONS = ("continuar_agente_ativo", "iniciar_novo_agente", "desambiguar")
@@ -62,7 +58,7 @@ class Candidate:
 
     name: str
     kind: ClassVar[Kind]
-    encoder: "Encoder | None" = None  # the shared embedder, for kinds that embed (Kind.embeds)
+    encoder: Encoder | None = None  # the shared embedder, for kinds that embed (Kind.embeds)
     last_input_tokens: int = 0  # what the server said the last request cost it to read (served kinds)
     # question -> why the last answer was discarded (served kinds); reassigned per request, never mutated
     last_invalid: Mapping[str, str] = MappingProxyType({})

@@ -3,12 +3,14 @@ says the run's date, the commit it ran on and the test split's hash, so a fresh 
 command can be compared with it line by line (`adri routing table --doc docs/jev-wire.md`).
 
 A table lives in a doc between two markers, `<!-- measured: routing <dataset> -->` and
-`<!-- /measured -->`; writing it replaces only what lies between them."""
+`<!-- /measured -->`, each a line of its own (a marker quoted inside a sentence is not one); writing
+it replaces only what lies between them."""
 
 from __future__ import annotations
 
 import datetime
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -92,8 +94,8 @@ def write_into(doc: Path, dataset: str, block: str) -> None:
         text = doc.read_text(encoding="utf-8")
     except OSError as exc:
         raise AdriError(f"--doc {doc}: {exc.strerror}") from None
-    start = text.find(begin(dataset))
-    end = text.find(END, start)
-    if start < 0 or end < 0:
-        raise AdriError(f"{doc}: no block `{begin(dataset)}` … `{END}` to write the table into")
-    doc.write_text(text[:start] + block + text[end + len(END):], encoding="utf-8")
+    found = re.search(rf"^{re.escape(begin(dataset))}$.*?^{re.escape(END)}$", text, re.M | re.S)
+    if found is None:
+        raise AdriError(f"{doc}: no block `{begin(dataset)}` … `{END}` (each marker a line of its own) to write "
+                        "the table into")
+    doc.write_text(text[:found.start()] + block + text[found.end():], encoding="utf-8")

@@ -22,63 +22,16 @@ import sys
 import tempfile
 import time
 import traceback
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from adri_pipeline.config import ROUTING_PRICES as PRICES
-from adri_pipeline.errors import read_utf8
-from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.progress import steps
 
 PILOT_EXAMPLES = 50
 PILOT_BATCHES = (1, 2, 4, 8, 16, 32, 64)
 NEAR_BEST = 0.90  # the production batch: the smallest reaching this share of the best throughput
-
-
-class Shape(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    hourly_usd: float = Field(gt=0)
-    description: str = ""
-
-
-class PriceTable(BaseModel):
-    """prices.toml: hourly price per machine shape, and the shape each candidate ran on."""
-
-    model_config = ConfigDict(extra="forbid")
-    shapes: dict[str, Shape]
-    ran_on: dict[str, str]  # candidate name (or "default") -> shape
-    path: Path | None = None
-
-    @classmethod
-    def read(cls, path: Path = PRICES) -> "PriceTable":
-        try:
-            table = cls.model_validate(tomllib.loads(read_utf8(path, RoutingConfigError)) | {"path": path})
-        except FileNotFoundError:
-            raise RoutingConfigError(f"price table {path} does not exist (ADRI_ROUTING_PRICES)") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise RoutingConfigError(f"{path}: not valid TOML: {exc}") from None
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(part) for part in error["loc"])
-            raise RoutingConfigError(f"{path}: field {where}: {error['msg']}") from None
-        unknown = {c: s for c, s in table.ran_on.items() if s not in table.shapes}
-        if unknown:
-            candidate, shape = next(iter(unknown.items()))
-            raise RoutingConfigError(f"{path}: ran_on.{candidate} names shape {shape!r}, which is not under "
-                                     f"[shapes] ({', '.join(table.shapes)})")
-        if "default" not in table.ran_on:
-            raise RoutingConfigError(f"{path}: ran_on needs a 'default' shape")
-        return table
-
-    def shape_of(self, candidate: str) -> str:
-        return self.ran_on.get(candidate, self.ran_on["default"])
-
-    def hourly(self, candidate: str) -> float:
-        return self.shapes[self.shape_of(candidate)].hourly_usd
 
 
 def production_batch(throughput_by_batch: dict[int, float]) -> int:

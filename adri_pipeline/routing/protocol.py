@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from adri_pipeline.jev.serialize import MAX_STATE_CHARS, SERIALIZER_VERSION
-from adri_pipeline.routing.performance import PRICES
+from adri_pipeline.prices import PRICES
 
 
 @dataclass

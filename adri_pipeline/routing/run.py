@@ -19,7 +19,7 @@ from adri_pipeline.progress import note, steps
 from adri_pipeline.routing.calibration import Calibrated, Familiarity
 from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
-from adri_pipeline.routing.embedded import Encoder
+from adri_pipeline.routing.encoder import Encoder
 from adri_pipeline.routing.freeze import check_freeze, freeze
 from adri_pipeline.routing.out_of_source import OutsideSet
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure

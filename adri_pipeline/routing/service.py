@@ -19,7 +19,7 @@ from adri_pipeline.routing.datasets import (
 )
 from adri_pipeline.routing.evaluation import evaluate
 from adri_pipeline.routing.out_of_source import OutsideSet, external_test, outside_sets, sources_for
-from adri_pipeline.routing.performance import PriceTable
+from adri_pipeline.prices import PriceTable
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.results import CandidateResult, Hypotheses
@@ -63,7 +63,7 @@ def run_pilot(settings: Settings) -> Path:
                        redact_names=list(settings.routing_redact_names))
     dataset = build(config, frozen_folder(settings.warehouse.parent))
     from adri_pipeline.routing.candidates import kind_of
-    from adri_pipeline.routing.embedded import Encoder
+    from adri_pipeline.routing.encoder import Encoder
 
     names = candidates_of(settings)
     encoder = Encoder() if any(kind_of(c).embeds for c in names) else None
@@ -182,7 +182,7 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     """build (or reuse) -> each candidate: fit on dev, calibrate, run on test and on each out-of-source
     set -> metrics -> report. `preflight` first, unless the caller ran it (`checked`)."""
     from adri_pipeline.routing.candidates import candidate_class
-    from adri_pipeline.routing.embedded import Encoder
+    from adri_pipeline.routing.encoder import Encoder
 
     checked = preflight(config, candidates, settings) if checked is None else checked
     dataset = dataset or build(config, frozen_folder(warehouse.path.parent))
@@ -205,7 +205,7 @@ def serving(settings: Settings, candidate: str, host: str = "127.0.0.1", port: i
 
     from adri_pipeline.jev.contract import RoutingConfigError
     from adri_pipeline.routing.candidates import kind_of
-    from adri_pipeline.routing.embedded import Encoder
+    from adri_pipeline.routing.encoder import Encoder
     from adri_pipeline.routing.serve import Answerer, make_server
 
     key = None

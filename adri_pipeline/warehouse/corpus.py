@@ -14,6 +14,20 @@ class DocumentClash(AdriError, ValueError):
 
 STORE_SLICE_ROWS = 10_000
 
+# a corpus's documents as the warehouse stores them (migrations/0001, 0004), the columns every reader
+# of a corpus file produces (classification/corpus.py)
+DOCUMENT_SCHEMA = {
+    "doc_id": pl.String,
+    "title": pl.String,
+    "abstract": pl.String,  # original, offsets point here
+    "text": pl.String,  # cleaned, what the model reads
+    "text_language": pl.String,
+    "year": pl.String,
+    "doi": pl.String,
+    "source": pl.String,
+    "line": pl.Int64,
+}
+
 
 def store_corpus(warehouse: Warehouse, corpus, replace: bool = False, files: pl.DataFrame | None = None) -> list[str]:
     """Documents are upserted by doc_id; coverage is replaced per source file; `files` (the files'

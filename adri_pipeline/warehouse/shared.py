@@ -147,7 +147,7 @@ class SharedLedger:
 
     def documents_of_shards(self, shards: list[str]) -> pl.DataFrame:
         """The stored documents of these shards, in corpus order (file, line)."""
-        from adri_pipeline.classification.corpus import DOCUMENT_SCHEMA
+        from adri_pipeline.warehouse.corpus import DOCUMENT_SCHEMA
 
         with self.connect() as con:
             rows = con.execute(pg_sql("documents_of_shards"), {"shards": shards}).fetchall()

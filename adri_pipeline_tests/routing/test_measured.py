@@ -43,7 +43,9 @@ def _run(folder: Path, batching: str) -> None:
 def test_the_table_is_written_between_its_markers_and_nothing_else_changes(tmp_path, capsys):
     _run(tmp_path / "routing" / "sample", batching="in_process")
     doc = tmp_path / "page.md"
-    before, after = "# Page\n\nkept <!-- a comment -->\n\n", "\n\nafter the table, kept\n"
+    # a marker quoted in a sentence is not the block (failed before: the table replaced the sentence)
+    before = f"# Page\n\nkept <!-- a comment -->, and `{begin('sample')}` quoted in prose\n\n"
+    after = "\n\nafter the table, kept\n"
     doc.write_text(before + begin("sample") + "\n| stale | 0.158 |\n" + END + after, encoding="utf-8")
     argv = ["routing", "table", "--warehouse", str(tmp_path / "adri.duckdb"), "--doc", str(doc)]
     assert main(argv) == 0
@@ -79,7 +81,8 @@ def test_a_run_records_the_commit_it_ran_on():
 def test_every_measured_table_in_the_docs_was_written_by_the_command():
     """A table inside the markers says the run's date, commit and test split: typed figures have none."""
     blocks = [(page.name, block) for page in DOCS.glob("*.md")
-              for block in re.findall(r"<!-- measured: routing \S+ -->(.*?)<!-- /measured -->", page.read_text(), re.S)]
+              for block in re.findall(r"^<!-- measured: routing \S+ -->$(.*?)^<!-- /measured -->$", page.read_text(),
+                                      re.S | re.M)]
     assert any(name == "jev-wire.md" for name, _ in blocks)
     for name, block in blocks:
         assert re.search(r"Written by `adri routing table --dataset \S+` from the run of .+, "

