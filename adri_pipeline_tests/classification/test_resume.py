@@ -91,7 +91,10 @@ def test_many_ctrl_c_in_a_burst_still_publish_once(ollama_stub, warehouse):
     if alive_after_the_burst:
         assert "already stopping" in stderr
     ledger, results, runs = stored_counts(warehouse)
-    assert ledger >= 4 and results == ledger
+    # how many answers were committed depends on the load: the second signal of the burst gives up the
+    # answers still at the model (a loaded run, 3 test workers on 2 cores, had 3 of the 5 asked, not
+    # the 4 this once assumed); what must hold is that what was committed is published once
+    assert ledger >= 1 and results == ledger
     assert warehouse.snapshot_path.exists()
     assert len(runs) == 1 and runs[0][0].startswith("interrupted") and runs[0][1] is not None
 
