@@ -88,9 +88,9 @@ def stub():
         yield server
 
 
-# two points in the front door, the other three in the slow suite (each is two runs of adri, ~7 s)
-@pytest.mark.parametrize("point", ["mid_run", "before_results", *(pytest.param(p, marks=pytest.mark.slow)
-                                                                for p in ("startup", "mid_retry", "during_snapshot"))])
+# one point in the front door, the other four in the slow suite (each is two runs of adri, ~7 s)
+@pytest.mark.parametrize("point", ["mid_run", *(pytest.param(p, marks=pytest.mark.slow)
+                                             for p in ("startup", "mid_retry", "before_results", "during_snapshot"))])
 def test_kill_9_at_every_point_then_resume_keeps_each_answer_once(stub, tmp_path, point):
     warehouse = tmp_path / "wh" / "adri.duckdb"
     stub.delay = 0.03

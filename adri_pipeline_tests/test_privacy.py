@@ -7,6 +7,7 @@ judge request. Only the mirror's own request carries the fields its point expose
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -169,13 +170,21 @@ def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # n
                    for r in mirror_requests)  # the point's choice: its mirror reads the exposed field
 
 
+@functools.cache
+def _a_sample_example():
+    """Built once: the sample's build takes a quarter of a second, and each example below copies it."""
+    from adri_pipeline.routing.datasets import build
+    from adri_pipeline.routing.protocol import RunConfig
+
+    return build(RunConfig(dataset="sample")).examples[0]
+
+
 @settings(max_examples=30, deadline=None)
 @given(PERSONAL, PERSONAL)
 def test_routing_datasets_are_anonymized_of_names_and_numbers(in_message, in_turn):
-    from adri_pipeline.routing.datasets import anonymized, build
-    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.datasets import anonymized
 
-    example = build(RunConfig(dataset="sample")).examples[0]
+    example = _a_sample_example()
     turns = example.state.recent_turns
     example = example.model_copy(update={
         "utterance": f"oi, {in_message} aqui",

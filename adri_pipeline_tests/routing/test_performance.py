@@ -109,6 +109,7 @@ class Idle:
         return [{} for _ in batch]
 
 
+@pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_each_run_is_its_own_process_and_reports_its_own_memory():
     """Failed before: ru_maxrss keeps the size the parent had at the fork, so a run started by a
     benchmark holding 400 MB reported 400 MB whatever the candidate used."""
