@@ -10,6 +10,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	# the package's bytecode, as pip compiles what it installs (an editable install is left as source)
+	$(BIN)/python -m compileall -q adri_pipeline adri_pipeline_tests benchmarks
 	touch $(STAMP)
 
 install: $(STAMP)

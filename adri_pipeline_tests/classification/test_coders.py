@@ -88,6 +88,7 @@ def test_trained_answers_are_deterministic_and_valid(coded, pilot):
     assert report.classified == 4 and not report.failed
 
 
+@pytest.mark.slow  # end to end, over 6 s: the slow suite (.ci/run runs it)
 def test_a_fit_is_stored_once_and_loaded_by_the_next_run(coded, monkeypatch, pilot):
     """Failed before: the coded_model asset fitted a model and threw it away; each run fitted again."""
     settings, documents = coded

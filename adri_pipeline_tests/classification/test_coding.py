@@ -124,6 +124,7 @@ def test_a_pull_replaces_the_rounds_codes_and_keeps_its_projects(tmp_path):
     assert coding_projects(warehouse, "r1")["doc_ids"].to_list() == [["a", "b"]]
 
 
+@pytest.mark.slow  # end to end, over 6 s: the slow suite (.ci/run runs it)
 def test_suggest_never_offers_a_document_of_the_round_even_one_without_gold_yet(tmp_path, pilot):
     """sample-004's dispute is open, so it has no gold and is not trained on; it is still being coded."""
     from adri_pipeline.classification.coders import suggest
