@@ -393,10 +393,8 @@ def _routing_run(name: str, report: BenchmarkReport, images: list[dict]) -> dict
              **{header: _percent(getattr(m, k)) if k in shares else ("—" if getattr(m, k) is None else getattr(m, k))
                 for k, (header, _) in ROUTING_FIGURES.items()},
              "p95 ms per decision": result.latency_ms.get("p95")}
+            | ({"accuracy": f"{m.accuracy:.3f} ⚠ below majority"} if m.below_majority else {})
             for candidate, result in report.results.items() for task, m in result.tasks.items()]
-    for row, m in zip(rows, [m for result in report.results.values() for m in result.tasks.values()]):
-        if m.accuracy < m.majority_baseline_accuracy - 1e-9:
-            row["accuracy"] = f"{m.accuracy:.3f} ⚠ below majority"
     verdicts = [{"candidate": c, "hypothesis": h, "verdict": getattr(hs, h).verdict, "why": getattr(hs, h).reason}
                 for c, hs in report.hypotheses.items() for h in ("H1", "H2", "H3")]
     confusions = [{"candidate": candidate, "labels": matrix["labels"], "rows": list(zip(matrix["labels"], matrix["matrix"]))}

@@ -43,8 +43,7 @@ def provenance() -> dict:
 def _accuracy(figures: TaskFigures | None) -> str:
     if figures is None:
         return "—"
-    below = figures.accuracy < figures.majority_baseline_accuracy - 1e-9
-    return f"{figures.accuracy:.3f}{' ⚠' if below else ''}"
+    return f"{figures.accuracy:.3f}{' ⚠' if figures.below_majority else ''}"
 
 
 def _ms(value: float | None) -> str:

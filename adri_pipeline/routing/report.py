@@ -95,11 +95,6 @@ def _pct(value) -> str:
     return "—" if value is None or value != value else f"{value:.1%}"
 
 
-def _below_majority(figures) -> bool:
-    accuracy, majority = figures.accuracy, figures.majority_baseline_accuracy
-    return accuracy is not None and majority is not None and accuracy < majority - 1e-9
-
-
 def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[OutsideSet], config: RunConfig,
                          test_set: str = "in source") -> list[str]:
     """The report's first table: per candidate and task, the run's own test split and every
@@ -118,9 +113,9 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
         for task, m in result.tasks.items():
             rows = [(test_set, m)] + [(labels[source](task) if source in labels else source, tasks[task])
                                          for source, tasks in result.out_of_source.items() if task in tasks]
-            below += [f"{name} on {task} ({where})" for where, f in rows if _below_majority(f)]
+            below += [f"{name} on {task} ({where})" for where, f in rows if f.below_majority]
             lines += [f"| {name} | {task} | {where} | {f.n} | {_fmt(f.accuracy)}"
-                      f"{' ⚠ below majority' if _below_majority(f) else ''} | "
+                      f"{' ⚠ below majority' if f.below_majority else ''} | "
                       f"{_fmt(f.majority_baseline_accuracy)} | {_pct(f.high_confidence_wrong_rate)} | "
                       f"{_pct(f.high_confidence_wrong_rate_fixed)} | {_fmt(f.ece)} |" for where, f in rows]
     if below:

@@ -46,6 +46,12 @@ class TaskFigures(BaseModel):
     brier: float | None = None
     set_cost: SetCost | None = None  # D4
 
+    @property
+    def below_majority(self) -> bool:
+        """Routes worse than always answering the most common option (the report, the docs' tables and
+        the routing page flag it)."""
+        return self.accuracy < self.majority_baseline_accuracy - 1e-9
+
 
 class Performance(BaseModel):
     """The performance figures, each the median of the independent runs (evaluation.performance)."""
