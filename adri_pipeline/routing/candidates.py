@@ -28,11 +28,13 @@ from typing import ClassVar, Literal
 import numpy as np
 
 from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.routing.encoder import Encoder
 
 Logits = dict[str, dict[str, float]]  # question -> option -> logit
 SESSION_OPTIONS = ("continuar_agente_ativo", "iniciar_novo_agente", "desambiguar")
 SCOPE_OPTIONS = {"no_escopo", "fora_do_escopo"}
+ABSTAIN_OPTIONS = ("desambiguar", NO_MATCH)  # D2's "ask the user", D1's "no intent matches"
 
 
 @dataclass(frozen=True)

@@ -27,9 +27,8 @@ from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, answer_from, options_of, schema_errors, text_of
-from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.routing.calibration import Calibrated
-from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS
+from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, SCOPE_OPTIONS, SESSION_OPTIONS
 from adri_pipeline.routing.drift import DriftMonitor
 
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
@@ -54,9 +53,6 @@ def _is_d4_set(questions: dict) -> bool:
     return len(questions) > 1 and all(
         q["type"] == "noul" and isinstance(q.get("instructions"), str) and q["instructions"].startswith(D4_PREFIX)
         for q in questions.values())
-
-
-ABSTAIN_OPTIONS = ("desambiguar", NO_MATCH)  # D2's "ask the user", D1's "no intent matches"
 
 
 def abstaining(question: dict, answer: dict) -> dict:

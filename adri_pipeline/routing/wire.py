@@ -6,16 +6,21 @@ yes/no questions travel in that one request, as the wire allows.
 An answer that breaks the spec (jev/contract.check_response) is discarded and counted: that decision
 has no answer, and the benchmark scores it wrong at confidence 0 — what production would get is the
 fallback, never the broken answer. A busy, failing or timed-out request is discarded the same way;
-a server that cannot be reached stops the run, naming it."""
+a server that cannot be reached stops the run, naming it.
+
+A server that says its traffic has drifted (`x_drift.drifted`, as `adri routing serve` does) answers
+the abstention option at probability 1: that is "leave it to the rule", not a routing it stands
+behind, so it is read as an abstention without confidence (uniform, the abstention option first) — a
+drifted server's every answer was counted wrong at p >= 0.85 before."""
 
 from __future__ import annotations
 
 import math
 
-from adri_pipeline.jev.contract import DEFAULT_MODEL, RoutingConfigError, check_response
+from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, RoutingConfigError, check_response
 from adri_pipeline.models import base
 from adri_pipeline.models.systemone import InvalidResponse, SystemOneServer
-from adri_pipeline.routing.candidates import Candidate, Kind, Logits
+from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, Candidate, Kind, Logits
 
 PROBE = {"model": DEFAULT_MODEL, "state": "Contexto:\nAgente ativo: nenhum\nMensagem: olá",
          "questions": {"probe": {"type": "noul", "instructions": "A mensagem é um cumprimento?"}}}
@@ -64,5 +69,14 @@ class SystemOneCandidate(Candidate):
             return {}
         usable, self.last_invalid = check_response(request, answered.body)
         self.last_input_tokens = int(answered.body["usage"]["input_tokens"]) if usable else 0
+        if (answered.body.get("x_drift") or {}).get("drifted"):
+            return {name: _abstained(list(reading.probabilities)) for name, reading in usable.items()}
         return {name: {option: math.log(max(p, 1e-9)) for option, p in reading.probabilities.items()}
                 for name, reading in usable.items()}
+
+
+def _abstained(options: list[str]) -> dict[str, float]:
+    """Every option alike, the abstention option (or a yes/no's "nao") a hair ahead so that it is the
+    answer: the confidence is 1 / len(options), under any threshold."""
+    abstain = next((o for o in (*ABSTAIN_OPTIONS, NO) if o in options), None)
+    return {option: 1e-6 * (option == abstain) for option in options}

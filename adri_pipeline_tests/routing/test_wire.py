@@ -153,3 +153,22 @@ def test_served_candidate_abstains_while_traffic_drifts_and_recovers(tmp_path):
         back = send(_requests((in_source * 2)[:2 * WINDOW], foreign=False))
         assert not back[-1]["x_drift"]["drifted"]
         assert client.get("/v1/drift").json()["recoveries"] == 1
+
+
+def test_the_benchmark_reads_a_drifted_servers_answers_as_abstentions_without_confidence(tmp_path):
+    """Failed before: `adri routing serve`, drifted, answers desambiguar at probability 1, and the
+    benchmark's `jev:<url>` counted every such answer wrong at p >= 0.85 (53.6 % of the team's held-out
+    turns, measured served after the shipped out-of-source sets had drifted it). It is "leave it to the
+    rule": the abstention option, with no confidence behind it."""
+    from adri_pipeline.routing.candidates import make_candidate, softmax
+    from adri_pipeline.routing.drift import WINDOW
+
+    d2 = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task == "D2"]
+    with adri_serve("static-logreg", tmp_path / "w.duckdb") as url:
+        served = make_candidate(f"jev:{url}")
+        answered = [served.logits(request) for request in _requests((d2 * 3)[:2 * WINDOW], foreign=True)]
+    last = softmax(answered[-1]["D2"])
+    assert max(last, key=last.get) == "desambiguar"
+    assert max(last.values()) < 0.5
+    first = softmax(answered[0]["D2"])  # not drifted yet: the server's own confidence
+    assert max(first.values()) > max(last.values())
