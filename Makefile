@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench bench-smoke ui install llm docs label-studio label-studio-serve clean
+.PHONY: demo test test-slow lint bench bench-smoke ui install llm docs label-studio label-studio-serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -62,8 +62,13 @@ screens: demo
 # the machine sets PYTHONDONTWRITEBYTECODE: otherwise every test worker and every `adri` the tests
 # start compiles the package and the test modules again, about 3 s of each process's start.
 TEST_ENV := PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1
-test: $(STAMP)
+test: lint
 	$(TEST_ENV) $(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal
+
+# ruff's lint (pyproject.toml's [tool.ruff.lint]) and vulture's dead code ([tool.vulture]): a second or two
+lint: $(STAMP)
+	$(BIN)/ruff check adri_pipeline adri_pipeline_tests benchmarks
+	$(BIN)/vulture
 
 test-slow: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m slow

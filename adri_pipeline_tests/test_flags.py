@@ -55,7 +55,7 @@ def test_each_action_lists_its_own_flags_only(capsys):
     assert "--port" in {o for a in routing["serve"]._actions for o in a.option_strings}
     assert "--port" not in {o for a in routing["run"]._actions for o in a.option_strings}
     for command in COMMANDS:  # every action has its line in `adri <command> --help`
-        for name, parser in _subparsers(_subparsers()[command.name]).items():
+        for name in _subparsers(_subparsers()[command.name]):
             assert command.action_help.get(name), f"adri {command.name} {name} has no help line"
     _, _, options, _ = parsed(["mirror", "approve", "confirmar_transferencia", "--evaluation", "e.json"])
     assert (options.action, options.point, str(options.evaluation)) == ("approve", "confirmar_transferencia", "e.json")

@@ -36,8 +36,8 @@ from markupsafe import Markup, escape
 from adri_pipeline.classification.backends.base import ZERO_SHOT_NOTE
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
-from adri_pipeline.reports.findings_text import CORRECTED_MEANING, interval_text, plan_text, points_text
 from adri_pipeline.mirror.results import MirrorReport
+from adri_pipeline.reports.findings_text import CORRECTED_MEANING, interval_text, plan_text, points_text
 from adri_pipeline.routing.results import BenchmarkReport
 from adri_pipeline.warehouse import (
     Warehouse,
@@ -171,6 +171,18 @@ def disagreements(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
     return joined.filter(pl.col("_canon") != pl.col("_canon_b")).sort("doc_id", "variable")
 
 
+def _compared_side(row: dict, document: dict, suffix: str) -> dict:
+    """One side of a disagreement (`suffix` "" the left run, "_b" the right): its label, and its quote
+    highlighted where the audit found it in the document."""
+    label = row.get(f"label{suffix}") or row[f"value{suffix}"]
+    if row.get(f"evidence_start{suffix}") is None:
+        return {"label": label, "field": None, "quote": row.get(f"evidencia{suffix}") or "—"}
+    field = row.get(f"evidence_field{suffix}") or "abstract"
+    span = (row[f"evidence_start{suffix}"], row[f"evidence_end{suffix}"], row["variable"],
+            row.get(f"audit_status{suffix}"))
+    return {"label": label, "field": field, "quote": highlight(document.get(field) or "", [span])}
+
+
 def compare_page(warehouse: Warehouse, codebook: Codebook, left: tuple[str, pl.DataFrame],
                  right: tuple[str, pl.DataFrame]) -> str:
     (left_name, a), (right_name, b) = left, right
@@ -181,18 +193,8 @@ def compare_page(warehouse: Warehouse, codebook: Codebook, left: tuple[str, pl.D
     rows = []
     for r in differ.iter_rows(named=True):
         doc = documents.get(r["doc_id"], {"title": "", "abstract": ""})
-
-        def side(suffix: str) -> dict:
-            label = r.get(f"label{suffix}") or r[f"value{suffix}"]
-            if r.get(f"evidence_start{suffix}") is None:
-                return {"label": label, "field": None, "quote": r.get(f"evidencia{suffix}") or "—"}
-            field = r.get(f"evidence_field{suffix}") or "abstract"
-            span = (r[f"evidence_start{suffix}"], r[f"evidence_end{suffix}"], r["variable"],
-                    r.get(f"audit_status{suffix}"))
-            return {"label": label, "field": field, "quote": highlight(doc.get(field) or "", [span])}
-
         rows.append({"doc_id": r["doc_id"], "title": doc.get("title"), "variable": r["variable"],
-                     "sides": [side(""), side("_b")]})
+                     "sides": [_compared_side(r, doc, ""), _compared_side(r, doc, "_b")]})
     return render("compare.html.j2", title=f"Compare — {left_name} vs {right_name}", rows=rows, common=common,
                   left=left_name, right=right_name)
 

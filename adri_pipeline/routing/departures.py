@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adri_pipeline.routing.datasets import BUILT_IN, Dataset
 from adri_pipeline.prices import PRICES
+from adri_pipeline.routing.datasets import BUILT_IN, Dataset
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.run import CandidateRun
 

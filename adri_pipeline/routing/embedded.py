@@ -16,8 +16,8 @@ Both read the request only (serialized state + questions), as every candidate do
 from __future__ import annotations
 
 import re
-from functools import wraps
 import warnings
+from functools import wraps
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -366,7 +366,6 @@ class EmbeddedLogReg(_Embedded):
         if not known:
             features[:, 7:10] = 0.0  # the agent model's mass
         return np.hstack([known * features, (1 - known) * features])
-        return np.asarray(rows, float)
 
     def _agent_probabilities(self, message: np.ndarray) -> dict[str, float]:
         if not hasattr(self.agent_model, "classes_"):

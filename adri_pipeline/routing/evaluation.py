@@ -12,8 +12,8 @@ import polars as pl
 
 from adri_pipeline.jev import metrics
 from adri_pipeline.jev.examples import CanonicalExample, length_bucket
-from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.prices import PriceTable
+from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.results import CandidateResult
 from adri_pipeline.routing.run import CandidateRun

@@ -16,6 +16,7 @@ from pathlib import Path
 from adri_pipeline.config import DATA
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.examples import CanonicalExample
+from adri_pipeline.routing.builders import CanonicalFile, located_canonical
 from adri_pipeline.routing.datasets import (
     BUILT_IN,
     SHARED_ROUTING,
@@ -23,7 +24,6 @@ from adri_pipeline.routing.datasets import (
     build,
     dataset_name,
 )
-from adri_pipeline.routing.builders import CanonicalFile, located_canonical
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.splits import check_frozen
 

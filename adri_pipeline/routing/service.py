@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adri_pipeline.config import Settings
+from adri_pipeline.prices import PriceTable
 from adri_pipeline.routing.candidates import make_candidate
 from adri_pipeline.routing.datasets import (
     Dataset,
@@ -19,7 +20,6 @@ from adri_pipeline.routing.datasets import (
 )
 from adri_pipeline.routing.evaluation import evaluate
 from adri_pipeline.routing.out_of_source import OutsideSet, external_test, outside_sets, sources_for
-from adri_pipeline.prices import PriceTable
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.results import CandidateResult, Hypotheses

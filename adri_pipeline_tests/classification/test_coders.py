@@ -181,7 +181,7 @@ def test_the_projects_coded_sample_quotes_its_documents_and_spares_the_holdout(p
     assert labels["doc_id"].n_unique() >= 120 and not set(labels["doc_id"]) & reserved
     assert labels.group_by("doc_id", "variable").len()["len"].max() == 1
     assert labels.group_by("doc_id").len()["len"].unique().to_list() == [len(pilot.variables)]
-    for doc_id, variable, value, evidence in labels.iter_rows():
+    for doc_id, variable, _value, evidence in labels.iter_rows():
         if evidence:
             document = documents[doc_id]
             audit = audit_evidence(evidence, DocumentIndex(document.abstract, document.title), False)

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from adri_pipeline.privacy import Redactor
 from adri_pipeline.mirror.shadow_log import ShadowLog, ingest
+from adri_pipeline.privacy import Redactor
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -34,9 +34,9 @@ def test_d4_reports_its_total_cost_and_every_figure_comes_synthetic_and_real_apa
     import polars as pl
 
     from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
+    from adri_pipeline.prices import PriceTable
     from adri_pipeline.routing.datasets import Dataset
     from adri_pipeline.routing.evaluation import evaluate
-    from adri_pipeline.prices import PriceTable
     from adri_pipeline.routing.performance import Measured
     from adri_pipeline.routing.protocol import RunConfig
     from adri_pipeline.routing.run import CandidateRun

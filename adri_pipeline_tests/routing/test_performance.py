@@ -5,9 +5,9 @@ import pytest
 
 from adri_pipeline.jev import metrics
 from adri_pipeline.jev.contract import RoutingConfigError
+from adri_pipeline.prices import PRICES, PriceTable
 from adri_pipeline.routing.candidates import Candidate
 from adri_pipeline.routing.evaluation import performance
-from adri_pipeline.prices import PRICES, PriceTable
 from adri_pipeline.routing.performance import Measured, production_batch
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.run import CandidateRun

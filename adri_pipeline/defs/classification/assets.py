@@ -51,7 +51,7 @@ def _classify(context: dg.AssetExecutionContext, settings, shards: set[str], pro
                               progress=progress, backend=backend).report, documents
 
 
-@dg.asset(code_version=PROMPT_VERSION, 
+@dg.asset(code_version=PROMPT_VERSION,
     group_name="classification", partitions_def=document_shards,
     # one machine: one run per range, the one writer of the warehouse; with the shared ledger, runs of
     # ADRI_SHARDS_PER_RUN shards side by side, limited per model server by the run queue (deploy/)
