@@ -25,25 +25,18 @@ def run_demo(settings: Settings) -> int:
     unless DAGSTER_HOME says otherwise)."""
     if "warehouse" not in settings.model_fields_set:
         settings = settings.model_copy(update={"warehouse": demo_folder() / settings.warehouse.name})
-    home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd() / ".dagster_home"))
-    os.makedirs(home, exist_ok=True)
-    instance_yaml = os.path.join(home, "dagster.yaml")
-    if not os.path.exists(instance_yaml):
-        with open(instance_yaml, "w") as f:
-            f.write("telemetry:\n  enabled: false\n")
+    _dagster_home()
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
     import dagster as dg
-    import polars as pl
 
     from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.classification.results import figures_lines
     from adri_pipeline.classification.service import current_figures
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.in_process import materialize_graph
-    from adri_pipeline.mirror.results import MirrorReport
     from adri_pipeline.routing.datasets import report_folder
     from adri_pipeline.routing.out_of_source import PROJECT_TESTS
-    from adri_pipeline.warehouse import Warehouse, read_mirror_evaluations
+    from adri_pipeline.warehouse import Warehouse
 
     corpus_path = SAMPLE_CORPUS
     codebook_path = PILOT_CODEBOOK
@@ -76,22 +69,40 @@ def run_demo(settings: Settings) -> int:
 
     print_routing(report_folder(settings.warehouse.parent, adri.settings().routing_dataset))
 
-    mirror = [e for e in graph.mirror.all_events if e.event_type_value == "ASSET_MATERIALIZATION"
-              and e.asset_key.to_user_string() == "mirror_evaluation"]
-    if mirror:
-        evaluations = read_mirror_evaluations(warehouse)
-        for row in evaluations.filter(pl.col("log") == str(adri.settings().mirror_log)).iter_rows(named=True):
-            e = MirrorReport.stored(row["evaluation"])
-            print(f"mirror {row['decision_point']} (synthetic shadow log): rule {e.rule_accuracy:.3f} vs mirror-when-"
-                  f"confident {e.mirror_accuracy_when_confident:.3f} (coverage {e.coverage_at_threshold:.2f}, judges "
-                  f"agree {e.judge_agreement_rate:.2f}) -> {e.recommendation}"
-                  + (f" (may be approved for {e.recommended_mode}: adri mirror approve)"
-                     if e.recommendation == "promote" else ""))
+    if any(e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key.to_user_string() == "mirror_evaluation"
+           for e in graph.mirror.all_events):
+        print_mirror(warehouse, adri.settings().mirror_log)
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
     [site] = [e.event_specific_data.materialization.metadata["path"].value for e in graph.review.all_events
               if e.event_type_value == "ASSET_MATERIALIZATION"]
     print(f"review pages (open in a browser): {site}")
     return 0 if graph.success else 1
+
+
+def _dagster_home() -> None:
+    """DAGSTER_HOME under the folder the demo runs in unless set, with telemetry off in a new instance."""
+    home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd() / ".dagster_home"))
+    os.makedirs(home, exist_ok=True)
+    instance_yaml = os.path.join(home, "dagster.yaml")
+    if not os.path.exists(instance_yaml):
+        with open(instance_yaml, "w") as f:
+            f.write("telemetry:\n  enabled: false\n")
+
+
+def print_mirror(warehouse, log: Path) -> None:
+    """The mirror's evaluation of the demo's synthetic shadow log, as the demo prints it."""
+    import polars as pl
+
+    from adri_pipeline.mirror.results import MirrorReport
+    from adri_pipeline.warehouse import read_mirror_evaluations
+
+    for row in read_mirror_evaluations(warehouse).filter(pl.col("log") == str(log)).iter_rows(named=True):
+        e = MirrorReport.stored(row["evaluation"])
+        print(f"mirror {row['decision_point']} (synthetic shadow log): rule {e.rule_accuracy:.3f} vs mirror-when-"
+              f"confident {e.mirror_accuracy_when_confident:.3f} (coverage {e.coverage_at_threshold:.2f}, judges "
+              f"agree {e.judge_agreement_rate:.2f}) -> {e.recommendation}"
+              + (f" (may be approved for {e.recommended_mode}: adri mirror approve)"
+                 if e.recommendation == "promote" else ""))
 
 
 def print_routing(routing_dir: Path) -> None:

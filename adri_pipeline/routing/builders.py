@@ -318,6 +318,34 @@ TURN_KINDS = {"continuar": 2, "resposta_curta": 2, "retomar": 3, "novo": 3, "amb
 BARE_COMMAND_KINDS = {"ambigua": 0.5, "comando_solto": 0.5}
 
 
+def _new_message(kind: str, rng: random.Random, by_agent: dict[str, list[Utterance]], active: str,
+                 first: Utterance, suspended: list[str], newcomer: str) -> tuple[str, str, list[str]]:
+    """A composed conversation's new message of `kind` (`first`: the active agent's first request):
+    (message, gold, adversarial tags)."""
+    if kind == "continuar":
+        pick = rng.choice([u for u in by_agent[active] if u.text != first.text] or by_agent[active])
+        return pick.text, "continuar_agente_ativo", []
+    if kind == "resposta_curta":
+        return rng.choice(SHORT_REPLIES), "continuar_agente_ativo", ["curta_dependente_de_contexto"]
+    if kind == "retomar":
+        target = rng.choice(suspended)
+        return rng.choice(by_agent[target]).text, f"retomar_sessao:{target}", ["volta_a_topico_anterior"]
+    if kind == "novo":
+        return rng.choice(by_agent[newcomer]).text, "iniciar_novo_agente", ["mudanca_de_topico"]
+    if kind == "ambigua":
+        return rng.choice(("sim", "pode ser", "isso")), "desambiguar", ["curta_dependente_de_contexto"]
+    return rng.choice(BARE_COMMANDS), "desambiguar", ["curta_dependente_de_contexto"]
+
+
+def _session_options(active: str, suspended: list[str]) -> dict[str, str]:
+    """D2's options for a conversation: continue the active agent, resume each suspended session, a new
+    agent, or ask the user."""
+    options = {"continuar_agente_ativo": f"continuar com o agente ativo ({active})"}
+    options |= {f"retomar_sessao:{a}": f"retomar a sessão suspensa de {a}" for a in suspended}
+    return options | {"iniciar_novo_agente": "iniciar um agente novo para outro assunto",
+                      "desambiguar": "não dá para decidir com segurança: perguntar ao usuário"}
+
+
 def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: str = "",
                         per_utterance: float = 0.5, bare_commands: bool = False) -> list[CanonicalExample]:
     """D2 and D3 from composed conversations (synthetic): one or two suspended sessions (their turns
@@ -332,11 +360,7 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
     the conversations are those composed before regionalisms existed."""
     rng = random.Random(seed)
     regional_rng = random.Random(f"{seed}:regionalismo")
-    by_agent: dict[str, list[Utterance]] = {}
-    for utterance in utterances:
-        agent = agent_of(utterance.intent)
-        if agent:
-            by_agent.setdefault(agent, []).append(utterance)
+    by_agent = _by_agent(utterances)
     agents = sorted(by_agent)  # a split may hold only a few utterances per agent: one is enough
     if len(agents) < 3:  # an active agent, a suspended one, a newcomer
         return []
@@ -357,28 +381,13 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
                       Turn(role="agent", agent_id=agent, text=rng.choice(AGENT_DONE))]
         turns.append(Turn(role="user", text=first.text, agent_id=active))
         agent_says = rng.choice(AGENT_QUESTIONS) if kind == "resposta_curta" else rng.choice(AGENT_DONE)
-        if kind == "continuar":
-            pick = rng.choice([u for u in by_agent[active] if u.text != first.text] or by_agent[active])
-            message, gold, tags = pick.text, "continuar_agente_ativo", []
-        elif kind == "resposta_curta":
-            message, gold, tags = rng.choice(SHORT_REPLIES), "continuar_agente_ativo", ["curta_dependente_de_contexto"]
-        elif kind == "retomar":
-            target = rng.choice(suspended)
-            message, gold, tags = rng.choice(by_agent[target]).text, f"retomar_sessao:{target}", ["volta_a_topico_anterior"]
-        elif kind == "novo":
-            message, gold, tags = rng.choice(by_agent[newcomer]).text, "iniciar_novo_agente", ["mudanca_de_topico"]
-        elif kind == "ambigua":
+        if kind == "ambigua":
             agent_says = AMBIGUOUS_PROMPT
-            message, gold, tags = rng.choice(("sim", "pode ser", "isso")), "desambiguar", ["curta_dependente_de_contexto"]
-        else:
-            message, gold, tags = rng.choice(BARE_COMMANDS), "desambiguar", ["curta_dependente_de_contexto"]
+        message, gold, tags = _new_message(kind, rng, by_agent, active, first, suspended, newcomer)
         if regional_rng.random() < REGIONAL_SHARE and (regional := regionalism(message, first.language)):
             message, tags = regional, tags + ["regionalismo"]
         turns.append(Turn(role="agent", agent_id=active, text=agent_says))
-        options = {"continuar_agente_ativo": f"continuar com o agente ativo ({active})"}
-        options |= {f"retomar_sessao:{a}": f"retomar a sessão suspensa de {a}" for a in suspended}
-        options |= {"iniciar_novo_agente": "iniciar um agente novo para outro assunto",
-                    "desambiguar": "não dá para decidir com segurança: perguntar ao usuário"}
+        options = _session_options(active, suspended)
         state = State(active_agent=active, suspended_sessions=suspended, recent_turns=turns)
         metadata = Metadata(domain=active, language=first.language, source="composto", synthetic=True,
                             length_bucket=length_bucket(message),
@@ -405,6 +414,51 @@ SGD_D1_PER_DIALOGUE = 2
 def _sgd_turn(turn: dict) -> Turn:
     service = turn["frames"][0]["service"] if turn["frames"] else None
     return Turn(role="user" if turn["speaker"] == "USER" else "agent", text=turn["utterance"], agent_id=service)
+
+
+def _by_agent(utterances: list[Utterance]) -> dict[str, list[Utterance]]:
+    """The utterances of each agent (those whose intent names one)."""
+    by_agent: dict[str, list[Utterance]] = {}
+    for utterance in utterances:
+        agent = agent_of(utterance.intent)
+        if agent:
+            by_agent.setdefault(agent, []).append(utterance)
+    return by_agent
+
+
+def _sgd_two_intents(example_id: str, group: str, turn: dict, index: int, intents: list[str], eligible: list[str],
+                     history: list[Turn], intent_text: dict[str, str]) -> CanonicalExample:
+    """One SGD user turn whose frames name two services with an active intent each, as D4."""
+    return CanonicalExample(
+        id=f"{example_id}:D4", group_id=group, task="D4",
+        state=State(eligible_intents=eligible, recent_turns=history), utterance=turn["utterance"],
+        question=D4_QUESTION, question_type="noul",
+        options={i: intent_text[i] for i in eligible}, gold_label=sorted(set(intents)),
+        metadata=Metadata(taxonomy_version="sgd-dstc8", domain="multi", language="en", source="sgd",
+                          length_bucket=length_bucket(turn["utterance"]), turn_index=index,
+                          adversarial=["varias_intencoes"], n_options=len(eligible)))
+
+
+def _sgd_session_turn(example_id: str, group: str, turn: dict, index: int, service: str, active: str,
+                      suspended: list[str], history: list[Turn], schemas: dict) -> CanonicalExample:
+    """One SGD user turn as D2: the service of its frame against the last system turn's (continue),
+    the services seen before (return) or none (a new service)."""
+    gold = ("continuar_agente_ativo" if service == active else
+            f"retomar_sessao:{service}" if service in suspended else "iniciar_novo_agente")
+    options = {"continuar_agente_ativo": f"continue with {active}: {schemas[active]['description']}"}
+    options |= {f"retomar_sessao:{s}": f"return to {s}: {schemas[s]['description']}" for s in suspended}
+    options |= {"iniciar_novo_agente": "start a new service for another request",
+                "desambiguar": "not safe to decide: ask the user"}
+    return CanonicalExample(
+        id=f"{example_id}:D2", group_id=group, task="D2",
+        state=State(active_agent=active, suspended_sessions=suspended, recent_turns=history),
+        utterance=turn["utterance"], question=D2_QUESTION, question_type="choice", options=options,
+        gold_label=gold, metadata=Metadata(
+            taxonomy_version="sgd-dstc8", domain=active, language="en", source="sgd",
+            length_bucket=length_bucket(turn["utterance"]), ambiguity="baixa", turn_index=index,
+            adversarial=[] if gold == "continuar_agente_ativo" else
+            ["volta_a_topico_anterior" if gold.startswith("retomar") else "mudanca_de_topico"],
+            n_options=len(options)))
 
 
 def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[CanonicalExample]:
@@ -443,23 +497,9 @@ def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[Canonic
             if previous:
                 active = previous[-1]["frames"][0]["service"]
                 suspended = [s for s in seen if s != active]
-                gold = ("continuar_agente_ativo" if service == active else
-                        f"retomar_sessao:{service}" if service in suspended else "iniciar_novo_agente")
-                options = {"continuar_agente_ativo": f"continue with {active}: {schemas[active]['description']}"}
-                options |= {f"retomar_sessao:{s}": f"return to {s}: {schemas[s]['description']}" for s in suspended}
-                options |= {"iniciar_novo_agente": "start a new service for another request",
-                            "desambiguar": "not safe to decide: ask the user"}
-                example = CanonicalExample(
-                    id=f"{group}:t{index:02d}:D2", group_id=group, task="D2",
-                    state=State(active_agent=active, suspended_sessions=suspended, recent_turns=history),
-                    utterance=turn["utterance"], question=D2_QUESTION, question_type="choice", options=options,
-                    gold_label=gold, metadata=Metadata(
-                        taxonomy_version="sgd-dstc8", domain=active, language="en", source="sgd",
-                        length_bucket=length_bucket(turn["utterance"]), ambiguity="baixa", turn_index=index,
-                        adversarial=[] if gold == "continuar_agente_ativo" else
-                        ["volta_a_topico_anterior" if gold.startswith("retomar") else "mudanca_de_topico"],
-                        n_options=len(options)))
-                (d2_continue if gold == "continuar_agente_ativo" else examples).append(example)
+                example = _sgd_session_turn(f"{group}:t{index:02d}", group, turn, index, service, active,
+                                            suspended, history, schemas)
+                (d2_continue if example.gold_label == "continuar_agente_ativo" else examples).append(example)
             intents = [f"{f['service']}.{f['active_intent']}" for f in frames if f.get("active_intent")]
             in_play = sorted({f"{s}.{i}" for s in set(seen) | {f["service"] for f in frames}
                               for i in schemas[s]["intents"]})
@@ -476,14 +516,8 @@ def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[Canonic
                         taxonomy_version="sgd-dstc8", domain=frames[0]["service"], language="en", source="sgd",
                         length_bucket=length_bucket(turn["utterance"]), turn_index=index, n_options=len(options))))
             elif len(intents) >= 2 and all(i in eligible for i in intents):
-                examples.append(CanonicalExample(
-                    id=f"{group}:t{index:02d}:D4", group_id=group, task="D4",
-                    state=State(eligible_intents=eligible, recent_turns=history), utterance=turn["utterance"],
-                    question=D4_QUESTION, question_type="noul",
-                    options={i: intent_text[i] for i in eligible}, gold_label=sorted(set(intents)),
-                    metadata=Metadata(taxonomy_version="sgd-dstc8", domain="multi", language="en", source="sgd",
-                                      length_bucket=length_bucket(turn["utterance"]), turn_index=index,
-                                      adversarial=["varias_intencoes"], n_options=len(eligible))))
+                examples.append(_sgd_two_intents(f"{group}:t{index:02d}", group, turn, index, intents, eligible,
+                                                 history, intent_text))
         examples += rng.sample(d2_continue, min(SGD_CONTINUE_PER_DIALOGUE, len(d2_continue)))
         examples += rng.sample(d1_here, min(SGD_D1_PER_DIALOGUE, len(d1_here)))
     return examples

@@ -45,20 +45,7 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     if config.llm_max_examples and any(run.kind.role == "llm_baseline" for run in runs.values()):
         out.append(f"The LLM baseline answered only the first {config.llm_max_examples} calibration and test "
                    "examples of each task; H1 is paired on those.")
-    for name, run in runs.items():
-        if run.discarded:
-            out.append(f"{name}: {run.discarded} answer(s) broke the System One spec or never came, and were "
-                       "discarded; each such decision counts as wrong at confidence 0.")
-        if run.kind.role == "llm_baseline" and run.kind.confidence.startswith("verbalized"):
-            out.append(f"{name}: the LLM baseline's probabilities are {run.kind.confidence}; the design reads them "
-                       "from one forward pass (logits).")
-        elif run.kind.role == "llm_baseline":
-            out.append(f"{name}: the LLM baseline's probabilities are the log-probabilities of each option's letter "
-                       "as the first answer token, renormalized over the letters; a letter outside the server's "
-                       "top 20 gets the most it could have had.")
-        if run.kind.batching == "server" and run.kind.role == "candidate" and config.runs:
-            out.append(f"{name}: latency measured over the wire, one request per decision (a D4 turn's questions in "
-                       "one request); per turn, the decisions of one message summed.")
+    out += _candidate_departures(config, runs)
     if config.runs < 3:
         out.append(f"{config.runs} independent performance run(s), where the design asks for at least three: "
                    "H3 is not evaluated." if config.runs else "Quality only: no performance was measured, so no H3.")
@@ -93,4 +80,25 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     out.append(f"The token limit is one truncation in characters (the state cut at {config.max_state_chars}), the "
                "same for every candidate, not a count of tokens of the smallest context; each input's tokens are "
                "counted as the candidate reports them.")
+    return out
+
+
+def _candidate_departures(config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
+    """The departures each candidate brings: answers discarded, how an LLM's probabilities were read,
+    latency over the wire."""
+    out = []
+    for name, run in runs.items():
+        if run.discarded:
+            out.append(f"{name}: {run.discarded} answer(s) broke the System One spec or never came, and were "
+                       "discarded; each such decision counts as wrong at confidence 0.")
+        if run.kind.role == "llm_baseline" and run.kind.confidence.startswith("verbalized"):
+            out.append(f"{name}: the LLM baseline's probabilities are {run.kind.confidence}; the design reads them "
+                       "from one forward pass (logits).")
+        elif run.kind.role == "llm_baseline":
+            out.append(f"{name}: the LLM baseline's probabilities are the log-probabilities of each option's letter "
+                       "as the first answer token, renormalized over the letters; a letter outside the server's "
+                       "top 20 gets the most it could have had.")
+        if run.kind.batching == "server" and run.kind.role == "candidate" and config.runs:
+            out.append(f"{name}: latency measured over the wire, one request per decision (a D4 turn's questions in "
+                       "one request); per turn, the decisions of one message summed.")
     return out

@@ -197,7 +197,26 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
                                    f"{c.sets_timed} sets, {_fmt(c.latency_per_set_ms)} ms per set, "
                                    f"{_fmt(c.total_latency_s)} s in all; {_usd(c.cost_per_set_usd)} USD per set, "
                                    f"{_usd(c.total_cost_usd)} USD in all") for name, c in d4_costs]
-    lines += ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong@thr: share of all decisions "
+    lines += _legend_and_performance(results, config)
+    lines += ["", "## Hypotheses", ""]
+    for name, verdict in hypotheses.items():
+        for key in ("H1", "H2", "H3"):
+            value = getattr(verdict, key)
+            fields = value.model_dump(exclude={"verdict", "tasks"}, exclude_defaults=True)
+            fields |= {task: figures.model_dump() for task, figures in getattr(value, "tasks", {}).items()}
+            details = ", ".join(_detail(k, v) for k, v in fields.items())
+            lines.append(f"- **{name} {key}: {value.verdict}** ({details})")
+    lines += ["", "## Slices (accuracy)", ""]
+    for name, result in results.items():
+        for slice_name, values in result.slices.items():
+            cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
+            lines.append(f"- {name} / {slice_name}: {cells}")
+    return "\n".join(lines) + "\n"
+
+
+def _legend_and_performance(results: dict[str, CandidateResult], config: RunConfig) -> list[str]:
+    """What the quality figures mean, then the performance table (medians of independent runs)."""
+    lines = ["", f"ECE/MCE: {config.ece_bins} equal-width confidence bins. hc_wrong@thr: share of all decisions "
               "wrong with confidence at or above the task's abstention threshold (an error nothing would ask "
               f"again about: the JEV design's measure); hc_wrong@{config.high_confidence}: the same at that fixed "
               "confidence; coverage@thr and sel_acc@thr: the share answered at the threshold and the accuracy on "
@@ -218,20 +237,7 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
                      f"{_fmt(lat.get('p99'))} | {_fmt(r.latency_per_turn_ms_percentiles.get('p95'))} | {per_s} | "
                      f"{_fmt(perf.load_seconds)} | {_fmt(perf.warmup_seconds)} | {_fmt(perf.peak_rss_mb)} | "
                      f"{_fmt(perf.artifact_mb)} | {perf.shape} ({_fmt(perf.hourly_usd)}) | {cost} |")
-    lines += ["", "## Hypotheses", ""]
-    for name, verdict in hypotheses.items():
-        for key in ("H1", "H2", "H3"):
-            value = getattr(verdict, key)
-            fields = value.model_dump(exclude={"verdict", "tasks"}, exclude_defaults=True)
-            fields |= {task: figures.model_dump() for task, figures in getattr(value, "tasks", {}).items()}
-            details = ", ".join(_detail(k, v) for k, v in fields.items())
-            lines.append(f"- **{name} {key}: {value.verdict}** ({details})")
-    lines += ["", "## Slices (accuracy)", ""]
-    for name, result in results.items():
-        for slice_name, values in result.slices.items():
-            cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
-            lines.append(f"- {name} / {slice_name}: {cells}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _detail(key: str, value) -> str:
