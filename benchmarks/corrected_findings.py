@@ -3,7 +3,8 @@ what do they change on real abstracts?
 
 1. **Synthetic** coverage: `draws` corpora from a seeded process with a known share (30 %), a model
    that misses a fifth of the value and says it of 15 % of the rest, 200 documents coded at random.
-   The share of 95 % intervals that cover the process's share: model only, coders only, corrected.
+   The share of 95 % intervals that cover the process's share: model only, coders only, corrected;
+   and of each corpus's own share: corrected, and "this corpus" (the finite-population estimate).
 2. **Real**: the 393 real abstracts of ../shared/data/corpus not reserved in holdout_ids.txt,
    classified by the embedded zero-shot model in a temporary warehouse, corrected by the project's
    coded sample's random round (data/coders/pilot_coded.csv: its first 120 documents, drawn with
@@ -39,8 +40,8 @@ DRAW_SEED = 20261130
 
 def synthetic_coverage(draws: int) -> dict:
     rng = np.random.default_rng(2026)
-    covered = {"model": 0, "coders": 0, "corrected": 0}
-    widths = {"coders": [], "corrected": []}
+    covered = {"model": 0, "coders": 0, "corrected": 0, "corrected_of_corpus": 0, "corpus_of_corpus": 0}
+    widths = {"coders": [], "corrected": [], "corpus": []}
     for _ in range(draws):
         truth = rng.random(2000) < 0.3
         model = np.where(truth, rng.random(2000) < 0.8, rng.random(2000) < 0.15).astype(float)
@@ -49,8 +50,10 @@ def synthetic_coverage(draws: int) -> dict:
         rows = pl.DataFrame({"model": model, "gold": np.where(coded, truth, np.nan),
                              "weight": np.where(coded, 1.0, np.nan)}).with_columns(pl.all().fill_nan(None))
         found = estimate(rows)
-        for name in covered:
+        for name in ("model", "coders", "corrected"):
             covered[name] += found[f"{name}_low"] <= 0.3 <= found[f"{name}_high"]
+        for name in ("corrected", "corpus"):
+            covered[f"{name}_of_corpus"] += found[f"{name}_low"] <= truth.mean() <= found[f"{name}_high"]
         for name in widths:
             widths[name].append(found[f"{name}_high"] - found[f"{name}_low"])
     return {"draws": draws, **{f"coverage_{k}": v / draws for k, v in covered.items()},

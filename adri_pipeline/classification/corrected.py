@@ -14,6 +14,17 @@ takes the value) and Ŷ the model's answer:
   λ chosen from the data (PPI++: Angelopoulos, Duchi and Zrnic 2023, on Angelopoulos et al., Science
   2023), through `ppi_py.ppi_mean_ci`. Valid whatever the model's errors, as long as the coded
   documents were drawn at random; narrower than coders alone in the measure the model is right.
+  Its share is that of the population of studies the corpus is drawn from.
+- **this corpus**: the share among the classified documents themselves (design-based: the coded
+  sample is a draw from this finite corpus, and coding every document leaves nothing to estimate).
+  The regression estimator of survey sampling (Särndal, Swensson and Wretman 1992, §6.4; Cochran 1977,
+  ch. 7): the coders' (weighted) mean plus λ times the gap between the model's mean on every document
+  and on the coded ones, λ the sample's regression of Y on Ŷ, with variance (1 − n/N)·s²_e/n, s²_e the
+  sample's variance of Y − λŶ; a normal 95 % interval. It is the design-based estimator of Egami et
+  al. (2023) with the model's answer as the prediction, the finite-population twin of PPI++ (same λ
+  idea, no term for the corpus being a draw), which `ppi-python` does not offer (its intervals are all
+  of the population). With a stratified draw the variance ignores the strata, which with proportional
+  allocation errs wide.
 
 Shares are clipped to [0, 1] after the library's call. Where the model gave every document the same
 answer to a value, λ is undefined and plain PPI (λ = 1) is used: it is then the coders' share. A list
@@ -46,7 +57,8 @@ CORRECTED_SCHEMA = {
     "model_share": pl.Float64, "model_low": pl.Float64, "model_high": pl.Float64,
     "coders_share": pl.Float64, "coders_low": pl.Float64, "coders_high": pl.Float64,
     "corrected_share": pl.Float64, "corrected_low": pl.Float64, "corrected_high": pl.Float64,
-    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64}
+    "corpus_share": pl.Float64, "corpus_low": pl.Float64, "corpus_high": pl.Float64,
+    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64}
 
 
 ERRORS_SCHEMA = {
@@ -68,7 +80,8 @@ class CorrectedFindings:
     coded: int  # of them, with gold on at least one variable
     width: float  # the target interval width `coded_for_width` plans for
     table: pl.DataFrame
-    to_code: dict[str, int | None]  # per variable: still_to_code
+    to_code: dict[str, int | None]  # per variable: still_to_code, for the population's share
+    to_code_corpus: dict[str, int | None]  # per variable: still_to_code, for this corpus's own share
     labels: pl.DataFrame  # LABELS_SCHEMA: what the estimates were computed from
     notes: list[str] = field(default_factory=list)  # what a reviewer must know (a stale or mixed sample)
 
@@ -170,7 +183,8 @@ def estimate(rows: pl.DataFrame) -> dict:
     y, y_hat, w = (coded[c].to_numpy() for c in ("gold", "model", "weight"))
     if coded.height < 2 or uncoded.is_empty():
         return out | dict.fromkeys(("coders_share", "coders_low", "coders_high", "corrected_share",
-                                    "corrected_low", "corrected_high"), math.nan)
+                                    "corrected_low", "corrected_high", "corpus_share", "corpus_low",
+                                    "corpus_high"), math.nan)
     coders = ppi_py.classical_mean_ci(y, w=w, alpha=alpha)
     rest = uncoded["model"].to_numpy()
     tuning = {}  # PPI++: λ estimated from the data
@@ -181,7 +195,34 @@ def estimate(rows: pl.DataFrame) -> dict:
     clip = lambda v: float(np.clip(np.ravel(v)[0], 0.0, 1.0))  # noqa: E731
     return out | {"coders_share": clip(np.average(y, weights=w)), "coders_low": clip(coders[0]),
                   "coders_high": clip(coders[1]), "corrected_share": clip(point), "corrected_low": clip(corrected[0]),
-                  "corrected_high": clip(corrected[1])}
+                  "corrected_high": clip(corrected[1])} | corpus_estimate(y, y_hat, w, model)
+
+
+def corpus_estimate(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, everywhere: np.ndarray) -> dict:
+    """The share among this corpus's own documents, with its 95 % interval (the module's "this corpus"):
+    `y`, `y_hat` and `w` on the coded documents, `everywhere` the model's answer on every document."""
+    from scipy.stats import norm
+
+    n, total = len(y), len(everywhere)
+    lam = regression_slope(y, y_hat, w)
+    share = float(np.average(y, weights=w) + lam * (everywhere.mean() - np.average(y_hat, weights=w)))
+    half = norm.ppf(1 - (1 - LEVEL) / 2) * math.sqrt(max(0.0, 1 - n / total) * residual_variance(y, y_hat, w, lam) / n)
+    clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
+    return {"corpus_share": clip(share), "corpus_low": clip(share - half), "corpus_high": clip(share + half)}
+
+
+def regression_slope(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray) -> float:
+    """λ of the regression estimator: the weighted regression of the coders' answer on the model's over
+    the coded documents; 1 (the plain difference estimator) where the model's answer does not vary there."""
+    spread = np.cov(y_hat, aweights=w)
+    return float(np.cov(y, y_hat, aweights=w)[0, 1] / spread) if spread > 0 else 1.0
+
+
+def residual_variance(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, lam: float) -> float:
+    """n times the variance of the weighted mean of Y − λŶ on the coded sample (s²_e when unweighted)."""
+    residual = y - lam * y_hat
+    centred = residual - np.average(residual, weights=w)
+    return float(np.sum(w ** 2 * centred ** 2) / np.sum(w) ** 2 * len(y) ** 2 / (len(y) - 1))
 
 
 def coded_for(rows: pl.DataFrame, width: float) -> int | None:
@@ -221,14 +262,34 @@ def _planned_widths(rows: pl.DataFrame) -> tuple[np.ndarray, np.ndarray] | None:
     return n, 2 * z * np.sqrt(error_variance / n + answer_variance / (rows.height - n))
 
 
+def corpus_coded_for(rows: pl.DataFrame, width: float) -> int | None:
+    """Documents to code (in all, at random) for this corpus's own share to have a 95 % interval
+    `width` wide: n₀/(1 + n₀/N) with n₀ = (z·s_Δ/(width/2))², s²_Δ the coded sample's variance of the
+    model's error Y − Ŷ and N the documents classified (the finite-population correction: coding all N
+    leaves no interval). λ = 1, as coded_for: the fitted λ leaves the least residual variance on the
+    sample, so this is an upper bound of what corpus_estimate needs. None below
+    MIN_CODED_FOR_PLANNING coded documents."""
+    from scipy.stats import norm
+
+    coded = rows.filter(pl.col("gold").is_not_null())
+    if coded.height < MIN_CODED_FOR_PLANNING:
+        return None
+    y, y_hat, w = (coded[c].to_numpy() for c in ("gold", "model", "weight"))
+    z = norm.ppf(1 - (1 - LEVEL) / 2)
+    first = (z / (width / 2)) ** 2 * residual_variance(y, y_hat, w, 1.0)
+    return min(rows.height, math.ceil(first / (1 + first / rows.height)))
+
+
 def corrected_shares(label_rows: pl.DataFrame, codebook: Codebook, width: float = 0.10) -> pl.DataFrame:
     """CORRECTED_SCHEMA: per (variable, value) the model-only, coders-only and corrected shares with
     their 95 % intervals, and `coded_for_width`: documents to code in all for a corrected interval
-    `width` wide (see coded_for)."""
+    `width` wide (see coded_for), and `corpus_coded_for_width` the same for this corpus's own share
+    (see corpus_coded_for)."""
     rows = []
     for (variable, value), group in label_rows.group_by("variable", "value", maintain_order=True):
         rows.append({"variable": variable, "value": value, **estimate(group),
-                     "coded_for_width": coded_for(group, width), "narrowest_width": narrowest_width(group)})
+                     "coded_for_width": coded_for(group, width), "narrowest_width": narrowest_width(group),
+                     "corpus_coded_for_width": corpus_coded_for(group, width)})
     frame = pl.DataFrame(rows, schema={k: v for k, v in CORRECTED_SCHEMA.items() if k != "label"})
     order = {name: i for i, name in enumerate(codebook.variables)}
     return (_labelled(frame, codebook).with_columns(pl.col("variable").replace_strict(order, default=len(order))
@@ -236,12 +297,13 @@ def corrected_shares(label_rows: pl.DataFrame, codebook: Codebook, width: float 
             .sort("_order", "model_share", descending=[False, True]).drop("_order").select(*CORRECTED_SCHEMA))
 
 
-def still_to_code(corrected: pl.DataFrame) -> dict[str, int | None]:
+def still_to_code(corrected: pl.DataFrame, planned: str = "coded_for_width") -> dict[str, int | None]:
     """Per variable: how many more random documents to code for every one of its shares to reach the
-    width (the widest share decides); None where it cannot be planned or reached (coded_for)."""
+    width (the widest share decides); None where it cannot be planned or reached. `planned`: the
+    column that plans it, `coded_for_width` (the population's share) or `corpus_coded_for_width`."""
     out: dict[str, int | None] = {}
     for (variable,), group in corrected.group_by("variable", maintain_order=True):
-        needed = group["coded_for_width"]
+        needed = group[planned]
         out[variable] = None if needed.null_count() else max(0, int(needed.max()) - int(group["coded"].max()))
     return out
 

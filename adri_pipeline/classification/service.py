@@ -826,7 +826,8 @@ def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, mode
     if coded < MIN_CODED_FOR_PLANNING:
         notes.append(f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
                      "and how many more to code is not planned yet")
-    return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table), rows, notes)
+    return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table),
+                             still_to_code(table, "corpus_coded_for_width"), rows, notes)
 
 
 def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,

@@ -49,11 +49,15 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
 
 CORRECTED_MEANING = ("corrected: the model's answers on every document, with its error measured on the coders' "
                      "random sample taken out (prediction-powered inference); its 95 % interval holds whatever "
-                     "the model's errors, as long as the coded documents were drawn at random")
+                     "the model's errors, as long as the coded documents were drawn at random, and is of the "
+                     "share in the population of studies the corpus is drawn from; \"this corpus\" is the same "
+                     "correction for the share among these very documents, whose interval closes as more of "
+                     "them are coded")
+ESTIMATES = {"model": "model only", "coders": "coders only", "corrected": "corrected", "corpus": "this corpus"}
 
 
 def interval_text(row: dict, name: str) -> str:
-    """One of a corrected row's three estimates ("model", "coders", "corrected") with its interval."""
+    """One of a corrected row's estimates (a key of ESTIMATES) with its interval."""
     share = row[f"{name}_share"]
     if share is None or share != share:
         return "—"
@@ -61,18 +65,21 @@ def interval_text(row: dict, name: str) -> str:
 
 
 def plan_text(corrected, variable: str) -> str:
-    """How many more random documents to code for the variable's intervals to reach the target width."""
+    """How many more random documents to code for the variable's intervals to reach the target width:
+    of the population's share, and of this corpus's own share."""
     from adri_pipeline.classification.corrected import MIN_CODED_FOR_PLANNING
 
-    more, points = corrected.to_code.get(variable), f"{100 * corrected.width:.0f} points"
-    if more is not None:
-        return f"{more} more random document(s) to code for intervals {points} wide"
+    points = f"{100 * corrected.width:.0f} points"
     if corrected.coded < MIN_CODED_FOR_PLANNING:
         return f"how many more to code: not planned below {MIN_CODED_FOR_PLANNING} coded documents"
+    more, in_corpus = corrected.to_code.get(variable), corrected.to_code_corpus.get(variable)
+    corpus = f"; {in_corpus} more for this corpus's own shares" if in_corpus is not None else ""
+    if more is not None:
+        return f"{more} more random document(s) to code for intervals {points} wide{corpus}"
     narrowest = corrected.table.filter(pl.col("variable") == variable)["narrowest_width"].max()
-    return (f"intervals {points} wide are out of reach: however many are coded, this corpus is too small for them "
-            f"(the interval is of the share in the population of studies it is drawn from); the narrowest "
-            f"reachable is about {100 * narrowest:.0f} points")
+    return (f"corrected intervals {points} wide are out of reach: this corpus is too small for them however many "
+            f"are coded (the interval is of the share in the population of studies it is drawn from; the narrowest "
+            f"reachable is about {100 * narrowest:.0f} points){corpus}")
 
 
 def corrected_lines(corrected) -> list[str]:
@@ -82,9 +89,8 @@ def corrected_lines(corrected) -> list[str]:
     lines += [f"  note: {note}" for note in corrected.notes]
     for (variable,), part in corrected.table.group_by("variable", maintain_order=True):
         lines.append(f"\n{variable}: {plan_text(corrected, variable)}")
-        lines.append(f"  {'':<36} {'model only':<29} {'coders only':<29} {'corrected':<29}")
-        lines += [f"  {r['label'][:36]:<36} " + " ".join(f"{interval_text(r, name):<29}" for name in
-                                                        ("model", "coders", "corrected"))
+        lines.append(f"  {'':<36} " + " ".join(f"{heading:<29}" for heading in ESTIMATES.values()))
+        lines += [f"  {r['label'][:36]:<36} " + " ".join(f"{interval_text(r, name):<29}" for name in ESTIMATES)
                   for r in part.iter_rows(named=True)]
     return lines
 

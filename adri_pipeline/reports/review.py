@@ -37,7 +37,7 @@ from adri_pipeline.classification.backends.base import ZERO_SHOT_NOTE
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
 from adri_pipeline.mirror.results import MirrorReport
-from adri_pipeline.reports.findings_text import CORRECTED_MEANING, interval_text, plan_text, points_text
+from adri_pipeline.reports.findings_text import CORRECTED_MEANING, ESTIMATES, interval_text, plan_text, points_text
 from adri_pipeline.routing.results import BenchmarkReport
 from adri_pipeline.warehouse import (
     Warehouse,
@@ -325,8 +325,8 @@ def _models_section(compared) -> list[dict] | None:
 def _corrected_section(corrected) -> dict:
     """The corrected shares as the page shows them: per variable its rows and how many more to code."""
     variables = [{"name": name, "plan": plan_text(corrected, name).capitalize(), "rows": [
-        {"value": r["label"], "model only": interval_text(r, "model"), "coders only": interval_text(r, "coders"),
-         "corrected": interval_text(r, "corrected")} for r in part.iter_rows(named=True)]}
+        {"value": r["label"], **{heading: interval_text(r, name) for name, heading in ESTIMATES.items()}}
+        for r in part.iter_rows(named=True)]}
         for (name,), part in corrected.table.group_by("variable", maintain_order=True)]
     return {"meaning": CORRECTED_MEANING[0].upper() + CORRECTED_MEANING[1:], "rounds": ", ".join(corrected.rounds),
             "coded": corrected.coded, "drawn": corrected.drawn, "notes": corrected.notes, "variables": variables}

@@ -10,7 +10,14 @@ import polars as pl
 import ppi_py
 import pytest
 
-from adri_pipeline.classification.corrected import LABELS_SCHEMA, coded_for, draw, estimate, narrowest_width
+from adri_pipeline.classification.corrected import (
+    LABELS_SCHEMA,
+    coded_for,
+    corpus_coded_for,
+    draw,
+    estimate,
+    narrowest_width,
+)
 from adri_pipeline.classification.rounds import RoundError, draw_random
 from adri_pipeline.classification.service import classify_corpus_file, findings
 from adri_pipeline.cli import main
@@ -36,10 +43,11 @@ def test_corrected_intervals_cover_the_share_in_93_to_97_percent_of_500_corpora_
     """500 simulated corpora (synthetic: a seeded process, a biased model): the corrected 95 % interval
     covers the process's share in 93-97 % of them, the model's own interval almost never. On the share
     of each finite corpus the corrected interval is conservative (it allows for the corpus being a draw
-    too), so it covers at least 95 %."""
+    too), so it covers at least 95 %; "this corpus"'s interval is made for that share and covers it in
+    93-97 %, narrower."""
     rng = np.random.default_rng(2026)
-    covered = {"model": 0, "coders": 0, "corrected": 0, "corrected on the corpus": 0}
-    widths = {"coders": [], "corrected": []}
+    covered = {"model": 0, "coders": 0, "corrected": 0, "corrected on the corpus": 0, "corpus": 0}
+    widths = {"coders": [], "corrected": [], "corpus": []}
     draws = 500
     for _ in range(draws):
         rows, truth = simulated(rng)
@@ -47,14 +55,18 @@ def test_corrected_intervals_cover_the_share_in_93_to_97_percent_of_500_corpora_
         for name in ("model", "coders", "corrected"):
             covered[name] += found[f"{name}_low"] <= 0.3 <= found[f"{name}_high"]
         covered["corrected on the corpus"] += found["corrected_low"] <= truth.mean() <= found["corrected_high"]
+        covered["corpus"] += found["corpus_low"] <= truth.mean() <= found["corpus_high"]
         for name in widths:
             widths[name].append(found[f"{name}_high"] - found[f"{name}_low"])
     coverage = {name: float(hits / draws) for name, hits in covered.items()}
     with capsys.disabled():
         print(f"\ncoverage of 95 % intervals over {draws} simulated corpora (synthetic): {coverage}; median width "
-              f"coders {np.median(widths['coders']):.3f}, corrected {np.median(widths['corrected']):.3f}")
+              f"coders {np.median(widths['coders']):.3f}, corrected {np.median(widths['corrected']):.3f}, "
+              f"this corpus {np.median(widths['corpus']):.3f}")
     assert 0.93 <= coverage["corrected"] <= 0.97
     assert coverage["corrected on the corpus"] >= 0.95
+    assert 0.93 <= coverage["corpus"] <= 0.97
+    assert np.median(widths["corpus"]) < np.median(widths["corrected"])  # a tenth of the corpus is known
     assert coverage["model"] < 0.2  # the model's bias (4.5 points) is wider than its own interval
     assert np.median(widths["corrected"]) < np.median(widths["coders"])  # the model's answers do help
 
@@ -76,6 +88,26 @@ def test_how_many_to_code_is_enough_for_the_width_it_plans_for():
     small, _ = simulated(rng, documents=300, coded=60)  # a small corpus bounds the interval whatever is coded
     assert coded_for(small, width=0.05) is None and narrowest_width(small) > 0.05
     assert coded_for(small, width=narrowest_width(small) + 0.01) is not None
+
+
+def test_how_many_to_code_for_this_corpus_is_enough_and_within_reach_of_a_small_corpus():
+    """On a corpus of 300 a corrected interval 5 points wide is out of reach (the population's share),
+    but this corpus's own share can be pinned down that tightly: `corpus_coded_for` gives a number no
+    larger than the corpus, and coding that many at random makes the interval that wide or less."""
+    rng = np.random.default_rng(11)
+    small, _ = simulated(rng, documents=300, coded=60)
+    needed = corpus_coded_for(small, width=0.05)
+    assert coded_for(small, width=0.05) is None and needed is not None and 60 < needed < 300
+    widths = []
+    for _ in range(20):
+        again, truth = simulated(rng, documents=300, coded=needed)
+        found = estimate(again)
+        widths.append(found["corpus_high"] - found["corpus_low"])
+    assert np.median(widths) <= 0.05
+    every, truth = simulated(rng, documents=300, coded=299)  # all but one coded: nearly nothing left to estimate
+    found = estimate(every)
+    assert found["corpus_high"] - found["corpus_low"] < 0.01
+    assert corpus_coded_for(small.head(200).filter(pl.col("gold").is_not_null()).head(20), width=0.05) is None
 
 
 def test_a_draw_is_the_seeds_and_a_stratified_one_weighs_each_stratum_by_its_size():

@@ -358,7 +358,7 @@ def test_the_mirror_page_reads_as_words_and_percentages_and_shows_a_log_once(tmp
 
 
 def test_the_findings_page_shows_the_corrected_shares_of_a_random_round(two_models, tmp_path):
-    """A random round (synthetic codes): three estimates per share with their intervals, the sentence
+    """A random round (synthetic codes): four estimates per share with their intervals, the sentence
     saying what the corrected one means, and why the number to code is not planned yet."""
     from adri_pipeline.classification.rounds import draw_random
     from adri_pipeline_tests.classification.test_corrected import synthetic_codes
@@ -374,7 +374,8 @@ def test_the_findings_page_shows_the_corrected_shares_of_a_random_round(two_mode
     corrected = page[page.index('<section id="corrected">'):page.index("</section>", page.index('id="corrected"'))]
     assert "prediction-powered inference" in corrected and "of 10 documents drawn at random" in corrected
     assert corrected.count("<h3>") == 6 and "not planned below 30 coded documents" in corrected
-    assert re.search(r"<td>\d+\.\d\xa0% \[\d+\.\d\xa0%, \d+\.\d\xa0%\]</td><td>\d+\.\d\xa0% \[", corrected)
+    interval = r"<td>\d+\.\d\xa0% \[\d+\.\d\xa0%, \d+\.\d\xa0%\]</td>"
+    assert re.search(interval * 4, corrected) and "this corpus" in corrected  # model, coders, corrected, corpus
     # both models, corrected by the same sample, ranked by how tight their corrected intervals are
     models = page[page.index('<section id="models">'):page.index("</section>", page.index('id="models"'))]
     assert "Which model to classify with" in models

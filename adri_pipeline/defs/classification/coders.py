@@ -112,7 +112,7 @@ def coders_agree_enough(measures: RoundMeasures) -> dg.AssetCheckResult:
 def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
     """The principal model's shares corrected by the coders' gold on the documents drawn at random
     (classification/corrected.py, docs/findings.md): per (variable, value) the model-only,
-    coders-only and corrected shares with 95 % intervals. Its check, `estimation_sample_fit`, warns
+    coders-only, corrected and this-corpus shares with 95 % intervals. Its check, `estimation_sample_fit`, warns
     when there is no random sample, when it is too small for the stated width, or when it was drawn
     under another version of the codebook."""
     settings = adri.settings()
@@ -127,7 +127,7 @@ def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
         return
     table = found.table.select(pl.lit(found.model).alias("model"), pl.all())
     yield versioned(table, model=found.model, rounds=", ".join(found.rounds), coded=found.coded,
-                    to_code=str(found.to_code), table=table_metadata(table))
+                    to_code=str(found.to_code), to_code_corpus=str(found.to_code_corpus), table=table_metadata(table))
     yield estimation_sample_fit(found)
 
 

@@ -59,5 +59,6 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     check = materialized()
     table = read_table(Warehouse(settings.warehouse), "findings_corrected")
     assert set(table["variable"]) >= {"abordagem", "tecnica"} and (table["coded"] == 15).all()
+    assert (table["corpus_low"] <= table["corpus_share"]).all() and (table["corpus_share"] <= table["corpus_high"]).all()
     assert not check.passed and "15 random document(s) coded" in check.description
     assert check.metadata["coded"].value == 15
