@@ -53,11 +53,12 @@ def read_evaluation(path: Path, content: bytes | None = None) -> dict:
 
 
 def check_approval(name: str, mode: str, threshold: float, approval: Approval | None, base: Path,
-                   overrides: list | None = None) -> None:
+                   overrides: list | None = None) -> ApprovalEvidence | None:
     """Refuse, naming the point, unless `approval` binds `mode` to an evaluation that recommended it,
-    and, in control, only moves (`overrides`) that evaluation recommended."""
+    and, in control, only moves (`overrides`) that evaluation recommended. The evaluation's evidence
+    for an acting point (what its gate watches drift against); None for a point that does not act."""
     if AUTHORITY[mode] == 0:
-        return
+        return None
     if approval is None:
         raise ApprovalError(f"point {name}: mode {mode} needs an approval bound to an evaluation "
                             f"(adri mirror approve {name} --evaluation {EVALUATION_FILE})")
@@ -89,3 +90,4 @@ def check_approval(name: str, mode: str, threshold: float, approval: Approval | 
     if threshold < evaluation.threshold:
         raise ApprovalError(f"point {name}: threshold {threshold} is below the {evaluation.threshold} "
                             "its evaluation measured")
+    return evaluation

@@ -33,6 +33,7 @@ MIN_CONFIDENT_CASES = 30
 # rests on about 70 judged pages: at least two days of traffic and 50 cases the judges agree on
 MIN_SHADOW_DAYS = 2
 MIN_AGREED_CASES = 50
+REFERENCE_SIZE = 1000  # confidences a point's evaluation keeps for its gate's drift monitor
 
 
 def known_points(config_path: Path | None = None) -> dict[str, DecisionPoint]:
@@ -216,8 +217,19 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
         "min_shadow_days": min_days, "min_agreed_cases": min_agreed,
         "recommendation": recommendation, "recommended_mode": recommended_mode(point, recommendation),
         "overrides": moves, "recommended_overrides": overrides if recommendation == "promote" else [],
-        "reasons": reasons,
+        "reasons": reasons, "confidence_reference": confidence_reference(with_mirror),
     })
+
+
+def confidence_reference(records: list[dict]) -> list[float]:
+    """The mirror's probabilities for its answers on the traffic evaluated, sorted: a running gate
+    compares the live ones with them (jev/drift.py, CONFIDENCE); past REFERENCE_SIZE, that many
+    evenly spaced quantiles, which the two-sample test reads alike."""
+    values = np.array([r["probability"] for r in records if isinstance(r.get("probability"), (int, float))], float)
+    values = np.sort(values[np.isfinite(values)])
+    if len(values) > REFERENCE_SIZE:
+        values = np.quantile(values, np.linspace(0, 1, REFERENCE_SIZE))
+    return [round(float(v), 4) for v in values]
 
 
 def diagnose_failures(point: DecisionPoint, counted: list[dict], examples: int = 5) -> dict:

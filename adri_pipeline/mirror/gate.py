@@ -18,6 +18,10 @@ o mesmo estado, vão todas numa só chamada" (`decide_many`).
   harden (`harden_order`, most permissive first).
 - veto (yes/no points): the mirror may turn the rule's "sim" into "nao" when confident, never the reverse.
 - warn: the mirror's confident answer comes back as an advisory beside the rule's decision.
+- drift: an acting point is watched (jev/drift.py): the mirror's confidences, as they arrive, against
+  those on the shadow traffic its evaluation judged. While they differ the rule decides
+  (`mirror_drifted`; a log line, `drift_counters()`), until a window of traffic is like it again; a
+  mirror that reports its own drift (`x_drift`, `adri routing serve`) is believed at once.
 - The state is redacted before the mirror, the log or the hash sees it; `state_hash` is keyed.
 - The caller's path never raises because of the gate: any gate fault returns the rule's answer.
 """
@@ -34,17 +38,20 @@ import time
 from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Literal, Protocol
 
+import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, ValidationInfo, model_validator
 
 from adri_pipeline.errors import AdriError, describe_validation_error
 from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, check_response
+from adri_pipeline.jev.drift import CONFIDENCE, DriftMonitor
 from adri_pipeline.jev.serialize import serialize_facts
 from adri_pipeline.mirror.approval import Approval, check_approval, file_sha256
+from adri_pipeline.mirror.results import ApprovalEvidence
 from adri_pipeline.privacy import Redactor, keyed_state_hash
 
 logger = logging.getLogger(__name__)
@@ -53,6 +60,7 @@ Rule = Callable[[dict], str | float]
 Mirror = Callable[[dict], dict]  # System One request -> response (the JSON a server answers)
 CONTROL_THRESHOLD = 0.85
 ACTING_MODES = ("control", "veto", "warn")  # the mirror's answer reaches the caller: needs an approval
+MIN_DRIFT_REFERENCE = 50  # an acting point is watched for drift when its evaluation kept this many confidences
 HASH_KEY_ENV = "ADRI_MIRROR_HASH_KEY"
 
 
@@ -184,6 +192,7 @@ class GateConfig(BaseModel):
     note: str = ""
     evidence: dict = Field(default_factory=dict)
     _base: Path = PrivateAttr(default=Path("."))  # the configuration file's folder: relative evaluation paths
+    _evidence: dict[str, ApprovalEvidence] = PrivateAttr(default_factory=dict)  # acting points' evaluations
 
     def redactor(self) -> Redactor:
         """The one redactor of everything this configuration's gate sends, logs and has evaluated."""
@@ -210,12 +219,28 @@ class GateConfig(BaseModel):
         evaluation paths are read from the configuration file's folder (context `base`)."""
         base = Path((info.context or {}).get("base", "."))
         for name, point in self.points.items():
-            check_approval(name, point.mode, point.threshold, point.approval, base, point.overrides)
+            evidence = check_approval(name, point.mode, point.threshold, point.approval, base, point.overrides)
+            if evidence is not None:
+                self._evidence[name] = evidence
         self._base = base
         return self
 
     def describe(self) -> dict[str, str]:
         return {name: f"{point.mode}: {point.describe()}" for name, point in self.points.items()}
+
+    def drift_monitors(self) -> dict[str, DriftMonitor]:
+        """One drift monitor per acting point whose evaluation kept at least MIN_DRIFT_REFERENCE of the
+        mirror's confidences: the live ones are compared with those (jev/drift.py, CONFIDENCE)."""
+        monitors = {}
+        for name, evidence in self._evidence.items():
+            if len(evidence.confidence_reference) >= MIN_DRIFT_REFERENCE:
+                monitors[name] = DriftMonitor(evidence.confidence_reference, signal=replace(
+                    CONFIDENCE, watcher=f"mirror point {name}"))
+            else:
+                logger.info("point %s is not watched for drift: its evaluation kept %d of the mirror's confidences "
+                            "(%d needed; an evaluation written before gates watched drift keeps none: evaluate again)", name,
+                            len(evidence.confidence_reference), MIN_DRIFT_REFERENCE)
+        return monitors
 
 
 def parse_gate_config(raw, path: Path) -> GateConfig:
@@ -335,6 +360,7 @@ class Gate:
         # evaluation changed under a running gate: those fall back to the rule until a reload
         self._evaluations_seen: dict[str, tuple] = {}
         self._revoked: set[str] = set()
+        self.drift = config.drift_monitors()  # per acting point: is the mirror's confidence like its evaluation's?
         self._queue: queue.Queue = queue.Queue(maxsize=config.queue_size)
         self._workers = [threading.Thread(target=self._shadow_worker, daemon=True) for _ in range(config.shadow_workers)]
         for worker in self._workers:
@@ -367,6 +393,9 @@ class Gate:
         self.redactor = config.redactor()
         self._add_served_mirrors(config)
         self._evaluations_seen, self._revoked = {}, set()  # load_gate_config checked every approval again
+        kept = self.drift  # a monitor whose reference is unchanged keeps its window (and its alarm)
+        self.drift = {name: kept[name] if name in kept and np.array_equal(kept[name].reference, monitor.reference)
+                      else monitor for name, monitor in config.drift_monitors().items()}
         self.config = config  # one assignment: a decision reads either the old or the new configuration
         for name, what in config.describe().items():
             logger.info("reloaded %s: %s", name, what)
@@ -428,7 +457,8 @@ class Gate:
         if acting:
             asked = self._ask_many(acting, state)
             for name in acting:
-                decision = self._apply(self.config.points[name], rule_answers[name], asked[name])
+                decision = self._drifted(name, rule_answers[name], asked[name]) or \
+                    self._apply(self.config.points[name], rule_answers[name], asked[name])
                 self._write(name, state, rule_answers[name], asked[name], self.config.points[name].mode,
                             decision.source, decision.reason)
                 self.outcomes[(name, decision.reason)] += 1
@@ -457,6 +487,18 @@ class Gate:
             return False
         self._evaluations_seen[name] = seen
         return True
+
+    def _drifted(self, name: str, rule_answer, asked: _Asked) -> Decision | None:
+        """The rule's decision while the mirror's confidences are unlike those its evaluation judged
+        (the mirror is asked all the same: its answers are how the gate sees the traffic return)."""
+        monitor = self.drift.get(name)
+        if monitor is None or asked.probability is None or not monitor.observe(asked.probability):
+            return None
+        return Decision(rule_answer, "rule", "mirror_drifted", asked.answer, asked.probability)
+
+    def drift_counters(self) -> dict[str, dict]:
+        """Per watched point, its drift monitor's state and counts (drifted, p_value, alarms, recoveries, ...)."""
+        return {name: monitor.counters() for name, monitor in self.drift.items()}
 
     @staticmethod
     def _apply(point: DecisionPoint, rule_answer, asked: _Asked) -> Decision:

@@ -20,6 +20,9 @@ class ApprovalEvidence(BaseModel):
     recommended_mode: str = "shadow"
     threshold: float = 1.0
     recommended_overrides: list[list[str]] | None = None  # None: the report predates one-directional control
+    # the mirror's probabilities for its answers on the traffic evaluated (sorted; quantiles past
+    # evaluate.REFERENCE_SIZE): what a running gate's drift monitor compares live ones with (jev/drift.py)
+    confidence_reference: list[float] = []
 
 
 class PointEvaluation(ApprovalEvidence):

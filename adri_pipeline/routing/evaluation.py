@@ -184,9 +184,9 @@ def origin_of(example: CanonicalExample) -> str:
 
 def drift_alarms(run: CandidateRun) -> dict[str, float]:
     """Per test set ("in source" and each out-of-source set), the share of its decisions, replayed in
-    order through the serving drift monitor (routing/drift.py), taken while it said drifted: in source
+    order through the serving drift monitor (jev/drift.py), taken while it said drifted: in source
     that is the false-alarm rate. Empty for a candidate that does not embed its messages."""
-    from adri_pipeline.routing.drift import replay
+    from adri_pipeline.jev.drift import replay
 
     if not run.drift_reference:
         return {}

@@ -15,10 +15,10 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from adri_pipeline.jev import metrics  # noqa: E402
+from adri_pipeline.jev.drift import ALPHA as DRIFT_ALPHA  # noqa: E402
+from adri_pipeline.jev.drift import WINDOW as DRIFT_WINDOW  # noqa: E402
 from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
-from adri_pipeline.routing.drift import ALPHA as DRIFT_ALPHA  # noqa: E402
-from adri_pipeline.routing.drift import WINDOW as DRIFT_WINDOW  # noqa: E402
 from adri_pipeline.routing.measured import provenance  # noqa: E402
 from adri_pipeline.routing.out_of_source import OutsideSet  # noqa: E402
 from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
@@ -142,7 +142,7 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
     if drift:
         lines += ["", "### Drift while serving", "",
                   "Each test set's decisions replayed in order through `adri routing serve`'s drift monitor "
-                  f"(routing/drift.py: the last {DRIFT_WINDOW} messages' similarity to the fit data against the "
+                  f"(jev/drift.py: the last {DRIFT_WINDOW} messages' similarity to the fit data against the "
                   f"calibration split's, Kolmogorov-Smirnov at {DRIFT_ALPHA}): the share of decisions it abstained on. "
                   "In source this is the false-alarm rate.", "",
                   "| " + " | ".join(["candidate", test_set, *(s.name for s in outside)]) + " |",

@@ -13,7 +13,7 @@ requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
   state not written by the project's serializer is read whole as the message;
 - confidences follow the spec's reference formulas (jev/contract.answer_from);
 - with a key (`--key-env VAR`), `Authorization: Bearer KEY` is required (401 otherwise);
-- an embedded candidate is watched for drift (routing/drift.py): `x_drift` in each response,
+- an embedded candidate is watched for drift (jev/drift.py): `x_drift` in each response,
   counters at `GET /v1/drift`, abstention while the traffic is unlike the calibration split.
 """
 
@@ -27,9 +27,9 @@ from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, answer_from, options_of, schema_errors, text_of
+from adri_pipeline.jev.drift import DriftMonitor
 from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, SCOPE_OPTIONS, SESSION_OPTIONS
-from adri_pipeline.routing.drift import DriftMonitor
 
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
 MAX_BODY = 32 * 1024 * 1024
@@ -70,7 +70,7 @@ def abstaining(question: dict, answer: dict) -> dict:
 
 class Answerer:
     """The calibrated candidate behind a lock (its embedder keeps per-decision state). An embedded
-    candidate is watched for drift (routing/drift.py): while the messages arriving are unlike the
+    candidate is watched for drift (jev/drift.py): while the messages arriving are unlike the
     calibration split's, it abstains, says so in each response (`x_drift`) and in GET /v1/drift."""
 
     def __init__(self, calibrated: Calibrated, description: str, drift: DriftMonitor | None = None):

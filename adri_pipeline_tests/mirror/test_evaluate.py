@@ -36,6 +36,18 @@ def test_the_mirrors_cost_per_decision_is_its_machines_price_for_its_mean_latenc
     assert evaluation.hourly_price_usd == HOURLY
 
 
+def test_an_evaluation_keeps_the_mirrors_confidences_for_its_gates_drift_monitor():
+    """Every probability the mirror gave on the logged traffic, sorted (records without one left out);
+    past REFERENCE_SIZE, evenly spaced quantiles of them, ends included."""
+    from adri_pipeline.mirror.evaluate import REFERENCE_SIZE
+
+    records = [record(i, "sim", "sim", p=0.5 + i / 100) for i in range(5)] + [record(9, "sim", None, p=None)]
+    assert evaluate_point("p", POINT, records, [], HOURLY).confidence_reference == [0.5, 0.51, 0.52, 0.53, 0.54]
+    many = [record(i, "sim", "sim", p=i / (3 * REFERENCE_SIZE)) for i in range(3 * REFERENCE_SIZE + 1)]
+    kept = evaluate_point("p", POINT, many, [], HOURLY).confidence_reference
+    assert len(kept) == REFERENCE_SIZE and (kept[0], kept[-1]) == (0.0, 1.0) and kept == sorted(kept)
+
+
 def test_all_disagreements_and_a_share_of_agreements_are_sampled():
     records = [record(i, "sim", "nao" if i < 10 else "sim") for i in range(110)]
     sampled = sample_for_judging(records, agreement_share=0.2, seed=1)

@@ -442,7 +442,7 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
     assert ours <= {"adri_pipeline.config", "adri_pipeline.flags", "adri_pipeline.errors", "adri_pipeline.mirror",
                     "adri_pipeline.mirror.gate", "adri_pipeline.mirror.results",
                     "adri_pipeline.privacy", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
-                    "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize"}, ours
+                    "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize", "adri_pipeline.jev.drift"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
 
 
@@ -585,3 +585,63 @@ def test_an_evaluation_whose_figures_are_not_an_evaluations_is_refused_naming_th
         "p": {"recommendation": "promote", "recommended_mode": "control", "threshold": "alto"}}}))
     with pytest.raises(ValueError, match=r"point p: .*mirror_evaluation.json: its evaluation is not one .*threshold"):
         GateConfig(points={"p": point(mode="control", approval=approval_for(report))})
+
+
+def payments(rng, count):
+    """States like the ones a payments agent's gate sees (the traffic its mirror was evaluated on)."""
+    return [{"pedido": f"{rng.choice(['transferir', 'pagar', 'agendar', 'estornar'])} {rng.randint(1, 9000)} reais "
+                       f"para {rng.choice(['a conta poupança', 'o fornecedor', 'a fatura do cartão', 'o aluguel'])}",
+             "canal": rng.choice(["app", "web"]), "valor": rng.randint(1, 9000)} for _ in range(count)]
+
+
+def browsing(rng, count):
+    """States of another agent altogether: English, another tool (traffic the mirror never saw)."""
+    return [{"request": f"{rng.choice(['summarize this pdf', 'translate the page to french', 'book a flight'])} "
+                        f"#{i}", "tool": rng.choice(["browser", "calendar"])} for i in range(count)]
+
+
+def test_a_gate_watches_its_mirror_for_drift_itself_and_the_rule_decides_until_traffic_returns(caplog):
+    """Issue 42, item 4, with sparrow-decider on loopback as the mirror (it reports no drift of its own).
+    Its confidences on shadow traffic are what its evaluation keeps; in warn mode the gate passes its
+    advice on payments traffic, lets the rule decide alone once browsing traffic arrives (reason
+    mirror_drifted, a log line, a counter), and passes advice again when payments return. Failed
+    before: the gate trusted a mirror's confidence on any traffic unless the server said x_drift."""
+    import random
+
+    from adri_pipeline.jev.drift import WINDOW
+    from adri_pipeline.mirror.evaluate import confidence_reference
+    from adri_pipeline_tests.systemone_servers import sparrow_server
+
+    rng = random.Random(42)
+    with sparrow_server() as url:
+        question = dict(question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
+                        timeout_s=5, mirror=f"jev:{url}")
+        log = MemoryLog()
+        shadow = Gate(GateConfig(points={"p": DecisionPoint(mode="shadow", **question)}), {"p": lambda s: "sim"}, {}, log)
+        for state in payments(rng, 200):
+            shadow.decide("p", state)
+        shadow.close()
+        reference = confidence_reference(log.records)
+        assert len(reference) == 200 and reference == sorted(reference)
+
+        config = approved({"p": DecisionPoint(mode="warn", threshold=0.5, **question)}, confidences={"p": reference})
+        gate = Gate(config, {"p": lambda s: "sim"}, {})
+        with caplog.at_level("WARNING", logger="adri_pipeline.jev.drift"):
+            reasons = [[gate.decide("p", state).reason for state in traffic(rng, 2 * WINDOW)]
+                       for traffic in (payments, browsing, payments)]
+        gate.close()
+    assert "mirror_drifted" not in reasons[0] and set(reasons[0]) <= {"advisory", "low_confidence"}
+    assert reasons[1][-WINDOW:] == ["mirror_drifted"] * WINDOW
+    assert reasons[2][-WINDOW // 2:].count("mirror_drifted") == 0
+    counters = gate.drift_counters()["p"]
+    assert (counters["alarms"], counters["recoveries"], counters["drifted"]) == (1, 1, False)
+    assert counters["served"] == 6 * WINDOW and counters["abstained"] >= WINDOW
+    said = [r.getMessage().split(":")[0] for r in caplog.records]
+    assert said == ["mirror point p drift detected", "mirror point p drift over"]
+
+
+def test_a_point_whose_evaluation_kept_no_confidences_is_not_watched(caplog):
+    with caplog.at_level("INFO", logger="adri_pipeline.mirror.gate"):
+        gate = gate_with(mirror_answering("vetar", 0.95))
+    assert gate.drift_counters() == {} and "point p is not watched for drift" in caplog.text
+    assert gate.decide("p", {"valor": 50}).reason == "confident"

@@ -133,7 +133,7 @@ def test_served_candidate_abstains_while_traffic_drifts_and_recovers(tmp_path):
     counter a client reads says so; with in-source traffic again it recovers and answers."""
     import httpx
 
-    from adri_pipeline.routing.drift import WINDOW
+    from adri_pipeline.jev.drift import WINDOW
 
     d2 = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task == "D2"]
     in_source = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task in ("D1", "D2")]
@@ -162,8 +162,8 @@ def test_the_benchmark_reads_a_drifted_servers_answers_as_abstentions_without_co
     benchmark's `jev:<url>` counted every such answer wrong at p >= 0.85 (53.6 % of the team's held-out
     turns, measured served after the shipped out-of-source sets had drifted it). It is "leave it to the
     rule": the abstention option, with no confidence behind it."""
+    from adri_pipeline.jev.drift import WINDOW
     from adri_pipeline.routing.candidates import make_candidate, softmax
-    from adri_pipeline.routing.drift import WINDOW
 
     d2 = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task == "D2"]
     with adri_serve("static-logreg", tmp_path / "w.duckdb") as url:

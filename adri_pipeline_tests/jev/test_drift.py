@@ -1,8 +1,8 @@
-"""The serving drift monitor (routing/drift.py) on streams whose drift is known."""
+"""The serving drift monitor (jev/drift.py) on streams whose drift is known."""
 
 import numpy as np
 
-from adri_pipeline.routing.drift import WINDOW, DriftMonitor, replay
+from adri_pipeline.jev.drift import WINDOW, DriftMonitor, replay
 
 
 def test_quiet_on_traffic_like_the_calibration_and_firing_on_traffic_unlike_it():
@@ -34,7 +34,7 @@ def test_serving_says_when_traffic_drifts_and_a_benchmark_replay_says_nothing(ca
     """Failed before: the benchmark's replays printed serving's drift warnings into the demo's output."""
     rng = np.random.default_rng(6)
     reference, shifted = rng.normal(0.90, 0.03, 200), rng.normal(0.75, 0.03, WINDOW)
-    with caplog.at_level("WARNING", logger="adri_pipeline.routing.drift"):
+    with caplog.at_level("WARNING", logger="adri_pipeline.jev.drift"):
         replay(reference, shifted)
         assert not caplog.records
         monitor = DriftMonitor(reference)
