@@ -92,11 +92,11 @@ class DriftMonitor:
                     "alarms": self.alarms, "recoveries": self.recoveries, "signal": self.signal.description}
 
 
-def replay(reference, similarities, window: int = WINDOW, alpha: float = ALPHA) -> float:
+def replay(reference, values, window: int = WINDOW, alpha: float = ALPHA, signal: Signal = SIMILARITY) -> float:
     """Share of a stream's decisions (after its first full window) taken while the monitor said
     drifted: on an in-source stream, the false-alarm rate; out of source, how often it fires.
     NaN when the stream is shorter than a window."""
-    monitor = DriftMonitor(reference, window, alpha, announce=False)  # a replay, not traffic: no log lines
-    flags = [monitor.observe(s) for s in similarities]
+    monitor = DriftMonitor(reference, window, alpha, announce=False, signal=signal)  # a replay: no log lines
+    flags = [monitor.observe(v) for v in values]
     tail = flags[window - 1:]
     return float(np.mean(tail)) if tail else float("nan")
