@@ -14,7 +14,6 @@ are **synthetic**: templates written by the project's engineer (adri_pipeline_te
 import json
 import random
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,22 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from adri_pipeline.jev.drift import ALPHA, CONFIDENCE, WINDOW, replay  # noqa: E402
 from adri_pipeline.mirror.evaluate import confidence_reference  # noqa: E402
 from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig  # noqa: E402
-from adri_pipeline_tests.mirror.test_gate import YES_NO, browsing, payments  # noqa: E402
+from adri_pipeline_tests.mirror.test_gate import YES_NO, MemoryLog, browsing, payments  # noqa: E402
 from adri_pipeline_tests.systemone_servers import sparrow_server  # noqa: E402
-
-
-class Records:
-    def __init__(self):
-        self.records, self.lock = [], threading.Lock()
-
-    def write(self, record, *, redacted=False):
-        with self.lock:
-            self.records.append(record)
 
 
 def confidences(url: str, states: list[dict]) -> list[float]:
     """The mirror's probability for its answer on each state, in order, as a shadow gate logs it."""
-    log = Records()
+    log = MemoryLog()
     point = DecisionPoint(question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
                           mode="shadow", timeout_s=5, mirror=f"jev:{url}", quota_per_minute=10**6)
     gate = Gate(GateConfig(points={"p": point}, shadow_workers=1), {"p": lambda state: "sim"}, {}, log)

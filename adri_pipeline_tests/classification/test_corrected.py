@@ -71,18 +71,19 @@ def test_corrected_intervals_cover_the_share_in_93_to_97_percent_of_500_corpora_
     assert np.median(widths["corrected"]) < np.median(widths["coders"])  # the model's answers do help
 
 
+def median_width(rng, estimate_name: str, documents: int, coded: int, draws: int = 20) -> float:
+    """The median width of one estimate's interval over `draws` simulated corpora coded that much."""
+    found = [estimate(simulated(rng, documents=documents, coded=coded)[0]) for _ in range(draws)]
+    return float(np.median([f[f"{estimate_name}_high"] - f[f"{estimate_name}_low"] for f in found]))
+
+
 def test_how_many_to_code_is_enough_for_the_width_it_plans_for():
     """Code the number `coded_for` asks for, at random, and the corrected interval is that wide or less."""
     rng = np.random.default_rng(7)
     rows, _ = simulated(rng, documents=20000, coded=60)
     needed = coded_for(rows, width=0.08)
     assert needed is not None and needed > 60
-    widths = []
-    for _ in range(20):
-        again, _ = simulated(rng, documents=20000, coded=needed)
-        found = estimate(again)
-        widths.append(found["corrected_high"] - found["corrected_low"])
-    assert np.median(widths) <= 0.08
+    assert median_width(rng, "corrected", documents=20000, coded=needed) <= 0.08
     assert coded_for(rows, width=0.6) <= 60  # already enough for a wide interval
     assert coded_for(rows.head(20), width=0.08) is None  # too few coded documents to plan with
     small, _ = simulated(rng, documents=300, coded=60)  # a small corpus bounds the interval whatever is coded
@@ -98,15 +99,8 @@ def test_how_many_to_code_for_this_corpus_is_enough_and_within_reach_of_a_small_
     small, _ = simulated(rng, documents=300, coded=60)
     needed = corpus_coded_for(small, width=0.05)
     assert coded_for(small, width=0.05) is None and needed is not None and 60 < needed < 300
-    widths = []
-    for _ in range(20):
-        again, truth = simulated(rng, documents=300, coded=needed)
-        found = estimate(again)
-        widths.append(found["corpus_high"] - found["corpus_low"])
-    assert np.median(widths) <= 0.05
-    every, truth = simulated(rng, documents=300, coded=299)  # all but one coded: nearly nothing left to estimate
-    found = estimate(every)
-    assert found["corpus_high"] - found["corpus_low"] < 0.01
+    assert median_width(rng, "corpus", documents=300, coded=needed) <= 0.05
+    assert median_width(rng, "corpus", documents=300, coded=299) < 0.01  # all but one coded: little left to estimate
     assert corpus_coded_for(small.head(200).filter(pl.col("gold").is_not_null()).head(20), width=0.05) is None
 
 
