@@ -27,6 +27,7 @@ from adri_pipeline.classification.agreement import agreement_table, load_coder_l
 from adri_pipeline.classification.backends.embedded import EmbeddedBackend  # noqa: E402
 from adri_pipeline.classification.coded_model import TrainingParams, fit  # noqa: E402
 from adri_pipeline.classification.coders import ZERO_SHOT, agreement, answers_frame, coded_sample, train  # noqa: E402
+from adri_pipeline.classification.context import RunContext  # noqa: E402
 from adri_pipeline.config import DATA, SHARED_DATA, Settings  # noqa: E402
 
 CODERS = DATA / "coders" / "pilot_coded.csv"
@@ -50,11 +51,12 @@ def main() -> None:
             shutil.copy(args.vectors, Path(folder) / "adri.duckdb")
         settings = Settings(warehouse=Path(folder) / "adri.duckdb", corpus=corpus, coders=CODERS,
                             coders_corpus=corpus)
+        run = RunContext.load(settings)
         started = time.perf_counter()
-        model = train(settings)
+        model = train(run)
         cold = time.perf_counter() - started
         started = time.perf_counter()
-        train(settings)
+        train(run)
         warm = time.perf_counter() - started
         print(f"training on {len(model.documents)} coded documents: {cold:.1f} s cold (embedding them), "
               f"{warm:.1f} s with the vectors cached")
@@ -68,7 +70,7 @@ def main() -> None:
             print(f"  {variable:12s} trained {by_model[trained_name][variable]:26s} zero-shot {by_model[ZERO_SHOT][variable]}")
 
         print(f"\nthe {RANDOM_ROUND} random documents only (the suggested 40 are harder by construction):")
-        sample = coded_sample(settings)
+        sample = coded_sample(run)
         first, suggested = sample.documents[:RANDOM_ROUND], sample.documents[RANDOM_ROUND:]
         coders = load_coder_labels(CODERS, sample.codebook)
         without, with_suggested = {}, {}

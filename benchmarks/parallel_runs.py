@@ -49,7 +49,8 @@ from adri_pipeline_tests.postgres_server import start_postgres  # noqa: E402
 
 SLOTS_PER_RUN = 16
 WORKER = ("import sys; from adri_pipeline.classification.service import classify_shards; "
-          "from adri_pipeline.config import Settings; r = classify_shards(Settings(), sys.argv[1:], origin='bench'); "
+          "from adri_pipeline.classification.context import RunContext; from adri_pipeline.config import Settings; "
+          "r = classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='bench'); "
           "sys.exit(0 if r.classified + r.cached == r.documents else 1)")
 
 

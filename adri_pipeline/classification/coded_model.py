@@ -30,7 +30,6 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GroupKFold
 
 from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codebook
-from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.progress import steps
 
 TRAINING_VERSION = "2026-11-30.3"  # bump when fitting or answering changes: it is part of every cache key
@@ -179,12 +178,11 @@ class CodedModel:
         return {"evidencia": vectors.texts[scored[chosen[0]][1]], "valor": chosen}, sureness
 
 
-def model_digest(codebook: Codebook, params: TrainingParams, encoder: str, rows: list[tuple],
-                 texts: list[str]) -> str:
+def model_digest(signature: str, params: TrainingParams, encoder: str, rows: list[tuple], texts: list[str]) -> str:
     """Hash of everything a fit depends on: the codes (with evidence), the coded texts, the encoder,
-    the codebook's prompt signature (not its labels: a label-only edit must not cost a reclassification)
-    and the training settings."""
-    payload = json.dumps([TRAINING_VERSION, params.model_dump(), encoder, build_prompt(codebook).signature,
+    the codebook's prompt `signature` (not its labels: a label-only edit must not cost a
+    reclassification) and the training settings."""
+    payload = json.dumps([TRAINING_VERSION, params.model_dump(), encoder, signature,
                           sorted(rows), sorted(hashlib.sha256(t.encode()).hexdigest() for t in texts)],
                          sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -49,6 +49,7 @@ from adri_pipeline.classification.coded_model import (
     model_digest,
 )
 from adri_pipeline.classification.coding import NO_CODER, audit_codes, audit_shares, gold_codes
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import Document, as_documents, read_corpus
 from adri_pipeline.config import Settings
 from adri_pipeline.progress import steps
@@ -137,12 +138,12 @@ class CodedSample:
     dropped_second_codes: int  # rows of a second coder for the same (document, variable): measured, not trained
 
 
-def _coded_documents(settings: Settings) -> tuple[Codebook, pl.DataFrame, list[Document], int]:
-    """(codebook, the first code per (document, variable), the coded documents, codes dropped as second
-    coders'); fails naming the documents that are reserved (holdout) or cannot be found."""
+def _coded_documents(context: RunContext) -> tuple[pl.DataFrame, list[Document], int]:
+    """(the first code per (document, variable), the coded documents, codes dropped as second coders');
+    fails naming the documents that are reserved (holdout) or cannot be found."""
+    settings, codebook = context.settings, context.codebook
     if settings.coders is None:
         raise CoderFileError("no coder file given (--coders, ADRI_CODERS)")
-    codebook = load_codebook(settings.codebook)
     labels = load_coder_labels(settings.coders, codebook)
     reserved = sorted(set(labels["doc_id"]) & holdout_ids(settings))
     if reserved:
@@ -150,15 +151,15 @@ def _coded_documents(settings: Settings) -> tuple[Codebook, pl.DataFrame, list[D
                              f"evaluation in {settings.holdout}: {reserved[:5]}; remove them from the coder file")
     first = labels.unique(subset=["doc_id", "variable"], keep="first", maintain_order=True)
     doc_ids = first["doc_id"].unique(maintain_order=True).to_list()
-    documents = coded_documents(settings, Warehouse(settings.warehouse), doc_ids, settings.coders_corpus)
-    return codebook, first, documents, labels.height - first.height
+    documents = coded_documents(settings, context.warehouse, doc_ids, settings.coders_corpus)
+    return first, documents, labels.height - first.height
 
 
-def coded_sample(settings: Settings) -> CodedSample:
+def coded_sample(context: RunContext) -> CodedSample:
     """The coder file's documents with their codes, evidence locations and vectors."""
-    codebook, first, documents, dropped = _coded_documents(settings)
+    first, documents, dropped = _coded_documents(context)
     doc_ids = [d.doc_id for d in documents]
-    vectors = document_vectors(Warehouse(settings.warehouse), documents)
+    vectors = document_vectors(context.warehouse, documents)
     by_doc: dict[str, dict] = {d: {} for d in doc_ids}
     for doc_id, variable, value, evidence in first.iter_rows():
         by_doc[doc_id][variable] = (value, evidence)
@@ -171,7 +172,7 @@ def coded_sample(settings: Settings) -> CodedSample:
             where[variable] = (audit.field, audit.start, audit.end) if audit.field else None
         coded.append(CodedDocument(document.doc_id, vecs, {v: code for v, (code, _) in by_doc[document.doc_id].items()},
                                    where))
-    return CodedSample(codebook, coded, first.rows(), dropped)
+    return CodedSample(context.codebook, coded, first.rows(), dropped)
 
 
 def model_path(settings: Settings, digest: str) -> Path:
@@ -182,16 +183,16 @@ def model_path(settings: Settings, digest: str) -> Path:
     return settings.warehouse.parent / "models" / f"coded-{digest[:16]}-sklearn{sklearn.__version__}.joblib"
 
 
-def train(settings: Settings, params: TrainingParams | None = None, sample: CodedSample | None = None) -> CodedModel:
+def train(context: RunContext, params: TrainingParams | None = None, sample: CodedSample | None = None) -> CodedModel:
     """The per-variable models for the coder file (its `sample`, when the caller already read it):
     loaded when this exact fit is stored (the `coded_model` asset stores it), else fitted and stored.
     Deterministic for the same file, texts and settings."""
     import joblib
 
-    params = params or TrainingParams()
-    sample = sample or coded_sample(settings)
+    settings, params = context.settings, params or TrainingParams()
+    sample = sample or coded_sample(context)
     texts = [" ".join(d.vectors.texts) for d in sample.documents]
-    digest = model_digest(sample.codebook, params, encoder_name(), sample.rows, texts)
+    digest = model_digest(context.prompt.signature, params, encoder_name(), sample.rows, texts)
     path = model_path(settings, digest)
     if path.is_file():
         try:
@@ -222,34 +223,39 @@ class DeferredFit:
     loaded: a run whose documents are all in the ledger never pays for either (ADR 0011: "o modelo só
     é checado e carregado se houver algo a classificar")."""
 
-    settings: Settings
-    codebook: Codebook
+    context: RunContext
     params: TrainingParams
     digest: str
     documents: list[str]
 
+    @property
+    def signature(self) -> str:
+        """The prompt signature the fit is for (the run's: its digest names it)."""
+        return self.context.prompt.signature
+
     def load(self) -> CodedModel:
-        model = train(self.settings, self.params)
+        model = train(self.context, self.params)
         if model.digest != self.digest:
-            raise CoderFileError(f"{self.settings.coders} changed while the run started; run again")
+            raise CoderFileError(f"{self.context.settings.coders} changed while the run started; run again")
         return model
 
 
-def deferred_fit(settings: Settings, params: TrainingParams | None = None) -> DeferredFit:
+def deferred_fit(context: RunContext, params: TrainingParams | None = None) -> DeferredFit:
     """The fit `train` would give, by its digest: the same codes and window texts, no encoder."""
     params = params or TrainingParams()
-    codebook, first, documents, _ = _coded_documents(settings)
+    first, documents, _ = _coded_documents(context)
     texts = [" ".join(document_windows(d)[1]) for d in documents]
-    digest = model_digest(codebook, params, encoder_name(), first.rows(), texts)
-    return DeferredFit(settings, codebook, params, digest, [d.doc_id for d in documents])
+    digest = model_digest(context.prompt.signature, params, encoder_name(), first.rows(), texts)
+    return DeferredFit(context, params, digest, [d.doc_id for d in documents])
 
 
-def embedded_backend(settings: Settings) -> EmbeddedBackend:
+def embedded_backend(context: RunContext) -> EmbeddedBackend:
     """The embedded backend a run uses: trained on the coder file when one is configured (fitted or
     loaded only when a document needs it), else zero-shot."""
-    if settings.coders is None:
-        return EmbeddedBackend(memory_floor_mb=settings.memory_floor_mb)
-    return EmbeddedBackend(trained=deferred_fit(settings), memory_floor_mb=settings.memory_floor_mb)
+    floor = context.settings.memory_floor_mb
+    if context.settings.coders is None:
+        return EmbeddedBackend(memory_floor_mb=floor)
+    return EmbeddedBackend(trained=deferred_fit(context), memory_floor_mb=floor)
 
 
 # -- agreement ------------------------------------------------------------------------------------------
@@ -285,16 +291,16 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
     """Every stored model's results against the coders; with `cross_validated`, also the trained
     embedded model (each document answered by a model fitted without it) and the zero-shot model on
     the same documents."""
-    codebook = load_codebook(settings.codebook)
+    context = RunContext.load(settings)
+    codebook, warehouse = context.codebook, context.warehouse
     codes = load_codes(settings.coders, codebook)
     coders = reference_codes(codes)
     frames = []
-    warehouse = Warehouse(settings.warehouse)
     if warehouse.path.exists():
         frames.append(read_values(warehouse, codebook.content_hash).select("model", "doc_id", "variable", "value"))
     documents = coders["doc_id"].n_unique()
     if cross_validated:
-        sample = sample or coded_sample(settings)
+        sample = sample or coded_sample(context)
         try:
             predictions = cross_validate(sample.documents, codebook, TrainingParams(), folds)
         except ValueError as exc:
@@ -346,15 +352,16 @@ def suggest(settings: Settings, n: int = 20, seed: int = 20261130, corpus: Path 
     """Uncoded documents where a code helps most: where the stored embedded and LLM results disagree,
     then where the trained model is least sure (smallest mean margin between its top answers). With no
     coder file, a seeded random draw. Never a document already coded or reserved (holdout)."""
-    warehouse = Warehouse(settings.warehouse)
+    context = RunContext.load(settings)
+    warehouse = context.warehouse
     pool = as_documents(read_corpus(settings, corpus).documents)
     reserved = holdout_ids(settings)
     if settings.coders is None:
         titles = {d.doc_id: d.title for d in pool if d.doc_id not in reserved}
         drawn = random.Random(seed).sample(sorted(titles), min(n, len(titles)))
         return [Suggestion(d, titles[d], f"random draw (random state {seed}): no codes yet", 0.0) for d in drawn]
-    sample = coded_sample(settings)
-    model = train(settings, sample=sample)
+    sample = coded_sample(context)
+    model = train(context, sample=sample)
     coding = set(load_codes(settings.coders, sample.codebook)["doc_id"])  # a dispute still open is coded too
     excluded = {d.doc_id for d in sample.documents} | coding | reserved
     candidates = [d for d in pool if d.doc_id not in excluded]

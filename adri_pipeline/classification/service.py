@@ -24,6 +24,7 @@ from adri_pipeline import faults
 from adri_pipeline.classification.backends import select_backend
 from adri_pipeline.classification.backends.base import is_zero_shot_baseline
 from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import (
     CHUNK_ROWS,
     Corpus,
@@ -110,33 +111,17 @@ class ClassificationRun:
     replaced_documents: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class RunContext:
-    """What one classification run reads once and carries down: its settings, its warehouse, the
-    codebook (validated: bad input fails before anything is written) and the prompt built from it."""
-
-    settings: Settings
-    warehouse: Warehouse
-    codebook: Codebook
-    prompt: Prompt
-
-    @classmethod
-    def load(cls, settings: Settings) -> "RunContext":
-        codebook = load_codebook(settings.codebook)
-        return cls(settings, Warehouse(settings.warehouse), codebook, build_prompt(codebook))
-
-
-def _embedded_backend(settings: Settings):
+def _embedded_backend(context: RunContext):
     """Imported when chosen: scikit-learn and the encoder stay out of a served model's start-up."""
     from adri_pipeline.classification.coders import embedded_backend
 
-    return embedded_backend(settings)
+    return embedded_backend(context)
 
 
-def resolve_backend(settings: Settings, allow_fallback: bool = False):
+def resolve_backend(context: RunContext, allow_fallback: bool = False):
     """The backend a run uses, chosen once; the embedded one is trained on the coder file when one is
     configured (ADRI_CODERS), else zero-shot."""
-    return select_backend(settings, allow_fallback=allow_fallback, embedded=lambda: _embedded_backend(settings))
+    return select_backend(context.settings, allow_fallback=allow_fallback, embedded=lambda: _embedded_backend(context))
 
 
 def corpus_document_ids(settings: Settings) -> list[str]:
@@ -363,7 +348,7 @@ def _classify_documents(context: RunContext, documents: pl.DataFrame, *, origin:
     started_at, started = datetime.now(timezone.utc), time.perf_counter()
     settings, codebook, prompt = context.settings, context.codebook, context.prompt
     if backend is None:
-        backend = resolve_backend(settings, allow_fallback=allow_fallback)  # before anything is written
+        backend = resolve_backend(context, allow_fallback=allow_fallback)  # before anything is written
     model = ModelIdentity.of(backend)
     store_codebook(context.warehouse, codebook, prompt)
     shared = shared_ledger(settings)  # with ADRI_LEDGER_URL the answers go there, and are pulled in here
@@ -436,22 +421,21 @@ def shared_ledger(settings: Settings) -> SharedLedger | None:
     return SharedLedger(settings.ledger_url) if settings.ledger_url else None
 
 
-def classify_shards(settings: Settings, shards: list[str], *, origin: str, run_id: str | None = None,
+def classify_shards(context: RunContext, shards: list[str], *, origin: str, run_id: str | None = None,
                     progress=None, backend=None) -> RunReport:
     """One run of a range over the shared ledger: the shards' documents read from PostgreSQL, what the
     ledger lacks classified and committed there, the run and its failures recorded there. It never
     opens the DuckDB warehouse, so runs side by side (and on other machines) never wait for one
     another; the results are built once after them (`pull_shared_ledger`, then `refresh_results`)."""
+    settings, codebook, prompt = context.settings, context.codebook, context.prompt
     shared = shared_ledger(settings)
     if shared is None:
         raise NoSharedLedger("a range run over shards needs the shared ledger: set ADRI_LEDGER_URL "
                              "(postgresql://user@host:5432/db)")
     started_at = datetime.now(timezone.utc)
     if backend is None:
-        backend = resolve_backend(settings, allow_fallback=False)
+        backend = resolve_backend(context, allow_fallback=False)
     model = ModelIdentity.of(backend)
-    codebook = load_codebook(settings.codebook)
-    prompt = build_prompt(codebook)
     documents = shared.documents_of_shards(shards)
     run_id = run_id or uuid.uuid4().hex
     log.info("classification run %s over %d shard(s), %d documents: %s, shared ledger %s", run_id[:8],
@@ -460,7 +444,7 @@ def classify_shards(settings: Settings, shards: list[str], *, origin: str, run_i
     with one_stop():
         try:
             report = classify_corpus(documents, codebook, backend, shared, concurrency=settings.concurrency,
-                                     progress=progress)
+                                     progress=progress, prompt=prompt)
         finally:
             if report is not None:
                 shared.store_failures(report.answered, report.failed, model.model, prompt.signature, run_id)
@@ -619,7 +603,7 @@ def _classify_corpus_file(context: RunContext, *, origin: str, limit: int | None
             if progress:
                 progress(outcome, total)
         try:
-            backend = resolve_backend(settings, allow_fallback=True)  # while the first documents are read
+            backend = resolve_backend(context, allow_fallback=True)  # while the first documents are read
             reading.may_store.set()
             reading.head_ready.wait()
             try:
@@ -658,7 +642,7 @@ def _classify_read_corpus(context: RunContext, corpus: Corpus | None, prints: pl
         files = _with_counts(prints, corpus)
     for note in corpus.notes:
         log.warning(note)
-    backend = resolve_backend(settings, allow_fallback=True)  # a missing server fails before anything is stored
+    backend = resolve_backend(context, allow_fallback=True)  # a missing server fails before anything is stored
     replaced = [] if files is None else store_corpus(warehouse, corpus, replace=replace_documents, files=files)
     for doc_id in replaced:
         log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)

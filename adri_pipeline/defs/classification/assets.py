@@ -8,10 +8,10 @@ import polars as pl
 
 from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
 from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.prompt import PROMPT_VERSION
 from adri_pipeline.classification.results import figures_table
 from adri_pipeline.classification.service import (
-    RunContext,
     check_quality,
     classify_documents,
     classify_shards,
@@ -37,13 +37,12 @@ from adri_pipeline.warehouse import (
 )
 
 
-def _classify(context: dg.AssetExecutionContext, settings, shards: set[str], progress, backend):
+def _classify(context: dg.AssetExecutionContext, run: RunContext, shards: set[str], progress, backend):
     """The run's shards classified: (the run's report, the documents of those shards)."""
-    if settings.ledger_url:
-        report = classify_shards(settings, sorted(shards), origin="dagster", run_id=context.run.run_id,
+    if run.settings.ledger_url:
+        report = classify_shards(run, sorted(shards), origin="dagster", run_id=context.run.run_id,
                                  progress=progress, backend=backend)
         return report, pl.DataFrame({"doc_id": list(report.keys)}, schema={"doc_id": pl.String})
-    run = RunContext.load(settings)
     stored = read_documents(run.warehouse)
     documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]],
                                         dtype=pl.Boolean))
@@ -70,7 +69,8 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     its metadata says how many of its documents are answered."""
     settings = adri.settings()
     shards = set(context.partition_keys)
-    backend = resolve_backend(settings, allow_fallback=False)
+    run = RunContext.load(settings)
+    backend = resolve_backend(run, allow_fallback=False)
     context.instance.add_run_tags(context.run.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
 
@@ -86,7 +86,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
         if len(outcome_log) % 50 == 0:
             context.log.info(f"{len(outcome_log)}/{total} documents answered")
     try:
-        report, documents = _classify(context, settings, shards, progress, backend)
+        report, documents = _classify(context, run, shards, progress, backend)
     finally:
         line.close()
     materialized = context.instance.get_materialized_partitions(context.asset_key)

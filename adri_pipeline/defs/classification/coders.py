@@ -14,6 +14,7 @@ from adri_pipeline.classification.coders import (
     round_measures,
     train,
 )
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corrected import CORRECTED_SCHEMA, CorrectedFindings
 from adri_pipeline.classification.service import corrected_findings
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
@@ -47,8 +48,9 @@ def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Mat
     if settings.coders is None:
         return dg.MaterializeResult(data_version=dg.DataVersion("zero-shot"),
                                     metadata={"coders": "none configured (ADRI_CODERS): the embedded model stays zero-shot"})
-    sample = coded_sample(settings)  # read once: the fit and its cross-validation share it
-    model = train(settings, sample=sample)
+    run = RunContext.load(settings)
+    sample = coded_sample(run)  # read once: the fit and its cross-validation share it
+    model = train(run, sample=sample)
     measured = agreement(settings, cross_validated=True, sample=sample)
     context.log.info(f"coded model {model.digest[:12]} fitted on {len(model.documents)} documents")
     return dg.MaterializeResult(

@@ -10,8 +10,9 @@ import pytest
 
 from adri_pipeline.classification.backends.base import BackendError
 from adri_pipeline.classification.backends.served import ServedBackend
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import load_corpus
-from adri_pipeline.classification.service import RunContext, classify_documents
+from adri_pipeline.classification.service import classify_documents
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse, store_corpus
 from adri_pipeline_tests.conftest import PILOT, SAMPLE

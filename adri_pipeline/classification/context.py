@@ -1,0 +1,28 @@
+"""What one classification run reads once and carries down (ADR 0011's run: one codebook, one fixed
+system message, one warehouse), so that no step below reloads the codebook, rebuilds the prompt or
+opens a warehouse of its own: the CLI, the assets, the coders' training and the demo all start here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.prompt import Prompt, build_prompt
+from adri_pipeline.config import Settings
+from adri_pipeline.warehouse import Warehouse
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """A run's settings, its warehouse, the codebook (validated: bad input fails before anything is
+    written) and the prompt built from it."""
+
+    settings: Settings
+    warehouse: Warehouse
+    codebook: Codebook
+    prompt: Prompt
+
+    @classmethod
+    def load(cls, settings: Settings) -> "RunContext":
+        codebook = load_codebook(settings.codebook)
+        return cls(settings, Warehouse(settings.warehouse), codebook, build_prompt(codebook))
