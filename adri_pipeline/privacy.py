@@ -52,13 +52,14 @@ _PARTICLES = ("da", "de", "do", "das", "dos", "e")
 _SAINTS = {"sao", "santa", "santo", "san", "saint", "st."}
 
 
-def _plain(text: str) -> str:
+def folded(text: str) -> str:
+    """`text` with its accents taken off ("ação" -> "acao")."""
     return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
 
 
 def _spelled(word: str) -> str:
     """A word as a pattern that takes it with or without accents (case is the regex's flag)."""
-    return "".join(f"[{_VARIANTS[c]}]" if c in _VARIANTS else re.escape(c) for c in _plain(word).lower())
+    return "".join(f"[{_VARIANTS[c]}]" if c in _VARIANTS else re.escape(c) for c in folded(word).lower())
 
 
 def _check_digits(digits: str, weights: list[list[int]]) -> bool:
@@ -113,7 +114,7 @@ def _first_names() -> frozenset[str]:
     names = set()
     for provider in (Brazil, Portugal):
         for name in (*provider.first_names_female, *provider.first_names_male):
-            names.update(_plain(part).lower() for part in name.split())
+            names.update(folded(part).lower() for part in name.split())
     return frozenset(names)
 
 
@@ -134,8 +135,8 @@ class Redactor:
         def run(match: re.Match) -> str:
             words = match.group(0).split()
             # "São Paulo", "Santa Clara": a first name after a saint's title is a place
-            first = next((i for i, w in enumerate(words) if _plain(w).lower() in known
-                          and not (i and _plain(words[i - 1]).lower() in _SAINTS)), None)
+            first = next((i for i, w in enumerate(words) if folded(w).lower() in known
+                          and not (i and folded(words[i - 1]).lower() in _SAINTS)), None)
             if first is None:
                 return match.group(0)
             # the name starts at its first name: a capitalized word before it ("Oi Maria") stays

@@ -30,6 +30,7 @@ from adri_pipeline.jev.contract import (
 )
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
+from adri_pipeline.routing.anchoring import ANCHOR_WIDTH, anchoring, sessions, summary
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Candidate, Kind, Logits, softmax
 from adri_pipeline.routing.encoder import Encoder, StaticEncoder
 
@@ -365,7 +366,26 @@ class EmbeddedLogReg(_Embedded):
         features = np.asarray(rows, float)
         if not known:
             features[:, 7:10] = 0.0  # the agent model's mass
-        return np.hstack([known * features, (1 - known) * features])
+        return np.hstack([known * features, (1 - known) * features,
+                          self._anchor_features(state, options, criteria or {}, message)])
+
+    def _anchor_features(self, state: dict, options: list[str], criteria: dict, message: np.ndarray) -> np.ndarray:
+        """routing/anchoring.py's per-session features, one set of columns shared by the active agent
+        and every suspended one, beside the message's closeness to each agent's last turn; the new-agent
+        and not-safe rows read their summary in columns of their own."""
+        rows = anchoring(state["message"], state, criteria)
+        found = sessions(state, criteria)
+        last = {o: float(self.encoder([s.last_turn])[0] @ message) if s.last_turn else 0.0 for o, s in found.items()}
+        overall = summary(rows)
+        block = []
+        for option in options:
+            if option in rows:
+                closest_other = max((v for k, v in last.items() if k != option), default=0.0)
+                block.append([*rows[option], last[option], last[option] - closest_other, *[0.0] * 6])
+            else:
+                new, unsafe = option == "iniciar_novo_agente", option == "desambiguar"
+                block.append([*[0.0] * (ANCHOR_WIDTH + 2), *(new * v for v in overall), *(unsafe * v for v in overall)])
+        return np.asarray(block, float)
 
     def _agent_probabilities(self, message: np.ndarray) -> dict[str, float]:
         if not hasattr(self.agent_model, "classes_"):
