@@ -31,6 +31,7 @@ from adri_pipeline.jev.contract import (
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
 from adri_pipeline.routing.anchoring import ANCHOR_WIDTH, anchoring, sessions, summary
+from adri_pipeline.routing.builders import AGENT_DONE, BARE_COMMANDS
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Candidate, Kind, Logits, softmax
 from adri_pipeline.routing.encoder import Encoder, StaticEncoder
 
@@ -135,6 +136,26 @@ def _renamed_agents(state: dict, criteria: dict, gold: str, tag: int) -> tuple[d
                "suspended": [(new.get(a, a), last) for a, last in state["suspended"]],
                "turns": [{**t, "agent": new.get(t["agent"], t["agent"])} for t in state["turns"]]}
     return renamed, {option(k): v for k, v in criteria.items()}, option(gold)
+
+
+def _unsafe_copies(d2: list[tuple]) -> list[tuple]:
+    """When a fit source never shows a "not safe to decide" turn (SGD's real dialogues), its model
+    answered "continue" to a bare "cancela" at p = 1.00 on another catalogue. So some of its
+    conversations are composed again with that decision, by the JEV design's D2 rule: after the active
+    agent finished (nobody waiting for an answer), with a suspended session open, a bare command both
+    agents could take (training-time variation; none where the source has such turns)."""
+    if any(gold == "desambiguar" for _, _, gold, _ in d2):
+        return []
+    copies = []
+    for index, (state, criteria, _, group) in enumerate(d2[::4]):
+        if not state["suspended"] or "desambiguar" not in criteria:
+            continue
+        turns = list(state["turns"])
+        if turns and turns[-1]["role"] == "agent":
+            turns[-1] = {**turns[-1], "text": AGENT_DONE[index % len(AGENT_DONE)]}
+        message = BARE_COMMANDS[index % len(BARE_COMMANDS)]
+        copies.append(({**state, "turns": turns, "message": message}, criteria, "desambiguar", group))
+    return copies
 
 
 class _Embedded(Candidate):
@@ -402,6 +423,7 @@ class EmbeddedLogReg(_Embedded):
     def _fit_session(self, d2: list[tuple]) -> None:
         """The agent model learns whom dev messages were addressed to; the session ranker learns from
         its out-of-fold probabilities, as the intent ranker does."""
+        d2 = d2 + _unsafe_copies(d2)
         vectors = [self.encoder.message(state["message"]) for state, *_ in d2]
         addressed = [(i, agent) for i, (state, _, gold, _) in enumerate(d2) if (agent := self._addressed_agent(state, gold))]
         out_of_fold: dict[int, dict[str, float] | None] = {}

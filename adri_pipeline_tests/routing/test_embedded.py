@@ -70,6 +70,46 @@ def test_the_session_ranker_learns_whom_a_message_is_addressed_to(name):
     assert max(logits["D2"], key=logits["D2"].get) == "iniciar_novo_agente"
 
 
+@pytest.mark.parametrize("name", ["embedded-logreg", "static-logreg"])
+def test_a_source_without_not_safe_turns_still_teaches_that_a_bare_command_is_not_safe(name):
+    """SGD's dialogues never show a "not safe to decide" turn, and its model answered "continue" to a
+    bare "cancela" at p = 1.00 on another catalogue. Its fit composes some conversations again with that
+    decision (the JEV design's D2 rule), so a bare command after the active agent finished is asked."""
+    from adri_pipeline.jev.examples import CanonicalExample, State, Turn
+    from adri_pipeline.routing.candidates import make_candidate
+
+    said = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?"],
+            "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música"],
+            "listas": ["põe leite na lista", "tira o café da lista de compras", "o que tem na minha lista?"]}
+
+    def example(n, active, suspended, utterance, gold, active_says):
+        return CanonicalExample(
+            id=f"t:D2:{n}", group_id=f"g{n}", task="D2", utterance=utterance,
+            state=State(active_agent=active, suspended_sessions=[suspended],
+                        recent_turns=[Turn(role="user", text=said[suspended][0], agent_id=suspended),
+                                      Turn(role="agent", agent_id=suspended, text="Feito."),
+                                      Turn(role="user", text=said[active][0], agent_id=active),
+                                      Turn(role="agent", agent_id=active, text=active_says)]),
+            question="?", question_type="choice", gold_label=gold,
+            options={"continuar_agente_ativo": "continuar", f"retomar_sessao:{suspended}": "retomar",
+                     "iniciar_novo_agente": "novo", "desambiguar": "perguntar"})
+
+    dev = []
+    for active, suspended, newcomer in [("clima", "musica", "listas"), ("musica", "listas", "clima"),
+                                        ("listas", "clima", "musica")]:
+        for text in said[active][1:]:
+            dev.append(example(len(dev), active, suspended, text, "continuar_agente_ativo", "Quer mais detalhes?"))
+        for text in said[suspended][1:]:
+            dev.append(example(len(dev), active, suspended, text, f"retomar_sessao:{suspended}", "Certo."))
+        for text in said[newcomer][1:]:
+            dev.append(example(len(dev), active, suspended, text, "iniciar_novo_agente", "Certo."))
+    assert "desambiguar" not in {e.gold_label for e in dev}
+    candidate = make_candidate(name)
+    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
+    logits = candidate.logits(to_request(example(99, "clima", "musica", "cancela", "desambiguar", "Pronto.")))
+    assert max(logits["D2"], key=logits["D2"].get) == "desambiguar"
+
+
 def test_multi_intent_answers_learn_the_request_a_message_refers_back_to():
     """SGD's two-service turns are a new request plus the one the message carries context over from
     ("a rental car there" after a bus booking). The D4 model learns that from dev: the intent of the
