@@ -71,7 +71,7 @@ lint: $(STAMP)
 	$(BIN)/vulture
 
 test-slow: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m slow
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m slow --durations=20  # the slowest, so CI says where its time went
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/slot_efficiency.py 120 4 600

@@ -10,7 +10,7 @@ canonical file's `metadata.author`), so the report can say "written by the team"
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from adri_pipeline.config import DATA
@@ -102,8 +102,7 @@ def external_test(test: str | Path, config: RunConfig, record_dir: Path | None) 
     another shipped dataset (`sgd`, `ha-pt-BR`, ...: fitted on one source, measured on another; its
     examples anonymized by build and its hash frozen)."""
     if str(test) in BUILT_IN:
-        other = build(RunConfig(dataset=str(test), seed=config.seed, split_seed=config.split_seed,
-                                redact_names=config.redact_names), record_dir)
+        other = build(replace(config, dataset=str(test)), record_dir)  # the same seeds and anonymization
         return CanonicalFile(other.in_split("test"), {}, other.excluded, other.test_hash)
     if not Path(test).exists():
         raise RoutingConfigError(f"out-of-source test {str(test)!r}: not a built-in dataset ({', '.join(BUILT_IN)}) "

@@ -36,13 +36,14 @@ class BenchmarkRun:
     hypotheses: dict[str, Hypotheses]  # per candidate: H1, H2, H3 verdicts
 
 
-def config_for(settings: Settings, **overrides) -> RunConfig:
-    """The run configuration from Settings, with the production batches `adri routing pilot` chose
-    for this dataset (pilot.json in its report folder), when it ran."""
+def config_for(settings: Settings, *, piloted: bool = True, **overrides) -> RunConfig:
+    """The run configuration from Settings (the only place one is built), with the production batches
+    `adri routing pilot` chose for this dataset (pilot.json in its report folder) when it ran and
+    `piloted`: the pilot itself starts without them."""
     import json
 
     record = pilot_record(settings)
-    batches = json.loads(record.read_text(encoding="utf-8"))["production_batch"] if record.exists() else {}
+    batches = json.loads(record.read_text(encoding="utf-8"))["production_batch"] if piloted and record.exists() else {}
     return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
                      production_batch=batches, redact_names=list(settings.routing_redact_names),
                      **{"runs": settings.routing_performance_runs, **overrides})
@@ -59,8 +60,7 @@ def run_pilot(settings: Settings) -> Path:
     import json
     from datetime import datetime, timezone
 
-    config = RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
-                       redact_names=list(settings.routing_redact_names))
+    config = config_for(settings, piloted=False)
     dataset = build(config, frozen_folder(settings.warehouse.parent))
     from adri_pipeline.routing.candidates import kind_of
     from adri_pipeline.routing.encoder import Encoder

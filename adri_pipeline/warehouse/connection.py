@@ -12,10 +12,11 @@ import shutil
 import sys
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import duckdb
 import polars as pl
@@ -68,20 +69,35 @@ def transaction(con) -> Iterator[None]:
         raise
 
 
-def migrate(con) -> list[int]:
-    """Apply the migrations this file has not had yet, each in its own transaction, and record them.
-    Every one is written to be safe on a warehouse made before migrations were recorded. Returns the
-    versions applied."""
+@dataclass(frozen=True)
+class MigrationDialect:
+    """What recording migrations needs to know of a database: where its migrations are, how its
+    `applied_at` column is typed, its parameter placeholder, and what wraps one migration."""
+
+    folder: Path
+    applied_at: str
+    placeholder: str
+    step: Callable  # con -> the context manager one migration runs in
+
+
+DUCKDB = MigrationDialect(SQL_FOLDER, "TIMESTAMP DEFAULT current_timestamp", "?", transaction)
+
+
+def migrate(con, dialect: MigrationDialect = DUCKDB) -> list[int]:
+    """Apply the migrations this database has not had yet, each in its own `dialect.step`, and record
+    them: the one runner for the DuckDB warehouse and the shared ledger's PostgreSQL. Every one is
+    written to be safe on a database made before migrations were recorded. Returns the versions applied."""
     con.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, name VARCHAR, "
-                "applied_at TIMESTAMP DEFAULT current_timestamp)")
+                f"applied_at {dialect.applied_at})")
     applied = {row[0] for row in con.execute(f"SELECT version FROM {MIGRATIONS_TABLE}").fetchall()}
     done = []
-    for version, name, statements in migrations():
+    for version, name, statements in migrations(dialect.folder):
         if version in applied:
             continue
-        with transaction(con):
+        with dialect.step(con):
             con.execute(statements)
-            con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (version, name) VALUES (?, ?)", [version, name])
+            con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (version, name) VALUES "
+                        f"({dialect.placeholder}, {dialect.placeholder})", [version, name])
         done.append(version)
     return done
 

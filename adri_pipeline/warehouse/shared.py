@@ -22,10 +22,17 @@ import psycopg
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from adri_pipeline.errors import AdriError
-from adri_pipeline.warehouse.connection import Warehouse, interrupts_given_back, migrations, sql, transaction
+from adri_pipeline.warehouse.connection import (
+    MigrationDialect,
+    Warehouse,
+    interrupts_given_back,
+    migrate,
+    sql,
+    transaction,
+)
 
 POSTGRES_FOLDER = Path(__file__).parent / "postgres"
-MIGRATIONS_TABLE = "schema_migrations"
+POSTGRES = MigrationDialect(POSTGRES_FOLDER, "TIMESTAMPTZ DEFAULT now()", "%s", lambda con: con.transaction())
 MIGRATION_LOCK = 0x0AD1_0011  # pg_advisory_xact_lock key: runs starting together migrate one at a time
 PULL_SLICE_ROWS = 20_000
 DOCUMENT_COLUMNS = ("doc_id", "title", "abstract", "text", "text_language", "year", "doi", "source", "line")
@@ -85,18 +92,11 @@ class SharedLedger:
             con.close()
 
     def _migrate(self, con: psycopg.Connection) -> list[int]:
-        done = []
+        """The warehouse's migration runner, under an advisory lock: runs starting together migrate one
+        at a time, each migration a savepoint of the one transaction."""
         with con.transaction():
             con.execute("SELECT pg_advisory_xact_lock(%s)", [MIGRATION_LOCK])
-            con.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, name TEXT, "
-                        "applied_at TIMESTAMPTZ DEFAULT now())")
-            applied = {row[0] for row in con.execute(f"SELECT version FROM {MIGRATIONS_TABLE}").fetchall()}
-            for version, name, statements in migrations(POSTGRES_FOLDER):
-                if version not in applied:
-                    con.execute(statements)
-                    con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (version, name) VALUES (%s, %s)", [version, name])
-                    done.append(version)
-        return done
+            return migrate(con, POSTGRES)
 
     # -- what a run needs ---------------------------------------------------------------------
 

@@ -154,3 +154,24 @@ def test_adri_classify_with_the_shared_ledger_commits_there_and_its_answers_serv
     asked = len(ollama_stub.chats())
     again = classify_shards(RunContext.load(settings), shards_of(corpus.documents["doc_id"]), origin="test")
     assert again.cached == corpus.documents.height and len(ollama_stub.chats()) == asked
+
+
+def test_the_shared_ledger_migrates_with_the_warehouses_runner_once_even_when_runs_start_together(ledger_url):
+    """One migration runner for DuckDB and PostgreSQL: the shared ledger's versions recorded once,
+    though four runs open it at the same moment (the advisory lock makes them wait for one another)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from adri_pipeline.warehouse import migrations
+    from adri_pipeline.warehouse.shared import POSTGRES
+
+    def open_it(_):
+        ledger = SharedLedger(ledger_url)
+        with ledger.connect():
+            return True
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(open_it, range(4)))
+    with psycopg.connect(ledger_url) as con:
+        recorded = [row[0] for row in con.execute("SELECT version FROM schema_migrations ORDER BY 1").fetchall()]
+        assert recorded == [version for version, _, _ in migrations(POSTGRES.folder)] and recorded
+        assert SharedLedger(ledger_url)._migrate(con) == []
