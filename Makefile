@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	# the package's bytecode, as pip compiles what it installs (an editable install is left as source)
-	$(BIN)/python -m compileall -q adri_pipeline adri_pipeline_tests benchmarks
+	$(BIN)/python -m compileall -q adri_pipeline adri_pipeline_tests loopback benchmarks
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -67,7 +67,7 @@ test: lint
 
 # ruff's lint (pyproject.toml's [tool.ruff.lint]) and vulture's dead code ([tool.vulture]): a second or two
 lint: $(STAMP)
-	$(BIN)/ruff check adri_pipeline adri_pipeline_tests benchmarks
+	$(BIN)/ruff check adri_pipeline adri_pipeline_tests loopback benchmarks
 	$(BIN)/vulture
 
 test-slow: $(STAMP)

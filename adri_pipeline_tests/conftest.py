@@ -9,8 +9,8 @@ from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.corpus import load_corpus
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, SHARED_DATA
 from adri_pipeline.warehouse import Warehouse
-from adri_pipeline_tests.fakes import answer_from_request
-from adri_pipeline_tests.model_server import ModelServerStub
+from loopback.fakes import answer_from_request
+from loopback.model_server import ModelServerStub
 
 PILOT = PILOT_CODEBOOK
 SAMPLE = SAMPLE_CORPUS
@@ -76,7 +76,7 @@ def llama_on_loopback():
         llama_server.binary(), llama_server.model_file()
     except llama_server.LlamaServerMissing as exc:
         pytest.skip(str(exc))
-    from adri_pipeline_tests.systemone_servers import free_port
+    from loopback.systemone_servers import free_port
 
     port = free_port()
     process = llama_server.start(port=port, slots=2)
@@ -87,7 +87,7 @@ def llama_on_loopback():
 @pytest.fixture(scope="session")
 def postgres_server():
     """One real PostgreSQL server per test process, on a loopback port (skips when not installed)."""
-    from adri_pipeline_tests.postgres_server import start_postgres
+    from loopback.postgres_server import start_postgres
 
     server = start_postgres()
     yield server

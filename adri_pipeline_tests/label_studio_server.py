@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from adri_pipeline.config import PROJECT_ROOT
-from adri_pipeline_tests.systemone_servers import free_port, process_server
+from loopback.systemone_servers import free_port, process_server
 
 LABEL_STUDIO = PROJECT_ROOT / ".venv-label-studio" / "bin" / "label-studio"
 EMAIL, PASSWORD, TOKEN = "coder@example.org", "adri-coding-2026", "0123456789abcdef0123456789abcdef01234567"

@@ -17,8 +17,8 @@ import duckdb
 import pytest
 
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
-from adri_pipeline_tests.fakes import answer_from_request, document_text
-from adri_pipeline_tests.model_server import ModelServerStub
+from loopback.fakes import answer_from_request, document_text
+from loopback.model_server import ModelServerStub
 
 N = 23  # documents with an abstract in the sample
 
@@ -128,7 +128,7 @@ def test_the_server_killed_mid_request_and_restarted_loses_nothing(tmp_path):
 
     def start_server(port: int = 0) -> subprocess.Popen:
         port_file.unlink(missing_ok=True)
-        server = subprocess.Popen([sys.executable, "-m", "adri_pipeline_tests.model_server", str(port_file), "0.2",
+        server = subprocess.Popen([sys.executable, "-m", "loopback.model_server", str(port_file), "0.2",
                                    str(port)])
         wait_until(lambda: port_file.exists() and port_file.read_text(), what="the server's port")
         return server
@@ -281,7 +281,7 @@ def test_two_hosts_one_killed_and_restarted_later_the_run_never_stops_and_loses_
     and the ledger holds every document once."""
     def start_server(port_file: Path, port: int = 0) -> subprocess.Popen:
         port_file.unlink(missing_ok=True)
-        server = subprocess.Popen([sys.executable, "-m", "adri_pipeline_tests.model_server", str(port_file), "2.0",
+        server = subprocess.Popen([sys.executable, "-m", "loopback.model_server", str(port_file), "2.0",
                                    str(port)])
         wait_until(lambda: port_file.exists() and port_file.read_text(), what="the server's port")
         return server

@@ -103,7 +103,7 @@ def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # n
     from adri_pipeline.cli import main
     from adri_pipeline.mirror.gate import Gate, load_gate_config
     from adri_pipeline.mirror.shadow_log import ShadowLog
-    from adri_pipeline_tests.model_server import ModelServerStub
+    from loopback.model_server import ModelServerStub
 
     exposed_value, hidden, answered, written = values
     as_number = int(re.sub(r"\D", "", hidden)) if re.fullmatch(r"[\d.\-/ ]+", hidden) else hidden

@@ -14,7 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from adri_pipeline_tests.systemone_servers import free_port
+from loopback.systemone_servers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 ADRI = Path(sys.executable).parent / "adri"

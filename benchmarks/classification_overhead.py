@@ -27,8 +27,8 @@ from adri_pipeline.classification.results import assemble_results  # noqa: E402
 from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
-from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
-from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
+from loopback.fakes import answer_from_request  # noqa: E402
+from loopback.model_server import ModelServerStub  # noqa: E402
 
 
 def corpus_of(n: int) -> pl.DataFrame:

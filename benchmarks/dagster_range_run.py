@@ -30,9 +30,9 @@ from adri_pipeline.defs.classification.jobs import range_tags  # noqa: E402
 from adri_pipeline.defs.resources import AdriSettings  # noqa: E402
 from adri_pipeline.in_process import register_documents, resources_for  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
-from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
-from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
 from benchmarks.classification_overhead import corpus_of  # noqa: E402
+from loopback.fakes import answer_from_request  # noqa: E402
+from loopback.model_server import ModelServerStub  # noqa: E402
 
 
 def timed(fn):

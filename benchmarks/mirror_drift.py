@@ -5,7 +5,7 @@ sparrow-decider on loopback is the mirror of a yes/no point ("O pedido pode segu
 Its confidences on 300 shadow decisions are the evaluation's reference (mirror/evaluate.py
 confidence_reference); then, each through a shadow gate, 2,000 fresh states of the same kind (in
 source) and 500 of another agent's (out of source), replayed in order through the monitor. The states
-are **synthetic**: templates written by the project's engineer (adri_pipeline_tests/mirror/test_gate.py
+are **synthetic**: templates written by the project's engineer (loopback/gate_traffic.py
 `payments`, `browsing`), not traffic from an agent.
 
     .venv/bin/python benchmarks/mirror_drift.py [in_source] [out_of_source]
@@ -22,8 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from adri_pipeline.jev.drift import ALPHA, CONFIDENCE, WINDOW, replay  # noqa: E402
 from adri_pipeline.mirror.evaluate import confidence_reference  # noqa: E402
 from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig  # noqa: E402
-from adri_pipeline_tests.mirror.test_gate import YES_NO, MemoryLog, browsing, payments  # noqa: E402
-from adri_pipeline_tests.systemone_servers import sparrow_server  # noqa: E402
+from loopback.gate_traffic import YES_NO, MemoryLog, browsing, payments  # noqa: E402
+from loopback.systemone_servers import sparrow_server  # noqa: E402
 
 
 def confidences(url: str, states: list[dict]) -> list[float]:

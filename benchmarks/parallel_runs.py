@@ -45,7 +45,7 @@ from adri_pipeline.classification.service import (  # noqa: E402
 from adri_pipeline.classification.shards import shard_ranges, shards_of  # noqa: E402
 from adri_pipeline.config import PILOT_CODEBOOK, Settings  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
-from adri_pipeline_tests.postgres_server import start_postgres  # noqa: E402
+from loopback.postgres_server import start_postgres  # noqa: E402
 
 SLOTS_PER_RUN = 16
 WORKER = ("import sys; from adri_pipeline.classification.service import classify_shards; "

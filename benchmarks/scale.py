@@ -38,8 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from adri_pipeline.classification.corpus import load_corpus  # noqa: E402
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, SHARED_DATA  # noqa: E402
-from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
-from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
+from loopback.fakes import answer_from_request  # noqa: E402
+from loopback.model_server import ModelServerStub  # noqa: E402
 
 ADRI = Path(sys.executable).with_name("adri")
 SLOTS = 4

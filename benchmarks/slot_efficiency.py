@@ -29,9 +29,9 @@ from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
 from adri_pipeline.classification.runner import classify_corpus  # noqa: E402
 from adri_pipeline.config import PILOT_CODEBOOK  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402
-from adri_pipeline_tests.fakes import answer_from_request  # noqa: E402
-from adri_pipeline_tests.model_server import ModelServerStub  # noqa: E402
 from benchmarks.classification_overhead import corpus_of  # noqa: E402
+from loopback.fakes import answer_from_request  # noqa: E402
+from loopback.model_server import ModelServerStub  # noqa: E402
 
 COMPLETION_TOKENS = 123  # what the loopback server reports per answer
 

@@ -168,7 +168,7 @@ def test_a_round_without_a_reachable_label_studio_says_so_and_stores_nothing(tmp
     from adri_pipeline.classification import rounds
     from adri_pipeline.classification.label_studio import LabelStudioError
     from adri_pipeline.config import Settings
-    from adri_pipeline_tests.systemone_servers import free_port
+    from loopback.systemone_servers import free_port
 
     url = f"http://127.0.0.1:{free_port()}"
     settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE_CORPUS, holdout=None,

@@ -10,7 +10,7 @@ import duckdb
 
 from adri_pipeline_tests.classification.test_runner import run
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
-from adri_pipeline_tests.fakes import document_text
+from loopback.fakes import document_text
 
 
 def start_classify(stub, warehouse):

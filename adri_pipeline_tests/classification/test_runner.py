@@ -15,7 +15,7 @@ from adri_pipeline.classification.results import assemble_results
 from adri_pipeline.classification.runner import classify_corpus, classify_document
 from adri_pipeline.classification.validation import codebook_examples_text
 from adri_pipeline.warehouse import store_results
-from adri_pipeline_tests.fakes import answer, document_text
+from loopback.fakes import answer, document_text
 
 
 def host(stub, provider: str = "ollama") -> str:
@@ -213,8 +213,8 @@ def test_the_memory_floor_applies_to_the_embedded_model_in_this_process(sample_c
 def test_a_skipped_memory_check_is_said_once_for_all_remote_hosts(sample_corpus, pilot, warehouse, monkeypatch,
                                                                   caplog):
     from adri_pipeline.classification.backends import served
-    from adri_pipeline_tests.fakes import answer_from_request
-    from adri_pipeline_tests.model_server import ModelServerStub
+    from loopback.fakes import answer_from_request
+    from loopback.model_server import ModelServerStub
 
     monkeypatch.setattr(served, "is_this_machine", lambda host: False)  # as if both servers were elsewhere
     with ModelServerStub(responder=answer_from_request) as a, ModelServerStub(responder=answer_from_request) as b:
@@ -233,8 +233,8 @@ def test_answers_follow_the_documents_they_were_asked_about(ollama_stub, sample_
 
 
 def test_requests_spread_over_hosts_within_each_hosts_slots(sample_corpus, pilot, warehouse, provider):
-    from adri_pipeline_tests.fakes import answer_from_request
-    from adri_pipeline_tests.model_server import ModelServerStub
+    from loopback.fakes import answer_from_request
+    from loopback.model_server import ModelServerStub
 
     with ModelServerStub(responder=answer_from_request, delay=0.05) as a, \
             ModelServerStub(responder=answer_from_request, delay=0.05) as b:

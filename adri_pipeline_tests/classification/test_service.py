@@ -14,7 +14,7 @@ from adri_pipeline.classification.service import classify_corpus_file, recorded_
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import DocumentClash, Warehouse, store_corpus
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
-from adri_pipeline_tests.fakes import answer, document_text
+from loopback.fakes import answer, document_text
 
 
 def write_corpus(path, frame: pl.DataFrame):
@@ -311,7 +311,7 @@ def test_openai_backend_from_the_settings_stores_answers_and_a_rerun_asks_nothin
 
 def test_a_server_without_json_schema_mode_is_asked_for_plain_json(ollama_stub, tmp_path):
     from adri_pipeline.classification.codebook import load_codebook
-    from adri_pipeline_tests.fakes import answer_from_request
+    from loopback.fakes import answer_from_request
 
     schema = build_prompt(load_codebook(PILOT)).schema  # what the system message describes, in JSON mode
     ollama_stub.responder = lambda request: answer_from_request({**request, "format": schema})

@@ -29,7 +29,7 @@ from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline.warehouse.shared import SharedLedger, SharedLedgerUnreachable, redacted
 from adri_pipeline_tests.conftest import SAMPLE
-from adri_pipeline_tests.fakes import document_text
+from loopback.fakes import document_text
 
 
 def _settings(tmp_path, name: str, stub, **more) -> Settings:

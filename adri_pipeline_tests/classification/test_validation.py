@@ -3,7 +3,7 @@
 from adri_pipeline.classification.audit import DocumentIndex
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.validation import check_response
-from adri_pipeline_tests.fakes import answer
+from loopback.fakes import answer
 
 TEXT = "A pesquisa examina políticas alimentares no Brasil entre 2014 e 2019 com entrevistas semiestruturadas."
 

@@ -21,9 +21,9 @@ import pytest
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import PROJECT_ROOT, Settings
 from adri_pipeline_tests.conftest import SAMPLE
-from adri_pipeline_tests.fakes import answer_from_request, document_text
-from adri_pipeline_tests.model_server import ModelServerStub
-from adri_pipeline_tests.systemone_servers import free_port
+from loopback.fakes import answer_from_request, document_text
+from loopback.model_server import ModelServerStub
+from loopback.systemone_servers import free_port
 
 pytestmark = pytest.mark.slow
 

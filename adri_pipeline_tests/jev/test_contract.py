@@ -22,7 +22,7 @@ from adri_pipeline.jev.contract import (
 from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.models.systemone import InvalidResponse, SystemOneServer
 from adri_pipeline_tests.jev.test_serialize import D2
-from adri_pipeline_tests.systemone_servers import jevcompat_mock
+from loopback.systemone_servers import jevcompat_mock
 
 QUESTIONS = {
     "rota": {"type": "choice", "instructions": "Para qual agente?",

@@ -14,7 +14,7 @@ from adri_pipeline.mirror.evaluate import (
 from adri_pipeline.mirror.gate import DecisionPoint, GateConfigError
 from adri_pipeline.mirror.judges import FileJudge, LLMJudge, judge_families_differ
 from adri_pipeline.mirror.service import evaluate_log
-from adri_pipeline_tests.model_server import ModelServerStub
+from loopback.model_server import ModelServerStub
 
 POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"}, threshold=0.85)
 
@@ -114,7 +114,7 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
 
     # two model judges of different families, on the loopback server, each reading the case on its own
     from adri_pipeline.jev.serialize import serialize_facts
-    from adri_pipeline_tests.model_server import ModelServerStub
+    from loopback.model_server import ModelServerStub
 
     truth_of = {serialize_facts(r["state"]): r["truth"] for r in records if r.get("truth")}
 

@@ -16,6 +16,7 @@ from adri_pipeline.mirror.gate import (
     load_gate_config,
 )
 from adri_pipeline_tests.mirror.evidence import approval_for, approved, evaluation_report
+from loopback.gate_traffic import YES_NO, MemoryLog, browsing, payments
 
 OPTIONS = {"executar": "executar", "confirmar": "confirmar", "vetar": "vetar"}
 
@@ -53,15 +54,6 @@ def drifted(mirror):
 
 def rule(state):
     return "confirmar" if state["valor"] > 1000 else "executar"
-
-
-class MemoryLog:
-    def __init__(self):
-        self.records, self.lock = [], threading.Lock()
-
-    def write(self, record, *, redacted=False):
-        with self.lock:
-            self.records.append(record)
 
 
 def gate_with(mirror, log=None, **overrides) -> Gate:
@@ -257,9 +249,6 @@ def test_log_records_carry_what_evaluation_needs():
 
 
 # -- the mirror design's controls-----------------------------------------------------------------
-
-YES_NO = {"sim": "sim", "nao": "não"}
-
 
 def yes_no_gate(mode, mirror_says, probability=0.95, rule_says="sim", log=None):
     config = approved({"p": DecisionPoint(
@@ -473,7 +462,7 @@ def test_a_veto_on_a_safety_point_must_harden(harden_order, refused):
 def test_a_system_one_server_named_in_the_configuration_is_the_mirror_and_a_broken_answer_leaves_the_rule():
     """`mirror: jev:<url>` on a point: the gate asks that server over the wire; an answer that breaks the
     spec (jevcompat's mock with noul-range: a noul above 1) is discarded and the rule decides."""
-    from adri_pipeline_tests.systemone_servers import jevcompat_mock
+    from loopback.systemone_servers import jevcompat_mock
 
     outcomes = {}
     for fault in ((), ("noul-range",)):
@@ -587,19 +576,6 @@ def test_an_evaluation_whose_figures_are_not_an_evaluations_is_refused_naming_th
         GateConfig(points={"p": point(mode="control", approval=approval_for(report))})
 
 
-def payments(rng, count):
-    """States like the ones a payments agent's gate sees (the traffic its mirror was evaluated on)."""
-    return [{"pedido": f"{rng.choice(['transferir', 'pagar', 'agendar', 'estornar'])} {rng.randint(1, 9000)} reais "
-                       f"para {rng.choice(['a conta poupança', 'o fornecedor', 'a fatura do cartão', 'o aluguel'])}",
-             "canal": rng.choice(["app", "web"]), "valor": rng.randint(1, 9000)} for _ in range(count)]
-
-
-def browsing(rng, count):
-    """States of another agent altogether: English, another tool (traffic the mirror never saw)."""
-    return [{"request": f"{rng.choice(['summarize this pdf', 'translate the page to french', 'book a flight'])} "
-                        f"#{i}", "tool": rng.choice(["browser", "calendar"])} for i in range(count)]
-
-
 def test_a_gate_watches_its_mirror_for_drift_itself_and_the_rule_decides_until_traffic_returns(caplog):
     """Issue 42, item 4, with sparrow-decider on loopback as the mirror (it reports no drift of its own).
     Its confidences on shadow traffic are what its evaluation keeps; in warn mode the gate passes its
@@ -610,7 +586,7 @@ def test_a_gate_watches_its_mirror_for_drift_itself_and_the_rule_decides_until_t
 
     from adri_pipeline.jev.drift import WINDOW
     from adri_pipeline.mirror.evaluate import confidence_reference
-    from adri_pipeline_tests.systemone_servers import sparrow_server
+    from loopback.systemone_servers import sparrow_server
 
     rng = random.Random(42)
     with sparrow_server() as url:

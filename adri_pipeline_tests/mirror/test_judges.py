@@ -7,7 +7,7 @@ import pytest
 from adri_pipeline.config import Settings
 from adri_pipeline.mirror.gate import DecisionPoint
 from adri_pipeline.mirror.judges import FileJudge, JudgeConfigError, make_judges
-from adri_pipeline_tests.model_server import ModelServerStub
+from loopback.model_server import ModelServerStub
 
 POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"})
 

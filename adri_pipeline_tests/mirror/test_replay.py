@@ -65,7 +65,7 @@ def test_replay_against_a_server_that_breaks_the_spec_exits_0_and_the_rule_decid
     answer: every answer discarded, said so, every decision the rule's, exit 0."""
     import subprocess
 
-    from adri_pipeline_tests.systemone_servers import BIN, jevcompat_mock
+    from loopback.systemone_servers import BIN, jevcompat_mock
 
     shared("mirror/article_extraction")
     with jevcompat_mock(fault) as url:

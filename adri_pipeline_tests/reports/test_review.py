@@ -16,7 +16,7 @@ from adri_pipeline.config import Settings
 from adri_pipeline.reports.review import disagreements, highlight, write_review
 from adri_pipeline.warehouse import Warehouse, read_documents, read_results
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
-from adri_pipeline_tests.fakes import answer, document_text
+from loopback.fakes import answer, document_text
 
 
 class Marks(HTMLParser):
@@ -50,8 +50,8 @@ class Marks(HTMLParser):
 def two_models(tmp_path_factory):
     """The sample classified by the embedded default and by a loopback 'Ollama' model that quotes
     the title for one variable and an invented sentence for another."""
-    from adri_pipeline_tests.fakes import answer_from_request  # noqa: F401 (same responder family)
-    from adri_pipeline_tests.model_server import ModelServerStub
+    from loopback.fakes import answer_from_request  # noqa: F401 (same responder family)
+    from loopback.model_server import ModelServerStub
 
     folder = tmp_path_factory.mktemp("review")
     corpus = folder / "corpus.jsonl"

@@ -1,5 +1,5 @@
 """The LLM baseline (routing/llm.py) through the real `ollama` and `openai` clients against a
-loopback server that speaks both APIs (adri_pipeline_tests/model_server.py)."""
+loopback server that speaks both APIs (loopback/model_server.py)."""
 
 import json
 import math
@@ -15,7 +15,7 @@ from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.candidates import softmax
 from adri_pipeline.routing.llm import LLMCandidate, letter_logprobs
 from adri_pipeline_tests.jev.test_serialize import D2
-from adri_pipeline_tests.model_server import ModelServerStub
+from loopback.model_server import ModelServerStub
 
 
 @pytest.mark.parametrize("provider", ["ollama", "openai"])

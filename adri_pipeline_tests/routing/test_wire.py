@@ -9,7 +9,7 @@ from adri_pipeline.routing.datasets import build
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.service import run_benchmark
 from adri_pipeline.warehouse import Warehouse
-from adri_pipeline_tests.systemone_servers import adri_serve, jevcompat_mock, sparrow_server
+from loopback.systemone_servers import adri_serve, jevcompat_mock, sparrow_server
 
 
 def _quality_only(tmp_path, candidates):
@@ -63,7 +63,7 @@ def test_answers_that_break_the_spec_are_counted_and_discarded_never_a_crash(tmp
 
 def test_a_server_that_is_not_there_stops_the_run_before_any_work(tmp_path):
     from adri_pipeline.jev.contract import RoutingConfigError
-    from adri_pipeline_tests.systemone_servers import free_port
+    from loopback.systemone_servers import free_port
 
     with pytest.raises(RoutingConfigError, match="no System One server at http://127.0.0.1"):
         _quality_only(tmp_path, ["embedded-zeroshot", f"jev:http://127.0.0.1:{free_port()}"])

@@ -16,8 +16,8 @@ from adri_pipeline.classification.service import classify_documents
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse, store_corpus
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
-from adri_pipeline_tests.fakes import answer_from_request
-from adri_pipeline_tests.model_server import ModelServerStub
+from loopback.fakes import answer_from_request
+from loopback.model_server import ModelServerStub
 
 N = 23  # documents with an abstract in the sample
 
@@ -111,7 +111,7 @@ def test_a_server_that_accepts_and_never_answers_is_not_answering_not_unreachabl
 def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_if_it_was_the_last(tmp_path):
     """The only host drops a request, then answers with other weights under the same name: it is not
     given documents again, and the run stops cleanly instead of waiting for it forever."""
-    from adri_pipeline_tests import model_server
+    from loopback import model_server
 
     with ModelServerStub(responder=answer_from_request) as a:
         a.script = [{"drop": True}]

@@ -225,7 +225,7 @@ class _nothing:
 
 def main() -> None:
     """Subprocess mode: a stub that answers from an echo of the embedded backend's style."""
-    from adri_pipeline_tests.fakes import answer_from_request
+    from loopback.fakes import answer_from_request
 
     port_file, delay = sys.argv[1], float(sys.argv[2])
     port = int(sys.argv[3]) if len(sys.argv) > 3 else 0

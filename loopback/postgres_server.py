@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from adri_pipeline_tests.systemone_servers import free_port
+from loopback.systemone_servers import free_port
 
 
 def _binaries() -> str | None:
