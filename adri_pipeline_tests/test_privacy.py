@@ -101,7 +101,8 @@ def warehouse_text(path: Path) -> str:
 @example(["900000000", "00.100.000/0008-30", "João Souza", "Ana Paula"], "number")  # failed in CI: a CNPJ as a
 def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # number loses its leading zeros
     from adri_pipeline.cli import main
-    from adri_pipeline.mirror.gate import Gate, load_gate_config
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline.mirror.gate_config import load_gate_config
     from adri_pipeline.mirror.shadow_log import ShadowLog
     from loopback.model_server import ModelServerStub
 

@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from adri_pipeline.jev.drift import ALPHA, CONFIDENCE, WINDOW, replay  # noqa: E402
 from adri_pipeline.mirror.evaluate import confidence_reference  # noqa: E402
-from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig  # noqa: E402
+from adri_pipeline.mirror.gate import Gate  # noqa: E402
+from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig  # noqa: E402
 from loopback.gate_traffic import YES_NO, MemoryLog, browsing, payments  # noqa: E402
 from loopback.systemone_servers import sparrow_server  # noqa: E402
 

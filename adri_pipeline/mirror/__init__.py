@@ -3,12 +3,7 @@
 The runtime gate (`gate.py`) is usable by an agent platform without Dagster.
 """
 
-from adri_pipeline.mirror.gate import (
-    DecisionPoint,
-    Gate,
-    GateConfig,
-    GateConfigError,
-    load_gate_config,
-)
+from adri_pipeline.mirror.gate import Gate
+from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig, GateConfigError, load_gate_config
 
 __all__ = ["DecisionPoint", "Gate", "GateConfig", "GateConfigError", "load_gate_config"]

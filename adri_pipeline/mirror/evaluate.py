@@ -23,7 +23,7 @@ import numpy as np
 import yaml
 
 from adri_pipeline.jev import metrics
-from adri_pipeline.mirror.gate import DecisionPoint
+from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline.mirror.judges import Judge
 from adri_pipeline.mirror.results import PointEvaluation
 from adri_pipeline.warehouse import Warehouse
@@ -38,7 +38,7 @@ REFERENCE_SIZE = 1000  # confidences a point's evaluation keeps for its gate's d
 
 def known_points(config_path: Path | None = None) -> dict[str, DecisionPoint]:
     """The replay points plus those of a gate configuration."""
-    from adri_pipeline.mirror.gate import load_gate_config
+    from adri_pipeline.mirror.gate_config import load_gate_config
     from adri_pipeline.mirror.replay import HTML_POINT, PAGE_TYPE_POINT
 
     points = {"page_type": PAGE_TYPE_POINT, "html_is_enough": HTML_POINT}

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.serialize import serialize_facts
-from adri_pipeline.mirror.gate import DecisionPoint
+from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline.models.base import family_from_name
 
 

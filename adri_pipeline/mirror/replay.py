@@ -31,7 +31,8 @@ from sklearn.model_selection import (
 
 from adri_pipeline.config import SHARED_DATA
 from adri_pipeline.jev.contract import answer_from, response
-from adri_pipeline.mirror.gate import DecisionPoint, Gate, GateConfig, question_of, systemone_mirror
+from adri_pipeline.mirror.gate import Gate, systemone_mirror
+from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig, question_of
 from adri_pipeline.mirror.shadow_log import ShadowLog
 from adri_pipeline.models import embedder
 from adri_pipeline.progress import steps

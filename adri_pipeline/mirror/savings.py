@@ -23,7 +23,8 @@ import numpy as np
 
 from adri_pipeline.errors import AdriError
 from adri_pipeline.jev import metrics
-from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint
+from adri_pipeline.mirror.gate_config import DecisionPoint
+from adri_pipeline.mirror.gate_plumbing import TASK_RECORD
 
 REPETITIONS = 3  # the mirror design: "repetimos 11 tarefas reais três vezes"
 SIDES = {"controls_on": "on", "controls_off": "off"}

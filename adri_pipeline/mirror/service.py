@@ -25,7 +25,8 @@ from adri_pipeline.mirror.evaluate import (
     sample_for_judging,
     write_recommended_configuration,
 )
-from adri_pipeline.mirror.gate import TASK_RECORD, DecisionPoint, GateConfig, load_gate_config, parse_gate_config
+from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig, load_gate_config, parse_gate_config
+from adri_pipeline.mirror.gate_plumbing import TASK_RECORD
 from adri_pipeline.mirror.judges import make_judges, promotion_blocker
 from adri_pipeline.mirror.results import ApprovalEvidence, MirrorReport, PointEvaluation
 from adri_pipeline.mirror.shadow_log import ingest, read_log

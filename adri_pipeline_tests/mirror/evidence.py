@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from adri_pipeline.mirror.approval import Approval, file_sha256
-from adri_pipeline.mirror.gate import DecisionPoint, GateConfig
+from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig
 
 EVALUATED_AT = "2026-11-30T12:00:00+00:00"
 _FOLDER = Path(tempfile.mkdtemp(prefix="adri-evidence-"))

@@ -11,7 +11,7 @@ from adri_pipeline.mirror.evaluate import (
     judge,
     sample_for_judging,
 )
-from adri_pipeline.mirror.gate import DecisionPoint, GateConfigError
+from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfigError
 from adri_pipeline.mirror.judges import FileJudge, LLMJudge, judge_families_differ
 from adri_pipeline.mirror.service import evaluate_log
 from loopback.model_server import ModelServerStub
@@ -139,7 +139,7 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
 
     # a person approves the point on that evaluation, in the team's own configuration: it now loads in control
     from adri_pipeline.cli import main
-    from adri_pipeline.mirror.gate import load_gate_config
+    from adri_pipeline.mirror.gate_config import load_gate_config
 
     gate_file = tmp_path / "gate.yaml"
     kept_by_hand = "# hand-kept: the payments team reviews every change to this file\n"
@@ -204,7 +204,8 @@ def test_promotion_waits_for_days_of_shadow_traffic_and_enough_agreed_cases(days
 def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
     import threading
 
-    from adri_pipeline.mirror.gate import Gate, GateConfig
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline.mirror.gate_config import GateConfig
     from adri_pipeline.mirror.shadow_log import ShadowLog
 
     release = threading.Event()

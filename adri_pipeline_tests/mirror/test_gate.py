@@ -8,13 +8,8 @@ from collections import Counter
 import pytest
 import yaml
 
-from adri_pipeline.mirror.gate import (
-    DecisionPoint,
-    Gate,
-    GateConfig,
-    GateConfigError,
-    load_gate_config,
-)
+from adri_pipeline.mirror.gate import Gate
+from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig, GateConfigError, load_gate_config
 from adri_pipeline_tests.mirror.evidence import approval_for, approved, evaluation_report
 from loopback.gate_traffic import YES_NO, MemoryLog, browsing, payments
 
@@ -429,7 +424,8 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
         capture_output=True, text=True, check=True).stdout.split()
     ours = {m for m in loaded if m.startswith("adri_pipeline.")}
     assert ours <= {"adri_pipeline.config", "adri_pipeline.flags", "adri_pipeline.errors", "adri_pipeline.mirror",
-                    "adri_pipeline.mirror.gate", "adri_pipeline.mirror.results",
+                    "adri_pipeline.mirror.gate", "adri_pipeline.mirror.gate_config", "adri_pipeline.mirror.gate_plumbing",
+                    "adri_pipeline.mirror.results",
                     "adri_pipeline.privacy", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
                     "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize", "adri_pipeline.jev.drift"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from adri_pipeline.config import Settings
-from adri_pipeline.mirror.gate import DecisionPoint
+from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline.mirror.judges import FileJudge, JudgeConfigError, make_judges
 from loopback.model_server import ModelServerStub
 

@@ -95,7 +95,8 @@ def test_personal_data_in_a_log_written_by_someone_else_is_never_stored_in_the_c
 
 def test_fields_a_point_exposes_reach_the_mirror_but_are_stored_redacted(tmp_path):
     """Failed before: an exposed field was written to the log as the mirror saw it, in the clear."""
-    from adri_pipeline.mirror.gate import Gate, GateConfig
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline.mirror.gate_config import GateConfig
     from adri_pipeline.mirror.shadow_log import read_log
 
     point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow",
@@ -165,7 +166,8 @@ def test_the_gate_log_is_redacted_once_with_the_gate_configurations_redactor(tmp
     """Failed before: the gate redacted a record with its configuration's redactor, then ShadowLog
     redacted it again with its default one, which detects names: a configuration that turned detection
     off (its states name shops and places, not people) still found "[NOME]" in its log."""
-    from adri_pipeline.mirror.gate import Gate, GateConfig
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline.mirror.gate_config import GateConfig
 
     point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow"}
     config = GateConfig.model_validate({"points": {"p": point}, "detect_names": False, "redact_names": ["Rui Costa"]})
