@@ -182,12 +182,13 @@ class Quality:
     figures: dict
 
 
-def check_quality(settings: Settings) -> Quality:
-    """Answered documents, literal evidence (overall and per variable) and corpus coverage of the
-    recorded model's results against the thresholds in Settings; a failure names documents and variables."""
+def check_quality(settings: Settings, model_name: str | None = None) -> Quality:
+    """Answered documents, literal evidence (overall and per variable) and corpus coverage of one
+    model's results against the thresholds in Settings; a failure names documents and variables. The
+    model: `model_name` (the one whose results an asset just built), else the recorded (principal) one."""
     warehouse = Warehouse(settings.warehouse)
     codebook = load_codebook(settings.codebook)
-    model = recorded_model(warehouse, settings.principal_model)
+    model = recorded_model(warehouse, model_name or settings.principal_model)
     values, documents, pending = read_results(warehouse, model.model, codebook.content_hash)
     figures = summarize(Results(values, documents, pending))  # the ADR's figures: one way to count literal
     answered = set(documents["doc_id"].to_list())

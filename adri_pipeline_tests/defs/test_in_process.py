@@ -176,3 +176,27 @@ def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with
     assert graph.classify.success
     model = graph.classify.dagster_run.tags["adri/model"]
     assert model.endswith(f"+coded-{digest[:12]}")
+
+
+@pytest.mark.slow  # two classifications of the sample and the results graph: the slow suite (.ci/run runs it)
+def test_the_quality_check_judges_the_model_whose_results_its_asset_built(dagster_instance, tmp_path, ollama_stub,
+                                                                          codebook_copy):
+    """Failed before: with a principal model set (ADRI_PRINCIPAL_MODEL), `classification_results`
+    built the latest run's model's results and its check judged the principal model's instead."""
+    from adri_pipeline.classification.service import classify_corpus_file
+    from adri_pipeline.config import Settings
+
+    warehouse = tmp_path / "w.duckdb"
+    classify_corpus_file(Settings(warehouse=warehouse, corpus=SAMPLE, codebook=codebook_copy, backend="ollama",
+                                  model="qwen-test", ollama_hosts=[ollama_stub.host]))
+    adri = AdriSettings(warehouse=str(warehouse), corpus=str(SAMPLE), codebook=str(codebook_copy), backend="embedded",
+                        principal_model="ollama:qwen-test")
+    graph = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
+    [built] = [e.event_specific_data.materialization.metadata["model"].value
+               for e in materializations(graph.results, partitioned=False)
+               if e.asset_key.to_user_string() == "classification_results"]
+    [check] = [e.asset_check_evaluation_data for e in graph.results.all_events
+               if e.event_type_value == "ASSET_CHECK_EVALUATION"
+               and e.asset_check_evaluation_data.check_name == "classification_quality"]
+    assert built != "ollama:qwen-test"
+    assert check.metadata["model"].value == built

@@ -165,8 +165,11 @@ def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) 
 
 
 @dg.asset_check(asset=classification_results, blocking=False)
-def classification_quality(adri: AdriSettings) -> dg.AssetCheckResult:
+def classification_quality(context: dg.AssetCheckExecutionContext, adri: AdriSettings) -> dg.AssetCheckResult:
     """Valid responses, literal evidence (overall and per variable) and corpus coverage against the
-    thresholds in Settings; a failure names the documents and variables."""
-    quality = check_quality(adri.settings())
+    thresholds in Settings, of the model whose results `classification_results` last built (its
+    metadata's `model`); a failure names the documents and variables."""
+    built = context.instance.get_latest_materialization_event(classification_results.key)
+    model = built.asset_materialization.metadata.get("model") if built and built.asset_materialization else None
+    quality = check_quality(adri.settings(), model.value if model is not None else None)
     return dg.AssetCheckResult(passed=quality.passed, description=quality.description, metadata=quality.figures)
