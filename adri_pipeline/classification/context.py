@@ -23,6 +23,7 @@ class RunContext:
     prompt: Prompt
 
     @classmethod
-    def load(cls, settings: Settings) -> "RunContext":
-        codebook = load_codebook(settings.codebook)
+    def load(cls, settings: Settings, codebook: Codebook | None = None) -> "RunContext":
+        """`codebook`: one read already (an asset's: the one its upstream recorded); else the settings' file."""
+        codebook = codebook or load_codebook(settings.codebook)
         return cls(settings, Warehouse(settings.warehouse), codebook, build_prompt(codebook))

@@ -182,12 +182,13 @@ class Quality:
     figures: dict
 
 
-def check_quality(settings: Settings, model_name: str | None = None) -> Quality:
+def check_quality(settings: Settings, model_name: str | None = None, codebook: Codebook | None = None) -> Quality:
     """Answered documents, literal evidence (overall and per variable) and corpus coverage of one
     model's results against the thresholds in Settings; a failure names documents and variables. The
-    model: `model_name` (the one whose results an asset just built), else the recorded (principal) one."""
+    model: `model_name` (the one whose results an asset just built), else the recorded (principal) one;
+    the codebook: the one given (an asset check's: what its upstream recorded), else the settings' file."""
     warehouse = Warehouse(settings.warehouse)
-    codebook = load_codebook(settings.codebook)
+    codebook = codebook or load_codebook(settings.codebook)
     model = recorded_model(warehouse, model_name or settings.principal_model)
     values, documents, pending = read_results(warehouse, model.model, codebook.content_hash)
     figures = summarize(Results(values, documents, pending))  # the ADR's figures: one way to count literal

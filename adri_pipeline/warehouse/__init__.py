@@ -67,6 +67,7 @@ from adri_pipeline.warehouse.results import (  # noqa: F401
     store_figures,
     store_results,
     store_versioned_table,
+    stored_codebook,
 )
 from adri_pipeline.warehouse.routing import (  # noqa: F401
     store_routing_tables,

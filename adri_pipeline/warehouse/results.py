@@ -83,6 +83,12 @@ def store_codebook(warehouse: Warehouse, codebook, prompt) -> None:
         }]))
 
 
+def stored_codebook(warehouse: Warehouse, codebook_hash: str) -> dict | None:
+    """{content, path} of the codebook stored under this content hash, or None."""
+    frame = warehouse.query(sql("stored_codebook"), {"codebook_hash": codebook_hash})
+    return frame.row(0, named=True) if frame.height else None
+
+
 def result_sets(warehouse: Warehouse) -> list[dict]:
     """Each (model, codebook) the warehouse holds results for, with its document count."""
     return warehouse.query(sql("result_sets")).to_dicts()

@@ -7,7 +7,6 @@ import dagster as dg
 import polars as pl
 
 from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
-from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.prompt import PROMPT_VERSION
 from adri_pipeline.classification.results import figures_table
@@ -22,7 +21,7 @@ from adri_pipeline.classification.service import (
 )
 from adri_pipeline.classification.shards import shard_of
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
-from adri_pipeline.defs.classification.codebook import codebook, prompt_signature
+from adri_pipeline.defs.classification.codebook import codebook, prompt_signature, recorded_codebook
 from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import corpus, document_shards
 from adri_pipeline.defs.io_managers import content_hash, versioned
@@ -69,7 +68,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     its metadata says how many of its documents are answered."""
     settings = adri.settings()
     shards = set(context.partition_keys)
-    run = RunContext.load(settings)
+    run = RunContext.load(settings, recorded_codebook(context, adri))
     backend = resolve_backend(run, allow_fallback=False)
     context.instance.add_run_tags(context.run.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
@@ -118,7 +117,7 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
     With the shared ledger, its new answers, runs and failures are pulled into the warehouse first."""
     settings = adri.settings()
     warehouse = adri.warehouse_access()
-    book = load_codebook(settings.codebook)
+    book = recorded_codebook(context, adri)
     pulled = pull_shared_ledger(settings, warehouse)  # with the shared ledger: what its runs committed
     if pulled is not None:
         context.log.info(f"{len(pulled)} answer(s) pulled from the shared ledger")
@@ -141,11 +140,10 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
 
 @dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
           automation_condition=AFTER_UPSTREAM)
-def evidence_audits(adri: AdriSettings) -> dg.Output:
+def evidence_audits(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
     """Literal / approximate / absent shares among quoted answers, waived counted apart, per (model,
     codebook, variable): the same definition as the ADR's figures in classification_results."""
-    settings = adri.settings()
-    book = load_codebook(settings.codebook)
+    book = recorded_codebook(context, adri)
     frame = evidence_audit_shares(adri.warehouse_access(), book.content_hash)
     return versioned(frame, table=table_metadata(frame))
 
@@ -155,7 +153,7 @@ def evidence_audits(adri: AdriSettings) -> dg.Output:
 def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
     """Agreement and Cohen's kappa per (model, variable) against human coders (ADRI_CODERS)."""
     settings = adri.settings()
-    book = load_codebook(settings.codebook)
+    book = recorded_codebook(context, adri)
     if settings.coders is None:
         context.log.info("no coder labels configured (ADRI_CODERS): agreement table left empty")
         return versioned(pl.DataFrame(schema=AGREEMENT_SCHEMA), coders="none configured")
@@ -171,5 +169,5 @@ def classification_quality(context: dg.AssetCheckExecutionContext, adri: AdriSet
     metadata's `model`); a failure names the documents and variables."""
     built = context.instance.get_latest_materialization_event(classification_results.key)
     model = built.asset_materialization.metadata.get("model") if built and built.asset_materialization else None
-    quality = check_quality(adri.settings(), model.value if model is not None else None)
+    quality = check_quality(adri.settings(), model.value if model is not None else None, recorded_codebook(context, adri))
     return dg.AssetCheckResult(passed=quality.passed, description=quality.description, metadata=quality.figures)

@@ -18,7 +18,7 @@ from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corrected import CORRECTED_SCHEMA, CorrectedFindings
 from adri_pipeline.classification.service import corrected_findings
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
-from adri_pipeline.defs.classification.codebook import prompt_signature
+from adri_pipeline.defs.classification.codebook import prompt_signature, recorded_codebook
 from adri_pipeline.defs.classification.corpus import corpus
 from adri_pipeline.defs.io_managers import versioned
 from adri_pipeline.defs.metadata import file_hash, table_metadata
@@ -48,7 +48,7 @@ def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Mat
     if settings.coders is None:
         return dg.MaterializeResult(data_version=dg.DataVersion("zero-shot"),
                                     metadata={"coders": "none configured (ADRI_CODERS): the embedded model stays zero-shot"})
-    run = RunContext.load(settings)
+    run = RunContext.load(settings, recorded_codebook(context, adri))
     sample = coded_sample(run)  # read once: the fit and its cross-validation share it
     model = train(run, sample=sample)
     measured = agreement(settings, cross_validated=True, sample=sample)
