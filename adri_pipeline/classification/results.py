@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 
 import polars as pl
+from pydantic import BaseModel
 
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.corpus import as_documents
@@ -97,60 +98,84 @@ def _pct(part: int, whole: int) -> float | None:
     return round(100 * part / whole, 1) if whole else None
 
 
-def _evidence_figures(values: pl.DataFrame) -> dict:
+class EvidenceFigures(BaseModel):
+    """The evidence audit over quoted answers: literal / approximate / absent shares (%, None with
+    nothing quoted), the waived ones counted apart, and quotes over 20 words."""
+
+    literal_pct: float | None = None
+    approximate_pct: float | None = None
+    absent_pct: float | None = None
+    waived: int = 0
+    over_20_words: int = 0
+
+
+class ClassificationFigures(BaseModel):
+    """ADR 0011's figures over everything one (model, codebook) holds: printed by the CLI and the demo,
+    shown in Dagster's metadata, stored per variable (`classification_figures`) and with each run."""
+
+    documents: int = 0
+    pending: int = 0  # documents in the warehouse without an answer
+    json_valid_first_try_pct: float | None = None
+    valid_first_try_pct: float | None = None  # follows the codebook on the first try
+    retry_pct: float | None = None
+    seconds_median: float | None = None
+    seconds_p90: float | None = None
+    evidence: EvidenceFigures = EvidenceFigures()
+    evidence_by_variable: dict[str, EvidenceFigures] = {}
+
+
+def _evidence_figures(values: pl.DataFrame) -> EvidenceFigures:
     statuses = values["audit_status"].to_list()
     quoted = sum(s in QUOTED_STATUSES for s in statuses)
-    figures = {f"{s}_pct": _pct(statuses.count(s), quoted) for s in QUOTED_STATUSES}
-    figures["waived"] = statuses.count("waived")
-    figures["over_20_words"] = int((values["evidence_flag"] == OVER_20_WORDS).sum()) if values.height else 0
-    return figures
+    return EvidenceFigures(**{f"{s}_pct": _pct(statuses.count(s), quoted) for s in QUOTED_STATUSES},
+                           waived=statuses.count("waived"),
+                           over_20_words=int((values["evidence_flag"] == OVER_20_WORDS).sum()) if values.height else 0)
 
 
-def summarize(results: Results) -> dict:
-    """The ADR's figures: printed by the CLI, shown in Dagster metadata, stored per variable."""
+def summarize(results: Results) -> ClassificationFigures:
+    """The ADR's figures of these results."""
     docs, values = results.documents, results.values
     n = docs.height
-    summary = {"documents": n, "pending": results.pending}
     if not n:
-        return summary
-    summary["json_valid_first_try_pct"] = _pct(int(docs["json_valid_first_try"].sum()), n)
-    summary["valid_first_try_pct"] = _pct(int(docs["valid_first_try"].sum()), n)
-    summary["retry_pct"] = _pct(int((docs["attempts"] > 1).sum()), n)
-    summary["seconds_median"] = round(docs["seconds"].median(), 3)
-    summary["seconds_p90"] = round(docs["seconds"].quantile(0.9, "nearest"), 3)
-    summary["evidence"] = _evidence_figures(values)
-    summary["evidence_by_variable"] = {
-        name: _evidence_figures(group) for (name,), group in values.group_by("variable", maintain_order=True)
-    }
-    return summary
+        return ClassificationFigures(pending=results.pending)
+    return ClassificationFigures(
+        documents=n, pending=results.pending,
+        json_valid_first_try_pct=_pct(int(docs["json_valid_first_try"].sum()), n),
+        valid_first_try_pct=_pct(int(docs["valid_first_try"].sum()), n),
+        retry_pct=_pct(int((docs["attempts"] > 1).sum()), n),
+        seconds_median=round(docs["seconds"].median(), 3),
+        seconds_p90=round(docs["seconds"].quantile(0.9, "nearest"), 3),
+        evidence=_evidence_figures(values),
+        evidence_by_variable={name: _evidence_figures(group)
+                              for (name,), group in values.group_by("variable", maintain_order=True)})
 
 
-def figures_table(summary: dict, model: str, codebook_hash: str) -> pl.DataFrame:
+def figures_table(figures: ClassificationFigures, model: str, codebook_hash: str) -> pl.DataFrame:
     """`classification_figures`: one row for all variables ('*') and one per variable."""
-    if not summary.get("documents"):
+    if not figures.documents:
         return pl.DataFrame()
-    overall = {k: summary[k] for k in ("documents", "json_valid_first_try_pct", "valid_first_try_pct",
-                                        "retry_pct", "seconds_median", "seconds_p90")}
-    rows = [{"model": model, "codebook_hash": codebook_hash, "variable": "*", **overall, **summary["evidence"]}]
-    rows += [{"model": model, "codebook_hash": codebook_hash, "variable": name, "documents": summary["documents"],
-              **figures} for name, figures in summary["evidence_by_variable"].items()]
+    overall = figures.model_dump(include={"documents", "json_valid_first_try_pct", "valid_first_try_pct",
+                                          "retry_pct", "seconds_median", "seconds_p90"})
+    rows = [{"model": model, "codebook_hash": codebook_hash, "variable": "*", **overall, **figures.evidence.model_dump()}]
+    rows += [{"model": model, "codebook_hash": codebook_hash, "variable": name, "documents": figures.documents,
+              **shares.model_dump()} for name, shares in figures.evidence_by_variable.items()]
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def figures_lines(figures: dict) -> list[str]:
-    """The ADR's figures (summarize) as the lines the CLI and the demo print."""
-    if not figures.get("documents"):
+def figures_lines(figures: ClassificationFigures) -> list[str]:
+    """The ADR's figures as the lines the CLI and the demo print."""
+    if not figures.documents:
         return []
-    ev = figures["evidence"]
+    f, ev = figures, figures.evidence
     lines = [
-        f"results: {figures['documents']} documents ({figures['pending']} in the warehouse without an answer)",
-        f"JSON valid first try {figures['json_valid_first_try_pct']} %, follows the codebook first try "
-        f"{figures['valid_first_try_pct']} %, retry used {figures['retry_pct']} %; "
-        f"seconds/doc median {figures['seconds_median']}, p90 {figures['seconds_p90']}",
-        f"evidence (non-waived): literal {ev['literal_pct']} %, approximate {ev['approximate_pct']} %, "
-        f"absent {ev['absent_pct']} %; waived {ev['waived']}; over 20 words {ev['over_20_words']}",
+        f"results: {f.documents} documents ({f.pending} in the warehouse without an answer)",
+        f"JSON valid first try {f.json_valid_first_try_pct} %, follows the codebook first try "
+        f"{f.valid_first_try_pct} %, retry used {f.retry_pct} %; "
+        f"seconds/doc median {f.seconds_median}, p90 {f.seconds_p90}",
+        f"evidence (non-waived): literal {ev.literal_pct} %, approximate {ev.approximate_pct} %, "
+        f"absent {ev.absent_pct} %; waived {ev.waived}; over 20 words {ev.over_20_words}",
     ]
-    lines += [f"  {name:<14} literal {shares['literal_pct']} %  approximate {shares['approximate_pct']} %  "
-              f"absent {shares['absent_pct']} %  waived {shares['waived']}"
-              for name, shares in figures["evidence_by_variable"].items()]
+    lines += [f"  {name:<14} literal {shares.literal_pct} %  approximate {shares.approximate_pct} %  "
+              f"absent {shares.absent_pct} %  waived {shares.waived}"
+              for name, shares in f.evidence_by_variable.items()]
     return lines

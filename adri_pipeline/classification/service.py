@@ -47,7 +47,13 @@ from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
 from adri_pipeline.classification.ledger import LEDGER_COLUMNS, HeldLedger, Latch
 from adri_pipeline.classification.prompt import Prompt, build_prompt
-from adri_pipeline.classification.results import Results, assemble_results, figures_table, summarize
+from adri_pipeline.classification.results import (
+    ClassificationFigures,
+    Results,
+    assemble_results,
+    figures_table,
+    summarize,
+)
 from adri_pipeline.classification.runner import RunReport, classify_corpus
 from adri_pipeline.classification.shards import shard_of
 from adri_pipeline.classification.summary import ClassificationSummary, summarize_run
@@ -104,7 +110,7 @@ class ClassificationRun:
     model: ModelIdentity
     codebook: Codebook
     report: RunReport
-    figures: dict
+    figures: ClassificationFigures
     snapshot: Path
     wall_seconds: float
     publishing_seconds: float = 0.0  # rebuilding results and republishing the snapshot, during and after
@@ -135,7 +141,7 @@ RESULTS_SLICE_ROWS = 5000
 
 
 def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
-                    doc_ids: list[str] | None = None, prompt: Prompt | None = None) -> dict:
+                    doc_ids: list[str] | None = None, prompt: Prompt | None = None) -> ClassificationFigures:
     """Rebuild results of the given documents (every stored document when None) from the ledger, then
     the figures over everything the (model, codebook) holds. No model call. `prompt`: the run's."""
     documents = read_documents(warehouse, doc_ids)
@@ -164,12 +170,13 @@ def recorded_model(warehouse: Warehouse, principal: str | None = None) -> ModelI
     return ModelIdentity(run["backend"], run["model"], run["model_digest"], json.loads(run["params"]))
 
 
-def figures_of(warehouse: Warehouse, model: ModelIdentity, codebook: Codebook) -> dict:
+def figures_of(warehouse: Warehouse, model: ModelIdentity, codebook: Codebook) -> ClassificationFigures:
     """The ADR's figures over everything the (model, codebook) holds."""
     return summarize(Results(*read_results(warehouse, model.model, codebook.content_hash)))
 
 
-def current_figures(warehouse: Warehouse, codebook: Codebook, principal: str | None = None) -> tuple[ModelIdentity, dict]:
+def current_figures(warehouse: Warehouse, codebook: Codebook,
+                    principal: str | None = None) -> tuple[ModelIdentity, ClassificationFigures]:
     """The recorded (or principal) model and its figures for this codebook."""
     model = recorded_model(warehouse, principal)
     return model, figures_of(warehouse, model, codebook)
@@ -197,10 +204,10 @@ def check_quality(settings: Settings, model_name: str | None = None, codebook: C
     missing = [d for d in doc_ids if d not in answered]
     included, rows = coverage_totals(warehouse)
     valid_pct = 100 * len(answered) / max(len(doc_ids), 1)
-    evidence = figures.get("evidence", {}).get("literal_pct")
+    evidence = figures.evidence.literal_pct
     literal_pct = 100.0 if evidence is None else evidence  # nothing quoted: nothing to doubt
-    weak = {name: shares["literal_pct"] for name, shares in figures.get("evidence_by_variable", {}).items()
-            if shares["literal_pct"] is not None and shares["literal_pct"] < settings.check_min_literal_pct}
+    weak = {name: shares.literal_pct for name, shares in figures.evidence_by_variable.items()
+            if shares.literal_pct is not None and shares.literal_pct < settings.check_min_literal_pct}
     coverage_pct = 100 * included / max(rows, 1)
     problems = []
     if valid_pct < settings.check_min_valid_pct:
@@ -269,7 +276,7 @@ class _Publishing:
         if self.shared is not None:
             self.shared.pull_into(self.context.warehouse, list(LEDGER_COLUMNS))
 
-    def _rebuild(self, doc_ids: list[str]) -> dict:
+    def _rebuild(self, doc_ids: list[str]) -> ClassificationFigures:
         c = self.context
         return refresh_results(c.warehouse, c.codebook, self.model, doc_ids, c.prompt)
 
@@ -293,7 +300,7 @@ class _Publishing:
             self.unpublished.extend(_needing_results(self.context.warehouse, self.context.codebook, self.model,
                                                      start, []))
 
-    def close(self, report: RunReport | None, run_row) -> tuple[dict, Path]:
+    def close(self, report: RunReport | None, run_row) -> tuple[ClassificationFigures, Path]:
         """Failures, results, figures, the run's row and the snapshot, for whatever the run did.
         `run_row(figures)` is the run's `classification_runs` row."""
         c, model, shared = self.context, self.model, self.shared
@@ -394,13 +401,13 @@ class _RunRow:
     report: RunReport | None
     touched: list[str]
 
-    def __call__(self, figures: dict | None) -> dict:
+    def __call__(self, figures: ClassificationFigures | None) -> dict:
         return _run_record(self.run_id, self.origin, self.started_at, self.model, self.codebook, self.prompt,
                            self.report, len(self.touched), figures)
 
 
 def _run_record(run_id: str, origin: str, started_at: datetime, model: ModelIdentity, codebook: Codebook, prompt,
-                report: RunReport | None, touched: int, figures: dict | None) -> dict:
+                report: RunReport | None, touched: int, figures: ClassificationFigures | None) -> dict:
     """The `classification_runs` row of a run, however it ended (no report: it raised)."""
     return {
         "run_id": run_id, "origin": origin, "started_at": started_at, "finished_at": datetime.now(timezone.utc),
@@ -410,7 +417,7 @@ def _run_record(run_id: str, origin: str, started_at: datetime, model: ModelIden
         "cached": report.cached if report else None, "classified": report.classified if report else touched,
         "failed": len(report.failed) if report else None, "model_calls": report.model_calls if report else None,
         "stopped": report.stopped if report else "error",
-        "figures": json.dumps(figures, default=float) if figures is not None else None,
+        "figures": figures.model_dump_json() if figures is not None else None,
     }
 
 

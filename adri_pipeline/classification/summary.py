@@ -7,7 +7,7 @@ import json
 
 from pydantic import BaseModel
 
-from adri_pipeline.classification.results import figures_lines
+from adri_pipeline.classification.results import ClassificationFigures, figures_lines
 
 
 class Estimate(BaseModel):
@@ -37,7 +37,7 @@ class ClassificationSummary(BaseModel):
     failed: int
     wall_seconds: float
     publishing_seconds: float
-    results: dict  # results.summarize: the ADR's figures
+    results: ClassificationFigures  # the ADR's figures
     warehouse: str
     snapshot: str
     all_failed: bool

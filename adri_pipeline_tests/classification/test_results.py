@@ -28,14 +28,25 @@ def frames():
     return Results(values, documents, pending=1)
 
 
-def test_shares_are_among_non_waived_evidence_as_the_seed_reports_them():
+def test_shares_are_among_non_waived_evidence_as_adr_0011_reports_them():
     figures = summarize(frames())
-    assert (figures["documents"], figures["pending"], figures["retry_pct"]) == (2, 1, 50.0)
-    assert (figures["json_valid_first_try_pct"], figures["valid_first_try_pct"]) == (100.0, 50.0)
-    evidence = figures["evidence"]
-    assert (evidence["literal_pct"], evidence["approximate_pct"], evidence["absent_pct"]) == (33.3, 33.3, 33.3)
-    assert (evidence["waived"], evidence["over_20_words"]) == (1, 1)
-    assert figures["evidence_by_variable"]["v2"]["absent_pct"] == 100.0
+    assert (figures.documents, figures.pending, figures.retry_pct) == (2, 1, 50.0)
+    assert (figures.json_valid_first_try_pct, figures.valid_first_try_pct) == (100.0, 50.0)
+    evidence = figures.evidence
+    assert (evidence.literal_pct, evidence.approximate_pct, evidence.absent_pct) == (33.3, 33.3, 33.3)
+    assert (evidence.waived, evidence.over_20_words) == (1, 1)
+    assert figures.evidence_by_variable["v2"].absent_pct == 100.0
+
+
+def test_the_figures_are_typed_and_round_trip_through_the_runs_json():
+    """The run's row stores its figures as JSON; read back they are the same typed figures (a dict
+    read with .get before: a renamed key came back as None)."""
+    from adri_pipeline.classification.results import ClassificationFigures
+
+    figures = summarize(frames())
+    assert ClassificationFigures.model_validate_json(figures.model_dump_json()) == figures
+    empty = summarize(Results(frames().values.head(0), frames().documents.head(0), pending=3))
+    assert (empty.documents, empty.pending, empty.evidence.literal_pct, empty.evidence_by_variable) == (0, 3, None, {})
 
 
 def test_the_figures_table_has_an_overall_row_and_one_per_variable():

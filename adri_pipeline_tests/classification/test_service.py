@@ -72,8 +72,8 @@ def test_an_absent_quote_after_the_retry_is_stored_once_and_never_paid_again(oll
     assert (first.report.classified, first.report.model_calls) == (2, 4)  # retried once each, then kept
     retries = [r for r in ollama_stub.chats() if len(r["messages"]) == 4]
     assert len(retries) == 2 and all("evidence absent" in r["messages"][-1]["content"] for r in retries)
-    assert first.figures["evidence_by_variable"]["abordagem"]["absent_pct"] == 100.0
-    assert first.figures["evidence"]["absent_pct"] > 0 and first.figures["retry_pct"] == 100.0
+    assert first.figures.evidence_by_variable["abordagem"].absent_pct == 100.0
+    assert first.figures.evidence.absent_pct > 0 and first.figures.retry_pct == 100.0
 
     calls = len(ollama_stub.chats())
     again, _ = classify_corpus_file(settings, limit=2)
@@ -94,7 +94,7 @@ def test_a_second_corpus_adds_to_the_results_of_the_first(ollama_stub, tmp_path,
     assert sorted(stored) == sorted(docs["doc_id"].head(9).to_list())
     sources = dict(warehouse.query("SELECT doc_id, source FROM classification_documents").iter_rows())
     assert sources[docs["doc_id"][0]] == str(a) and sources[docs["doc_id"][8]] == str(b)
-    assert run_b.figures["documents"] == 9
+    assert run_b.figures.documents == 9
 
 
 def test_an_empty_corpus_is_an_error_and_changes_nothing(ollama_stub, tmp_path, sample_corpus):
@@ -228,7 +228,7 @@ def test_limit_must_be_at_least_one(limit, capsys):
     assert exit_info.value.code == 2 and "must be at least 1" in capsys.readouterr().err
 
 
-def test_the_figures_table_holds_the_seed_figures_per_variable(ollama_stub, tmp_path):
+def test_the_figures_table_holds_adr_0011s_figures_per_variable(ollama_stub, tmp_path):
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     classify_corpus_file(settings, limit=4)
     figures = Warehouse(settings.warehouse).query("SELECT * FROM classification_figures ORDER BY variable")

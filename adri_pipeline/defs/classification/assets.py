@@ -129,10 +129,9 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
         data_version=dg.DataVersion(content_hash(values)),
         metadata={
             "model": model.model, "model_digest": model.digest, "codebook_hash": book.content_hash,
-            "codebook_version": book.version, "documents": summary["documents"], "pending": summary["pending"],
-            "json_valid_first_try_pct": summary.get("json_valid_first_try_pct"),
-            "valid_first_try_pct": summary.get("valid_first_try_pct"), "retry_pct": summary.get("retry_pct"),
-            "seconds_median": summary.get("seconds_median"), "seconds_p90": summary.get("seconds_p90"),
+            "codebook_version": book.version,
+            **summary.model_dump(include={"documents", "pending", "json_valid_first_try_pct", "valid_first_try_pct",
+                                          "retry_pct", "seconds_median", "seconds_p90"}),
             "figures": table_metadata(table) if table.height else "none",
         },
     )
