@@ -42,7 +42,7 @@ def write(path, rows):
     return path
 
 
-def test_a_seed_format_file_loads_and_keeps_the_teams_metadata(tmp_path):
+def test_a_file_in_the_jev_designs_format_loads_and_keeps_the_teams_metadata(tmp_path):
     [example] = load_canonical(write(tmp_path / "d2.jsonl", [line(1, annotator_labels=["continuar_agente_ativo",
                                                                                         "desambiguar"],
                                                                  adjudicated_label="continuar_agente_ativo")]))
@@ -135,7 +135,7 @@ def test_the_json_schema_in_contracts_is_the_models_own():
     assert {k: v for k, v in stored.items() if k not in ("$schema", "$id")} == expected
 
 
-def test_the_projects_hand_written_d2_turns_are_seed_format_and_balanced():
+def test_the_projects_hand_written_d2_turns_are_in_the_jev_designs_format_and_balanced():
     """data/routing/handwritten_d2.jsonl: 40 D2 turns written by hand (synthetic, labelled so), ten per
     decision, with the D2 rule in every question."""
     from collections import Counter
