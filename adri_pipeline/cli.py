@@ -215,7 +215,7 @@ class FindingsOptions(BaseModel):
 def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
     """What the corpus says: per variable the share of documents with each value (95 % interval),
     optionally by year or source, one variable against another, and a second answer set beside it."""
-    from adri_pipeline.classification.service import findings
+    from adri_pipeline.classification.queries import findings
     from adri_pipeline.reports.findings_text import findings_lines
 
     cross = tuple(options.cross.split(",", 1)) if options.cross else None
@@ -252,7 +252,7 @@ class ExportOptions(BaseModel):
 
 def cmd_export(settings: Settings, options: ExportOptions) -> int:
     """One row per document, one column per variable, with the document's metadata."""
-    from adri_pipeline.classification.service import export_results
+    from adri_pipeline.classification.queries import export_results
 
     path, rows = export_results(settings, options.format, options.output, model=options.answers_of,
                                 evidence=options.evidence, source=options.of_source)

@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
 from adri_pipeline.classification.coders import id_lines  # noqa: E402
 from adri_pipeline.classification.corrected import estimate  # noqa: E402
-from adri_pipeline.classification.service import classify_corpus_file, corrected_findings  # noqa: E402
+from adri_pipeline.classification.queries import corrected_findings  # noqa: E402
+from adri_pipeline.classification.service import classify_corpus_file  # noqa: E402
 from adri_pipeline.config import DATA, SHARED_DATA, Settings  # noqa: E402
 from adri_pipeline.reports.findings_text import corrected_lines  # noqa: E402
 from adri_pipeline.warehouse import Warehouse, store_coding_sample  # noqa: E402

@@ -30,7 +30,8 @@ from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.corrected import draw
 from adri_pipeline.classification.label_studio import LabelStudio
 from adri_pipeline.classification.labeling import Code, Span, codes_of, labeling_config, result_items, task_data
-from adri_pipeline.classification.service import answer_set, recorded_model
+from adri_pipeline.classification.queries import answer_set
+from adri_pipeline.classification.service import recorded_model
 from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
 from adri_pipeline.warehouse import (

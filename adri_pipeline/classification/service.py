@@ -22,7 +22,6 @@ import polars as pl
 
 from adri_pipeline import faults
 from adri_pipeline.classification.backends import select_backend
-from adri_pipeline.classification.backends.base import is_zero_shot_baseline
 from adri_pipeline.classification.codebook import Codebook, load_codebook
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import (
@@ -33,20 +32,8 @@ from adri_pipeline.classification.corpus import (
     read_corpus,
     reading_options,
 )
-from adri_pipeline.classification.corrected import (
-    MIN_CODED_FOR_PLANNING,
-    CorrectedFindings,
-    corrected_shares,
-    estimation_sample,
-    labels,
-    model_errors,
-    still_to_code,
-    tightest,
-)
-from adri_pipeline.classification.export import wide, write
-from adri_pipeline.classification.findings import cross, shares, side_by_side
 from adri_pipeline.classification.ledger import LEDGER_COLUMNS, HeldLedger, Latch
-from adri_pipeline.classification.prompt import Prompt, build_prompt
+from adri_pipeline.classification.prompt import Prompt
 from adri_pipeline.classification.results import (
     ClassificationFigures,
     Results,
@@ -57,15 +44,13 @@ from adri_pipeline.classification.results import (
 from adri_pipeline.classification.runner import RunReport, classify_corpus
 from adri_pipeline.classification.shards import shard_of
 from adri_pipeline.classification.summary import ClassificationSummary, summarize_run
-from adri_pipeline.config import SAMPLE_CORPUS, Settings
+from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import one_stop
 from adri_pipeline.warehouse import (
     Warehouse,
-    coding_samples,
     corpus_files,
     coverage_totals,
-    exclusions,
     last_run,
     publish_results_wide,
     read_documents,
@@ -659,177 +644,3 @@ def _classify_read_corpus(context: RunContext, corpus: Corpus | None, prints: pl
                              progress=progress, backend=backend)
     run.replaced_documents = replaced
     return run, corpus
-
-
-# -- what the corpus says, and the results as analysts take them away -------------------------------
-
-def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
-               name: str | None) -> tuple[str, pl.DataFrame, int]:
-    """(name, values, documents without an answer yet) of a stored model's answers — the model of the
-    latest run when `name` is None — or, with name "coders", the coders' file (ADRI_CODERS) in the
-    same shape (nothing pending)."""
-    if name == "coders":
-        if settings.coders is None:
-            raise NoClassificationRun("give the coders' file (--coders or ADRI_CODERS) to compare with the coders")
-        from adri_pipeline.classification.agreement import load_coder_labels
-
-        return "coders", load_coder_labels(settings.coders, codebook), 0
-    model = name or recorded_model(warehouse, settings.principal_model).model
-    values, _, pending = read_results(warehouse, model, codebook.content_hash)
-    if not values.height:
-        known = sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash})
-        raise NoClassificationRun(f"{warehouse.path}: no results of {model!r} for codebook {codebook.name} "
-                                  f"v{codebook.version}; models with results: {', '.join(known) or 'none'}")
-    return model, values, pending
-
-
-def of_source(values: pl.DataFrame, documents: pl.DataFrame, source: str | None) -> pl.DataFrame:
-    """`values` of the documents read from the corpus file `source` (its path as it was given, or its
-    name); all of them without a `source`. A file no document came from is an error naming those that
-    did."""
-    if source is None:
-        return values
-    sources = documents["source"].drop_nulls().unique().sort().to_list()
-    matching = [s for s in sources if s == source or Path(s).name == source]
-    if not matching:
-        raise AdriError(f"--source {source!r}: no document was read from it; this warehouse's corpus files: "
-                        + ", ".join(sorted(Path(s).name for s in sources)))
-    kept = documents.filter(pl.col("source").is_in(matching))["doc_id"]
-    return values.filter(pl.col("doc_id").is_in(kept.implode()))
-
-
-def counted_by_source(warehouse: Warehouse, values: pl.DataFrame,
-                      documents: pl.DataFrame) -> tuple[dict[str, int], str | None]:
-    """(documents counted per corpus file, by its name; a warning when the project's synthetic sample
-    is counted beside other files). The sample is known by its content (the sha256 the warehouse
-    recorded when it read the file), whatever it was called or copied to."""
-    counted = (values.select("doc_id").unique().join(documents.select("doc_id", "source"), on="doc_id")
-               .group_by("source").len().sort("source"))
-    per = {source: n for source, n in counted.iter_rows()}
-    sample = fingerprints([SAMPLE_CORPUS], [])["sha256"][0]
-    recorded = corpus_files(warehouse, list(per))
-    synthetic = [s for s in per if recorded.get(s, {}).get("sha256") == sample]
-    warning = None
-    if synthetic and len(per) > len(synthetic):
-        warning = (f"{sum(per[s] for s in synthetic)} of the {sum(per.values())} documents counted are the "
-                   f"project's synthetic sample ({', '.join(Path(s).name for s in synthetic)}: abstracts invented "
-                   "for the demo); count the others alone with --source, or keep real work in a warehouse of its own")
-    return dict(sorted((Path(s).name, n) for s, n in per.items())), warning
-
-
-def findings(settings: Settings, model: str | None = None, compare: str | None = None,
-             cross_variables: tuple[str, str] | None = None, width: float = 0.10, source: str | None = None) -> dict:
-    """What the corpus says for `model` (default: the latest run's): per variable the shares with 95 %
-    intervals, by year and by source, optionally one variable against another and the shares of a
-    second answer set (another model, or "coders") side by side; with a random coded sample and the
-    coders' file, the shares corrected by it (`corrected`). Printed by `adri findings`, drawn on the
-    review site's findings page."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
-    name, values, pending = answer_set(settings, warehouse, codebook, model)
-    documents = read_documents(warehouse)
-    values = of_source(values, documents, source)
-    excluded = exclusions(warehouse, name, build_prompt(codebook).signature)
-    by_source, mixed = counted_by_source(warehouse, values, documents)
-    out = {
-        "model": name, "codebook": codebook, "counted": values["doc_id"].n_unique(), "source": source,
-        "counted_by_source": by_source, "mixed_warning": mixed, "zero_shot_baseline": is_zero_shot_baseline(name),
-        "excluded": {"no_abstract": excluded["no_abstract"], "failed": excluded["failed"],
-                     "not_classified_yet": max(pending - excluded["failed"], 0)},
-        "shares": shares(values, codebook),
-        "by_year": shares(values, codebook, "year", documents),
-        "by_source": shares(values, codebook, "source", documents),
-    }
-    corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
-    if corrected_findings is not None:
-        out["corrected"] = corrected_findings
-        # which model's corrected findings are tightest: this model's are reused, not computed again
-        out["models"] = _against_gold(settings, warehouse, codebook, documents, width, source, corrected_findings)
-    if cross_variables:
-        out["cross"] = cross(values, codebook, *cross_variables)
-    if compare:
-        other, other_values, _ = answer_set(settings, warehouse, codebook, compare)
-        out["compare"] = side_by_side(values, other_values, (name, other), codebook)
-    return out
-
-
-def corrected_findings(settings: Settings, model: str | None = None, width: float = 0.10) -> CorrectedFindings | None:
-    """`adri findings`' corrected shares alone, for the `findings_corrected` asset (see corrected)."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
-    name, values, _ = answer_set(settings, warehouse, codebook, model)
-    return corrected(settings, warehouse, codebook, name, values, width)
-
-
-@dataclass
-class ModelsAgainstGold:
-    """`adri findings --models`: every model with results for the codebook, corrected by one random
-    coded sample. `tightest` ranks them (corrected.TIGHTEST_SCHEMA), `errors` holds each one's
-    sensitivity and false alarms per share against the gold (corrected.ERRORS_SCHEMA)."""
-
-    tightest: pl.DataFrame
-    errors: dict[str, pl.DataFrame]
-    rounds: list[str]
-
-
-def models_against_gold(settings: Settings, width: float = 0.10) -> ModelsAgainstGold | None:
-    """Each model's findings corrected by the same random coded sample, so a team picks the model whose
-    corrected findings are tightest, not the one that looks most confident; None without a random
-    sample or the coders' file."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    return _against_gold(settings, warehouse, load_codebook(settings.codebook), read_documents(warehouse), width)
-
-
-def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, documents: pl.DataFrame,
-                  width: float, source: str | None = None,
-                  done: CorrectedFindings | None = None) -> ModelsAgainstGold | None:
-    """models_against_gold on what the caller has open; `done`, one model's corrected findings already
-    computed (findings'), is used as it is; `source` restricts every model to one corpus file alike."""
-    found = []
-    for model in sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash}):
-        if done is not None and model == done.model:
-            found.append(done)
-            continue
-        values, _, _ = read_results(warehouse, model, codebook.content_hash)
-        each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
-        if each is not None:
-            found.append(each)
-    if not found:
-        return None
-    return ModelsAgainstGold(tightest(found), {f.model: model_errors(f.labels, codebook) for f in found},
-                             found[0].rounds)
-
-
-def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame,
-              width: float = 0.10) -> CorrectedFindings | None:
-    """`model`'s shares corrected by the coders' gold (ADRI_CODERS) on the documents drawn at random
-    (`adri code start --random N`), classification/corrected.py; None without a random draw or a
-    coders' file."""
-    from adri_pipeline.classification.agreement import load_codes
-    from adri_pipeline.classification.coding import gold_codes
-
-    sample, rounds, notes = estimation_sample(coding_samples(warehouse), codebook.content_hash)
-    if not rounds or settings.coders is None or model == "coders":
-        return None
-    gold, _ = gold_codes(load_codes(settings.coders, codebook))
-    gold = gold.unique(["doc_id", "variable"], keep="last", maintain_order=True).select("doc_id", "variable", "value")
-    rows = labels(values, gold, sample, codebook)
-    table = corrected_shares(rows, codebook, width)
-    coded = rows.filter(pl.col("gold").is_not_null())["doc_id"].n_unique()
-    if coded < MIN_CODED_FOR_PLANNING:
-        notes.append(f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
-                     "and how many more to code is not planned yet")
-    return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table),
-                             still_to_code(table, "corpus_coded_for_width"), rows, notes)
-
-
-def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,
-                   evidence: bool = False, source: str | None = None) -> tuple[Path, int]:
-    """`adri export`: one row per document with an answer that follows the codebook (of the corpus file
-    `source` only, if given); returns (path, rows)."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
-    _, values, _ = answer_set(settings, warehouse, codebook, model)
-    documents = read_documents(warehouse)
-    frame = wide(of_source(values, documents, source), documents, codebook, evidence=evidence)
-    return write(frame, fmt, output), frame.height

@@ -10,7 +10,7 @@ from adri_pipeline.classification.findings import percent
 
 
 def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -> list[str]:
-    """`found` as classification.service.findings returns it."""
+    """`found` as classification.queries.findings returns it."""
     book, excluded = found["codebook"], found["excluded"]
     lines = [f"{found['model']} × codebook {book.name} v{book.version}: {found['counted']} documents counted "
              f"(answers that follow the codebook); left out: {excluded['no_abstract']} without abstract, "

@@ -313,7 +313,7 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
 
 
 def _models_section(compared) -> list[dict] | None:
-    """The models ranked by how tight their corrected findings are (service.models_against_gold)."""
+    """The models ranked by how tight their corrected findings are (queries.models_against_gold)."""
     if compared is None or compared.tightest.height < 2:
         return None
     return [{"model": r["model"], "coded": r["coded"], "shares": r["shares"],
@@ -496,7 +496,7 @@ def build_review(warehouse: Warehouse, codebook: Codebook, out: Path | None = No
                  found: dict | None = None, crossed: tuple[str, str] | None = None,
                  validation: dict | None = None) -> Site:
     """Write the site under `<warehouse folder>/review` and return the index path. `found` is what
-    `classification.service.findings` returned (None: no results yet); `crossed` the two variables
+    `classification.queries.findings` returned (None: no results yet); `crossed` the two variables
     it crossed."""
     out = out or warehouse.path.parent / "review"
     out.mkdir(parents=True, exist_ok=True)
@@ -548,7 +548,8 @@ def write_review(settings, compare: tuple[str, str] | None = None) -> Site:
     second model when there is one) and every other page."""
     from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.classification.coders import agreement
-    from adri_pipeline.classification.service import NoClassificationRun, findings, recorded_model
+    from adri_pipeline.classification.queries import findings
+    from adri_pipeline.classification.service import NoClassificationRun, recorded_model
 
     warehouse = Warehouse(settings.warehouse).existing()
     codebook = load_codebook(settings.codebook)

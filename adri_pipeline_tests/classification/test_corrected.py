@@ -18,8 +18,9 @@ from adri_pipeline.classification.corrected import (
     estimate,
     narrowest_width,
 )
+from adri_pipeline.classification.queries import findings
 from adri_pipeline.classification.rounds import RoundError, draw_random
-from adri_pipeline.classification.service import classify_corpus_file, findings
+from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.cli import main
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
@@ -214,7 +215,7 @@ def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_
     corrected intervals, with its errors against the gold. The coders' synthetic codes here are the
     embedded model's answers exactly, so it must rank first with no error; the loopback model answers
     otherwise and must show its misses."""
-    from adri_pipeline.classification.service import models_against_gold
+    from adri_pipeline.classification.queries import models_against_gold
 
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
     drawn = draw_random(settings, "random-1", 15, seed=5)

@@ -6,7 +6,8 @@ import pytest
 
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.findings import wilson
-from adri_pipeline.classification.service import classify_corpus_file, export_results, findings
+from adri_pipeline.classification.queries import export_results, findings
+from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.conftest import PILOT, SAMPLE

@@ -461,7 +461,8 @@ def test_a_large_file_with_no_model_server_stores_nothing(tmp_path):
 def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp_path):
     """ADR 0011 point 8: one result per model and codebook; the panel shows the principal model's."""
     from adri_pipeline.classification.codebook import load_codebook
-    from adri_pipeline.classification.service import NoClassificationRun, answer_set, check_quality
+    from adri_pipeline.classification.queries import answer_set
+    from adri_pipeline.classification.service import NoClassificationRun, check_quality
 
     first = settings_for(ollama_stub, tmp_path, SAMPLE)
     classify_corpus_file(first)

@@ -16,7 +16,7 @@ from adri_pipeline.classification.coders import (
 )
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corrected import CORRECTED_SCHEMA, CorrectedFindings
-from adri_pipeline.classification.service import corrected_findings
+from adri_pipeline.classification.queries import corrected_findings
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import prompt_signature, recorded_codebook
 from adri_pipeline.defs.classification.corpus import corpus
