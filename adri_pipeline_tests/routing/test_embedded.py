@@ -27,46 +27,60 @@ def test_a_multi_intent_message_can_get_two_intents_once_dev_shows_some():
     assert _best_margin(single, [0.0, 0.1, 0.5]) == 0.0  # single-intent dev data keeps one intent
 
 
+SAID = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?"],
+        "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música"],
+        "listas": ["põe leite na lista", "tira o café da lista de compras", "o que tem na minha lista?"]}
+
+
+def d2_turn(n, active, suspended, utterance, gold, active_says="Certo.", group="g0"):
+    """A D2 turn of three agents' dialogue: the suspended agent finished, the active one said `active_says`."""
+    from adri_pipeline.jev.examples import CanonicalExample, State, Turn
+
+    return CanonicalExample(
+        id=f"t:D2:{n}", group_id=group, task="D2", utterance=utterance,
+        state=State(active_agent=active, suspended_sessions=[suspended],
+                    recent_turns=[Turn(role="user", text=SAID[suspended][0], agent_id=suspended),
+                                  Turn(role="agent", agent_id=suspended, text="Feito."),
+                                  Turn(role="user", text=SAID[active][0], agent_id=active),
+                                  Turn(role="agent", agent_id=active, text=active_says)]),
+        question="?", question_type="choice", gold_label=gold,
+        options={"continuar_agente_ativo": "continuar", f"retomar_sessao:{suspended}": "retomar",
+                 "iniciar_novo_agente": "novo", "desambiguar": "perguntar"})
+
+
+def three_agents_dev(continued_after="Certo.", one_group=True) -> list:
+    """Each agent in turn active, another suspended, the third new: the later messages to each,
+    labelled continue, resume or new agent (never "not safe")."""
+    dev = []
+
+    def add(active, suspended, text, gold, says="Certo."):
+        dev.append(d2_turn(len(dev), active, suspended, text, gold, says, "g0" if one_group else f"g{len(dev)}"))
+    for active, suspended, newcomer in [("clima", "musica", "listas"), ("musica", "listas", "clima"),
+                                        ("listas", "clima", "musica")]:
+        for text in SAID[active][1:]:
+            add(active, suspended, text, "continuar_agente_ativo", continued_after)
+        for text in SAID[suspended][1:]:
+            add(active, suspended, text, f"retomar_sessao:{suspended}")
+        for text in SAID[newcomer][1:]:
+            add(active, suspended, text, "iniciar_novo_agente")
+    return dev
+
+
 @pytest.mark.parametrize("name", ["embedded-logreg", "static-logreg"])
 def test_the_session_ranker_learns_whom_a_message_is_addressed_to(name):
     """A new agent used to be recognisable only by resembling nothing on screen (0 of 10 on the
     hand-written turns). The candidate now learns from dev's conversations which agent a message is
     for, and a request for an agent on no screen is mass outside all of them. One dialogue only:
     grouped folds cannot split it, so the agent model's own probabilities are used."""
-    from adri_pipeline.jev.examples import CanonicalExample, State, Turn
     from adri_pipeline.routing.candidates import make_candidate
 
-    said = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?"],
-            "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música"],
-            "listas": ["põe leite na lista", "tira o café da lista de compras", "o que tem na minha lista?"]}
-
-    def example(n, active, suspended, utterance, gold):
-        return CanonicalExample(
-            id=f"t:D2:{n}", group_id="g0", task="D2", utterance=utterance,
-            state=State(active_agent=active, suspended_sessions=[suspended],
-                        recent_turns=[Turn(role="user", text=said[suspended][0], agent_id=suspended),
-                                      Turn(role="agent", agent_id=suspended, text="Feito."),
-                                      Turn(role="user", text=said[active][0], agent_id=active),
-                                      Turn(role="agent", agent_id=active, text="Certo.")]),
-            question="?", question_type="choice", gold_label=gold,
-            options={"continuar_agente_ativo": "continuar", f"retomar_sessao:{suspended}": "retomar",
-                     "iniciar_novo_agente": "novo", "desambiguar": "perguntar"})
-
-    dev = []
-    for active, suspended, newcomer in [("clima", "musica", "listas"), ("musica", "listas", "clima"),
-                                        ("listas", "clima", "musica")]:
-        for text in said[active][1:]:
-            dev.append(example(len(dev), active, suspended, text, "continuar_agente_ativo"))
-        for text in said[suspended][1:]:
-            dev.append(example(len(dev), active, suspended, text, f"retomar_sessao:{suspended}"))
-        for text in said[newcomer][1:]:
-            dev.append(example(len(dev), active, suspended, text, "iniciar_novo_agente"))
+    dev = three_agents_dev()
     candidate = make_candidate(name)
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
     assert set(candidate.agent_model.classes_) == {"clima", "musica", "listas"}
     probabilities = candidate._agent_probabilities(candidate.encoder.message("vai ventar muito amanhã?"))
     assert max(probabilities, key=probabilities.get) == "clima"
-    logits = candidate.logits(to_request(example(99, "musica", "listas", "vai ventar muito amanhã?", "iniciar_novo_agente")))
+    logits = candidate.logits(to_request(d2_turn(99, "musica", "listas", "vai ventar muito amanhã?", "iniciar_novo_agente")))
     assert max(logits["D2"], key=logits["D2"].get) == "iniciar_novo_agente"
 
 
@@ -75,38 +89,13 @@ def test_a_source_without_not_safe_turns_still_teaches_that_a_bare_command_is_no
     """SGD's dialogues never show a "not safe to decide" turn, and its model answered "continue" to a
     bare "cancela" at p = 1.00 on another catalogue. Its fit composes some conversations again with that
     decision (the JEV design's D2 rule), so a bare command after the active agent finished is asked."""
-    from adri_pipeline.jev.examples import CanonicalExample, State, Turn
     from adri_pipeline.routing.candidates import make_candidate
 
-    said = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?"],
-            "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música"],
-            "listas": ["põe leite na lista", "tira o café da lista de compras", "o que tem na minha lista?"]}
-
-    def example(n, active, suspended, utterance, gold, active_says):
-        return CanonicalExample(
-            id=f"t:D2:{n}", group_id=f"g{n}", task="D2", utterance=utterance,
-            state=State(active_agent=active, suspended_sessions=[suspended],
-                        recent_turns=[Turn(role="user", text=said[suspended][0], agent_id=suspended),
-                                      Turn(role="agent", agent_id=suspended, text="Feito."),
-                                      Turn(role="user", text=said[active][0], agent_id=active),
-                                      Turn(role="agent", agent_id=active, text=active_says)]),
-            question="?", question_type="choice", gold_label=gold,
-            options={"continuar_agente_ativo": "continuar", f"retomar_sessao:{suspended}": "retomar",
-                     "iniciar_novo_agente": "novo", "desambiguar": "perguntar"})
-
-    dev = []
-    for active, suspended, newcomer in [("clima", "musica", "listas"), ("musica", "listas", "clima"),
-                                        ("listas", "clima", "musica")]:
-        for text in said[active][1:]:
-            dev.append(example(len(dev), active, suspended, text, "continuar_agente_ativo", "Quer mais detalhes?"))
-        for text in said[suspended][1:]:
-            dev.append(example(len(dev), active, suspended, text, f"retomar_sessao:{suspended}", "Certo."))
-        for text in said[newcomer][1:]:
-            dev.append(example(len(dev), active, suspended, text, "iniciar_novo_agente", "Certo."))
+    dev = three_agents_dev(continued_after="Quer mais detalhes?", one_group=False)
     assert "desambiguar" not in {e.gold_label for e in dev}
     candidate = make_candidate(name)
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
-    logits = candidate.logits(to_request(example(99, "clima", "musica", "cancela", "desambiguar", "Pronto.")))
+    logits = candidate.logits(to_request(d2_turn(99, "clima", "musica", "cancela", "desambiguar", "Pronto.")))
     assert max(logits["D2"], key=logits["D2"].get) == "desambiguar"
 
 
