@@ -141,11 +141,11 @@ def test_partial_results_and_snapshot_are_republished_during_the_run(ollama_stub
 def test_republishing_waits_so_that_it_stays_under_five_percent_of_the_run(monkeypatch):
     """Failed before: results and the whole warehouse were republished every 50 documents however long
     that took, so a fast backend spent most of a long run copying (4,000 documents 118 s, 16,000 1,232 s)."""
-    from adri_pipeline.classification import service
+    from adri_pipeline.classification import publishing
 
     clock = [0.0]
-    monkeypatch.setattr(service.time, "monotonic", lambda: clock[0])
-    checkpoints = service._Checkpoints(every=5, minutes=5)
+    monkeypatch.setattr(publishing.time, "monotonic", lambda: clock[0])
+    checkpoints = publishing.Checkpoints(every=5, minutes=5)
     due_at = []
     for document in range(1, 4000):
         clock[0] += 0.1  # a document every 0.1 s
@@ -336,13 +336,13 @@ def test_an_answer_cut_at_the_token_cap_says_so(ollama_stub, tmp_path):
 def test_a_cached_rerun_rebuilds_no_results_and_a_label_edit_rebuilds_them_all(ollama_stub, tmp_path, monkeypatch):
     """Failed before: every run's end rebuilt the results of every answered document, cached or not
     (at 100,000 documents a cached rerun spent most of its time there)."""
-    from adri_pipeline.classification import service
+    from adri_pipeline.classification import publishing
 
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     classify_corpus_file(settings)
     rebuilt = []
-    real = service.assemble_results
-    monkeypatch.setattr(service, "assemble_results", lambda w, documents, *a: rebuilt.append(documents.height)
+    real = publishing.assemble_results
+    monkeypatch.setattr(publishing, "assemble_results", lambda w, documents, *a: rebuilt.append(documents.height)
                         or real(w, documents, *a))
     snapshot = Warehouse(settings.warehouse).snapshot_path
     published = snapshot.stat().st_mtime_ns

@@ -15,12 +15,12 @@ import pytest
 
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.ledger import LEDGER_COLUMNS
+from adri_pipeline.classification.publishing import refresh_results
 from adri_pipeline.classification.service import (
     NoSharedLedger,
     classify_corpus_file,
     classify_shards,
     pull_shared_ledger,
-    refresh_results,
     register_corpus,
     shared_ledger,
 )

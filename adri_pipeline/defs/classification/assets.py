@@ -9,6 +9,7 @@ import polars as pl
 from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.prompt import PROMPT_VERSION
+from adri_pipeline.classification.publishing import refresh_results
 from adri_pipeline.classification.results import figures_table
 from adri_pipeline.classification.service import (
     check_quality,
@@ -16,7 +17,6 @@ from adri_pipeline.classification.service import (
     classify_shards,
     pull_shared_ledger,
     recorded_model,
-    refresh_results,
     resolve_backend,
 )
 from adri_pipeline.classification.shards import shard_of
