@@ -36,8 +36,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from scale import Counting, base_abstracts, write_corpus  # noqa: E402
 
 from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
+from adri_pipeline.classification.corpus_reading import register_corpus
 from adri_pipeline.classification.publishing import refresh_results
-from adri_pipeline.classification.service import pull_shared_ledger, recorded_model, register_corpus
+from adri_pipeline.classification.service import pull_shared_ledger, recorded_model
 from adri_pipeline.classification.shards import shard_ranges, shards_of  # noqa: E402
 from adri_pipeline.config import PILOT_CODEBOOK, Settings  # noqa: E402
 from adri_pipeline.warehouse import Warehouse  # noqa: E402

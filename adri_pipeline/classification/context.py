@@ -10,6 +10,7 @@ from adri_pipeline.classification.codebook import Codebook, load_codebook
 from adri_pipeline.classification.prompt import Prompt, build_prompt
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
+from adri_pipeline.warehouse.shared import SharedLedger
 
 
 @dataclass(frozen=True)
@@ -27,3 +28,8 @@ class RunContext:
         """`codebook`: one read already (an asset's: the one its upstream recorded); else the settings' file."""
         codebook = codebook or load_codebook(settings.codebook)
         return cls(settings, Warehouse(settings.warehouse), codebook, build_prompt(codebook))
+
+
+def shared_ledger(settings: Settings) -> SharedLedger | None:
+    """The PostgreSQL ledger many runs commit to (ADRI_LEDGER_URL), or None: the warehouse's own."""
+    return SharedLedger(settings.ledger_url) if settings.ledger_url else None

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -23,16 +22,16 @@ import polars as pl
 from adri_pipeline import faults
 from adri_pipeline.classification.backends import select_backend
 from adri_pipeline.classification.codebook import Codebook, load_codebook
-from adri_pipeline.classification.context import RunContext
+from adri_pipeline.classification.context import RunContext, shared_ledger
 from adri_pipeline.classification.corpus import (
-    CHUNK_ROWS,
     Corpus,
     corpus_paths,
     fingerprints,
     read_corpus,
     reading_options,
 )
-from adri_pipeline.classification.ledger import LEDGER_COLUMNS, HeldLedger, Latch
+from adri_pipeline.classification.corpus_reading import CorpusReading, stored_if_unchanged, with_counts
+from adri_pipeline.classification.ledger import LEDGER_COLUMNS, HeldLedger
 from adri_pipeline.classification.prompt import Prompt
 from adri_pipeline.classification.publishing import ModelIdentity, Publishing, figures_of
 from adri_pipeline.classification.results import (
@@ -41,14 +40,12 @@ from adri_pipeline.classification.results import (
     summarize,
 )
 from adri_pipeline.classification.runner import RunReport, classify_corpus
-from adri_pipeline.classification.shards import shard_of
 from adri_pipeline.classification.summary import ClassificationSummary, summarize_run
 from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
 from adri_pipeline.stopping import one_stop
 from adri_pipeline.warehouse import (
     Warehouse,
-    corpus_files,
     coverage_totals,
     last_run,
     read_documents,
@@ -56,10 +53,7 @@ from adri_pipeline.warehouse import (
     result_sets,
     store_codebook,
     store_corpus,
-    stored_corpus,
 )
-from adri_pipeline.warehouse.corpus import DOCUMENT_SCHEMA
-from adri_pipeline.warehouse.shared import SharedLedger
 
 log = logging.getLogger(__name__)
 
@@ -92,13 +86,6 @@ def resolve_backend(context: RunContext, allow_fallback: bool = False):
     """The backend a run uses, chosen once; the embedded one is trained on the coder file when one is
     configured (ADRI_CODERS), else zero-shot."""
     return select_backend(context.settings, allow_fallback=allow_fallback, embedded=lambda: _embedded_backend(context))
-
-
-def corpus_document_ids(settings: Settings) -> list[str]:
-    """Every document id of the configured corpus, in corpus order: what the new-documents sensor and
-    `adri register` turn into shards."""
-    corpus, _ = _corpus_of_run(settings, Warehouse(settings.warehouse))  # an unchanged file is not parsed
-    return corpus.documents["doc_id"].to_list()
 
 
 def recorded_model(warehouse: Warehouse, principal: str | None = None) -> ModelIdentity:
@@ -259,11 +246,6 @@ class NoSharedLedger(AdriError, ValueError):
     """A range run over the shared ledger was asked for with no ADRI_LEDGER_URL."""
 
 
-def shared_ledger(settings: Settings) -> SharedLedger | None:
-    """The PostgreSQL ledger many runs commit to (ADRI_LEDGER_URL), or None: the warehouse's own."""
-    return SharedLedger(settings.ledger_url) if settings.ledger_url else None
-
-
 def classify_shards(context: RunContext, shards: list[str], *, origin: str, run_id: str | None = None,
                     progress=None, backend=None) -> RunReport:
     """One run of a range over the shared ledger: the shards' documents read from PostgreSQL, what the
@@ -302,107 +284,6 @@ def pull_shared_ledger(settings: Settings, warehouse: Warehouse) -> list[str] | 
     return None if shared is None else shared.pull_into(warehouse, list(LEDGER_COLUMNS))
 
 
-def _corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl.DataFrame | None]:
-    """The corpus as stored when each file is byte-identical to its last load with the same options:
-    nothing to parse or store (None). Else the file parsed, with the fingerprints to store beside it.
-    Parsing was most of a cached rerun of a large corpus (SCALING.md)."""
-    prints = fingerprints(corpus_paths(settings.corpus), reading_options(settings))
-    stored = _stored_if_unchanged(settings, warehouse, prints)
-    if stored is not None:
-        return stored, None
-    corpus = read_corpus(settings)
-    return corpus, _with_counts(prints, corpus)
-
-
-def _stored_if_unchanged(settings: Settings, warehouse: Warehouse, prints: pl.DataFrame) -> Corpus | None:
-    sources = prints["source"].to_list()
-    stored = corpus_files(warehouse, sources)
-    if all(source in stored and {k: stored[source][k] for k in ("size", "sha256", "options")} == now
-           for source, now in zip(sources, prints.select("size", "sha256", "options").iter_rows(named=True))):
-        documents, coverage = stored_corpus(warehouse, sources)
-        if documents.height == sum(stored[source]["documents"] for source in sources):
-            log.info("%s: unchanged since it was stored, %d documents read from the warehouse",
-                     settings.corpus, documents.height)
-            return Corpus(documents.cast(DOCUMENT_SCHEMA), coverage)
-    return None
-
-
-def _with_counts(prints: pl.DataFrame, corpus: Corpus) -> pl.DataFrame:
-    counts = corpus.coverage.select("source", pl.col("included").cast(pl.Int64).alias("documents"))
-    return prints.join(counts, on="source", how="left")
-
-
-class _CorpusReading(threading.Thread):
-    """A changed corpus file read (so validated) and stored in the background while the first
-    documents are classified: the first CHUNK_ROWS documents are handed over as soon as they are read,
-    and the gate opens once the whole file is stored — or with the error that stopped it (a bad line,
-    a clash), in which case nothing was stored."""
-
-    def __init__(self, settings: Settings, warehouse: Warehouse, prints: pl.DataFrame, replace: bool):
-        super().__init__(name="corpus-reading", daemon=True)
-        self.settings, self.warehouse, self.prints, self.replace = settings, warehouse, prints, replace
-        self.gate, self.head_ready, self.first_request_out = Latch(), threading.Event(), threading.Event()
-        self.head: pl.DataFrame | None = None
-        self.corpus: Corpus | None = None
-        self.replaced: list[str] = []
-        # the corpus is stored only once the model is known to answer: a missing server stores nothing
-        self.may_store, self.cancelled = threading.Event(), False
-
-    def _first_chunk(self, frame: pl.DataFrame) -> None:
-        if self.head is None and frame.height == CHUNK_ROWS:  # a smaller file is read whole at once
-            self.head = frame
-            self.head_ready.set()
-            # Python runs one thread at a time: parsing on while the run gets its first request out
-            # would halve the run's pace until then (1.7 s to the first request at 100,000 documents)
-            self.first_request_out.wait(timeout=5)
-
-    def hand_over(self) -> bool:
-        """The run's question before each document it starts: stop once the file is read and stored."""
-        self.first_request_out.set()
-        return self.gate.is_open()
-
-    def run(self) -> None:
-        error = None
-        try:
-            corpus = read_corpus(self.settings, on_chunk=self._first_chunk)
-            self.may_store.wait()
-            if self.cancelled:
-                return
-            self.replaced = store_corpus(self.warehouse, corpus, replace=self.replace,
-                                         files=_with_counts(self.prints, corpus))
-            self.corpus = corpus
-        except BaseException as exc:  # handed to the run at its next commit, and raised there
-            error = exc
-        finally:
-            self.gate.open(error)
-            self.head_ready.set()
-
-    def result(self) -> Corpus:
-        self.join()
-        self.gate.wait()
-        return self.corpus
-
-    def cancel(self) -> None:
-        """Nothing more is stored (if the corpus was not stored yet, it never is); waits for the thread,
-        so no write is cut off at exit."""
-        self.cancelled = True
-        self.first_request_out.set()
-        self.may_store.set()
-        self.join()
-
-
-def register_corpus(settings: Settings, warehouse: Warehouse) -> Corpus:
-    """The configured corpus, stored (the `corpus` asset): parsed and stored only when a file changed,
-    in the warehouse and, when configured, in the shared ledger's documents the range runs read."""
-    corpus, files = _corpus_of_run(settings, warehouse)
-    if files is not None:
-        store_corpus(warehouse, corpus, files=files)
-    shared = shared_ledger(settings)
-    if shared is not None and (files is not None or not shared.holds(corpus.documents["doc_id"].to_list())):
-        shared.store_documents(corpus.documents, [shard_of(d) for d in corpus.documents["doc_id"]])
-    return corpus
-
-
 def classify_and_summarize(settings: Settings, *, limit: int | None = None, estimate: bool = False,
                            replace_documents: bool = False, progress=None) -> ClassificationSummary:
     """`adri classify`: the corpus file classified (classify_corpus_file) and what the run did."""
@@ -429,7 +310,7 @@ def _classify_corpus_file(context: RunContext, *, origin: str, limit: int | None
                           replace_documents: bool, progress) -> tuple[ClassificationRun, Corpus]:
     settings, warehouse = context.settings, context.warehouse
     prints = fingerprints(corpus_paths(settings.corpus), reading_options(settings))
-    corpus = _stored_if_unchanged(settings, warehouse, prints)
+    corpus = stored_if_unchanged(settings, warehouse, prints)
     if corpus is not None or limit is not None or estimate:
         return _classify_read_corpus(context, corpus, prints, origin=origin, limit=limit,
                                      estimate=estimate, replace_documents=replace_documents, progress=progress)
@@ -437,7 +318,7 @@ def _classify_corpus_file(context: RunContext, *, origin: str, limit: int | None
     # find the database open instead of opening the file each time (0.4 s before the first request)
     shared = shared_ledger(settings)
     with one_stop(), warehouse.connect():  # one stop for the first documents, the rest and the closing
-        reading = _CorpusReading(settings, warehouse, prints, replace_documents)
+        reading = CorpusReading(settings, warehouse, prints, replace_documents)
         reading.start()
         head, done_first = None, [0]
 
@@ -482,7 +363,7 @@ def _classify_read_corpus(context: RunContext, corpus: Corpus | None, prints: pl
     files = None
     if corpus is None:
         corpus = read_corpus(settings)
-        files = _with_counts(prints, corpus)
+        files = with_counts(prints, corpus)
     for note in corpus.notes:
         log.warning(note)
     backend = resolve_backend(context, allow_fallback=True)  # a missing server fails before anything is stored

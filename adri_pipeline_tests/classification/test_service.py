@@ -361,7 +361,7 @@ def test_an_unchanged_corpus_file_is_read_back_from_the_warehouse_not_parsed(oll
     same options give the same documents, so they come from the warehouse. Any change parses again."""
     import shutil
 
-    from adri_pipeline.classification import service
+    from adri_pipeline.classification import corpus_reading, service
 
     corpus = tmp_path / "corpus.jsonl"
     shutil.copy(SAMPLE, corpus)
@@ -369,7 +369,8 @@ def test_an_unchanged_corpus_file_is_read_back_from_the_warehouse_not_parsed(oll
     _, first = classify_corpus_file(settings)
     parsed = []
     real = service.read_corpus
-    monkeypatch.setattr(service, "read_corpus", lambda s, **kw: parsed.append(1) or real(s, **kw))
+    for module in (service, corpus_reading):  # a file read whole, or in the background while classifying
+        monkeypatch.setattr(module, "read_corpus", lambda s, **kw: parsed.append(1) or real(s, **kw))
     run, again = classify_corpus_file(settings)
     assert parsed == [] and run.report.model_calls == 0
     assert again.documents.equals(first.documents)

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from adri_pipeline.classification.context import RunContext
+from adri_pipeline.classification.corpus_reading import register_corpus
 from adri_pipeline.classification.ledger import LEDGER_COLUMNS
 from adri_pipeline.classification.publishing import refresh_results
 from adri_pipeline.classification.service import (
@@ -21,7 +22,6 @@ from adri_pipeline.classification.service import (
     classify_corpus_file,
     classify_shards,
     pull_shared_ledger,
-    register_corpus,
     shared_ledger,
 )
 from adri_pipeline.classification.shards import shard_ranges, shards_of

@@ -4,7 +4,7 @@ documents that partition their classification."""
 import dagster as dg
 
 from adri_pipeline.classification.corpus import READER_VERSION
-from adri_pipeline.classification.service import corpus_document_ids, register_corpus
+from adri_pipeline.classification.corpus_reading import corpus_document_ids, register_corpus
 from adri_pipeline.classification.shards import shards_of
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import table_metadata
