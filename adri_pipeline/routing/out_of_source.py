@@ -60,9 +60,30 @@ def shipped_sources(fitted_on: str) -> list[str]:
     """Every source the project ships or reads that is not `fitted_on`: the other built-in datasets
     whose data is here (../shared/data), and the project's canonical test files."""
     fitted = dataset_name(fitted_on)
-    built_in = [name for name in BUILT_IN if name != fitted and (name == "sample" or SHARED_ROUTING.exists())]
     files = [str(path) for path in PROJECT_TESTS if path.exists() and dataset_name(str(path)) != fitted]
-    return built_in + files
+    return _other_built_ins(fitted_on) + files
+
+
+def _other_built_ins(fitted_on: str) -> list[str]:
+    fitted = dataset_name(fitted_on)
+    return [name for name in BUILT_IN if name != fitted and (name == "sample" or SHARED_ROUTING.exists())]
+
+
+def calibration_sources(config: RunConfig, fit_examples: list[CanonicalExample],
+                        record_dir: Path | None) -> dict[str, list[CanonicalExample]]:
+    """The calibration split of every other built-in source whose data is here, kept to the tasks
+    fitted and capped per task: what the abstention threshold is also tested on
+    (thresholds.across_sources). Their test splits stay test sets; the project's files are tests only."""
+    if not config.threshold_across_sources:
+        return {}
+    tasks = {e.task for e in fit_examples}
+    found = {}
+    for name in _other_built_ins(config.dataset):
+        other = build(replace(config, dataset=name), record_dir)
+        examples = [e for e in other.in_split("calibration") if e.task in tasks]
+        if examples:
+            found[name] = _capped(examples, config.out_of_source_per_task, config.seed)
+    return found
 
 
 def sources_for(choice: str, fitted_on: str, tests: list[str]) -> list[str]:

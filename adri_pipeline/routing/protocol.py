@@ -32,6 +32,8 @@ class RunConfig:
     # of all, with probability at least 1 - threshold_delta over calibration draws
     threshold_risk: float = 0.05
     threshold_delta: float = 0.10
+    # the threshold also certified on every other shipped source's calibration split (thresholds.across_sources)
+    threshold_across_sources: bool = True
     # examples per task of each out-of-source test set, drawn uniformly (seeded); 0 = all
     out_of_source_per_task: int = 100
     # names the anonymization removes besides the ones it detects (Settings.routing_redact_names)

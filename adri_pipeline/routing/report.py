@@ -126,9 +126,11 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
               f"wrong@{config.high_confidence}: the same at that fixed confidence; majority: accuracy of always "
               f"answering the test set's most frequent label; ECE: {config.ece_bins} equal-width bins.", "",
               "### The abstention threshold's bound", "",
-              "Chosen by Learn then Test on the calibration split (routing/thresholds.py). The bound assumes the "
-              "decisions are exchangeable with the calibration split's; where the share observed (wrong@thr) "
-              "exceeds it, that assumption broke.", "",
+              "Chosen by Learn then Test on the calibration split, then raised to the highest threshold the "
+              "calibration split of any other source shipped here certifies (routing/thresholds.py; their test "
+              "splits and the project's files are never used). The bound assumes the decisions are exchangeable "
+              "with a calibration split's; where the share observed (wrong@thr) exceeds it, that assumption "
+              "broke.", "",
               f"| candidate | task | bound | observed: {test_set} | observed out of source |", "|---" * 5 + "|"]
     for name, result in results.items():
         for task, bound in result.threshold_bounds.items():

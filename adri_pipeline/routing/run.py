@@ -25,7 +25,7 @@ from adri_pipeline.routing.out_of_source import OutsideSet
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.protocol import RunConfig
-from adri_pipeline.routing.thresholds import Bound, learn_then_test
+from adri_pipeline.routing.thresholds import Bound, across_sources
 
 
 @dataclass
@@ -146,24 +146,34 @@ def _limit(kind: Kind, config: RunConfig) -> int:
     return config.llm_max_examples if kind.role == "llm_baseline" else 0
 
 
-def choose_thresholds(calibrated: Calibrated, dataset: Dataset,
-                      config: RunConfig) -> tuple[dict[str, float], dict[str, Bound]]:
+def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfig,
+                      others: dict[str, list[CanonicalExample]] | None = None) -> tuple[dict[str, float], dict[str, Bound]]:
     """Per task, the abstention threshold certified on the calibration split (routing/thresholds.py:
-    decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta),
-    each example asked once (the answers fit_temperature kept), then those answers forgotten."""
-    calibration = _limited(dataset.in_split("calibration"), _limit(calibrated.candidate.kind, config))
+    decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta) and
+    on each of `others`' (out_of_source.calibration_sources), each example asked once (the fit
+    source's answers fit_temperature kept), then those answers forgotten."""
+    limit = _limit(calibrated.candidate.kind, config)
+    calibration = _limited(dataset.in_split("calibration"), limit)
+    others = {source: _limited(examples, limit) for source, examples in (others or {}).items()}
     thresholds, bounds = {}, {}
     for task in sorted({e.task for e in calibration}):
-        rows = []
-        for e in steps([e for e in calibration if e.task == task], f"{calibrated.name}: calibrating {task}",
-                       unit="ex"):
-            request = to_request(e)
-            rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
-        bounds[task] = learn_then_test([r["correct"] for r in rows], [r["confidence"] for r in rows],
-                                       alpha=config.threshold_risk, delta=config.threshold_delta)
+        own = _calibration_decisions(calibrated, [e for e in calibration if e.task == task], task)
+        theirs = {source: _calibration_decisions(calibrated, [e for e in examples if e.task == task], task,
+                                                 f" on {source}'s calibration split")
+                  for source, examples in others.items() if any(e.task == task for e in examples)}
+        bounds[task] = across_sources(*own, theirs, alpha=config.threshold_risk, delta=config.threshold_delta)
         thresholds[task] = bounds[task].threshold
     calibrated.forget_calibration_answers()
     return thresholds, bounds
+
+
+def _calibration_decisions(calibrated: Calibrated, examples: list[CanonicalExample], task: str,
+                           where: str = "") -> tuple[list[bool], list[float]]:
+    rows = []
+    for e in steps(examples, f"{calibrated.name}: calibrating {task}{where}", unit="ex"):
+        request = to_request(e)
+        rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
+    return [r["correct"] for r in rows], [r["confidence"] for r in rows]
 
 
 def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Dataset, config: RunConfig,
@@ -208,13 +218,14 @@ def answer_outside(calibrated: Calibrated, thresholds: dict[str, float], outside
 
 def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder: Path,
                   encoder: Encoder | None = None, settings=None, candidate: Candidate | None = None,
-                  outside: list[OutsideSet] = ()) -> CandidateRun:
+                  outside: list[OutsideSet] = (),
+                  threshold_sources: dict[str, list[CanonicalExample]] | None = None) -> CandidateRun:
     """Fit, calibrate, choose thresholds, freeze (a record in `freeze_folder`), answer the test split
     once and each out-of-source set once (the quality figures), then the independent performance runs
     at batch 1 and at the production batch (`candidate` as in prepare)."""
     calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate)
     kind = calibrated.candidate.kind
-    thresholds, bounds = choose_thresholds(calibrated, dataset, config)
+    thresholds, bounds = choose_thresholds(calibrated, dataset, config, threshold_sources)
     record = freeze(calibrated, thresholds, dataset.test_hash, freeze_folder)
     predictions, discarded, reasons = final_test(calibrated, thresholds, dataset, config, record)
     common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons, "freeze_record": record,

@@ -19,7 +19,13 @@ from adri_pipeline.routing.datasets import (
     with_external_test,
 )
 from adri_pipeline.routing.evaluation import evaluate
-from adri_pipeline.routing.out_of_source import OutsideSet, external_test, outside_sets, sources_for
+from adri_pipeline.routing.out_of_source import (
+    OutsideSet,
+    calibration_sources,
+    external_test,
+    outside_sets,
+    sources_for,
+)
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.results import CandidateResult, Hypotheses
@@ -187,8 +193,10 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     checked = preflight(config, candidates, settings) if checked is None else checked
     dataset = dataset or build(config, frozen_folder(warehouse.path.parent))
     encoder = Encoder() if any(candidate_class(c).kind.embeds for c in candidates) else None
+    fit_on = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
+    others = calibration_sources(config, fit_on, frozen_folder(warehouse.path.parent))
     runs = {name: run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name),
-                                list(outside)) for name in candidates}
+                                list(outside), others) for name in candidates}
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)

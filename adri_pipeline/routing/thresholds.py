@@ -15,6 +15,15 @@ bounded: at high thresholds it rests on a handful of answers, no test can reject
 sequence would stop before it started. With too few calibration decisions nothing is certified and the
 candidate abstains on every decision: 45 are the fewest for alpha 0.05 and delta 0.10.
 
+A threshold certified on the fit source's calibration split alone held there and broke elsewhere: a
+D2 candidate certified on 11 answered of 66 calibration decisions answered 10 % of hand-written turns
+from catalogues it never saw wrongly (issue 42). So `across_sources` runs the same test on the
+calibration split of every other source the project ships (never their test splits, never the
+held-out files) and keeps the highest threshold any of them certifies: the share is monotone in the
+threshold, so each source's own statement still holds at the higher one, each at 1 - delta (the
+sources are not claimed simultaneously). A source too small to certify anything at all is named and
+left out; one that certifies nothing because its answers are wrong makes the candidate abstain.
+
 MAPIE's risk controllers (mapie.risk_control) run Learn then Test over a scikit-learn classifier's
 predict_proba; a candidate here is a System One answer's confidence, not an estimator, and the test
 is one binomial tail per threshold, so scipy's distribution is used directly."""
@@ -28,6 +37,21 @@ from scipy.stats import binom
 ABSTAIN_ALL = 1.01  # no confidence reaches it
 
 
+class SourceCheck(BaseModel):
+    """Another source's calibration split at the chosen threshold (`across_sources`)."""
+
+    source: str
+    n: int
+    answered: int
+    wrong: int
+    alone: float | None  # the threshold this source certifies by itself; None: too few decisions to test
+
+    def statement(self) -> str:
+        if self.alone is None:
+            return f"{self.source}: too few to test ({self.n})"
+        return f"{self.source}: {self.wrong} wrong of {self.answered} answered of {self.n}"
+
+
 class Bound(BaseModel):
     """What a task's threshold guarantees, and what calibration showed at it."""
 
@@ -38,14 +62,23 @@ class Bound(BaseModel):
     calibration_answered: int
     calibration_wrong: int  # answered wrongly at the threshold
     assumption: str = "test decisions exchangeable with the calibration split's"
+    sources: list[SourceCheck] = []  # the other sources' calibration splits it was also tested on
 
     def statement(self) -> str:
+        others = "; ".join(check.statement() for check in self.sources)
+        others = f"; other sources' calibration: {others}" if others else ""
         if self.threshold > 1:
-            return (f"none certifiable: {self.calibration_n} calibration decisions cannot show wrong answers "
-                    f"<= {self.alpha:.0%} of decisions at {1 - self.delta:.0%} confidence, so it abstains on all")
+            return (f"none certifiable: no threshold keeps wrong answers <= {self.alpha:.0%} of decisions at "
+                    f"{1 - self.delta:.0%} confidence on the calibration split ({self.calibration_n} decisions)"
+                    f"{' and every other source' if self.sources else ''}, so it abstains on all{others}")
         return (f"answered wrongly <= {self.alpha:.0%} of decisions with probability >= {1 - self.delta:.0%} "
                 f"(threshold {self.threshold:.3f}; calibration: {self.calibration_wrong} wrong of "
-                f"{self.calibration_answered} answered of {self.calibration_n})")
+                f"{self.calibration_answered} answered of {self.calibration_n}{others})")
+
+
+def _testable(n: int, alpha: float, delta: float) -> bool:
+    """Whether n decisions can certify any threshold: even no wrong answer at all must reject the null."""
+    return bool(n) and binom.cdf(0, n, alpha) <= delta
 
 
 def learn_then_test(correct, confidence, alpha: float, delta: float) -> Bound:
@@ -54,7 +87,7 @@ def learn_then_test(correct, confidence, alpha: float, delta: float) -> Bound:
     confidence = np.asarray(confidence, float)
     n = len(correct)
     chosen, answered, wrong = ABSTAIN_ALL, 0, 0
-    if n and binom.cdf(0, n, alpha) <= delta:  # answering nothing: no wrong answer; certifiable at all?
+    if _testable(n, alpha, delta):
         for threshold in np.unique(confidence)[::-1]:
             given = confidence >= threshold
             errors = int((given & ~correct).sum())
@@ -63,3 +96,27 @@ def learn_then_test(correct, confidence, alpha: float, delta: float) -> Bound:
             chosen, answered, wrong = float(threshold), int(given.sum()), errors
     return Bound(threshold=chosen, alpha=alpha, delta=delta, calibration_n=n, calibration_answered=answered,
                  calibration_wrong=wrong)
+
+
+def _at(threshold: float, correct: np.ndarray, confidence: np.ndarray) -> tuple[int, int]:
+    given = confidence >= threshold
+    return int(given.sum()), int((given & ~correct).sum())
+
+
+def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, delta: float) -> Bound:
+    """The fit source's Learn then Test threshold, raised to the highest any other source's calibration
+    split certifies (`others`: source -> (correct, confidence)); each source's figures at the result
+    (module docstring)."""
+    own = learn_then_test(correct, confidence, alpha, delta)
+    checks, threshold = [], own.threshold
+    for source, (their_correct, their_confidence) in others.items():
+        alone = learn_then_test(their_correct, their_confidence, alpha, delta)
+        testable = _testable(len(their_correct), alpha, delta)
+        threshold = max(threshold, alone.threshold) if testable else threshold
+        checks.append((source, np.asarray(their_correct, bool), np.asarray(their_confidence, float),
+                       alone.threshold if testable else None))
+    answered, wrong = _at(threshold, np.asarray(correct, bool), np.asarray(confidence, float))
+    return own.model_copy(update={
+        "threshold": threshold, "calibration_answered": answered, "calibration_wrong": wrong,
+        "sources": [SourceCheck(source=source, n=len(c), answered=_at(threshold, c, p)[0], wrong=_at(threshold, c, p)[1],
+                                alone=alone) for source, c, p, alone in checks]})

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from adri_pipeline.routing.thresholds import ABSTAIN_ALL, learn_then_test
+from adri_pipeline.routing.thresholds import ABSTAIN_ALL, across_sources, learn_then_test
 
 
 def _calibrated_draw(rng, n):
@@ -37,3 +37,32 @@ def test_the_walk_stops_at_the_first_threshold_it_cannot_certify():
     correct[:12] = False  # the 12 most confident answers are wrong: 6 % of all decisions
     bound = learn_then_test(correct, confidence, alpha=0.05, delta=0.10)
     assert bound.calibration_wrong <= 5 and bound.threshold > confidence[12]
+
+
+def test_another_sources_calibration_raises_the_threshold_to_what_it_certifies():
+    """Issue 42: a threshold certified on 11 answered of 66 calibration decisions, none wrong, let 10 %
+    of a new catalogue's turns through wrong. Another source whose confident answers are wrong moves
+    it up; each source's figures are reported at the threshold chosen."""
+    own_correct, own_confidence = np.ones(66, bool), np.linspace(0.2, 0.4, 66)
+    own_correct[:55] = False  # only the 11 most confident are right: certified at their lowest
+    alone = learn_then_test(own_correct, own_confidence, alpha=0.05, delta=0.10)
+    assert alone.calibration_answered == 11 and alone.calibration_wrong == 0
+    their_confidence = np.linspace(0.2, 0.4, 234)
+    their_correct = their_confidence > 0.39  # wrong up to 0.39
+    bound = across_sources(own_correct, own_confidence, {"sgd": (their_correct, their_confidence)},
+                           alpha=0.05, delta=0.10)
+    [check] = bound.sources
+    assert bound.threshold == check.alone > alone.threshold
+    assert check.source == "sgd" and check.wrong <= 0.05 * 234 and check.answered == (their_confidence >= bound.threshold).sum()
+    assert bound.calibration_answered < alone.calibration_answered and "sgd: " in bound.statement()
+
+
+def test_a_source_too_small_to_test_is_named_and_left_out():
+    confidence = np.linspace(0.5, 1, 100)
+    bound = across_sources(np.ones(100, bool), confidence, {"sample": (np.zeros(19, bool), np.full(19, 0.99))},
+                           alpha=0.05, delta=0.10)
+    assert bound.threshold == 0.5 and bound.sources[0].alone is None
+    assert "sample: too few to test (19)" in bound.statement()
+    wrong_everywhere = across_sources(np.ones(100, bool), confidence,
+                                      {"sgd": (np.zeros(100, bool), np.full(100, 0.99))}, alpha=0.05, delta=0.10)
+    assert wrong_everywhere.threshold == ABSTAIN_ALL and "abstains on all" in wrong_everywhere.statement()
