@@ -67,6 +67,9 @@ class Bound(BaseModel):
     def statement(self) -> str:
         others = "; ".join(check.statement() for check in self.sources)
         others = f"; other sources' calibration: {others}" if others else ""
+        if self.threshold > 1 and not _testable(self.calibration_n, self.alpha, self.delta):
+            return (f"none certifiable: {self.calibration_n} calibration decisions cannot show wrong answers "
+                    f"<= {self.alpha:.0%} of decisions at {1 - self.delta:.0%} confidence, so it abstains on all{others}")
         if self.threshold > 1:
             return (f"none certifiable: no threshold keeps wrong answers <= {self.alpha:.0%} of decisions at "
                     f"{1 - self.delta:.0%} confidence on the calibration split ({self.calibration_n} decisions)"

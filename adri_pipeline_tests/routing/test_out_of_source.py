@@ -27,6 +27,7 @@ def test_shipped_sources_are_every_other_source_and_the_projects_test_files():
     assert "sample" not in sources
     assert str(DATA / "routing" / "handwritten_d2.jsonl") in sources and str(HELD_OUT) in sources
     assert str(DATA / "routing" / "team_d2_2026-12-02.jsonl") in sources
+    assert str(DATA / "routing" / "team_d2_2026-12-03.jsonl") in sources  # read while tuning: a test, not held out
     assert "sample" in shipped_sources("ha-pt-BR")
     assert sources_for("none", "sample", ["x.jsonl"]) == ["x.jsonl"]
     assert sources_for("sgd, ha-pt", "sample", ["sgd"]) == ["sgd", "ha-pt"]
@@ -35,9 +36,9 @@ def test_shipped_sources_are_every_other_source_and_the_projects_test_files():
 def test_a_set_keeps_the_tasks_fitted_declares_who_wrote_it_and_is_capped_per_task(tmp_path):
     config = RunConfig(dataset="sample", out_of_source_per_task=10)
     held_out = outside_set(str(HELD_OUT), config, {"D1", "D2"}, set(), tmp_path)
-    assert held_out.name == "file-heldout" and held_out.available == 82 and len(held_out.examples) == 10
+    assert held_out.name == "file-heldout" and held_out.available == 102 and len(held_out.examples) == 10
     assert held_out.origins == {"D2": "synthetic"}
-    assert "by hand, 2026-12-03, before any model was run on it" in held_out.label("D2")
+    assert "by hand, 2026-12-04, before any model was run on it" in held_out.label("D2")
     assert outside_set(str(HELD_OUT), config, {"D1"}, set(), tmp_path) is None  # no D1 in it
     assert (tmp_path / "file-heldout.test.sha256").exists()  # frozen like any test split
 
