@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 from adri_pipeline.classification.runner import ESTIMATE_SAMPLE
 from adri_pipeline.config import Settings
 from adri_pipeline.flags import Flag, actions_of, add_flags
-from adri_pipeline.stopping import install_stop_handlers, leaving_after_a_stop
+from adri_pipeline.stopping import install_stop_handlers
 
 PositiveInt = Annotated[int, Field(ge=1)]
 Width = Annotated[float, Field(gt=0, lt=1)]  # an interval's width, as a share
@@ -47,8 +47,6 @@ def cmd_classify(settings: Settings, options: ClassifyOptions) -> int:
                                          replace_documents=options.replace_documents, progress=progress)
     finally:
         progress.close()
-    if summary.interrupted:
-        leaving_after_a_stop()
     print("\n".join(summary.lines()))
     if summary.interrupted:
         return 143 if "SIGTERM" in summary.stopped else 130

@@ -98,3 +98,19 @@ def postgres_server():
 def ledger_url(postgres_server) -> str:
     """A fresh database on the loopback PostgreSQL server: the shared ledger's URL."""
     return postgres_server.url(postgres_server.new_database())
+
+
+@pytest.fixture
+def stop_handlers():
+    """The CLI's Ctrl+C/SIGTERM handlers for one test, then pytest's own back."""
+    import signal
+
+    from adri_pipeline.stopping import install_stop_handlers, one_stop
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    install_stop_handlers()
+    yield
+    with one_stop():  # a run that ends unstopped: a test's stopped run leaves no "stopping" behind
+        pass
+    for s, handler in saved.items():
+        signal.signal(s, handler)

@@ -205,20 +205,6 @@ def test_a_warehouse_from_before_this_round_gains_the_new_columns(tmp_path):
         assert con.execute("SELECT doc_id FROM classification_values").fetchall() == [("d1",)]  # rows kept
 
 
-@pytest.fixture
-def stop_handlers():
-    """The CLI's Ctrl+C/SIGTERM handlers for one test, then pytest's own back."""
-    import signal
-
-    from adri_pipeline.stopping import install_stop_handlers
-
-    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    install_stop_handlers()
-    yield
-    for s, handler in saved.items():
-        signal.signal(s, handler)
-
-
 @pytest.mark.parametrize("signame, reason", [("SIGINT", ()), ("SIGTERM", ("SIGTERM",))])
 def test_a_signal_landing_inside_a_ledger_commit_stops_like_anywhere_else(warehouse, stop_handlers, signame, reason):
     """DuckDB swallows a signal that lands inside a query and raises RuntimeError("Query interrupted"):
