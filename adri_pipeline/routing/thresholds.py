@@ -121,5 +121,5 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
     answered, wrong = _at(threshold, np.asarray(correct, bool), np.asarray(confidence, float))
     return own.model_copy(update={
         "threshold": threshold, "calibration_answered": answered, "calibration_wrong": wrong,
-        "sources": [SourceCheck(source=source, n=len(c), answered=_at(threshold, c, p)[0], wrong=_at(threshold, c, p)[1],
+        "sources": [SourceCheck(source=source, n=len(c), **dict(zip(("answered", "wrong"), _at(threshold, c, p))),
                                 alone=alone) for source, c, p, alone in checks]})
