@@ -149,6 +149,11 @@ class Settings(BaseSettings):
                                                help="'shipped' (every other shipped source and the project's "
                                                     "held-out files), 'none', or comma-separated datasets/files")] = \
         "shipped"
+    # what every fit also learns from, besides its source's dev split (RunConfig.extra_training)
+    routing_extra_training: Annotated[str, Flag(("routing",), name="--extra-training", aliases=("--treino-extra",),
+                                                help="'team' (the team's hand-written D2 turns read while "
+                                                     "tuning, data/routing/), 'none', or comma-separated "
+                                                     "canonical files")] = "team"
     # personal names the routing datasets' anonymization removes besides the common ones it detects
     # (privacy.py); a gate configuration lists its own (redact_names in gate.yaml)
     routing_redact_names: Annotated[list[str], NoDecode, Flag(("routing",), name="--redact-names",

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from adri_pipeline.privacy import folded
 
 STEM = 5  # Portuguese inflects at the end: "parcela", "parcelar", "parcelamento" share their first five letters
@@ -79,7 +81,9 @@ def sessions(state: dict, criteria: dict) -> dict[str, Session]:
 def anchoring(message: str, state: dict, criteria: dict) -> dict[str, list[float]]:
     """Per session option: [words shared with its topic, the same minus the best other session's,
     words shared with its agent's last turn, the same minus the best other's, its agent asked
-    something, it asked and the message is short, it spoke last]."""
+    something, it asked and the message is short, it spoke last, how many content words the message
+    has (log): a reply with none ("pode ser") anchors by the question it answers, a request with
+    several that no session shares ("quero pedir uma pizza") anchors nowhere]."""
     stems = content_stems(message)
     found = sessions(state, criteria)
     topic = {o: overlap(stems, s.topic) for o, s in found.items()}
@@ -89,17 +93,26 @@ def anchoring(message: str, state: dict, criteria: dict) -> dict[str, list[float
     def gap(scores: dict[str, float], option: str) -> float:
         return scores[option] - max((v for k, v in scores.items() if k != option), default=0.0)
 
+    content = float(np.log1p(len(stems)))
     return {o: [topic[o], gap(topic, o), last[o], gap(last, o), float(s.asked), float(s.asked) * short,
-                float(s.spoke_last)] for o, s in found.items()}
+                float(s.spoke_last), content] for o, s in found.items()}
 
 
-ANCHOR_WIDTH = 7
+ANCHOR_WIDTH = 8
 
 
-def summary(rows: dict[str, list[float]]) -> list[float]:
+def summary(message: str, state: dict, criteria: dict, rows: dict[str, list[float]]) -> list[float]:
     """What the non-session options read from the sessions' anchoring: how well the best session
     anchors the message (a new agent: nothing does), how close the two best come (not safe to
-    decide: two take it alike), and how many agents are waiting for an answer."""
+    decide: two take it alike), how many agents are waiting for an answer, how many content words
+    the message has (log) and how many of them no open session has (log): a new agent is asked for
+    in words of its own."""
     topic = sorted((r[0] + r[2] for r in rows.values()), reverse=True) or [0.0]
     second = topic[1] if len(topic) > 1 else 0.0
-    return [topic[0], topic[0] - second, float(sum(r[4] for r in rows.values()))]
+    stems = content_stems(message)
+    anywhere = set().union(*(content_stems(f"{s.topic} {s.last_turn}") for s in sessions(state, criteria).values()))
+    return [topic[0], topic[0] - second, float(sum(r[4] for r in rows.values())), float(np.log1p(len(stems))),
+            float(np.log1p(len(stems - anywhere)))]
+
+
+SUMMARY_WIDTH = 5

@@ -69,8 +69,10 @@ class Candidate:
     def check(self) -> None:
         """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""
 
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
-        """Nothing to learn; the temperature is fitted by Calibrated."""
+    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None,
+            weights: list[float] | None = None) -> None:
+        """Nothing to learn; the temperature is fitted by Calibrated. `weights`: each example's weight
+        in the fit (Dataset.fit_weight), for the candidates that weigh examples."""
 
     def logits(self, request: dict) -> Logits:
         raise NotImplementedError

@@ -5,7 +5,8 @@ another's examples."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from adri_pipeline.config import DATA, SHARED_DATA
@@ -39,6 +40,10 @@ class Dataset:
     anonymized: int = 0  # examples whose message or turns carried personal data, replaced (`anonymized`)
     # what the test split is, as reports name it: the dataset's own ("in source"), or an external file
     test_set: str = "in source"
+    # example id -> its weight in the fit, for examples that joined dev from RunConfig.extra_training
+    # (absent: 1); and per file, how many of its examples joined
+    fit_weight: dict[str, float] = field(default_factory=dict)
+    extra_training: dict[str, int] = field(default_factory=dict)
 
     def in_split(self, split: str) -> list[CanonicalExample]:
         return [e for e in self.examples if self.split_of[e.id] == split]
@@ -125,7 +130,36 @@ def build(config: RunConfig, record_dir: Path | None = None, raise_on_change: bo
     test = [e for e in examples if split_of[e.id] == "test"]
     digest = check_frozen(dataset_name(config.dataset), test, record_dir, raise_on_change=raise_on_change)
     examples, changed = anonymized(examples, config.redact_names)
-    return Dataset(examples, split_of, digest, excluded, changed)
+    return with_extra_training(Dataset(examples, split_of, digest, excluded, changed), config)
+
+
+def with_extra_training(dataset: Dataset, config: RunConfig) -> Dataset:
+    """The dataset with config.extra_training's examples added to dev, for the tasks the source has
+    (a D2 file adds nothing to a source without D2), anonymized like the rest. Per task they weigh
+    together as much as the source's own dev examples, so neither a small source drowns in them nor a
+    large one ignores them. A file that is the dataset itself, or an example that shares its
+    conversation with the source, is left out: no conversation is ever in two splits."""
+    tasks = Counter(e.task for e in dataset.in_split("dev"))
+    groups = {e.group_id for e in dataset.examples}
+    added: dict[str, list[CanonicalExample]] = {}
+    changed = 0
+    for path in config.extra_training:
+        if dataset_name(path) == dataset_name(config.dataset):
+            continue
+        if not Path(path).exists():
+            raise RoutingConfigError(f"extra training file {path} does not exist (RunConfig.extra_training)")
+        kept = [e for e in located_canonical(Path(path)).examples if e.task in tasks and e.group_id not in groups]
+        added[path], redacted = anonymized(kept, config.redact_names)
+        changed += redacted
+    extra = [e for examples in added.values() for e in examples]
+    if not extra:
+        return dataset
+    per_task = Counter(e.task for e in extra)
+    return replace(dataset, examples=dataset.examples + extra,
+                   split_of={**dataset.split_of, **{e.id: "dev" for e in extra}},
+                   fit_weight={e.id: tasks[e.task] / per_task[e.task] for e in extra},
+                   extra_training={Path(path).name: len(examples) for path, examples in added.items() if examples},
+                   anonymized=dataset.anonymized + changed)
 
 
 def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[CanonicalExample],
@@ -144,11 +178,13 @@ def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[Canoni
         shared = f"id {clash.id!r}" if clash.id in ids else f"group_id {clash.group_id!r}"
         place = where.get(clash.id, f"example {clash.id!r}")
         raise RoutingConfigError(f"{place}: {shared} is also in the data the candidates are fitted on "
-                                 "(its dev or calibration split): that would test on training conversations")
+                                 "(its dev or calibration split, or a file it also learns from: `--extra-training`, "
+                                 "'none' fits on the dataset alone): that would test on training conversations")
     split_of = {e.id: fitted_on.split_of[e.id] for e in kept} | {e.id: "test" for e in external}
     digest = frozen_hash or (check_frozen(name, external, record_dir) if name else split_hash(external))
     external, changed = anonymized(external, redact_names)
     test_set = f"{name or 'external test'} (out of source: fitted on none of it)"
-    return Dataset(kept + external, split_of, digest, excluded, fitted_on.anonymized + changed, test_set)
+    return Dataset(kept + external, split_of, digest, excluded, fitted_on.anonymized + changed, test_set,
+                   fitted_on.fit_weight, fitted_on.extra_training)
 
 

@@ -30,6 +30,7 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     if trained:
         out.append(f"{', '.join(trained)} learn from the dev split (a model, or constants and margins): the design's "
                    "development stage changes \"nada além do operacional\". The test split is never seen.")
+    out += _extra_training(dataset)
     out.append("CPU only: the design's GPU scenarios (batch 1 and production batch) are not measured; the CPU "
                "production batch stands in for throughput.")
     if not any(e.annotator_labels for e in dataset.examples):
@@ -81,6 +82,16 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
                "same for every candidate, not a count of tokens of the smallest context; each input's tokens are "
                "counted as the candidate reports them.")
     return out
+
+
+def _extra_training(dataset: Dataset) -> list[str]:
+    if not dataset.extra_training:
+        return []
+    files = ", ".join(f"{name} ({count})" for name, count in dataset.extra_training.items())
+    return [f"Dev also holds {sum(dataset.extra_training.values())} examples from other files ({files}; "
+            "`--extra-training none` leaves them out), weighing per task as much as the source's own dev examples: "
+            "by default the team's hand-written turns, synthetic, read while tuning. Calibration and test are the "
+            "source's only."]
 
 
 def _candidate_departures(config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:

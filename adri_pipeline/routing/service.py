@@ -26,7 +26,7 @@ from adri_pipeline.routing.out_of_source import (
     outside_sets,
     sources_for,
 )
-from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.results import CandidateResult, Hypotheses
 from adri_pipeline.routing.run import pilot, pilot_examples, prepare, run_candidate
@@ -52,7 +52,15 @@ def config_for(settings: Settings, *, piloted: bool = True, **overrides) -> RunC
     batches = json.loads(record.read_text(encoding="utf-8"))["production_batch"] if piloted and record.exists() else {}
     return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
                      production_batch=batches, redact_names=list(settings.routing_redact_names),
+                     extra_training=extra_training(settings.routing_extra_training),
                      **{"runs": settings.routing_performance_runs, **overrides})
+
+
+def extra_training(choice: str) -> list[str]:
+    """`--extra-training`: "team" (protocol.TEAM_TRAINING), "none", or comma-separated canonical files."""
+    if choice == "team":
+        return list(TEAM_TRAINING)
+    return [] if choice == "none" else [part.strip() for part in choice.split(",") if part.strip()]
 
 
 def pilot_record(settings: Settings) -> Path:

@@ -27,9 +27,12 @@ def test_a_multi_intent_message_can_get_two_intents_once_dev_shows_some():
     assert _best_margin(single, [0.0, 0.1, 0.5]) == 0.0  # single-intent dev data keeps one intent
 
 
-SAID = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?"],
-        "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música"],
-        "listas": ["põe leite na lista", "tira o café da lista de compras", "o que tem na minha lista?"]}
+SAID = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?",
+                  "vai ter sol no domingo?", "qual a temperatura agora?", "vai ventar à tarde?"],
+        "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música", "pula essa faixa",
+                   "toca algo do Caetano", "para a música"],
+        "listas": ["põe leite na lista", "tira o café da lista de compras", "o que tem na minha lista?",
+                   "adiciona pão na lista", "limpa a lista do mercado", "anota ovos na lista"]}
 
 
 def d2_turn(n, active, suspended, utterance, gold, active_says="Certo.", group="g0"):
@@ -82,6 +85,41 @@ def test_the_session_ranker_learns_whom_a_message_is_addressed_to(name):
     assert max(probabilities, key=probabilities.get) == "clima"
     logits = candidate.logits(to_request(d2_turn(99, "musica", "listas", "vai ventar muito amanhã?", "iniciar_novo_agente")))
     assert max(logits["D2"], key=logits["D2"].get) == "iniciar_novo_agente"
+
+
+def test_an_agent_with_a_handful_of_messages_is_not_learned_as_an_addressee(monkeypatch):
+    """The team's turns name 1 to 6 messages per agent: as classes of the agent model they were noise,
+    and tripled the fit's time. Their conversations still train the ranker, as an unknown catalogue."""
+    from adri_pipeline.routing.candidates import make_candidate
+    from adri_pipeline.routing.embedded import MIN_AGENT_MESSAGES
+
+    dev = three_agents_dev(one_group=False)
+    monkeypatch.setitem(SAID, "alarme", ["liga o alarme"])
+    few = [d2_turn(100 + n, "alarme", "clima", text, "continuar_agente_ativo", group=f"few{n}")
+           for n, text in enumerate(["arma o alarme", "desliga o alarme da garagem"])]
+    assert len(few) < MIN_AGENT_MESSAGES
+    candidate = make_candidate("static-logreg")
+    candidate.fit([to_request(e) for e in dev + few], [e.gold_label for e in dev + few],
+                  [e.group_id for e in dev + few])
+    assert set(candidate.agent_model.classes_) == {"clima", "musica", "listas"}
+
+
+def test_example_weights_reach_the_session_ranker():
+    """The team's turns join a fit with a weight (Dataset.fit_weight): a ranker that drops them would
+    fit the same model whatever the weight. Here the weight of every "continue" turn goes to almost
+    nothing, and the ranker stops answering "continue" to a reply it answered so before."""
+    from adri_pipeline.routing.candidates import make_candidate
+
+    dev = three_agents_dev(one_group=False)
+    turn = to_request(d2_turn(99, "clima", "musica", "vai fazer frio hoje à noite?", "continuar_agente_ativo"))
+    answers = []
+    for continue_weight in (1.0, 1e-4):
+        candidate = make_candidate("static-logreg")
+        candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev],
+                      [continue_weight if e.gold_label == "continuar_agente_ativo" else 1.0 for e in dev])
+        logits = candidate.logits(turn)["D2"]
+        answers.append(logits["continuar_agente_ativo"] - max(v for k, v in logits.items() if k != "continuar_agente_ativo"))
+    assert answers[0] > 0 > answers[1]
 
 
 @pytest.mark.parametrize("name", ["embedded-logreg", "static-logreg"])

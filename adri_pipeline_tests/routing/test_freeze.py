@@ -97,7 +97,7 @@ def test_personal_data_in_a_message_never_reaches_a_candidate(tmp_path):
     rows = [line(i, gold=golds[i % 2]) for i in range(30)]
     rows[3]["utterance"] = "meu cpf é 123.456.789-09 e o e-mail ana@exemplo.com.br"
     rows[4]["state"] = rows[4]["state"] | {"recent_turns": [{"role": "user", "text": "liga pra 11 98765-4321"}]}
-    dataset = build(RunConfig(dataset=str(write(tmp_path / "equipe.jsonl", rows))), tmp_path / "frozen")
+    dataset = build(RunConfig(dataset=str(write(tmp_path / "equipe.jsonl", rows)), extra_training=[]), tmp_path / "frozen")
     by_id = {e.id: e for e in dataset.examples}
     assert by_id[rows[3]["id"]].utterance == "meu cpf é [CPF] e o e-mail [EMAIL]"
     assert by_id[rows[4]["id"]].state.recent_turns[0].text == "liga pra [TELEFONE]"

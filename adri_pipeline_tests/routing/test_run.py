@@ -24,3 +24,17 @@ def test_a_d4_sets_confidence_is_that_every_answer_in_it_is_right():
     assert row["answer"] == "i0" and not row["correct"]
     assert row["confidence"] == pytest.approx(0.99 ** 14 * 0.55) and row["confidence"] < 0.85
 
+
+
+def test_the_confidence_is_tempered_off_the_sources_data_not_the_teams_turns_that_joined_dev():
+    """The temperature is fitted on the source's calibration split; the team's turns in dev
+    (Dataset.fit_weight) would make turns like them look familiar, and their confidence untempered."""
+    from adri_pipeline.routing.datasets import build
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.run import prepare
+
+    dataset = build(RunConfig(dataset="sample"))
+    assert dataset.fit_weight
+    calibrated, _ = prepare("static-logreg", dataset, RunConfig(dataset="sample"))
+    own = {e.utterance for e in dataset.in_split("dev") if e.id not in dataset.fit_weight}
+    assert calibrated.familiarity.fit.shape[0] == len(own)

@@ -95,7 +95,7 @@ def test_composed_conversations_share_class_ambiguity_and_turn_position_alike_in
 
     from adri_pipeline.routing.builders import BARE_COMMAND_KINDS, TURN_KINDS
 
-    dataset = build(RunConfig(dataset="sample"))
+    dataset = build(RunConfig(dataset="sample", extra_training=[]))  # the composition's own shares
     kinds = TURN_KINDS | BARE_COMMAND_KINDS
     share = {"desambiguar": (kinds["ambigua"] + kinds["comando_solto"]) / sum(kinds.values()),
              "iniciar_novo_agente": kinds["novo"] / sum(kinds.values()),
