@@ -101,16 +101,16 @@ def anchoring(message: str, state: dict, criteria: dict) -> dict[str, list[float
 ANCHOR_WIDTH = 8
 
 
-def summary(message: str, state: dict, criteria: dict, rows: dict[str, list[float]]) -> list[float]:
+def summary(message: str, found: dict[str, Session], rows: dict[str, list[float]]) -> list[float]:
     """What the non-session options read from the sessions' anchoring: how well the best session
     anchors the message (a new agent: nothing does), how close the two best come (not safe to
     decide: two take it alike), how many agents are waiting for an answer, how many content words
     the message has (log) and how many of them no open session has (log): a new agent is asked for
-    in words of its own."""
+    in words of its own. `found`: the state's sessions, as `sessions` read them."""
     topic = sorted((r[0] + r[2] for r in rows.values()), reverse=True) or [0.0]
     second = topic[1] if len(topic) > 1 else 0.0
     stems = content_stems(message)
-    anywhere = set().union(*(content_stems(f"{s.topic} {s.last_turn}") for s in sessions(state, criteria).values()))
+    anywhere = set().union(*(content_stems(f"{s.topic} {s.last_turn}") for s in found.values()))
     return [topic[0], topic[0] - second, float(sum(r[4] for r in rows.values())), float(np.log1p(len(stems))),
             float(np.log1p(len(stems - anywhere)))]
 

@@ -401,7 +401,7 @@ class EmbeddedLogReg(_Embedded):
         rows = anchoring(state["message"], state, criteria)
         found = sessions(state, criteria)
         last = {o: float(self.encoder([s.last_turn])[0] @ message) if s.last_turn else 0.0 for o, s in found.items()}
-        overall = summary(state["message"], state, criteria, rows)
+        overall = summary(state["message"], found, rows)
         block = []
         for option in options:
             if option in rows:

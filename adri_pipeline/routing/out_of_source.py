@@ -79,7 +79,7 @@ def calibration_sources(config: RunConfig, fit_examples: list[CanonicalExample],
     tasks = {e.task for e in fit_examples}
     found = {}
     for name in _other_built_ins(config.dataset):
-        other = build(replace(config, dataset=name), record_dir)
+        other = build(replace(config, dataset=name, extra_training=[]), record_dir)  # its calibration split only
         examples = [e for e in other.in_split("calibration") if e.task in tasks]
         if examples:
             found[name] = _capped(examples, config.out_of_source_per_task, config.seed)
@@ -123,7 +123,8 @@ def external_test(test: str | Path, config: RunConfig, record_dir: Path | None) 
     another shipped dataset (`sgd`, `ha-pt-BR`, ...: fitted on one source, measured on another; its
     examples anonymized by build and its hash frozen)."""
     if str(test) in BUILT_IN:
-        other = build(replace(config, dataset=str(test)), record_dir)  # the same seeds and anonymization
+        # the same seeds and anonymization; its test split only, so nothing joins its dev
+        other = build(replace(config, dataset=str(test), extra_training=[]), record_dir)
         return CanonicalFile(other.in_split("test"), {}, other.excluded, other.test_hash)
     if not Path(test).exists():
         raise RoutingConfigError(f"out-of-source test {str(test)!r}: not a built-in dataset ({', '.join(BUILT_IN)}) "

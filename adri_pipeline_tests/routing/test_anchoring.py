@@ -49,10 +49,10 @@ def test_who_spoke_last_and_who_asked_follow_the_turns():
 
 def test_the_summary_tells_a_message_that_anchors_nowhere_from_one_two_sessions_take_alike():
     quiet = state("", "Pronto.", "Feito.")
-    nowhere = summary("toca um samba", quiet, CRITERIA, anchoring("toca um samba", quiet, CRITERIA))
+    nowhere = summary("toca um samba", sessions(quiet, CRITERIA), anchoring("toca um samba", quiet, CRITERIA))
     assert nowhere[:3] == [0.0, 0.0, 0.0]
     both = state("", "Vou ver o valor do aluguel.", "Vou ver o valor da apólice.")
-    alike = summary("e o valor?", both, CRITERIA, anchoring("e o valor?", both, CRITERIA))
+    alike = summary("e o valor?", sessions(both, CRITERIA), anchoring("e o valor?", both, CRITERIA))
     assert alike[0] > 0 and alike[1] == 0.0  # the best session anchors it, and the second as well
 
 
@@ -60,12 +60,12 @@ def test_a_request_in_words_no_session_has_is_told_from_a_reply_with_no_content_
     """Both anchor nowhere by shared words; "quero pedir uma pizza" says two things no open session
     is about (a new agent), "pode ser" says nothing of its own (it answers whoever asked)."""
     s = state("", "Achei um de dois quartos. Quer visitar?", "A cotação sai em R$ 120 por mês. Quer contratar?")
-    request = summary("quero pedir uma pizza", s, CRITERIA, anchoring("quero pedir uma pizza", s, CRITERIA))
-    reply = summary("pode ser", s, CRITERIA, anchoring("pode ser", s, CRITERIA))
+    request = summary("quero pedir uma pizza", sessions(s, CRITERIA), anchoring("quero pedir uma pizza", s, CRITERIA))
+    reply = summary("pode ser", sessions(s, CRITERIA), anchoring("pode ser", s, CRITERIA))
     assert request[0] == reply[0] == 0.0  # no session shares a word with either
     assert request[3] > 0 and request[4] == request[3]  # content words, none of them anywhere on screen
     assert reply[3] == reply[4] == 0.0
-    picked_up = summary("o apartamento de dois quartos", s, CRITERIA,
+    picked_up = summary("o apartamento de dois quartos", sessions(s, CRITERIA),
                         anchoring("o apartamento de dois quartos", s, CRITERIA))
     assert picked_up[4] < picked_up[3]  # some of its words are the suspended agent's
     rows = anchoring("quero pedir uma pizza", s, CRITERIA)
