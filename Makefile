@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint bench bench-smoke ui install llm docs label-studio label-studio-serve clean
+.PHONY: demo test test-slow lint bench bench-smoke ui sql install llm docs label-studio label-studio-serve clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -93,6 +93,10 @@ bench-smoke: $(STAMP)
 	$(BIN)/python benchmarks/parallel_runs.py 8 16 200
 	$(BIN)/python benchmarks/corrected_findings.py 20 --synthetic-only
 	$(BIN)/python benchmarks/mirror_drift.py 60 40
+
+# an SQL shell on the analyst snapshot (read-only, the project's DuckDB); the demo's: make sql WAREHOUSE=data/demo/adri.duckdb
+sql: $(STAMP)
+	$(BIN)/adri sql $(if $(WAREHOUSE),--warehouse $(WAREHOUSE))
 
 # the Dagster UI on loopback; another port: make ui UI_PORT=3001
 UI_PORT ?= 3000

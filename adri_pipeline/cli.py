@@ -265,6 +265,38 @@ def cmd_snapshot(settings: Settings, options: NoOptions) -> int:
     return 0
 
 
+class SqlOptions(BaseModel):
+    command: Annotated[str | None, Flag(aliases=("-c", "--comando"), help="run these statements and leave")] = None
+    file: Annotated[Path | None, Flag(aliases=("--arquivo",), help="run the statements in this file and leave "
+                                                                   "(e.g. docs/queries.sql)")] = None
+    version: Annotated[bool, Flag(aliases=("--versao",), help="the DuckDB version that reads the snapshot")] = False
+
+
+def cmd_sql(settings: Settings, options: SqlOptions) -> int:
+    """An SQL shell on the analyst snapshot, with the DuckDB the project pins (warehouse/shell.py)."""
+    import duckdb
+
+    from adri_pipeline.errors import AdriError
+    from adri_pipeline.warehouse import Warehouse
+    from adri_pipeline.warehouse.shell import SnapshotMissing, interactive, open_snapshot, run_text
+
+    if options.version:
+        print(f"DuckDB {duckdb.__version__}")
+        return 0
+    snapshot = Warehouse(settings.warehouse).snapshot_path
+    try:
+        con = open_snapshot(snapshot)
+    except SnapshotMissing as exc:
+        raise AdriError(str(exc)) from None
+    with con:
+        if options.command is None and options.file is None:
+            return interactive(con, snapshot)
+        if options.file is not None and not options.file.is_file():
+            raise AdriError(f"--file {options.file}: no such file")
+        text = options.command if options.command is not None else options.file.read_text(encoding="utf-8")
+        return 1 if run_text(con, text) else 0
+
+
 def cmd_register(settings: Settings, options: NoOptions) -> int:
     """Register the shards of the corpus's documents as dynamic partitions on the $DAGSTER_HOME
     instance (what new_documents_sensor does under the daemon), then print the range to materialize."""
@@ -388,6 +420,9 @@ class Command:
     help: str
     aliases: tuple[str, ...] = ()
     action_help: dict[str, str] = field(default_factory=dict)  # a command with actions: one line for each
+    # it writes what analysts query (coding rounds, routing tables, the shadow log): the snapshot is
+    # republished once it succeeds, so it is never older than the warehouse (classify publishes its own)
+    publishes_snapshot: bool = False
 
 
 COMMANDS = (
@@ -395,17 +430,19 @@ COMMANDS = (
     Command("agree", cmd_agree, AgreeOptions, "agreement and kappa against human coders", ("concordancia",)),
     Command("suggest", cmd_suggest, SuggestOptions, "which documents to code next", ("sugerir",)),
     Command("code", cmd_code, CodeOptions, "a coding round in Label Studio: start a pass, pull the codes",
-            ("codificar",), {"start": "open a pass of the round in Label Studio", "pull": "pull every code of the "
+            ("codificar",), publishes_snapshot=True, action_help={"start": "open a pass of the round in Label Studio", "pull": "pull every code of the "
                              "round back into a CSV", "draw": "only draw the round's random documents (<round>.ids)"}),
     Command("review", cmd_review, ReviewOptions, "write the static review pages (HTML)", ("revisar",)),
     Command("findings", cmd_findings, FindingsOptions, "what the corpus says: shares per variable", ("achados",)),
     Command("export", cmd_export, ExportOptions, "results as one row per document (csv, parquet, xlsx)",
             ("exportar",)),
     Command("snapshot", cmd_snapshot, NoOptions, "republish the analyst snapshot"),
+    Command("sql", cmd_sql, SqlOptions, "an SQL shell on the analyst snapshot (DuckDB, read-only)", ("consulta",)),
     Command("register", cmd_register, NoOptions, "register corpus documents as Dagster partitions"),
     Command("launch", cmd_launch, LaunchOptions, "with the shared ledger: classify the deployment's corpus as "
             "Dagster runs side by side (SCALING.md)", ("lancar",)),
-    Command("routing", cmd_routing, RoutingOptions, "JEV typed-decision routing benchmark", (), {
+    Command("routing", cmd_routing, RoutingOptions, "JEV typed-decision routing benchmark", (),
+            publishes_snapshot=True, action_help={
         "build": "build the dataset's canonical examples and freeze its test split",
         "pilot": "choose each candidate's production batch size on dev examples",
         "run": "the benchmark: in source, out of source, latency, verdicts",
@@ -414,7 +451,8 @@ COMMANDS = (
         "cross": "fit on some datasets, test on others: one table",
         "serve": "fit, calibrate and serve one candidate on POST /v1/systemone",
         "table": "the last run as a docs \"Measured here\" table, with its date, commit and test split hash"}),
-    Command("mirror", cmd_mirror, MirrorOptions, "mirror decision models: shadow replay and evaluation", (), {
+    Command("mirror", cmd_mirror, MirrorOptions, "mirror decision models: shadow replay and evaluation", (),
+            publishes_snapshot=True, action_help={
         "replay": "run a labelled replay through the gate in shadow, writing the shadow log",
         "evaluate": "judge the shadow log: agreement, savings, the recommended mode",
         "savings": "what the mirror saved, and a blinded quality sheet",
@@ -470,7 +508,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     install_stop_handlers()
     try:
-        return command.run(settings, options)
+        code = command.run(settings, options)
+        if code == 0 and command.publishes_snapshot:
+            republish_snapshot(settings)
+        return code
     except KeyboardInterrupt as exc:  # where a run cannot stop on its own terms: start-up, a second Ctrl+C
         which = "SIGTERM" if exc.args == ("SIGTERM",) else "Ctrl+C"
         print(f"interrupted ({which}): what was committed is kept; run the same command to go on", file=sys.stderr)
@@ -478,6 +519,16 @@ def main(argv: list[str] | None = None) -> int:
     except AdriError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+
+
+def republish_snapshot(settings: Settings) -> None:
+    """After a command that wrote what analysts query, the snapshot holds it too (when there is a
+    warehouse: `routing serve` or `code start` on a fresh folder may not have made one)."""
+    from adri_pipeline.warehouse import Warehouse
+
+    warehouse = Warehouse(settings.warehouse)
+    if warehouse.path.exists():
+        warehouse.publish_snapshot()
 
 
 def run() -> None:

@@ -114,3 +114,13 @@ def stop_handlers():
         pass
     for s, handler in saved.items():
         signal.signal(s, handler)
+
+
+def table_rows(path) -> dict[str, int]:
+    """Rows per base table of a DuckDB file (the warehouse or its snapshot), read-only."""
+    import duckdb
+
+    with duckdb.connect(str(path), read_only=True) as con:
+        tables = [t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
+                                            "WHERE table_type = 'BASE TABLE'").fetchall()]
+        return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}

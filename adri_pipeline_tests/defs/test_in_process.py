@@ -42,6 +42,13 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     with duckdb.connect(adri.settings().warehouse.with_name("adri_snapshot.duckdb").as_posix(), read_only=True) as con:
         assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_values").fetchone()[0] == n
         assert con.execute("SELECT count(*) FROM evidence_audits").fetchone()[0] == 6
+    # the snapshot is the last thing published: every table as in the warehouse, routing's and the
+    # mirror's included (failed before: they had 0 rows in the snapshot, as published before they ran)
+    from adri_pipeline_tests.conftest import table_rows
+
+    warehouse = adri.settings().warehouse
+    assert table_rows(warehouse.with_name("adri_snapshot.duckdb")) == table_rows(warehouse)
+    assert table_rows(warehouse)["routing_metrics"] > 0
 
     again = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     assert materializations(again.classify) == []  # unchanged documents record nothing
