@@ -70,8 +70,10 @@ lint: $(STAMP)
 	$(BIN)/ruff check adri_pipeline adri_pipeline_tests loopback benchmarks
 	$(BIN)/vulture
 
+# --timeout: one hung test fails alone (its stack printed) instead of eating CI's 90 minutes
+SLOW_TEST_TIMEOUT ?= 900
 test-slow: $(STAMP)
-	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m slow --durations=20  # the slowest, so CI says where its time went
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m slow --durations=20 --timeout $(SLOW_TEST_TIMEOUT)  # the slowest, so CI says where its time went
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/slot_efficiency.py 120 4 600
