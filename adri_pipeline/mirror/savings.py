@@ -43,14 +43,15 @@ def _tasks(records: list[dict]) -> list[dict]:
 
 def _paired(values: dict[str, dict[str, list[float]]], seed: int) -> dict:
     """Per task the mean with the controls on minus the mean with them off; the mean of those
-    differences with a 95 % bootstrap interval over tasks."""
+    differences with a 95 % bootstrap interval over tasks (below two paired tasks, why there is none)."""
     both = sorted(t for t, sides in values.items() if sides["on"] and sides["off"])
     differences = np.array([mean(values[t]["on"]) - mean(values[t]["off"]) for t in both])
-    low, high = metrics.bootstrap_interval(lambda pick: float(differences[pick].mean()), len(both),
-                                           np.random.default_rng(seed))
+    interval = metrics.bootstrap_interval(lambda pick: float(differences[pick].mean()), len(both),
+                                          np.random.default_rng(seed))
     return {"tasks": len(both),
             "mean_difference": round(float(differences.mean()), 3) if len(both) else None,
-            "ci95": [round(low, 3), round(high, 3)],
+            "ci95": interval.model_dump() if isinstance(interval, metrics.NotEnoughData) else
+            [round(end, 3) for end in interval],
             "per_task": {t: {"on": round(mean(values[t]["on"]), 3), "off": round(mean(values[t]["off"]), 3),
                              "difference": round(float(d), 3)} for t, d in zip(both, differences)}}
 
