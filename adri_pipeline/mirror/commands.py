@@ -3,7 +3,6 @@ prints. `options` is cli.MirrorOptions; the shadow log is the setting `mirror_lo
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,7 +36,7 @@ def replay(settings: Settings, options) -> int:
     except ValueError as exc:  # a malformed jev:<url>
         print(f"error: --mirror {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(summary, ensure_ascii=False), f"{time.perf_counter() - started:.1f} s")
+    print(strict_json.dumps(summary), f"{time.perf_counter() - started:.1f} s")
     if summary["discarded_answers"]:
         print(f"{summary['discarded_answers']} of {summary['decisions']} mirror answers broke the System One "
               "spec and were discarded; the rule decided those", file=sys.stderr)

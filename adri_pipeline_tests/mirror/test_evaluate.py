@@ -496,3 +496,18 @@ def test_savings_on_fewer_than_two_paired_tasks_say_there_is_not_enough_data(tmp
         else:
             low, high = result[figure]["ci95"]
             assert low <= result[figure]["mean_difference"] <= high
+
+
+def test_the_dagster_evaluation_says_there_is_not_enough_data_on_one_confident_case(tmp_path, dagster_instance):
+    """Failed before: the asset ended in scipy's traceback, as the CLI did, on one confident case."""
+    import dagster as dg
+
+    from adri_pipeline.defs.resources import AdriSettings
+    from adri_pipeline.in_process import materialize_graph
+
+    log = confident_disagreements(tmp_path / "shadow.jsonl", 1)
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), mirror_log=str(log), backend="embedded")
+    materialize_graph(dagster_instance, adri, jobs=("mirror",))
+    event = dagster_instance.get_latest_materialization_event(dg.AssetKey("mirror_evaluation"))
+    assert event.asset_materialization.metadata["gain_ci95"].value == {
+        "confirmar_transferencia": {"n": 1, "reason": "not enough data (n = 1)"}}
