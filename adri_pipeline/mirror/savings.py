@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -164,7 +165,7 @@ def blind_sheet(records: list[dict], path: Path, seed: int = 3) -> Path:
 
 def read_quality(path: Path) -> dict[tuple[str, str], float]:
     """A graded sheet back: (run_id, task_id) -> grade, through the key written beside it. Blank
-    grades are skipped; anything else that is not a number is refused naming the file and line."""
+    grades are skipped; anything else that is not a finite number is refused naming the file and line."""
     path = Path(path)
     key_path = path.with_name(path.name + ".key.json")
     if not key_path.is_file():
@@ -182,6 +183,8 @@ def read_quality(path: Path) -> dict[tuple[str, str], float]:
                 value = float(grade.replace(",", "."))
             except ValueError:
                 raise SavingsError(f"{path}:{line}: quality {grade!r} is not a number") from None
+            if not math.isfinite(value):  # float() reads "inf" and "nan"; no grade is either
+                raise SavingsError(f"{path}:{line}: quality {grade!r} is not a finite number")
             entry = key[row["sheet_id"]]
             out[(entry["run_id"], entry["task_id"])] = value
     return out

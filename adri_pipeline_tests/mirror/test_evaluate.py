@@ -334,6 +334,11 @@ def test_quality_is_graded_blind_and_paired_by_task(tmp_path):
     sheet.write_text(sheet.read_text().replace(",4\n", ",good\n", 1))
     with pytest.raises(SavingsError, match=r"grade\.csv:\d+: quality 'good' is not a number"):
         read_quality(sheet)
+    # failed before: float() read "inf" and "nan" as grades
+    for odd in ("inf", "nan"):
+        sheet.write_text(sheet.read_text().replace(",good\n", f",{odd}\n").replace(",inf\n", f",{odd}\n"))
+        with pytest.raises(SavingsError, match=rf"grade\.csv:\d+: quality '{odd}' is not a finite number"):
+            read_quality(sheet)
 
 
 @pytest.mark.slow
