@@ -138,8 +138,11 @@ def classified(classified_once, tmp_path):
 def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
     """Two blind coders who agree, coding the model's answers but for every `flip_every`-th document's
     abordagem (synthetic codes: nobody read these abstracts); `flip_every` 0: the model's answers exactly."""
+    # one model's answers (the first by name: embedded before ollama), each (document, variable) once,
+    # as a coder codes it (a coder file repeating one is refused)
     values = Warehouse(settings.warehouse).query(
         "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
+        "QUALIFY row_number() OVER (PARTITION BY doc_id, variable ORDER BY model, codebook_hash) = 1 "
         "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
