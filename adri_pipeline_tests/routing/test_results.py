@@ -42,3 +42,12 @@ def test_metrics_json_parses_strictly_and_reads_back_the_same(tmp_path):
     assert math.isnan(back.hypotheses["a"].H3.p95_per_turn_ms)
     assert back.hypotheses["a"].H2.tasks["D1"].gain_ci95 == NotEnoughData.at(1)
     assert json.loads(text) == figures
+
+
+def test_the_report_says_why_an_interval_is_missing():
+    """Failed before: the markdown formatted an interval as two numbers, whatever it held."""
+    from adri_pipeline.routing.report import _detail
+
+    gain = _report().hypotheses["a"].H2.tasks["D1"].model_dump()
+    assert _detail("D1", gain) == ("D1 not supported [n=1, coverage=1.000, selective_accuracy=1.000, "
+                                   "full_coverage_accuracy=1.000, gain_ci95: not enough data (n = 1)]")
