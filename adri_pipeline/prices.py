@@ -15,8 +15,11 @@ from adri_pipeline.jev.contract import RoutingConfigError
 
 
 class Shape(BaseModel):
+    """A machine shape's price: a finite positive number written as one (TOML's `inf`, the string
+    "0.5" and `true` are refused, naming the field, rather than read as a price)."""
+
     model_config = ConfigDict(extra="forbid")
-    hourly_usd: float = Field(gt=0)
+    hourly_usd: float = Field(gt=0, strict=True, allow_inf_nan=False)
     description: str = ""
 
 

@@ -92,6 +92,7 @@ def load_codes(path: str | Path, codebook: Codebook) -> pl.DataFrame:
     if "coder" in frame.columns and frame["coder"].fill_null("").str.strip_chars().eq("").any():
         line = frame["coder"].fill_null("").str.strip_chars().eq("").arg_true()[0] + 2
         raise CoderFileError(f"{path}: line {line}: empty coder (a file with a coder column names every code's coder)")
+    _refuse_repeated(path, frame)
 
     def column(name: str, default: str) -> pl.Expr:
         return pl.col(name).fill_null(default) if name in frame.columns else pl.lit(default)
@@ -100,6 +101,23 @@ def load_codes(path: str | Path, codebook: Codebook) -> pl.DataFrame:
                         column("coder", NO_CODER).alias("coder"), column("pass", BLIND).alias("pass"),
                         column("round", "").alias("round")).with_columns(
         pl.col("value").map_elements(canonical, return_dtype=pl.String))
+
+
+def _refuse_repeated(path: Path, frame: pl.DataFrame) -> None:
+    """A coder codes a (document, variable) once per pass of a round: a second line would count twice
+    in agreement and training (a pulled round keeps a coder's latest annotation, rounds.pull). The
+    first repeat is named with the line it repeats; nothing is read from the file."""
+    keys = [c for c in ("round", "pass", "coder") if c in frame.columns] + ["doc_id", "variable"]
+    lines = frame.select(keys).with_row_index("line", offset=2)
+    repeated = lines.filter(pl.struct(keys).is_first_distinct().not_())
+    if repeated.is_empty():
+        return
+    row = repeated.row(0, named=True)
+    first = lines.join(repeated.head(1).select(keys), on=keys, nulls_equal=True)["line"][0]
+    coder = f"coder {row['coder']!r}" if row.get("coder") else "the file's coder"
+    where = "".join(f", {c} {row[c]!r}" for c in ("round", "pass") if row.get(c))
+    raise CoderFileError(f"{path}: line {row['line']}: {coder} coded document {row['doc_id']!r}, variable "
+                         f"{row['variable']!r}{where} again (line {first}); keep one of the two lines")
 
 
 def _check_code(path: Path, line: int, codebook: Codebook, doc_id, variable, value) -> None:

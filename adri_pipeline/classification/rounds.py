@@ -309,6 +309,7 @@ def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify
             raise RoundError(f"round {round_name!r} already drew {drawn[0]} documents with seed {drawn[1]}"
                              f"{' by ' + drawn[2] if drawn[2] else ''}; start another round for another draw")
         return recorded
+    refuse_superseding_coded_rounds(settings, warehouse, codebook, earlier, stratify)
     model, values, _ = answer_set(settings, warehouse, codebook, None)
     population = sorted(set(values["doc_id"]) - holdout_ids(settings) - set(earlier["doc_id"]))
     if n > len(population):
@@ -331,3 +332,42 @@ def read_ids(path: Path) -> list[str]:
     if not path.is_file():
         raise RoundError(f"{path}: ids file not found")
     return id_lines(path)
+
+
+def refuse_superseding_coded_rounds(settings: Settings, warehouse: Warehouse, codebook: Codebook,
+                                    earlier: pl.DataFrame, stratify: str | None) -> None:
+    """A random draw that would take coded random rounds out of the corrected findings is refused.
+
+    Corrected findings pool every random round only when none is stratified; a stratified draw's
+    weights hold for its own round, so with one among them the latest round corrects alone
+    (corrected.estimation_sample). Drawing a stratified round after a coded uniform one (or any round
+    after a coded stratified one) would silently drop that round's gold. ADR 0011 puts the
+    validation sample first ("a amostra de validação vem primeiro") and the classification must serve
+    "comparar o modelo com codificadores": the coded sample is the comparison, and the human work
+    behind it is the costliest input there is, so the draw is refused, saying which rounds it would
+    leave out, rather than kept beside them and overruling them. Uncoded earlier draws lose nothing."""
+    if earlier.is_empty() or not (stratify or (earlier["stratified_by"] != "").any()):
+        return
+    coded = _coded_documents(settings, warehouse, codebook, earlier)
+    if not coded:
+        return
+    rounds = ", ".join(f"{name} ({count} coded)" for name, count in coded.items())
+    advice = ("draw it without --stratify: a uniform round adds to theirs, and together they stay one random sample"
+              if stratify and not (earlier["stratified_by"] != "").any() else
+              "a stratified round corrects alone, so no later random round can add to it in this warehouse")
+    raise RoundError(f"random round(s) {rounds} would no longer correct the findings: with a stratified draw "
+                     f"among the random rounds, only the latest corrects; {advice}")
+
+
+def _coded_documents(settings: Settings, warehouse: Warehouse, codebook: Codebook, samples: pl.DataFrame) -> dict:
+    """Each random round of `samples` -> how many of its documents have a code, in the coders' file
+    (--coders) or pulled into the warehouse (`adri code pull`); rounds with none left out."""
+    from adri_pipeline.classification.agreement import load_codes
+
+    in_file = set(load_codes(settings.coders, codebook)["doc_id"]) if settings.coders else set()
+    counts = {}
+    for name, doc_ids in samples.group_by("round", maintain_order=True).agg("doc_id").iter_rows():
+        coded = len(set(doc_ids) & (in_file | set(read_codes(warehouse, name)["doc_id"])))
+        if coded:
+            counts[name] = coded
+    return counts

@@ -9,6 +9,8 @@ from pydantic import BaseModel
 
 from adri_pipeline.classification.results import ClassificationFigures, figures_lines
 
+SHOWN_SKIPS = 20  # duplicate rows named in the summary; the count is always whole
+
 
 class Estimate(BaseModel):
     """ADR 0011: "--estimar classifica 5 documentos e projeta o tempo do resto"."""
@@ -44,6 +46,10 @@ class ClassificationSummary(BaseModel):
     stopped: str = ""
     failed_documents: list[tuple[str, str]] = []
     replaced_documents: list[str] = []
+    # rows of the corpus read now that repeat a paper already read (same id or DOI, same text), each
+    # "file: line N: duplicate of 'id' by DOI ... (where), same text, skipped"; the first SHOWN_SKIPS
+    duplicates_skipped: int = 0
+    duplicate_rows: list[str] = []
     estimate: Estimate | None = None
 
     @property
@@ -55,7 +61,8 @@ class ClassificationSummary(BaseModel):
                  f"documents: {self.corpus_documents} in corpus ({self.excluded_no_abstract} excluded: no abstract); "
                  f"selected {self.selected}, cached {self.cached}, classified now {self.classified_now}, failed "
                  f"{self.failed}, model calls {self.model_calls} ({self.requests} requests sent), {self.wall_seconds} s "
-                 f"(republishing results and snapshot {self.publishing_seconds} s)", *figures_lines(self.results)]
+                 f"(republishing results and snapshot {self.publishing_seconds} s)", *self._duplicate_lines(),
+                 *figures_lines(self.results)]
         if self.estimate:
             e = self.estimate
             lines.append(f"estimate: the {e.remaining_documents} documents left would take about "
@@ -68,6 +75,16 @@ class ClassificationSummary(BaseModel):
                 shown = value.model_dump() if isinstance(value, BaseModel) else value
                 lines.append(f"{key}: {json.dumps(shown, ensure_ascii=False)}")
         return lines + [f"warehouse: {self.warehouse}", f"analyst snapshot: {self.snapshot}"]
+
+    def _duplicate_lines(self) -> list[str]:
+        """The rows skipped as repeats of a paper already read: a corpus that repeats a DOI with the same
+        text is not wrong, but its reader should know which rows did not count."""
+        if not self.duplicates_skipped:
+            return []
+        more = self.duplicates_skipped - len(self.duplicate_rows)
+        return ([f"duplicates skipped: {self.duplicates_skipped} row(s) repeat a paper already read (same id or "
+                 "DOI, same text)"] + [f"  {row}" for row in self.duplicate_rows] +
+                ([f"  ... and {more} more"] if more else []))
 
 
 def _duration(hours: float) -> str:
@@ -86,7 +103,8 @@ def summarize_run(run, corpus, warehouse: str, estimate: bool = False) -> Classi
         requests=report.requests, failed=len(report.failed), wall_seconds=round(run.wall_seconds, 2),
         publishing_seconds=round(run.publishing_seconds, 2), results=run.figures, warehouse=warehouse,
         snapshot=str(run.snapshot), all_failed=report.all_failed, stopped=report.stopped,
-        failed_documents=report.failed[:20], replaced_documents=run.replaced_documents)
+        failed_documents=report.failed[:20], replaced_documents=run.replaced_documents,
+        duplicates_skipped=len(corpus.skipped), duplicate_rows=corpus.skipped[:SHOWN_SKIPS])
     if estimate and report.seconds:
         from adri_pipeline.jev.metrics import percentiles
 

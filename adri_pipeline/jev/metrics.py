@@ -15,6 +15,7 @@ import warnings
 from functools import wraps
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
 
@@ -118,28 +119,62 @@ def set_f1(predicted_sets: list[set], gold_sets: list[set]) -> float:
                           zero_division=1.0))
 
 
+MIN_RESAMPLED = 2  # a bootstrap of one observation can only draw it again: no spread to show
+
+
+class NotEnoughData(BaseModel):
+    """A figure the data given cannot support, said as such instead of nan or an exception: where an
+    interval would be (JSON: {"n": 1, "reason": "not enough data (n = 1)"}), in reports and verdicts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    n: int
+    reason: str
+
+    @classmethod
+    def at(cls, n: int, detail: str = "") -> "NotEnoughData":
+        return cls(n=n, reason=f"not enough data (n = {n})" + (f": {detail}" if detail else ""))
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+Interval = tuple[float, float] | NotEnoughData
+
+
 def bootstrap_interval(statistic, n: int, rng: np.random.Generator, resamples: int = 1000,
-                       level: float = 0.95) -> tuple[float, float]:
+                       level: float = 0.95) -> Interval:
     """Percentile bootstrap (scipy.stats.bootstrap) of `statistic(positions)` over draws of n positions
-    in range(n) with replacement, so paired or weighted statistics resample whole examples. A draw
-    where the statistic is undefined (None or nan) makes the interval nan: too little data to say."""
+    in range(n) with replacement, so paired or weighted statistics resample whole examples. Below
+    MIN_RESAMPLED observations, or where a draw leaves the statistic undefined (None or nan), there is
+    too little data to say: NotEnoughData, which scipy (an error at n = 1) does not give."""
     import warnings
 
     from scipy.stats import DegenerateDataWarning, bootstrap
 
-    if not n:
-        return float("nan"), float("nan")
+    if n < MIN_RESAMPLED:
+        return NotEnoughData.at(n)
 
     def on_positions(positions: np.ndarray) -> float:
         value = statistic(positions.astype(int))
         return float("nan") if value is None else float(value)
 
-    with warnings.catch_warnings():  # an undefined draw: the interval is nan, as documented, not a warning
+    with warnings.catch_warnings():  # an undefined draw: NotEnoughData, as documented, not a warning
         warnings.simplefilter("ignore", DegenerateDataWarning)
         result = bootstrap((np.arange(n),), on_positions, n_resamples=resamples, confidence_level=level,
                            method="percentile", vectorized=False, rng=rng)
-    low, high = result.confidence_interval
-    return float(low), float(high)
+    low, high = (float(end) for end in result.confidence_interval)
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return NotEnoughData.at(n, "the statistic is undefined on some resamples")
+    return low, high
+
+
+def interval_text(interval: Interval | list, digits: int = 3) -> str:
+    """"[low, high]", or why there is no interval."""
+    if isinstance(interval, NotEnoughData):
+        return interval.reason
+    low, high = interval
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def percentiles(values, points=(50, 95, 99)) -> dict[str, float]:

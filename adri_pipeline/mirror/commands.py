@@ -3,12 +3,13 @@ prints. `options` is cli.MirrorOptions; the shadow log is the setting `mirror_lo
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
+from adri_pipeline import strict_json
 from adri_pipeline.config import Settings
+from adri_pipeline.jev.metrics import interval_text
 from adri_pipeline.mirror import service
 
 
@@ -35,7 +36,7 @@ def replay(settings: Settings, options) -> int:
     except ValueError as exc:  # a malformed jev:<url>
         print(f"error: --mirror {exc}", file=sys.stderr)
         return 2
-    print(json.dumps(summary, ensure_ascii=False), f"{time.perf_counter() - started:.1f} s")
+    print(strict_json.dumps(summary), f"{time.perf_counter() - started:.1f} s")
     if summary["discarded_answers"]:
         print(f"{summary['discarded_answers']} of {summary['decisions']} mirror answers broke the System One "
               "spec and were discarded; the rule decided those", file=sys.stderr)
@@ -68,7 +69,7 @@ def savings(settings: Settings, options) -> int:
         print(f"blinded sheet: {options.blind_sheet} (grade the quality column); key, not for the grader: {key}")
         return 0
     quality = read_quality(options.quality) if options.quality else None
-    print(json.dumps(savings_of(rows, service.points(settings), quality), ensure_ascii=False, indent=1))
+    print(strict_json.dumps(savings_of(rows, service.points(settings), quality), indent=1))
     return 0
 
 
@@ -79,7 +80,7 @@ def evaluate(settings: Settings, options) -> int:
     report = service.evaluate_log(settings, Warehouse(settings.warehouse))  # what the Dagster assets do
     evaluation = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
     if options.as_json:
-        print(json.dumps(report.model_dump(), ensure_ascii=False, indent=1, default=float))
+        print(strict_json.dumps(report, indent=1))
         return 0
     print(f"{settings.mirror_log}: {report.kept} record(s) read, {len(report.quarantined)} quarantined; "
           f"judges: {', '.join(j['name'] for j in report.judges) or '-'}")
@@ -87,6 +88,7 @@ def evaluate(settings: Settings, options) -> int:
         print(f"\n{name}: {point.recommendation} (recommended mode: {point.recommended_mode})")
         print(f"  {point.counted} case(s) both judges labelled alike; accuracy rule {_share(point.rule_accuracy)}, "
               f"mirror {_share(point.mirror_accuracy)}, control {_share(point.control_accuracy)}")
+        print(f"  mirror's gain over the rule when confident, 95 % CI: {interval_text(point.gain_ci95)}")
         for reason in point.reasons:
             print(f"  - {reason}")
     print(f"\nthe whole evaluation: {evaluation} (or --json); recommended configuration: "

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from adri_pipeline import strict_json
 from adri_pipeline.jev import metrics
 from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline.mirror.judges import Judge
@@ -124,25 +125,28 @@ def recommended_mode(point: DecisionPoint, recommendation: str) -> str:
     return "control"
 
 
-def _recommendation(point: DecisionPoint, confident_cases: int, gain_ci: tuple[float, float], days: int,
+def _recommendation(point: DecisionPoint, confident_cases: int, gain_ci: metrics.Interval, days: int,
                     counted: list[dict], min_days: int, min_agreed: int) -> tuple[str, list[str], list, list]:
     """(recommendation, reasons, every direction's figures, the directions control may move in): promote
     only on a gain interval above zero when confident, enough shadow evidence, and a direction in
     which the mirror wins clearly (the mirror design: "Controlo numa única direção")."""
-    low, high = gain_ci
+    shown = metrics.interval_text(gain_ci)
     reasons = []
     if confident_cases < MIN_CONFIDENT_CASES:
         recommendation = "keep shadow"
         reasons.append(f"only {confident_cases} judged cases with p >= {point.threshold} (need {MIN_CONFIDENT_CASES})")
-    elif low > 0:
+    elif isinstance(gain_ci, metrics.NotEnoughData):
+        recommendation = "keep shadow"
+        reasons.append(f"no gain interval when confident: {shown}")
+    elif gain_ci[0] > 0:
         recommendation = "promote"
-        reasons.append(f"mirror beats the rule when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
-    elif high < 0:
+        reasons.append(f"mirror beats the rule when confident: gain 95 % CI {shown}")
+    elif gain_ci[1] < 0:
         recommendation = "retire"
-        reasons.append(f"mirror is worse than the rule when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
+        reasons.append(f"mirror is worse than the rule when confident: gain 95 % CI {shown}")
     else:
         recommendation = "keep shadow"
-        reasons.append(f"no clear difference when confident: gain 95 % CI [{low:.3f}, {high:.3f}]")
+        reasons.append(f"no clear difference when confident: gain 95 % CI {shown}")
     short = [f"{days} day(s) of shadow traffic (need {min_days})"] * (days < min_days) + \
         [f"{len(counted)} cases both judges labelled alike (need {min_agreed})"] * (len(counted) < min_agreed)
     if recommendation == "promote" and short:
@@ -183,10 +187,10 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
         pick = index[positions]
         return _weighted_accuracy(mirror_ok[pick], weight[pick]) - _weighted_accuracy(rule_ok[pick], weight[pick])
 
-    low, high = metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
+    gain_ci = metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
 
     days = traffic_days(records)
-    recommendation, reasons, moves, overrides = _recommendation(point, len(index), (low, high), len(days),
+    recommendation, reasons, moves, overrides = _recommendation(point, len(index), gain_ci, len(days),
                                                                 counted, min_days, min_agreed)
     if overrides:  # what control would have had, moving only in the recommended directions
         directed = point.model_copy(update={"overrides": [tuple(o) for o in overrides]})
@@ -212,7 +216,8 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
                                                       "no_answer", "dropped_queue_full") for r in records),
         "dropped_queue_full": sum(r.get("outcome") == "dropped_queue_full" for r in records),
         "failure_diagnosis": diagnosis,
-        "gain_ci95": [low, high], "threshold": point.threshold,
+        "gain_ci95": gain_ci if isinstance(gain_ci, metrics.NotEnoughData) else list(gain_ci),
+        "threshold": point.threshold,
         "shadow_days": len(days), "first_day": days[0] if days else None, "last_day": days[-1] if days else None,
         "min_shadow_days": min_days, "min_agreed_cases": min_agreed,
         "recommendation": recommendation, "recommended_mode": recommended_mode(point, recommendation),
@@ -278,6 +283,6 @@ def write_recommended_configuration(out_dir: Path, points: dict[str, DecisionPoi
     path = out_dir / "recommended_gate.yaml"
     config = recommended_configuration({n: points[n] for n in evaluations if n in points}, evaluations)
     # the evidence is for a person deciding: four significant digits (mirror_evaluation.json keeps all)
-    shown = json.loads(json.dumps(config, default=float), parse_float=lambda text: float(f"{float(text):.4g}"))
+    shown = json.loads(strict_json.dumps(config), parse_float=lambda text: float(f"{float(text):.4g}"))
     path.write_text(yaml.safe_dump(shown, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path

@@ -9,6 +9,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from adri_pipeline import strict_json
+from adri_pipeline.jev.metrics import NotEnoughData
+from adri_pipeline.strict_json import Figure
+
 
 class ApprovalEvidence(BaseModel):
     """The part of a point's evaluation an approval checks (mirror/approval.py): a report's other
@@ -35,23 +39,23 @@ class PointEvaluation(ApprovalEvidence):
     with_mirror: int
     sampled: int
     disagreements_sampled: int
-    judge_agreement_rate: float
+    judge_agreement_rate: Figure
     counted: int  # cases both judges labelled alike
-    rule_accuracy: float
-    mirror_accuracy: float
-    rule_accuracy_when_mirror_confident: float
-    mirror_accuracy_when_confident: float
-    control_accuracy: float  # what control would have returned, in the recommended directions
-    coverage_at_threshold: float
+    rule_accuracy: Figure
+    mirror_accuracy: Figure
+    rule_accuracy_when_mirror_confident: Figure
+    mirror_accuracy_when_confident: Figure
+    control_accuracy: Figure  # what control would have returned, in the recommended directions
+    coverage_at_threshold: Figure
     high_confidence_errors: int
-    latency_ms: dict[str, float]
-    cost_per_decision_usd: float
-    hourly_price_usd: float
+    latency_ms: dict[str, Figure]
+    cost_per_decision_usd: Figure
+    hourly_price_usd: Figure
     machine_shape: str = ""
     dropped_or_failed: int
     dropped_queue_full: int
     failure_diagnosis: dict
-    gain_ci95: list[float]
+    gain_ci95: list[Figure] | NotEnoughData  # too few confident cases: the reason, not nan
     shadow_days: int
     first_day: str | None
     last_day: str | None
@@ -81,15 +85,4 @@ class MirrorReport(BaseModel):
 
     def write(self, path: Path) -> None:
         """Strict JSON (`jq`, a browser, any parser): a figure that could not be computed is null, never NaN."""
-        path.write_text(json.dumps(_nan_as_null(self.model_dump(mode="python")), ensure_ascii=False, indent=1,
-                                   default=float, allow_nan=False), encoding="utf-8")
-
-
-def _nan_as_null(value):
-    if isinstance(value, float) and value != value:
-        return None
-    if isinstance(value, dict):
-        return {k: _nan_as_null(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nan_as_null(v) for v in value]
-    return value
+        strict_json.write(path, self)

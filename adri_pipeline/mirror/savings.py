@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -43,14 +44,15 @@ def _tasks(records: list[dict]) -> list[dict]:
 
 def _paired(values: dict[str, dict[str, list[float]]], seed: int) -> dict:
     """Per task the mean with the controls on minus the mean with them off; the mean of those
-    differences with a 95 % bootstrap interval over tasks."""
+    differences with a 95 % bootstrap interval over tasks (below two paired tasks, why there is none)."""
     both = sorted(t for t, sides in values.items() if sides["on"] and sides["off"])
     differences = np.array([mean(values[t]["on"]) - mean(values[t]["off"]) for t in both])
-    low, high = metrics.bootstrap_interval(lambda pick: float(differences[pick].mean()), len(both),
-                                           np.random.default_rng(seed))
+    interval = metrics.bootstrap_interval(lambda pick: float(differences[pick].mean()), len(both),
+                                          np.random.default_rng(seed))
     return {"tasks": len(both),
             "mean_difference": round(float(differences.mean()), 3) if len(both) else None,
-            "ci95": [round(low, 3), round(high, 3)],
+            "ci95": interval.model_dump() if isinstance(interval, metrics.NotEnoughData) else
+            [round(end, 3) for end in interval],
             "per_task": {t: {"on": round(mean(values[t]["on"]), 3), "off": round(mean(values[t]["off"]), 3),
                              "difference": round(float(d), 3)} for t, d in zip(both, differences)}}
 
@@ -163,7 +165,7 @@ def blind_sheet(records: list[dict], path: Path, seed: int = 3) -> Path:
 
 def read_quality(path: Path) -> dict[tuple[str, str], float]:
     """A graded sheet back: (run_id, task_id) -> grade, through the key written beside it. Blank
-    grades are skipped; anything else that is not a number is refused naming the file and line."""
+    grades are skipped; anything else that is not a finite number is refused naming the file and line."""
     path = Path(path)
     key_path = path.with_name(path.name + ".key.json")
     if not key_path.is_file():
@@ -181,6 +183,8 @@ def read_quality(path: Path) -> dict[tuple[str, str], float]:
                 value = float(grade.replace(",", "."))
             except ValueError:
                 raise SavingsError(f"{path}:{line}: quality {grade!r} is not a number") from None
+            if not math.isfinite(value):  # float() reads "inf" and "nan"; no grade is either
+                raise SavingsError(f"{path}:{line}: quality {grade!r} is not a finite number")
             entry = key[row["sheet_id"]]
             out[(entry["run_id"], entry["task_id"])] = value
     return out

@@ -6,7 +6,6 @@ docs/mirror.md says what the mirror design decides."""
 from __future__ import annotations
 
 import io
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import yaml
 
+from adri_pipeline import strict_json
 from adri_pipeline.config import Settings
 from adri_pipeline.mirror.approval import EVALUATION_FILE, ApprovalError, file_sha256, read_evaluation
 from adri_pipeline.mirror.evaluate import (
@@ -116,7 +116,7 @@ def store_evaluations(settings: Settings, warehouse: Warehouse, evaluated: dict[
     # the log's resolved path: the same log given as a relative and an absolute path is one log
     log = str(Path(settings.mirror_log).resolve())
     rows = pl.DataFrame([{"decision_point": n, "log": log, "recommendation": e.recommendation,
-                          "evaluation": json.dumps(e.model_dump(), default=float)} for n, e in evaluated.items()])
+                          "evaluation": strict_json.dumps(e)} for n, e in evaluated.items()])
     store_mirror_evaluations(warehouse, log, rows)
     return rows
 

@@ -246,6 +246,8 @@ def _detail(key: str, value) -> str:
     """One part of a verdict's line: nested verdicts (H2 per task) by their own verdict and figures."""
     if isinstance(value, list):
         return f"{key}={[_fmt(x) for x in value]}"
+    if isinstance(value, dict) and set(value) == {"n", "reason"}:  # jev/metrics.NotEnoughData
+        return f"{key}: {value['reason']}"
     if isinstance(value, dict) and "verdict" in value:
         parts = ", ".join(_detail(k, v) for k, v in value.items() if k != "verdict")
         return f"{key} {value['verdict']} [{parts}]"

@@ -1,7 +1,8 @@
 """The benchmark's results as types: one candidate's figures (`CandidateResult`), the design's three
 hypotheses as verdicts (`Hypotheses`), and the whole run (`BenchmarkReport`), whose dump is a report
-folder's metrics.json. Figures that cannot be computed (no performance run, an empty slice) are NaN,
-written as JSON's NaN token that Python reads back."""
+folder's metrics.json. Figures that cannot be computed (no performance run, an empty slice) are NaN
+in Python and null in metrics.json (strict_json: any strict parser reads it; `Figure` reads null back
+as NaN); an interval too few decisions support is jev/metrics.NotEnoughData, with its reason."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from adri_pipeline import strict_json
+from adri_pipeline.jev.metrics import NotEnoughData
 from adri_pipeline.routing.freeze import FreezeRecord
 from adri_pipeline.routing.thresholds import Bound
+from adri_pipeline.strict_json import Figure
 
 
 class SetCost(BaseModel):
@@ -29,19 +33,19 @@ class TaskFigures(BaseModel):
     """One task's quality figures (evaluation.task_figures; each metric defined in jev/metrics.py)."""
 
     n: int
-    accuracy: float
-    majority_baseline_accuracy: float
-    high_confidence_wrong_rate: float  # at the task's abstention threshold
-    high_confidence_wrong_rate_fixed: float  # at RunConfig.high_confidence
-    ece: float
-    mce: float
-    aurc: float
-    coverage_at_threshold: float
-    selective_accuracy_at_threshold: float
+    accuracy: Figure
+    majority_baseline_accuracy: Figure
+    high_confidence_wrong_rate: Figure  # at the task's abstention threshold
+    high_confidence_wrong_rate_fixed: Figure  # at RunConfig.high_confidence
+    ece: Figure
+    mce: Figure
+    aurc: Figure
+    coverage_at_threshold: Figure
+    selective_accuracy_at_threshold: Figure
     reliability: list[dict]
     set_f1: float | None = None  # D4
     macro_f1: float | None = None  # every other task
-    per_class: dict[str, dict[str, float]] | None = None
+    per_class: dict[str, dict[str, Figure]] | None = None
     confusion: dict | None = None
     brier: float | None = None
     set_cost: SetCost | None = None  # D4
@@ -58,17 +62,17 @@ class Performance(BaseModel):
 
     independent_runs: int
     runs: list[dict]
-    load_seconds: float
-    warmup_seconds: float
-    peak_rss_mb: float
-    artifact_mb: float
+    load_seconds: Figure
+    warmup_seconds: Figure
+    peak_rss_mb: Figure
+    artifact_mb: Figure
     production_batch: int
     batch_chosen_by: str
-    throughput_per_s: dict[str, float]
+    throughput_per_s: dict[str, Figure]
     shape: str
-    hourly_usd: float
+    hourly_usd: Figure
     price_table: str
-    cost_per_1000_usd: dict[str, float]
+    cost_per_1000_usd: dict[str, Figure]
 
 
 class CandidateResult(BaseModel):
@@ -76,33 +80,33 @@ class CandidateResult(BaseModel):
     kind: dict
     tasks: dict[str, TaskFigures]
     by_origin: dict[str, dict[str, TaskFigures]]  # "synthetic" / "real" -> task -> figures
-    slices: dict[str, dict[str, dict[str, float]]]  # slice -> value -> {n, accuracy}
-    temperature: dict[str, float]
-    abstention_threshold: dict[str, float]
+    slices: dict[str, dict[str, dict[str, Figure]]]  # slice -> value -> {n, accuracy}
+    temperature: dict[str, Figure]
+    abstention_threshold: dict[str, Figure]
     discarded_answers: int
     discarded_reasons: dict[str, int]
     error_causes: dict[str, dict]
     abstention_d3_vs_confidence: dict
-    latency_ms: dict[str, float]
-    latency_per_turn_ms_percentiles: dict[str, float]
+    latency_ms: dict[str, Figure]
+    latency_per_turn_ms_percentiles: dict[str, Figure]
     performance: Performance
-    cost_per_1000_usd: float  # batch 1, the orchestrator's path
-    fit_seconds: float
+    cost_per_1000_usd: Figure  # batch 1, the orchestrator's path
+    fit_seconds: Figure
     freeze: FreezeRecord | None = None
     # out-of-source set -> task -> figures (routing/out_of_source.py), by the same frozen state
     out_of_source: dict[str, dict[str, TaskFigures]] = {}
     threshold_bounds: dict[str, Bound] = {}  # task -> what its abstention threshold guarantees
-    drift_alarm_share: dict[str, float] = {}  # test set -> share of decisions the drift monitor abstained on
+    drift_alarm_share: dict[str, Figure] = {}  # test set -> share of decisions the drift monitor abstained on
     # the test split's input tokens as the candidate counts them (usage.input_tokens): median, p95, max
-    input_tokens: dict[str, float] = {}
+    input_tokens: dict[str, Figure] = {}
 
 
 class NonInferiority(BaseModel):
     verdict: str
     n: int
-    gap_pp: float
-    gap_ci95_pp: list[float]
-    margin_pp: float
+    gap_pp: Figure
+    gap_ci95_pp: list[Figure] | NotEnoughData
+    margin_pp: Figure
     min_decisions: int
     reason: str = ""
 
@@ -120,17 +124,17 @@ class H1(BaseModel):
 class SelectiveGain(BaseModel):
     verdict: str
     n: int
-    coverage: float
-    selective_accuracy: float
-    full_coverage_accuracy: float
-    gain_ci95: list[float]
+    coverage: Figure
+    selective_accuracy: Figure
+    full_coverage_accuracy: Figure
+    gain_ci95: list[Figure] | NotEnoughData
 
 
 class H2(BaseModel):
     """Abstention that helps, per task with a confidence (verdicts._abstention)."""
 
     verdict: str
-    min_coverage: float
+    min_coverage: Figure
     reason: str = ""
     tasks: dict[str, SelectiveGain] = {}
     d3_explicit_vs_confidence: dict | None = None  # abstention_comparison, with which did better
@@ -142,11 +146,11 @@ class H3(BaseModel):
     """Latency per turn and cost per 1,000 decisions (verdicts._performance_verdict)."""
 
     verdict: str
-    p95_per_turn_ms: float
-    target_p95_ms: float
-    cost_per_1000_usd: float
+    p95_per_turn_ms: Figure
+    target_p95_ms: Figure
+    cost_per_1000_usd: Figure
     shape: str
-    compared_with_cost_per_1000_usd: float
+    compared_with_cost_per_1000_usd: Figure
     compared_with: str
     independent_runs: int
     reason: str = ""
@@ -171,8 +175,7 @@ class BenchmarkReport(BaseModel):
     measured: dict = {}  # where and when the run ran: date, commit, cores (routing/measured.provenance)
 
     def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.model_dump(mode="python"), ensure_ascii=False, indent=1, default=float),
-                        encoding="utf-8")
+        strict_json.write(path, self)
 
     @classmethod
     def read(cls, path: Path) -> "BenchmarkReport":

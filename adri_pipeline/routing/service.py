@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from adri_pipeline import strict_json
 from adri_pipeline.config import Settings
 from adri_pipeline.prices import PriceTable
 from adri_pipeline.routing.candidates import make_candidate
@@ -71,7 +72,6 @@ def run_pilot(settings: Settings) -> Path:
     """The JEV design's pilot stage: on 50 dev examples, only operational parameters are chosen —
     each candidate's production batch (routing/performance.py says how). Written to pilot.json,
     which later runs of the dataset read; returns its path."""
-    import json
     from datetime import datetime, timezone
 
     config = config_for(settings, piloted=False)
@@ -87,11 +87,10 @@ def run_pilot(settings: Settings) -> Path:
         chosen[name] = pilot(calibrated, dataset, config)
     path = pilot_record(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({
+    strict_json.write(path, {
         "dataset": dataset_name(settings.routing_dataset), "examples": len(pilot_examples(dataset, config)),
         "split": "dev", "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "production_batch": {name: p["batch"] for name, p in chosen.items()}, "candidates": chosen},
-        indent=1, default=float), encoding="utf-8")
+        "production_batch": {name: p["batch"] for name, p in chosen.items()}, "candidates": chosen})
     return path
 
 
@@ -146,7 +145,6 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
     dataset): per candidate and task, accuracy against the majority class and the share of decisions
     wrong with confidence >= 0.85 — does a candidate know when it is on data unlike its fit data?
     Written to <warehouse folder>/routing/cross-dataset.{json,md}; returns the markdown's path."""
-    import json
 
     rows = []
     for fit in fitted_on:
@@ -161,7 +159,7 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
                                  "task": task, **{k: getattr(figures, k) for k in CROSS_FIGURES}})
     folder = settings.warehouse.parent / "routing"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "cross-dataset.json").write_text(json.dumps(rows, indent=1, default=float), encoding="utf-8")
+    strict_json.write(folder / "cross-dataset.json", rows)
     lines = ["# Fitted on one source, tested on another", "",
              "Share wrong at p >= 0.85: of all decisions, those answered wrongly with confidence >= 0.85.", "",
              "| fitted on | tested on | candidate | task | n | accuracy | majority class | wrong at p >= 0.85 | ECE |",

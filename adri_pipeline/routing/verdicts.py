@@ -20,14 +20,20 @@ def _non_inferiority(mine: pl.DataFrame, llm: pl.DataFrame, task: str, config: R
     b = llm.filter(pl.col("task") == task).select("example_id", "correct")
     joined = a.join(b, on="example_id", suffix="_llm")
     diff = 100 * (joined["correct"].to_numpy().astype(float) - joined["correct_llm"].to_numpy().astype(float))
-    low, high = metrics.bootstrap_interval(lambda idx: float(diff[idx].mean()), len(diff), rng)
+    interval = metrics.bootstrap_interval(lambda idx: float(diff[idx].mean()), len(diff), rng)
     minimum = h1_min_decisions(config)
-    verdict = ("inconclusive" if len(diff) < minimum else "non-inferior" if low > -config.h1_margin_pp else
-               "inferior" if high < -config.h1_margin_pp else "inconclusive")
+    too_few = len(diff) < minimum or isinstance(interval, metrics.NotEnoughData)
+    verdict = ("inconclusive" if too_few else "non-inferior" if interval[0] > -config.h1_margin_pp else
+               "inferior" if interval[1] < -config.h1_margin_pp else "inconclusive")
+    reason = (f"{len(diff)} paired test decisions; a verdict needs at least {minimum}" if len(diff) < minimum else
+              f"the gap's interval: {interval}" if isinstance(interval, metrics.NotEnoughData) else "")
     return NonInferiority(verdict=verdict, n=len(diff), gap_pp=float(diff.mean()) if len(diff) else float("nan"),
-                          gap_ci95_pp=[low, high], margin_pp=config.h1_margin_pp, min_decisions=minimum,
-                          reason=f"{len(diff)} paired test decisions; a verdict needs at least {minimum}"
-                          if len(diff) < minimum else "")
+                          gap_ci95_pp=_as_list(interval), margin_pp=config.h1_margin_pp, min_decisions=minimum,
+                          reason=reason)
+
+
+def _as_list(interval: metrics.Interval) -> list[float] | metrics.NotEnoughData:
+    return interval if isinstance(interval, metrics.NotEnoughData) else [float(end) for end in interval]
 
 
 H1_DISCORDANCE = 0.10  # share of paired decisions on which two routers of similar accuracy disagree
@@ -53,15 +59,16 @@ def _selective_gain(frame: pl.DataFrame, kept: np.ndarray, config: RunConfig, rn
     """Accuracy among the decisions kept minus accuracy over all, with its bootstrap 95 % interval;
     helps when the interval is above zero and at least `h2_min_coverage` of the decisions are kept."""
     correct = frame["correct"].to_numpy().astype(float)
-    low, high = metrics.bootstrap_interval(
+    interval = metrics.bootstrap_interval(
         lambda idx: correct[idx][kept[idx]].mean() - correct[idx].mean() if kept[idx].any() else None,
         len(correct), rng)
     coverage = float(kept.mean()) if len(kept) else 0.0
-    return SelectiveGain(verdict="supported" if low > 0 and coverage >= config.h2_min_coverage else "not supported",
+    helps = not isinstance(interval, metrics.NotEnoughData) and interval[0] > 0
+    return SelectiveGain(verdict="supported" if helps and coverage >= config.h2_min_coverage else "not supported",
                          n=len(correct), coverage=coverage,
                          selective_accuracy=float(correct[kept].mean()) if kept.any() else float("nan"),
                          full_coverage_accuracy=float(correct.mean()) if len(correct) else float("nan"),
-                         gain_ci95=[float(low), float(high)])
+                         gain_ci95=_as_list(interval))
 
 
 def better_abstention(comparison: dict) -> str:
@@ -96,7 +103,8 @@ def _abstention(predictions: pl.DataFrame, config: RunConfig, rng, comparison: d
     why = "; ".join(
         f"{task}: keeps {v.coverage:.0%} of decisions (at least {config.h2_min_coverage:.0%} needed)"
         if v.coverage < config.h2_min_coverage else
-        f"{task}: the gain's 95 % interval [{v.gain_ci95[0]:.3f}, {v.gain_ci95[1]:.3f}] is not above zero"
+        f"{task}: the gain's 95 % interval: {v.gain_ci95}" if isinstance(v.gain_ci95, metrics.NotEnoughData) else
+        f"{task}: the gain's 95 % interval {metrics.interval_text(v.gain_ci95)} is not above zero"
         for task, v in per_task.items() if v.verdict != "supported")
     return H2(verdict=verdict, min_coverage=config.h2_min_coverage, tasks=per_task,
               reason=why if per_task else "no task answered with a confidence to abstain on",

@@ -1,3 +1,5 @@
+import re
+
 import polars as pl
 import pytest
 
@@ -71,3 +73,39 @@ def test_lists_are_measured_by_jaccard_and_confused_per_value(tmp_path, pilot):
                  for r in confusion_table(results, labels, pilot, "m", "tecnica").iter_rows(named=True)}
     assert confusion == {"entrevista": (1, 0, 0), "observacao": (0, 1, 0), "questionario": (0, 0, 1),
                          "nao_informado": (1, 0, 0)}
+
+
+@pytest.mark.parametrize("header, first, again, message", [
+    ("doc_id,variable,value", "d1,abordagem,qualitativa", "d1,abordagem,qualitativa",
+     "line 4: the file's coder coded document 'd1', variable 'abordagem' again (line 2)"),
+    ("doc_id,variable,value,coder,pass,round", "d1,abordagem,qualitativa,a@x.org,blind,r1",
+     "d1,abordagem,teorica,a@x.org,blind,r1",
+     "line 4: coder 'a@x.org' coded document 'd1', variable 'abordagem', round 'r1', pass 'blind' again (line 2)"),
+])
+def test_a_coder_coding_the_same_document_and_variable_twice_is_refused(tmp_path, pilot, header, first, again,
+                                                                        message):
+    """Failed before: the second line was read and counted twice in agreement and training."""
+    path = tmp_path / "codes.csv"
+    path.write_text(f"{header}\n{first}\n{first.replace('d1', 'd2', 1)}\n{again}\n", encoding="utf-8")
+    with pytest.raises(CoderFileError, match=re.escape(f"codes.csv: {message}; keep one of the two lines")):
+        load_coder_labels(path, pilot)
+
+
+def test_two_coders_or_two_passes_on_the_same_document_and_variable_are_read(tmp_path, pilot):
+    path = tmp_path / "codes.csv"
+    path.write_text("doc_id,variable,value,coder,pass,round\nd1,abordagem,qualitativa,a@x.org,blind,r1\n"
+                    "d1,abordagem,teorica,b@x.org,blind,r1\nd1,abordagem,teorica,a@x.org,review,r1\n"
+                    "d1,abordagem,teorica,a@x.org,blind,r2\n", encoding="utf-8")
+    assert load_coder_labels(path, pilot).height == 1  # the latest round's gold
+
+
+def test_agree_refuses_a_repeated_code_in_one_line_and_stores_nothing(tmp_path, pilot, capsys):
+    from adri_pipeline.cli import main
+
+    path = tmp_path / "codes.csv"
+    path.write_text("doc_id,variable,value\nd1,abordagem,qualitativa\nd1,abordagem,qualitativa\n", encoding="utf-8")
+    assert main(["agree", "--coders", str(path), "--warehouse", str(tmp_path / "w.duckdb")]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (f"error: {path}: line 3: the file's coder coded document 'd1', variable 'abordagem' "
+                           "again (line 2); keep one of the two lines")
+    assert not (tmp_path / "w.duckdb").exists()

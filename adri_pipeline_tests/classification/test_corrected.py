@@ -138,8 +138,11 @@ def classified(classified_once, tmp_path):
 def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
     """Two blind coders who agree, coding the model's answers but for every `flip_every`-th document's
     abordagem (synthetic codes: nobody read these abstracts); `flip_every` 0: the model's answers exactly."""
+    # one model's answers (the first by name: embedded before ollama), each (document, variable) once,
+    # as a coder codes it (a coder file repeating one is refused)
     values = Warehouse(settings.warehouse).query(
         "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
+        "QUALIFY row_number() OVER (PARTITION BY doc_id, variable ORDER BY model, codebook_hash) = 1 "
         "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
@@ -161,6 +164,34 @@ def test_a_random_round_is_recorded_once_and_leaves_out_reserved_and_earlier_dra
     assert not set(first["doc_id"]) & set(second["doc_id"]) and set(second["stratified_by"]) == {"year"}
     with pytest.raises(RoundError, match="can still be drawn"):
         draw_random(classified, "draw-c", 23, seed=1)
+
+
+def test_a_stratified_draw_after_a_coded_uniform_round_is_refused_and_records_nothing(classified, tmp_path, capsys):
+    """Failed before: the stratified round was recorded and, being the latest, corrected the findings
+    alone; the coded uniform round's gold was left out with nothing said."""
+    codes = tmp_path / "codes.csv"
+    settings = classified.model_copy(update={"coders": codes})
+    uniform = draw_random(settings, "uniform-1", 8, seed=1)
+    argv = ["code", "draw", "--round", "by-year", "--random", "5", "--seed", "1", "--stratify", "year",
+            "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--holdout", str(settings.holdout),
+            "--coders", str(codes)]
+    synthetic_codes(settings, list(uniform["doc_id"]), codes, "uniform-1")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == ("error: random round(s) uniform-1 (8 coded) would no longer correct the findings: with a "
+                           "stratified draw among the random rounds, only the latest corrects; draw it without "
+                           "--stratify: a uniform round adds to theirs, and together they stay one random sample")
+    samples = Warehouse(settings.warehouse).query("SELECT DISTINCT round FROM coding_samples")
+    assert samples["round"].to_list() == ["uniform-1"]
+    assert not (settings.warehouse.parent / "coding" / "by-year.ids").exists()
+    second = draw_random(settings, "uniform-2", 5, seed=1)  # a uniform round adds to the coded one
+    assert findings(settings, width=0.2)["corrected"].rounds == ["uniform-1", "uniform-2"]
+    assert not set(second["doc_id"]) & set(uniform["doc_id"])
+
+
+def test_a_stratified_draw_beside_uncoded_rounds_is_drawn(classified):
+    draw_random(classified, "uniform-1", 8, seed=1)
+    assert set(draw_random(classified, "by-year", 5, seed=1, stratify="year")["stratified_by"]) == {"year"}
 
 
 def test_a_random_round_that_cannot_reach_label_studio_records_no_draw(classified, monkeypatch, capsys):

@@ -517,3 +517,23 @@ def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_on
         counts.update(dict.fromkeys(counts, 0))
         summary = classify_and_summarize(settings)
         assert summary.selected == 23 and counts == {"load_codebook": 1, "build_prompt": 1, "Warehouse": 1}, (run, counts)
+
+
+def test_classify_says_which_rows_repeat_a_paper_by_doi(ollama_stub, tmp_path, capsys, monkeypatch):
+    """Failed before: a row repeating a DOI with the same text was skipped with nothing said."""
+    import json
+
+    from adri_pipeline.cli import main
+
+    monkeypatch.setenv("ADRI_OLLAMA_HOSTS", ollama_stub.host)
+    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:2]]
+    rows = [rows[0] | {"doi": "10.1590/abc.1"}, rows[1], rows[0] | {"id": "other-id", "doi": "https://doi.org/10.1590/ABC.1"}]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    code = main(["classify", "--corpus", str(corpus), "--codebook", str(PILOT), "--backend", "ollama",
+                 "--model", "qwen-test", "--warehouse", str(tmp_path / "w.duckdb")])
+    out = capsys.readouterr().out
+    assert code == 0 and "documents: 2 in corpus" in out
+    assert "duplicates skipped: 1 row(s) repeat a paper already read (same id or DOI, same text)" in out
+    assert (f"  {corpus}: line 3: duplicate of 'sample-001' by DOI '10.1590/abc.1' ({corpus} line 1), same text, "
+            "skipped") in out

@@ -59,3 +59,27 @@ def test_inter_annotator_agreement_by_hand():
     assert result["agreement"] == 0.75 and result["cohen_kappa"] == pytest.approx(0.5)
     assert result["krippendorff_alpha"] == pytest.approx(1 - 0.25 / (30 / 56))
     assert metrics.krippendorff_alpha_nominal([["a", "a"], ["b", "b", None]]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_a_bootstrap_of_fewer_than_two_says_so_instead_of_failing(n):
+    """Failed before: scipy raised at n = 1 ("two or more observations"), and n = 0 gave nan."""
+    import numpy as np
+
+    values = np.arange(n, dtype=float)
+    interval = metrics.bootstrap_interval(lambda i: values[i].mean(), n, np.random.default_rng(0))
+    if n < 2:
+        assert interval == metrics.NotEnoughData(n=n, reason=f"not enough data (n = {n})")
+        assert metrics.interval_text(interval) == str(interval) == f"not enough data (n = {n})"
+    else:
+        low, high = interval
+        assert 0.0 <= low <= high <= 1.0 and metrics.interval_text(interval) == f"[{low:.3f}, {high:.3f}]"
+
+
+def test_a_bootstrap_whose_statistic_is_undefined_on_a_draw_says_so():
+    """Nothing kept on some draws: the interval is not a pair of nan but the reason."""
+    import numpy as np
+
+    kept = np.array([True] + [False] * 9)
+    interval = metrics.bootstrap_interval(lambda i: 1.0 if kept[i].any() else None, 10, np.random.default_rng(0))
+    assert interval == metrics.NotEnoughData.at(10, "the statistic is undefined on some resamples")

@@ -334,6 +334,11 @@ def test_quality_is_graded_blind_and_paired_by_task(tmp_path):
     sheet.write_text(sheet.read_text().replace(",4\n", ",good\n", 1))
     with pytest.raises(SavingsError, match=r"grade\.csv:\d+: quality 'good' is not a number"):
         read_quality(sheet)
+    # failed before: float() read "inf" and "nan" as grades
+    for odd in ("inf", "nan"):
+        sheet.write_text(sheet.read_text().replace(",good\n", f",{odd}\n").replace(",inf\n", f",{odd}\n"))
+        with pytest.raises(SavingsError, match=rf"grade\.csv:\d+: quality '{odd}' is not a finite number"):
+            read_quality(sheet)
 
 
 @pytest.mark.slow
@@ -425,3 +430,89 @@ def test_evaluate_prints_each_points_verdict_in_a_few_lines_and_the_whole_report
     assert main(["mirror", "evaluate", "--log", str(log), "--warehouse", str(tmp_path / "w.duckdb"), "--json"]) == 0
     whole = json.loads(capsys.readouterr().out)
     assert whole["evaluations"]["confirmar_transferencia"]["recommendation"] == "needs a second judge"
+
+
+def confident_disagreements(path: Path, n: int) -> Path:
+    """A log of the sample's first decisions where the mirror disagrees with the rule, every one judged
+    (disagreements are all sampled): `n` of them confident, and one unsure beside them."""
+    lines = [json.loads(line) for line in (DATA / "mirror" / "sample_shadow_log.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    disagreeing = [r for r in lines if r["mirror_decision"] != r["rule_decision"] and r["truth"]]
+    kept = [r | {"probability": 0.99} for r in disagreeing[:n]] + [disagreeing[n] | {"probability": 0.5}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    return path
+
+
+def strict(text: str):
+    from adri_pipeline import strict_json
+
+    return strict_json.loads(text)
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_evaluate_on_fewer_than_two_confident_cases_says_there_is_not_enough_data(tmp_path, capsys, n):
+    """Failed before: at n = 1 scipy's "two or more observations" traceback; at n = 0 `--json` printed
+    NaN, which strict parsers refuse."""
+    from adri_pipeline.cli import main
+
+    log = confident_disagreements(tmp_path / "shadow.jsonl", n)
+    argv = ["mirror", "evaluate", "--log", str(log), "--warehouse", str(tmp_path / "w.duckdb")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert main([*argv, "--json"]) == 0
+    whole = strict(capsys.readouterr().out)
+    gain = whole["evaluations"]["confirmar_transferencia"]["gain_ci95"]
+    written = strict((tmp_path / "mirror" / "shadow" / "mirror_evaluation.json").read_text(encoding="utf-8"))
+    assert written["evaluations"]["confirmar_transferencia"]["gain_ci95"] == gain
+    if n < 2:
+        assert gain == {"n": n, "reason": f"not enough data (n = {n})"}
+        assert f"gain over the rule when confident, 95 % CI: not enough data (n = {n})" in out
+    else:
+        assert len(gain) == 2 and gain[0] <= gain[1]
+    yaml.safe_load((tmp_path / "mirror" / "shadow" / "recommended_gate.yaml").read_text(encoding="utf-8"))
+
+
+def savings_log(tmp_path, paired: int) -> Path:
+    """Tasks run with the controls on and off through the gate, `paired` of them both ways (a task
+    run with the controls off only pairs with nothing)."""
+    from adri_pipeline.mirror.gate_plumbing import TASK_RECORD
+
+    log = tmp_path / "runs.jsonl"
+    run_tasks(log, repetitions=1, task_seconds={t: s for t, s in [("a", (100.0, 70.0)), ("b", (50.0, 40.0)),
+                                                                   ("c", (20.0, 30.0))][:max(paired, 1)]})
+    if not paired:  # the one task's runs with the controls on left out
+        rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        rows = [r for r in rows if not (r["decision_point"] == TASK_RECORD and r["outcome"] == "controls_on")]
+        log.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return log
+
+
+@pytest.mark.parametrize("paired", [0, 1, 2])
+def test_savings_on_fewer_than_two_paired_tasks_say_there_is_not_enough_data(tmp_path, capsys, paired):
+    """Failed before: `adri mirror savings` ended in scipy's traceback with one paired task."""
+    from adri_pipeline.cli import main
+
+    assert main(["mirror", "savings", "--log", str(savings_log(tmp_path, paired))]) == 0
+    result = strict(capsys.readouterr().out)
+    for figure in ("paired_seconds", "paired_main_model_calls"):
+        assert result[figure]["tasks"] == paired
+        if paired < 2:
+            assert result[figure]["ci95"] == {"n": paired, "reason": f"not enough data (n = {paired})"}
+        else:
+            low, high = result[figure]["ci95"]
+            assert low <= result[figure]["mean_difference"] <= high
+
+
+def test_the_dagster_evaluation_says_there_is_not_enough_data_on_one_confident_case(tmp_path, dagster_instance):
+    """Failed before: the asset ended in scipy's traceback, as the CLI did, on one confident case."""
+    import dagster as dg
+
+    from adri_pipeline.defs.resources import AdriSettings
+    from adri_pipeline.in_process import materialize_graph
+
+    log = confident_disagreements(tmp_path / "shadow.jsonl", 1)
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), mirror_log=str(log), backend="embedded")
+    materialize_graph(dagster_instance, adri, jobs=("mirror",))
+    event = dagster_instance.get_latest_materialization_event(dg.AssetKey("mirror_evaluation"))
+    assert event.asset_materialization.metadata["gain_ci95"].value == {
+        "confirmar_transferencia": {"n": 1, "reason": "not enough data (n = 1)"}}

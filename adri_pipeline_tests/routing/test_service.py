@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from adri_pipeline import strict_json
 from adri_pipeline.routing.datasets import build
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.service import run_benchmark
@@ -26,7 +27,7 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert "`aurc`: area under the risk-coverage curve" in text  # every column has a legend (failed before)
     assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
     assert (tmp_path / "out" / "coverage_accuracy_D1.png").stat().st_size > 10_000
-    figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    figures = strict_json.loads((tmp_path / "out" / "metrics.json").read_text())  # no bare NaN (failed before)
     d1 = figures["results"]["embedded-logreg"]["tasks"]["D1"]
     assert 0 <= d1["ece"] <= 1 and 0 <= d1["aurc"] <= 1
     # wrong with high confidence at the task's abstention threshold (the JEV design: an error nothing

@@ -52,6 +52,46 @@ def test_h1_says_nothing_on_fewer_paired_decisions_than_its_minimum():
     assert lowered.verdict == "non-inferior"
 
 
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_h1_on_fewer_than_two_paired_decisions_says_there_is_not_enough_data(n):
+    """Failed before: scipy's "two or more observations" traceback at n = 1, nan at n = 0."""
+    import numpy as np
+
+    from adri_pipeline.jev.metrics import NotEnoughData
+    from adri_pipeline.routing.verdicts import _non_inferiority
+
+    mine, llm = [True, False][:n], [True, True][:n]
+    result = _non_inferiority(_run("a", mine).predictions, _run("ollama:x", llm).predictions, "D1",
+                              RunConfig(h1_min_decisions=1), np.random.default_rng(1))
+    assert result.verdict == "inconclusive" and result.n == n
+    if n < 2:
+        assert result.gap_ci95_pp == NotEnoughData(n=n, reason=f"not enough data (n = {n})")
+        assert result.reason == ("0 paired test decisions; a verdict needs at least 1" if n == 0 else
+                                 "the gap's interval: not enough data (n = 1)")
+    else:
+        assert result.gap_ci95_pp[0] <= result.gap_pp <= result.gap_ci95_pp[1] and not result.reason
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_h2_on_fewer_than_two_decisions_says_there_is_not_enough_data(n):
+    """Failed before: the same traceback at n = 1 (the helper is shared)."""
+    import numpy as np
+
+    from adri_pipeline.jev.metrics import NotEnoughData
+    from adri_pipeline.routing.verdicts import _abstention
+
+    frame = _predictions("D2", n=3)[1:1 + n]  # confident decisions, kept at the threshold
+    h2 = _abstention(frame, RunConfig(), np.random.default_rng(1))
+    if n == 0:
+        assert h2.verdict == "not evaluated"
+        return
+    gain = h2.tasks["D2"].gain_ci95
+    assert h2.verdict == "not supported"
+    assert gain == NotEnoughData(n=1, reason="not enough data (n = 1)") if n == 1 else isinstance(gain, list)
+    if n == 1:
+        assert h2.reason == "D2: the gain's 95 % interval: not enough data (n = 1)"
+
+
 def _predictions(task: str, n: int = 60, prefix: str = "t"):
     """n decisions: confident ones right, unsure ones mostly wrong (so abstaining below 0.5 helps)."""
     import polars as pl

@@ -6,6 +6,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from adri_pipeline import strict_json
 from adri_pipeline.defs.io_managers import versioned
 from adri_pipeline.defs.metadata import file_hash, table_metadata
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
@@ -67,7 +68,10 @@ def mirror_evaluation(adri: AdriSettings, mirror_judgements: pl.DataFrame) -> dg
     evaluated = service.evaluations(settings, service.decision_records(settings).records,
                                     _as_cases(mirror_judgements))
     frame = service.store_evaluations(settings, adri.warehouse_access(), evaluated)
-    return versioned(frame, table=table_metadata(frame.select("decision_point", "recommendation")))
+    # each point's gain interval, or why there is none ("not enough data (n = 1)")
+    intervals = {name: strict_json.plain(e.gain_ci95) for name, e in evaluated.items()}
+    return versioned(frame, table=table_metadata(frame.select("decision_point", "recommendation")),
+                     gain_ci95=dg.MetadataValue.json(intervals))
 
 
 @dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="mirror")

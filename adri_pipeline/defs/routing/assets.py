@@ -3,6 +3,7 @@
 import dagster as dg
 import polars as pl
 
+from adri_pipeline import strict_json
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.jev.serialize import SERIALIZER_VERSION
@@ -45,5 +46,6 @@ def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
         "reliability_plot": dg.MetadataValue.path(str(run.report.parent / "reliability_D1.png")),
         "coverage_plot": dg.MetadataValue.path(str(run.report.parent / "coverage_accuracy_D1.png")),
         "metrics": table_metadata(rows),
-        "verdicts": dg.MetadataValue.json({name: h.model_dump(mode="json") for name, h in run.hypotheses.items()}),
+        # undefined figures null, an interval too few decisions support as its reason (strict JSON)
+        "verdicts": dg.MetadataValue.json({name: strict_json.plain(h) for name, h in run.hypotheses.items()}),
     })
