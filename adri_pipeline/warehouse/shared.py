@@ -313,10 +313,17 @@ class Claims:
             self._run(lambda cur: cur.execute(pg_sql("claims_release"), {"worker": self.worker, "keys": keys}))
 
     def renew(self) -> None:
-        """Push the expiry of every claim held one lease further, at most every third of a lease."""
-        if time.monotonic() - self._renewed >= self.renew_every_s:
+        """Push the expiry of every claim held one lease further, at most every third of a lease. A
+        server out of reach is said and tried again next time, the run goes on: a claim that expires
+        meanwhile costs another run a request at most, and the answers' commits say whether the ledger
+        is really gone."""
+        if time.monotonic() - self._renewed < self.renew_every_s:
+            return
+        try:
             self._run(lambda cur: cur.execute(pg_sql("claims_renew"), {"worker": self.worker, "lease_s": self.lease_s}))
             self._renewed = time.monotonic()
+        except SharedLedgerUnreachable as exc:
+            log.warning("%s; the claims of %s were not renewed, trying again", exc, self.worker)
 
     def close(self) -> None:
         """Every claim still held let go; if the server is gone by then, they expire by themselves."""

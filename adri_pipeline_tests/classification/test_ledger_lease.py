@@ -136,7 +136,7 @@ def test_a_worker_killed_while_it_holds_claims_loses_nothing_and_costs_at_most_i
 
 def test_a_claim_is_skipped_while_its_worker_lives_read_from_the_ledger_once_answered_and_taken_after_expiry(
         ledger_url):
-    first, second = SharedLedger(ledger_url, lease_s=1.5), SharedLedger(ledger_url, lease_s=1.5)
+    first, second = SharedLedger(ledger_url, lease_s=2.0), SharedLedger(ledger_url, lease_s=2.0)
     wanted = [("k1", "d1"), ("k2", "d2"), ("k3", "d3")]
     with first.claims() as mine, second.claims() as theirs:
         assert mine.take(wanted) == ({"k1", "k2", "k3"}, set())
@@ -147,10 +147,10 @@ def test_a_claim_is_skipped_while_its_worker_lives_read_from_the_ledger_once_ans
         mine.release(["k2"])  # failed there: free for another worker now
         assert theirs.take(wanted) == ({"k2"}, {"k1"})
         time.sleep(1.0)
-        mine.renew()  # a third of the lease (0.5 s) has passed: renewed
-        time.sleep(1.0)  # 2 s after the claim, 1 s after the renewal: k3 still held
+        mine.renew()  # a third of the lease has passed: renewed
+        time.sleep(1.0)  # over 2 s after the claim, 1 s after the renewal: k3 still held
         assert theirs.take([("k3", "d3")]) == (set(), set())
-        time.sleep(1.0)  # expired now
+        time.sleep(1.5)  # 2.5 s after the renewal: expired
         assert theirs.take([("k3", "d3")]) == ({"k3"}, set())
     with psycopg.connect(ledger_url) as con:  # both ended: every claim let go
         assert con.execute("SELECT count(*) FROM ledger_claims").fetchone()[0] == 0
