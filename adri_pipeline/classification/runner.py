@@ -186,11 +186,11 @@ class _Unclaimed:
 
 class _Claimed(_Unclaimed):
     """Over the shared ledger a document goes to the model only once this worker holds its claim
-    (`warehouse.shared.Claims`), claimed as the run has room for it (so it never holds more claims than
-    documents in flight: 2 per server slot). A document a live
-    worker holds is set aside and looked at again (every `poll_s`) once the rest is taken: answered
-    by then, it is read from the ledger and counted as cached; its claim released or expired (its
-    worker failed it or died), it is claimed and asked here; still held, the run waits for it."""
+    (`warehouse.shared.Claims`), claimed when the run has room for it, so it never holds more claims
+    than documents in flight (2 per server slot). A document a live worker holds is set aside and
+    looked at again (every `poll_s`) once the rest is taken: answered by then, it is read from the
+    ledger and counted as cached; its claim released or expired (its worker failed it or died), it is
+    claimed and asked here; still held, the run waits for it."""
 
     def __init__(self, items: Iterator[tuple[Document, str]], claims, report: RunReport):
         super().__init__(items)
