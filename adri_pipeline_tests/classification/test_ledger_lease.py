@@ -14,6 +14,7 @@ import time
 from collections import Counter
 
 import psycopg
+import pytest
 
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus_reading import register_corpus
@@ -154,3 +155,18 @@ def test_a_claim_is_skipped_while_its_worker_lives_read_from_the_ledger_once_ans
         assert theirs.take([("k3", "d3")]) == ({"k3"}, set())
     with psycopg.connect(ledger_url) as con:  # both ended: every claim let go
         assert con.execute("SELECT count(*) FROM ledger_claims").fetchone()[0] == 0
+
+
+def test_the_lease_defaults_to_a_documents_time_budget_and_is_set_by_ADRI_LEDGER_LEASE_S(monkeypatch):
+    from pydantic import ValidationError
+
+    from adri_pipeline.classification.context import shared_ledger
+
+    url = "postgresql://adri@127.0.0.1:9/adri"
+    assert Settings.load(ledger_url=url).lease_s == 600.0  # a request and its one retry, 300 s each
+    assert shared_ledger(Settings.load(ledger_url=url, request_timeout_s=45)).lease_s == 90.0
+    monkeypatch.setenv("ADRI_LEDGER_LEASE_S", "20")
+    assert shared_ledger(Settings.load(ledger_url=url, request_timeout_s=45)).lease_s == 20.0
+    monkeypatch.setenv("ADRI_LEDGER_LEASE_S", "0")
+    with pytest.raises(ValidationError, match="ledger_lease_s"):
+        Settings.load()
