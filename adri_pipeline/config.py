@@ -36,8 +36,16 @@ ROUTING_PRICES = BUNDLED / "routing" / "prices.toml"  # hourly price per machine
 SHARED_DATA = Path(os.environ.get("ADRI_SHARED_DATA", PROJECT_ROOT.parent / "shared" / "data"))
 
 DEFAULT_MAX_TEXT_CHARS = 20_000  # ~5,000 tokens of Portuguese: fits num_ctx 8192 beside the codebook
+DEFAULT_REQUEST_TIMEOUT_S = 300.0
+# a document's time at the model: its first request and ADR 0011's one retry, each up to the timeout
+REQUESTS_PER_DOCUMENT = 2
 
 BackendName = Literal["auto", "ollama", "openai", "embedded"]
+
+
+def lease_for(request_timeout_s: float) -> float:
+    """A document's time budget at the model: the default lease on it in the shared ledger."""
+    return REQUESTS_PER_DOCUMENT * request_timeout_s
 
 
 def _existing(path: Path) -> Path | None:
@@ -118,7 +126,12 @@ class Settings(BaseSettings):
     concurrency: Annotated[int, Flag(CLASSIFIES, aliases=("--concorrencia",),
                                      help="parallel requests (match OLLAMA_NUM_PARALLEL or llama-server's -np)")] = \
         Field(default=1, ge=1, le=64)
-    request_timeout_s: Annotated[float, Flag(CLASSIFIES, help="seconds before a request is given up")] = 300.0
+    request_timeout_s: Annotated[float, Flag(CLASSIFIES, help="seconds before a request is given up")] = \
+        DEFAULT_REQUEST_TIMEOUT_S
+    # how long a run's claim on a document in the shared ledger holds before another run may take it
+    # over (SCALING.md); unset, a document's time budget (`lease_s`)
+    ledger_lease_s: Annotated[float | None, Flag(env_only="read by the runs over the shared ledger, from their "
+                                                          "environment")] = Field(default=None, gt=0)
     keep_alive: Annotated[str, Flag(CLASSIFIES, help="how long Ollama keeps the model loaded")] = "10m"
     num_ctx: Annotated[int, Flag(CLASSIFIES, help="Ollama's context window")] = 8192
     # longer abstracts are cut for the model, with a note
@@ -189,6 +202,14 @@ class Settings(BaseSettings):
     def hosts_for(self, provider: str) -> list[str]:
         """The configured hosts (with their '*slots') of a model provider: 'ollama' or 'openai'."""
         return self.openai_hosts if provider == "openai" else self.ollama_hosts
+
+    @property
+    def lease_s(self) -> float:
+        """The lease on a document in the shared ledger: ADRI_LEDGER_LEASE_S, else the document's time
+        budget at the model (its request and one retry, each up to `request_timeout_s`), the longest a
+        live run can be asking it. A live run renews its claims every third of this, so the lease is
+        really how long a dead run's documents wait before another run takes them."""
+        return self.ledger_lease_s if self.ledger_lease_s is not None else lease_for(self.request_timeout_s)
 
     @property
     def model_server(self) -> str:

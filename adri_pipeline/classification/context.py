@@ -32,4 +32,4 @@ class RunContext:
 
 def shared_ledger(settings: Settings) -> SharedLedger | None:
     """The PostgreSQL ledger many runs commit to (ADRI_LEDGER_URL), or None: the warehouse's own."""
-    return SharedLedger(settings.ledger_url) if settings.ledger_url else None
+    return SharedLedger(settings.ledger_url, lease_s=settings.lease_s) if settings.ledger_url else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.prompt import Prompt, build_user_message
@@ -64,6 +64,14 @@ class Ledger:
         return ledger_select(self.warehouse, ["cache_key", "response", "audit", "attempts", "valid_first_try",
                                               "json_valid_first_try", "seconds", "prompt_tokens",
                                               "completion_tokens"], keys)
+
+    def claims(self):
+        """A context giving the run's claims on documents before it asks the model (the shared ledger's
+        `Claims`: runs side by side over the same shards), or None: the warehouse's ledger has one
+        writing run per file (`Warehouse.running`), so nothing to claim."""
+        if isinstance(self.store, SharedLedger):
+            return self.store.claims()
+        return nullcontext(None)
 
     def writer(self):
         """One connection for the run; every commit(*records) is one transaction."""

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import json
 import logging
+import time
+from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Iterator
 
 import polars as pl
@@ -156,6 +159,94 @@ def _documents(frame: pl.DataFrame, rows: list[int], keys: list[str]) -> Iterato
         yield from zip(as_documents(frame[part]), (keys[row] for row in part))
 
 
+class _Unclaimed:
+    """The documents a run still has to ask, in order, with nothing to claim: the warehouse's ledger
+    has one writing run per file (`Warehouse.running`)."""
+
+    waiting = False  # documents held by other workers: none here
+    renew_every_s = None  # the run loop waits on answers with no timeout
+
+    def __init__(self, items: Iterator[tuple[Document, str]]):
+        self.items = items
+
+    def take(self, room: int) -> tuple[Document, str] | None:
+        """The next document to ask, or None; `room` (how many the run could start now) is what a
+        claimed run claims at once."""
+        return next(self.items, None)
+
+    def release(self, keys: list[str]) -> None:
+        pass
+
+    def renew(self) -> None:
+        pass
+
+    def pause(self) -> None:
+        pass
+
+
+class _Claimed(_Unclaimed):
+    """Over the shared ledger a document goes to the model only once this worker holds its claim
+    (`warehouse.shared.Claims`), claimed when the run has room for it, so it never holds more claims
+    than documents in flight (2 per server slot). A document a live worker holds is set aside and
+    looked at again (every `poll_s`) once the rest is taken: answered by then, it is read from the
+    ledger and counted as cached; its claim released or expired (its worker failed it or died), it is
+    claimed and asked here; still held, the run waits for it."""
+
+    def __init__(self, items: Iterator[tuple[Document, str]], claims, report: RunReport):
+        super().__init__(items)
+        self.claims, self.report = claims, report
+        self.renew_every_s = claims.renew_every_s
+        self.ready: deque = deque()
+        self.held: dict[str, tuple[Document, str]] = {}  # key -> (document, key) another worker holds
+        self.looking: deque = deque()  # keys of `held` still to look at in this round
+        self.look_again_at = 0.0
+
+    @property
+    def waiting(self) -> bool:
+        return bool(self.held)
+
+    def take(self, room: int) -> tuple[Document, str] | None:
+        while not self.ready:
+            batch = list(islice(self.items, max(room, 1))) or self._held_to_look_at(max(room, 1))
+            if not batch:
+                return None
+            self._claim(batch)
+        return self.ready.popleft()
+
+    def _held_to_look_at(self, room: int) -> list[tuple[Document, str]]:
+        """Up to `room` of the documents other workers held, every one of them looked at once per `poll_s`."""
+        if not self.looking and self.held and time.monotonic() >= self.look_again_at:
+            self.looking = deque(self.held)
+            self.look_again_at = time.monotonic() + self.claims.poll_s
+        batch = []
+        while self.looking and len(batch) < room:
+            key = self.looking.popleft()
+            if key in self.held:
+                batch.append(self.held.pop(key))
+        return batch
+
+    def _claim(self, batch: list[tuple[Document, str]]) -> None:
+        claimed, answered = self.claims.take([(key, document.doc_id) for document, key in batch])
+        for document, key in batch:
+            if key in claimed:
+                self.ready.append((document, key))
+            elif key in answered:  # another worker's answer: read from the ledger, never asked here
+                self.report.cached += 1
+                self.report.to_classify -= 1
+                self.report.answered.append(document.doc_id)
+            else:
+                self.held[key] = (document, key)
+
+    def release(self, keys: list[str]) -> None:
+        self.claims.release(keys)
+
+    def renew(self) -> None:
+        self.claims.renew()
+
+    def pause(self) -> None:
+        time.sleep(max(0.0, self.look_again_at - time.monotonic()))
+
+
 class _InFlight:
     """The documents at the model at once: `size` prepared (one more than the server's slots, so a
     slot never idles while the last answer is validated, audited and committed), their answers
@@ -172,7 +263,7 @@ class _InFlight:
         self.abandoned = False
 
     def submit_next(self) -> bool:
-        item = next(self.pending, None)
+        item = self.pending.take(self.size - len(self.running))
         if item is not None:
             self.running[self.pool.submit(classify_document, *item, self.codebook, self.prompt, self.backend,
                                           self.examples)] = item
@@ -196,10 +287,14 @@ class _InFlight:
                 outcomes.append((future, exc))
         self.commit(*(o.ledger_record(self.backend, self.prompt) for _, o in outcomes
                       if not isinstance(o, Exception) and o.valid))
+        unanswered = []
         for future, outcome in outcomes:
-            document, _ = self.running.pop(future)
+            document, key = self.running.pop(future)
+            if isinstance(outcome, Exception) or not outcome.valid:
+                unanswered.append(key)
             if not isinstance(outcome, NotSent):  # never asked: the next run does it
                 self._count(document, outcome)
+        self.pending.release(unanswered)  # another worker may try them, as a next run would
 
     def _count(self, document, outcome) -> None:
         report = self.report
@@ -217,17 +312,26 @@ class _InFlight:
         if self.progress:
             self.progress(outcome, self.total)
 
+    def fill(self) -> None:
+        while len(self.running) < self.size and self.taking() and self.submit_next():
+            pass
+
     def run(self) -> None:
-        for _ in range(self.size):
-            if self.taking():
-                self.submit_next()
+        """Until nothing is at the model and nothing is left to take. Over the shared ledger the loop
+        also wakes to renew this worker's claims, and waits for documents other workers hold."""
+        self.fill()
         try:
-            while self.running:
-                done, _ = wait(list(self.running), return_when=FIRST_COMPLETED)
-                self.settle(done)
+            while self.running or (self.pending.waiting and self.taking()):
+                if self.running:
+                    done, _ = wait(list(self.running), timeout=self.pending.renew_every_s,
+                                   return_when=FIRST_COMPLETED)
+                    if done:
+                        self.settle(done)
+                else:
+                    self.pending.pause()
+                self.pending.renew()
                 self.backend.check_resources()  # between documents: stop before memory runs out
-                while len(self.running) < self.size and self.taking() and self.submit_next():
-                    pass
+                self.fill()
         except BaseException as exc:
             if not _is_interruption(exc):
                 raise
@@ -296,11 +400,13 @@ def classify_corpus(
 
     backend.prepare(codebook, prompt)
     report.slots = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
-    flight = None
-    try:
-        with _ledger(store).writer() as commit:
-            flight = _InFlight(report, _documents(frame, todo, keys), report.slots * PREFETCH, codebook, prompt,
-                               backend, commit, progress, hand_over, len(todo))
+    flight, size = None, report.slots * PREFETCH
+    try:  # the claims outlive the writer: answers it holds back (HeldLedger) are committed before they go
+        with _ledger(store).claims() as claims, _ledger(store).writer() as commit:
+            pending = _documents(frame, todo, keys)
+            pending = _Unclaimed(pending) if claims is None else _Claimed(pending, claims, report)
+            flight = _InFlight(report, pending, size, codebook, prompt, backend, commit, progress, hand_over,
+                               len(todo))
             flight.run()
     finally:
         if flight is not None:

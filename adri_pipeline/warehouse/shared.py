@@ -12,6 +12,11 @@ figures). The schema is named, versioned SQL like the DuckDB one (`postgres/migr
 
 from __future__ import annotations
 
+import logging
+import os
+import socket
+import time
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -21,6 +26,7 @@ import polars as pl
 import psycopg
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
+from adri_pipeline.config import DEFAULT_REQUEST_TIMEOUT_S, lease_for
 from adri_pipeline.errors import AdriError
 from adri_pipeline.warehouse.connection import (
     MigrationDialect,
@@ -30,6 +36,8 @@ from adri_pipeline.warehouse.connection import (
     sql,
     transaction,
 )
+
+log = logging.getLogger(__name__)
 
 POSTGRES_FOLDER = Path(__file__).parent / "postgres"
 POSTGRES = MigrationDialect(POSTGRES_FOLDER, "TIMESTAMPTZ DEFAULT now()", "%s", lambda con: con.transaction())
@@ -65,11 +73,12 @@ _connection_errors = retry(
 
 
 class SharedLedger:
-    """The ledger, documents, runs and failures in PostgreSQL. `known` and `writer` are the ledger's
-    two operations a run needs, as on `classification.ledger.Ledger`."""
+    """The ledger, documents, runs, failures and claims in PostgreSQL. `known`, `claims` and `writer`
+    are the ledger's operations a run needs, as on `classification.ledger.Ledger`."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, lease_s: float = lease_for(DEFAULT_REQUEST_TIMEOUT_S)):
         self.url = url
+        self.lease_s = lease_s  # how long a claim holds unrenewed (Settings.lease_s)
         self._migrated = False
 
     @property
@@ -108,42 +117,44 @@ class SharedLedger:
 
     @contextmanager
     def writer(self, columns: list[str]) -> Iterator:
-        """One connection for the run; every commit(*records) is one transaction. A connection lost
-        mid-commit is opened again and the group sent again: a key already committed is left as it is
-        (ON CONFLICT DO NOTHING), so nothing is stored twice."""
+        """One connection for the run; every commit(*records) is one transaction, which also drops the
+        claims on the keys it answers (`Claims`). A connection lost mid-commit is opened again and the
+        group sent again: a key already committed is left as it is (ON CONFLICT DO NOTHING), so nothing
+        is stored twice."""
         statement = pg_sql("ledger_insert").format(columns=", ".join(columns),
                                                    placeholders=", ".join("%s" for _ in columns))
-        holder: dict = {}
-
-        def fresh() -> psycopg.Connection:
-            holder.pop("con", None)
-            holder["con"] = _connection_errors(psycopg.connect)(self.url, connect_timeout=10)
-            return holder["con"]
-
-        @_connection_errors
-        def send(rows: list[tuple]) -> None:
-            con = holder.get("con")
-            if con is None or con.closed or con.broken:
-                con = fresh()
-            try:
-                with con.transaction(), con.cursor() as cur:
-                    cur.executemany(statement, rows)
-            except psycopg.OperationalError:
-                con.close()
-                raise
+        held = _HeldConnection(self.url)
 
         def commit(*records: dict) -> None:
             if records:
+                rows = [tuple(r[c] for c in columns) for r in records]
+                keys = [r["cache_key"] for r in records]
+
+                def send(cur) -> None:
+                    cur.executemany(statement, rows)
+                    cur.execute(pg_sql("claims_settled"), {"keys": keys})
+
                 with interrupts_given_back():
-                    send([tuple(r[c] for c in columns) for r in records])
+                    held.run(send)
 
         with self.connect():  # the schema, and a clear error if the server is not there
             pass
         try:
             yield commit
         finally:
-            if holder.get("con") is not None:
-                holder["con"].close()
+            held.close()
+
+    @contextmanager
+    def claims(self) -> Iterator["Claims"]:
+        """This worker's claims for the length of a run; whatever it still holds when the run ends
+        (documents it never sent, answers a stop left uncommitted) is let go on the way out."""
+        with self.connect():  # the schema, and a clear error if the server is not there
+            pass
+        claims = Claims(self, _worker_name())
+        try:
+            yield claims
+        finally:
+            claims.close()
 
     def documents_of_shards(self, shards: list[str]) -> pl.DataFrame:
         """The stored documents of these shards, in corpus order (file, line)."""
@@ -218,6 +229,118 @@ class SharedLedger:
                         con.execute(sql("shared_pull_record"), {"ledger": self.name, "horizon": horizon,
                                                                 "rows_pulled": len(pulled)})
         return pulled
+
+
+class _HeldConnection:
+    """One connection kept for a run's many short transactions, opened again when it is lost: a
+    transaction cut by a lost connection is run again whole on a new one (`_connection_errors`)."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.con: psycopg.Connection | None = None
+
+    @_connection_errors
+    def run(self, work):
+        """`work(cursor)` in one transaction; what it returns."""
+        if self.con is None or self.con.closed or self.con.broken:
+            self.con = _connection_errors(psycopg.connect)(self.url, connect_timeout=10)
+        try:
+            with self.con.transaction(), self.con.cursor() as cur:
+                return work(cur)
+        except psycopg.OperationalError:
+            self.con.close()
+            raise
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+
+
+def _worker_name() -> str:
+    """Who holds a claim, as `SELECT * FROM ledger_claims` shows it: machine, process, and a run of its own."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Claims:
+    """One worker's leases on documents of the shared ledger, by cache key: a worker claims a document
+    before it asks the model, so two runs over the same shards (a retry that overlaps the run it
+    retries, or a second worker) ask each document once.
+
+    A claims table with an expiry, rather than PostgreSQL's own locks. A claim has to outlive a
+    transaction: a document is at the model for seconds to minutes, and `SELECT … FOR UPDATE SKIP
+    LOCKED` holds a row only while its transaction stays open, which would be one open transaction
+    per document in flight, holding back the pull's horizon (pull_horizon.sql) all that time. An
+    advisory lock lives as long as its session: the documents of a worker whose machine vanished stay
+    locked until TCP gives up on the connection (two hours by default on Linux), and a connection
+    opened again after a network error drops every lock while the worker still asks. A row with
+    `expires_at` is released by time, on the database's clock (no two machines' clocks compared),
+    whatever connection renews it, and shows who holds what (`SELECT * FROM ledger_claims`).
+
+    A live worker renews its claims every third of the lease; a worker killed with SIGKILL leaves its
+    claims, which another takes over once they expire. An answer committed drops its claim in the
+    same transaction; a claim that expires under a live worker (the database unreachable for a whole
+    lease) costs at most one more request for that document, never an answer: the ledger keeps the
+    first one committed."""
+
+    def __init__(self, ledger: SharedLedger, worker: str):
+        self.ledger, self.worker, self.lease_s = ledger, worker, float(ledger.lease_s)
+        self.renew_every_s = self.lease_s / 3
+        self.poll_s = min(5.0, max(0.2, self.lease_s / 10))  # how often to look again at others' claims
+        self._connection = _HeldConnection(ledger.url)
+        self._renewed = time.monotonic()
+
+    def take(self, wanted: list[tuple[str, str]]) -> tuple[set[str], set[str]]:
+        """Claim these (cache key, doc id): (the keys this worker now holds, the keys already answered
+        in the ledger); the others are held by live workers. Committed before the model is asked."""
+        keys = [key for key, _ in wanted]
+
+        def claim(cur) -> tuple[set[str], set[str]]:
+            cur.execute(pg_sql("claims_take"), {"worker": self.worker, "lease_s": self.lease_s, "keys": keys,
+                                                "doc_ids": [doc_id for _, doc_id in wanted]})
+            claimed = {row[0] for row in cur.fetchall()}
+            # a statement of its own, so a snapshot of its own: it sees an answer committed while
+            # claims_take waited on that answer's claim
+            answered = {row[0] for row in cur.execute(pg_sql("ledger_known"), {"keys": keys}).fetchall()}
+            if claimed & answered:
+                cur.execute(pg_sql("claims_release"), {"worker": self.worker, "keys": list(claimed & answered)})
+            return claimed - answered, answered
+
+        return self._run(claim) if keys else (set(), set())
+
+    def release(self, keys: list[str]) -> None:
+        """Let these keys go now (their documents failed or were not sent): another worker may try them."""
+        if keys:
+            self._run(lambda cur: cur.execute(pg_sql("claims_release"), {"worker": self.worker, "keys": keys}))
+
+    def renew(self) -> None:
+        """Push the expiry of every claim held one lease further, at most every third of a lease. A
+        server out of reach is said and tried again next time, the run goes on: a claim that expires
+        meanwhile costs another run a request at most, and the answers' commits say whether the ledger
+        is really gone."""
+        if time.monotonic() - self._renewed < self.renew_every_s:
+            return
+        try:
+            self._run(lambda cur: cur.execute(pg_sql("claims_renew"), {"worker": self.worker, "lease_s": self.lease_s}))
+            self._renewed = time.monotonic()
+        except SharedLedgerUnreachable as exc:
+            log.warning("%s; the claims of %s were not renewed, trying again", exc, self.worker)
+
+    def close(self) -> None:
+        """Every claim still held let go; if the server is gone by then, they expire by themselves."""
+        try:
+            self._run(lambda cur: cur.execute(pg_sql("claims_release_all"), {"worker": self.worker}))
+        except SharedLedgerUnreachable as exc:
+            log.warning("%s; the claims of %s expire within %g s", exc, self.worker, self.lease_s)
+        finally:
+            self._connection.close()
+
+    def _run(self, work):
+        try:
+            with interrupts_given_back():
+                return self._connection.run(work)
+        except psycopg.OperationalError as exc:
+            raise SharedLedgerUnreachable(f"shared ledger {self.ledger.name} (ADRI_LEDGER_URL): "
+                                          f"{str(exc).strip()}") from None
 
 
 def _naive_utc(frame: pl.DataFrame) -> pl.DataFrame:

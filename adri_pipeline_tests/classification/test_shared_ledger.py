@@ -98,10 +98,12 @@ def test_a_pull_sees_a_transaction_that_began_before_it_and_committed_after(tmp_
 
 def test_a_run_killed_mid_range_keeps_its_committed_answers_and_the_rerun_asks_only_the_rest(
         tmp_path, ollama_stub, ledger_url):
-    settings = _settings(tmp_path, "kill", ollama_stub, ledger_url=ledger_url)
+    settings = _settings(tmp_path, "kill", ollama_stub, ledger_url=ledger_url, ledger_lease_s=2.0)
     corpus = register_corpus(settings, Warehouse(settings.warehouse))
     ollama_stub.delay = 0.3
-    env = {**os.environ, "ADRI_LEDGER_URL": ledger_url, "ADRI_BACKEND": "ollama", "ADRI_MODEL": "qwen-test",
+    # the killed worker's claims hold 2 s: the rerun takes its documents over once they expire
+    env = {**os.environ, "ADRI_LEDGER_URL": ledger_url, "ADRI_LEDGER_LEASE_S": "2", "ADRI_BACKEND": "ollama",
+           "ADRI_MODEL": "qwen-test",
            "ADRI_OLLAMA_HOSTS": ollama_stub.host, "ADRI_CORPUS": str(SAMPLE),
            "ADRI_WAREHOUSE": str(settings.warehouse)}
     shards = shards_of(corpus.documents["doc_id"])

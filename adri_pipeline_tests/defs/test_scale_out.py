@@ -89,7 +89,9 @@ def test_a_range_as_runs_side_by_side_survives_a_killed_worker_and_ends_as_one_p
 
         env = {**os.environ, **instance_env, "ADRI_LEDGER_URL": ledger_url, "ADRI_WAREHOUSE": str(tmp_path / "w.duckdb"),
                "ADRI_CORPUS": str(SAMPLE), "ADRI_BACKEND": "ollama", "ADRI_MODEL": "qwen-test",
-               "ADRI_OLLAMA_HOSTS": stub.host, "ADRI_SHARDS_PER_RUN": str(SHARDS_PER_RUN), "ADRI_CONCURRENCY": "1"}
+               "ADRI_OLLAMA_HOSTS": stub.host, "ADRI_SHARDS_PER_RUN": str(SHARDS_PER_RUN), "ADRI_CONCURRENCY": "1",
+               # the killed worker's claims return to its retry after 5 s (by default, a document's budget)
+               "ADRI_LEDGER_LEASE_S": "5"}
         port = free_port()
         logs = tmp_path / "logs"
         logs.mkdir()
