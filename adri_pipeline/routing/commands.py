@@ -8,6 +8,7 @@ import sys
 
 from adri_pipeline.config import Settings
 from adri_pipeline.routing import service
+from adri_pipeline.routing.candidates import kind_of
 from adri_pipeline.routing.datasets import report_folder
 
 
@@ -40,6 +41,7 @@ def serve(settings: Settings, options) -> int:
     if warning:
         print(warning, file=sys.stderr, flush=True)
     candidate = options.candidate or service.candidates_of(settings)[0]
+    kind_of(candidate)  # an unknown candidate is said before any fit
     app = service.serving(settings, candidate, options.key_env, options.budget)
     server, sock = serve_server.server(app, options.host, options.port)
     host, port = sock.getsockname()[:2]
