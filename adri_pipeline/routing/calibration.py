@@ -120,9 +120,12 @@ class Calibrated:
         """The System One response and the seconds it took. A question whose answer the candidate
         could not use (a served kind's invalid answer: `candidate.last_invalid`) has no answer.
         `count_tokens`: fill `usage.input_tokens` (after the clock stops; the timed performance runs
-        leave it 0)."""
+        leave it 0). The state is cut to the candidate's token limit before the clock starts: the
+        seconds are the model's, as the serialization is not counted either (`adri routing serve`'s
+        clients see both)."""
+        # the state within the candidate's token limit; before the clock, as the serialization is
+        request = self.candidate.fitted(request)
         started = time.perf_counter()
-        request = self.candidate.fitted(request)  # the state within the candidate's token limit
         self.candidate.begin_decision()
         logits = self._logits(request)
         answers = {}
