@@ -338,6 +338,8 @@ class RoutingOptions(BaseModel):
     host: Annotated[str, Flag(actions=("serve",), help="the address to listen on")] = "127.0.0.1"
     port: Annotated[int, Flag(actions=("serve",), help="the port (0 picks a free one)")] = 8000
     key_env: Annotated[str | None, Flag(actions=("serve",), help="require Authorization: Bearer $VAR from clients")] = None
+    budget: Annotated[float, Field(gt=0), Flag(aliases=("--prazo",), actions=("serve",), help="seconds each answer may "
+                                               "take; past them 503 with the reason (default 10)")] = 10.0
     fitted_on: Annotated[str | None, Flag(actions=("cross",), help="datasets to fit on, comma-separated (default --dataset)")] = None
     tested_on: Annotated[str | None, Flag(actions=("cross",), help="datasets or canonical files to test on, comma-separated "
                                                "(default: the fitted-on ones)")] = None

@@ -74,3 +74,27 @@ def jevcompat_mock(*faults: str):
 
     with Running(MockConfig(faults=frozenset(faults))) as server:
         yield server.url
+
+
+@contextlib.contextmanager
+def asgi_server(app, headers_timeout_s: float = 10.0):
+    """`app` (an `adri routing serve` app, routing/serve.make_app) under real uvicorn on a loopback
+    port, as `adri routing serve` runs it, in a thread of this process; yields its URL."""
+    import threading
+
+    from adri_pipeline.routing.serve_server import server
+
+    uvicorn_server, sock = server(app, "127.0.0.1", 0, headers_timeout_s)
+    thread = threading.Thread(target=uvicorn_server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uvicorn_server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        uvicorn_server.should_exit = True
+        thread.join(15)
+        sock.close()

@@ -1,8 +1,11 @@
 """The one state serialization every candidate reads ("Contexto:" block, then "Mensagem:").
 
-Versioned with its truncation policy: the last turns are kept, newest first, until the text fits
-the smallest effective context among the candidates (multilingual-e5-small: 512 tokens; about
-3 characters per token in Portuguese -> 1,400 characters, leaving room for the message).
+Versioned with its truncation policy (TRUNCATION_POLICY): the last turns are kept, newest first,
+until the text fits, and the "Mensagem:" is always kept. The benchmark serializes to the smallest
+effective context among the candidates (multilingual-e5-small: 512 tokens; about 3 characters per
+token in Portuguese -> 1,400 characters, leaving room for the message); then each candidate reads the
+state cut by the same policy to its own token limit (`fit_tokens`: its context, counted by its own
+tokenizer), so a state sent by any client to `adri routing serve` is cut before a model sees it.
 Candidates receive only the System One request built here (jev/contract.py), never the example object.
 """
 
@@ -14,6 +17,8 @@ from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES
 from adri_pipeline.jev.examples import CanonicalExample, State, Turn
 
 SERIALIZER_VERSION = "jev-state-v2"  # v2: the JEV design's canonical state (sessions are agent ids)
+# v2: the same newest-turns-first policy to each candidate's token limit, the message's head kept last
+TRUNCATION_POLICY = "jev-truncation-v2"
 MAX_STATE_CHARS = 1400
 MAX_TURNS = 6
 MAX_TURN_CHARS = 240
@@ -43,6 +48,21 @@ def _last_exchange(state: State, agent: str) -> str:
     return next((t.text for t in reversed(mine) if t.role == "user"), mine[-1].text if mine else "")
 
 
+def _render(head: list[str], turns: list[str], tail: list[str]) -> str:
+    body = ["Últimos turnos:", *turns] if turns else ["Últimos turnos: nenhum"]
+    return "\n".join(head + body + tail)
+
+
+def _newest_turns_that_fit(head: list[str], turns: list[str], tail: list[str], fits) -> str:
+    """The truncation policy: the last MAX_TURNS turns, newest first, while the text `fits`."""
+    kept: list[str] = []
+    for line in reversed(turns[-MAX_TURNS:]):
+        if not fits(_render(head, [line, *kept], tail)):
+            break
+        kept.insert(0, line)
+    return _render(head, kept, tail)
+
+
 def serialize_state(state: State, utterance: str, max_chars: int = MAX_STATE_CHARS) -> str:
     head = ["Contexto:", f"Agente ativo: {state.active_agent or 'nenhum'}"]
     if state.suspended_sessions:
@@ -51,17 +71,53 @@ def serialize_state(state: State, utterance: str, max_chars: int = MAX_STATE_CHA
             head.append(f"- sessão {agent}: {_one_line(_last_exchange(state, agent))[:MAX_TURN_CHARS]}")
     else:
         head.append("Sessões suspensas: nenhuma")
-    tail = [f"Mensagem: {utterance}"]
-    budget = max_chars - sum(len(line) + 1 for line in head + tail) - len("Últimos turnos:\n")
-    kept: list[str] = []
-    for turn in reversed(state.recent_turns[-MAX_TURNS:]):
-        line = _turn(turn)
-        if len(line) + 1 > budget:
-            break
-        kept.insert(0, line)
-        budget -= len(line) + 1
-    body = ["Últimos turnos:", *kept] if kept else ["Últimos turnos: nenhum"]
-    return "\n".join(head + body + tail)
+    turns = [_turn(turn) for turn in state.recent_turns[-MAX_TURNS:]]
+    return _newest_turns_that_fit(head, turns, [f"Mensagem: {utterance}"], lambda text: len(text) < max_chars)
+
+
+MAX_CHARS_PER_TOKEN = 16  # no tokenizer here reads more characters as one token: a first cut, before counting
+MAX_HEAD_LINES = 32  # "Contexto:", the active agent, the suspended sessions: the serializer writes a few
+
+
+def _one_turn_line(line: str) -> str:
+    return line if len(line) <= MAX_TURN_CHARS else line[: MAX_TURN_CHARS - 1] + "…"
+
+
+def fit_tokens(text: str, max_tokens: int, count) -> str:
+    """`text` (a serialized state, or any client's) cut to `max_tokens` as `count` counts them, by the
+    truncation policy: the newest turns that fit (each one line of at most MAX_TURN_CHARS), then, if the
+    message alone is over, the message's head. A text not written by the serializer is all message
+    (parse_state). A text within the limit is returned unchanged; no text is counted whole when it is
+    longer than MAX_CHARS_PER_TOKEN characters per token of the limit."""
+    room = max_tokens * MAX_CHARS_PER_TOKEN
+    if len(text) <= room and count(text) <= max_tokens:
+        return text
+    at = text.find("\nMensagem: ")
+    if not text.startswith("Contexto:") or at < 0:
+        return _head_within("", text, max_tokens, count)
+    lines = text[:at].split("\n")
+    head = [_one_turn_line(line) for line in lines
+            if not _TURN.match(line) and not line.startswith("Últimos turnos")][:MAX_HEAD_LINES]
+    while len(head) > 2 and count(_render(head, [], [])) > max_tokens // 2:  # the sessions leave room
+        head.pop()
+    turns = [_one_turn_line(line) for line in lines[-4 * MAX_TURNS:] if _TURN.match(line)]
+    message = text[at + 1:][:room]
+    kept = _newest_turns_that_fit(head, turns, [message], lambda t: count(t) <= max_tokens)
+    if count(kept) <= max_tokens:
+        return kept
+    return _head_within(_render(head, [], []) + "\n", message, max_tokens, count)
+
+
+def _head_within(prefix: str, message: str, max_tokens: int, count) -> str:
+    """prefix + the longest head of `message` within `max_tokens` (a bisection on its length)."""
+    low, high = 0, min(len(message), max_tokens * MAX_CHARS_PER_TOKEN)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(prefix + message[:middle]) <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return prefix + message[:low]
 
 
 # the JEV design, task 21 (a rule for every question): D4's, for each of its yes/no questions

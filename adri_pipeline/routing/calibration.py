@@ -91,6 +91,7 @@ class Calibrated:
         by_task: dict[str, list[tuple[dict, str]]] = {}
         for request, gold, task in steps(list(zip(requests, golds, tasks)), f"{self.name}: calibration answers",
                                          unit="ex"):
+            request = self.candidate.fitted(request)
             logits_of = self.candidate.logits(request)
             self._asked[_request_key(request)] = logits_of
             for name, logits in logits_of.items():
@@ -108,6 +109,7 @@ class Calibrated:
 
     def respond_batch(self, batch: list[tuple[dict, str]]) -> list[dict]:
         """Decisions taken together (the production batch): their messages embedded in one call."""
+        batch = [(self.candidate.fitted(request), task) for request, task in batch]
         self.candidate.begin_batch([parse_state(request["state"])["message"] for request, _ in batch])
         try:
             return [self.respond(request, task)[0] for request, task in batch]
@@ -118,7 +120,11 @@ class Calibrated:
         """The System One response and the seconds it took. A question whose answer the candidate
         could not use (a served kind's invalid answer: `candidate.last_invalid`) has no answer.
         `count_tokens`: fill `usage.input_tokens` (after the clock stops; the timed performance runs
-        leave it 0)."""
+        leave it 0). The state is cut to the candidate's token limit before the clock starts: the
+        seconds are the model's, as the serialization is not counted either (`adri routing serve`'s
+        clients see both)."""
+        # the state within the candidate's token limit; before the clock, as the serialization is
+        request = self.candidate.fitted(request)
         started = time.perf_counter()
         self.candidate.begin_decision()
         logits = self._logits(request)

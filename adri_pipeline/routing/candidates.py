@@ -65,6 +65,9 @@ class Candidate:
     last_input_tokens: int = 0  # what the server said the last request cost it to read (served kinds)
     # question -> why the last answer was discarded (served kinds); reassigned per request, never mutated
     last_invalid: Mapping[str, str] = MappingProxyType({})
+    # the tokens of state it reads (its context), counted by `count_tokens`; None: the server's own
+    token_limit: int | None = None
+    counted_by: str = "the server's tokenizer (not cut here)"
 
     def check(self) -> None:
         """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""
@@ -85,6 +88,26 @@ class Candidate:
         """The tokens it reads for `request` (the design's n_tokens): counted on demand by kinds that
         tokenize here, never inside a timed decision; a served kind reports its server's count."""
         return self.last_input_tokens
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` as this candidate reads them (`token_limit`'s unit)."""
+        return len(text)
+
+    def limit(self) -> dict:
+        """The token limit as the report states it."""
+        return {"tokens": self.token_limit, "counted_by": self.counted_by}
+
+    def fitted(self, request: dict) -> dict:
+        """`request` with its state cut to the token limit by the JEV design's truncation policy
+        (jev/serialize.fit_tokens): what the model sees. Unchanged without a limit."""
+        from adri_pipeline.jev.contract import text_of
+        from adri_pipeline.jev.serialize import fit_tokens
+
+        if self.token_limit is None:
+            return request
+        state = text_of(request["state"])
+        cut = fit_tokens(state, self.token_limit, self.count_tokens)
+        return request if cut == request["state"] else {**request, "state": cut}
 
     def begin_decision(self) -> None:
         """A new decision starts (embedded kinds forget the last message's embedding)."""

@@ -8,6 +8,7 @@ import sys
 
 from adri_pipeline.config import Settings
 from adri_pipeline.routing import service
+from adri_pipeline.routing.candidates import kind_of
 from adri_pipeline.routing.datasets import report_folder
 
 
@@ -34,20 +35,22 @@ def pilot(settings: Settings, options) -> int:
 
 
 def serve(settings: Settings, options) -> int:
-    import signal
+    from adri_pipeline.routing import serve_server
 
+    warning = serve_server.warn_if_open(options.host, options.key_env)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     candidate = options.candidate or service.candidates_of(settings)[0]
-    server = service.serving(settings, candidate, options.host, options.port, options.key_env)
-    host, port = server.server_address[:2]
-    print(f"serving {candidate} on http://{host}:{port}/v1/systemone (GET /v1/models); check it with "
-          f"`jevcompat test http://{host}:{port}`", flush=True)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    kind_of(candidate)  # an unknown candidate is said before any fit
+    app = service.serving(settings, candidate, options.key_env, options.budget)
+    server, sock = serve_server.server(app, options.host, options.port)
+    host, port = sock.getsockname()[:2]
+    print(f"serving {candidate} on http://{host}:{port}/v1/systemone (GET /v1/models, GET /v1/drift; "
+          f"{app.state.limits}); check it with `jevcompat test http://{host}:{port}`", flush=True)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        server.run(sockets=[sock])
     finally:
-        server.server_close()
+        sock.close()
     return 0
 
 

@@ -78,9 +78,9 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
                    "redactor before any candidate saw them; the test split's hash is of the source as given.")
     out.append("Precision is each candidate's own, recorded as it declares it (\"What each candidate ran with\"), "
                "not chosen among fp32, bf16 and fp16; a server's (System One, LLM baseline) is not reported by its API.")
-    out.append(f"The token limit is one truncation in characters (the state cut at {config.max_state_chars}), the "
-               "same for every candidate, not a count of tokens of the smallest context; each input's tokens are "
-               "counted as the candidate reports them.")
+    out.append(f"The token limit is each candidate's own context (\"What each candidate ran with\"), not the smallest "
+               f"context for all: the state is serialized to {config.max_state_chars} characters, then cut by the same "
+               "policy to each candidate's limit, counted by its own tokenizer.")
     return out
 
 

@@ -177,6 +177,17 @@ class _Embedded(Candidate):
     def input_tokens(self, request: dict) -> int:
         return self.encoder.tokens(request["state"])
 
+    @property
+    def token_limit(self) -> int:
+        return self.encoder.max_tokens
+
+    @property
+    def counted_by(self) -> str:
+        return self.encoder.counted_by
+
+    def count_tokens(self, text: str) -> int:
+        return self.encoder.all_tokens(text)
+
     def logits(self, request: dict) -> Logits:
         return self._logits(request)
 

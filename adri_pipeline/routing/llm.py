@@ -39,6 +39,14 @@ class LLMCandidate(Candidate):
                            f"from the server's top {TOP_LOGPROBS}, one forward pass per question",
                 precision="the server's (a GGUF's quantization, a vLLM dtype): the API does not report it")
 
+    # half of llama-server's slot (models/llama_server.CONTEXT_PER_SLOT), the rest for the instructions and
+    # options; the chat API has no tokenizer call, so counted at 3 characters per token (jev/serialize.py)
+    token_limit = 4096
+    counted_by = "estimated: 3 characters per token (the chat API does not tokenize)"
+
+    def count_tokens(self, text: str) -> int:
+        return -(-len(text) // 3)
+
     def __init__(self, name: str, settings=None, timeout_s: float = 120.0, verbalized: bool = False):
         from adri_pipeline.models.select import chat_server
 

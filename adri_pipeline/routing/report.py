@@ -17,6 +17,7 @@ import polars as pl  # noqa: E402
 from adri_pipeline.jev import metrics  # noqa: E402
 from adri_pipeline.jev.drift import ALPHA as DRIFT_ALPHA  # noqa: E402
 from adri_pipeline.jev.drift import WINDOW as DRIFT_WINDOW  # noqa: E402
+from adri_pipeline.jev.serialize import TRUNCATION_POLICY  # noqa: E402
 from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
 from adri_pipeline.routing.measured import provenance  # noqa: E402
@@ -268,16 +269,21 @@ def _legend(config: RunConfig) -> str:
 
 
 def ran_with(results: dict[str, CandidateResult], config: RunConfig) -> list[str]:
-    """Each candidate's precision (as its kind declares it) and input tokens (as it counts them)
-    beside the one truncation every candidate had (the JEV design: recorded per candidate)."""
+    """Each candidate's precision (as its kind declares it), token limit and input tokens (as it counts
+    them): the JEV design records them per candidate."""
     lines = ["## What each candidate ran with", "",
-             f"One truncation for all: the state serialized to at most {config.max_state_chars} characters. "
-             "Input tokens are the test split's, as each candidate counts them (`usage.input_tokens`).", "",
-             "| candidate | precision | input tokens median / p95 / max |", "|---|---|---|"]
+             f"The state is serialized to at most {config.max_state_chars} characters, then cut to each "
+             f"candidate's token limit (its context) by the same policy ({TRUNCATION_POLICY}: the message and "
+             "the newest turns kept) before the model reads it. Input tokens are the test split's, as each "
+             "candidate counts them (`usage.input_tokens`).", "",
+             "| candidate | precision | token limit | input tokens median / p95 / max |", "|---|---|---|---|"]
     for name, result in results.items():
         tokens = result.input_tokens
         counted = " / ".join(f"{tokens[k]:.0f}" for k in ("median", "p95", "max")) if tokens else "not reported"
-        lines.append(f"| {name} | {result.kind.get('precision', 'not declared')} | {counted} |")
+        limit = result.token_limit
+        stated = (f"{limit['tokens']} ({limit['counted_by']})" if limit.get("tokens")
+                  else limit.get("counted_by", "not recorded"))
+        lines.append(f"| {name} | {result.kind.get('precision', 'not declared')} | {stated} | {counted} |")
     return lines + [""]
 
 

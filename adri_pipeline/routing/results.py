@@ -99,6 +99,8 @@ class CandidateResult(BaseModel):
     drift_alarm_share: dict[str, Figure] = {}  # test set -> share of decisions the drift monitor abstained on
     # the test split's input tokens as the candidate counts them (usage.input_tokens): median, p95, max
     input_tokens: dict[str, Figure] = {}
+    # the state's token limit before the model reads it: {"tokens": n or None, "counted_by": ...}
+    token_limit: dict = {}
 
 
 class NonInferiority(BaseModel):

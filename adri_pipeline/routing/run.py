@@ -46,6 +46,7 @@ class CandidateRun:
     outside_predictions: dict[str, pl.DataFrame] = field(default_factory=dict)
     threshold_bounds: dict[str, dict] = field(default_factory=dict)  # task -> thresholds.Bound as a dict
     drift_reference: list[float] = field(default_factory=list)  # calibration messages' Familiarity similarities
+    token_limit: dict = field(default_factory=dict)  # Candidate.limit(): its state cut to so many tokens
 
 
 def _decisions(example: CanonicalExample, request: dict, response: dict) -> dict:
@@ -235,7 +236,8 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder:
     common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons, "freeze_record": record,
               "outside_predictions": answer_outside(calibrated, thresholds, outside, config),
               "threshold_bounds": {task: bound.model_dump() for task, bound in bounds.items()},
-              "drift_reference": calibrated.familiarity.reference.tolist() if calibrated.familiarity else []}
+              "drift_reference": calibrated.familiarity.reference.tolist() if calibrated.familiarity else [],
+              "token_limit": calibrated.candidate.limit()}
 
     if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
         return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,

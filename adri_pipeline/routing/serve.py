@@ -1,11 +1,17 @@
 """`adri routing serve`: a fitted, calibrated candidate on the System One wire (`POST /v1/systemone`,
-`GET /v1/models`), so that a platform team deploys what it benchmarked and any System One client —
-typesafe-sdk, the mirror gate, this benchmark's `jev:<url>` — reaches it. It is built to pass every
+`GET /v1/models`, `GET /v1/drift`), so that a platform team deploys what it benchmarked and any System
+One client — typesafe-sdk, the mirror gate, this benchmark's `jev:<url>` — reaches it. An ASGI app
+(Starlette) served by uvicorn; `app_factory` builds it for a platform's own server
+(`uvicorn 'adri_pipeline.routing.serve:app_factory' --factory`). It is built to pass every
 requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
 
-- the request is checked against the published schema (contracts/jev/schemas); a bad one
-  gets 422 `{"detail": [{"loc": ["body", ...], "msg", "type"}]}`, other errors `{"detail":
-  {"error_type", "message"}}`, never a 5xx;
+- the request is validated by a pydantic model of the published schema (contracts/jev/schemas); a
+  bad one gets 422 `{"detail": [{"loc": ["body", ...], "msg", "type"}]}` (FastAPI's shape), other
+  errors `{"detail": {"error_type", "message"}}`, never a 5xx nor a dropped connection: a body over
+  the limit 413, a body slower than READ_TIMEOUT_S 408, a request that is not HTTP 400 (as JSON);
+- the state is cut to the candidate's token limit (jev/serialize.fit_tokens) before the model reads
+  it, the body limited to BODY_BYTES_PER_TOKEN bytes per token of it, and each answer to a time
+  budget: past it, 503 with the reason, and the worker thread gives up the model at its next step;
 - each question is answered on its own (its id, its neighbours and its position change nothing),
   except the JEV design's D4 — one yes/no per candidate intent ("A mensagem pede: ..."), which the
   candidate answers as a set, as it was benchmarked; per turn, the latency is then that one request;
@@ -20,19 +26,36 @@ requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
 from __future__ import annotations
 
 import hmac
-import json
-import socket
 import threading
+import time
 from datetime import date
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, answer_from, options_of, schema_errors, text_of
+import anyio
+from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, SimpleUser
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, answer_from, options_of, text_of
 from adri_pipeline.jev.drift import DriftMonitor
+from adri_pipeline.jev.request import parse_request
 from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, SCOPE_OPTIONS, SESSION_OPTIONS
 
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
-MAX_BODY = 32 * 1024 * 1024
+DEFAULT_TOKEN_LIMIT = 512  # a candidate that states none (a System One server): the JEV design's smallest context
+# a body may carry this many bytes per token of the candidate's limit: 32 KiB at 512 tokens, 16 times a
+# state at the limit (about 4 bytes a token) and room for a 255-option question; the sample's largest is 2.5 KB
+BODY_BYTES_PER_TOKEN = 64
+BUDGET_S = 10.0  # an answer's time budget, from the body read to the response (--budget)
+READ_TIMEOUT_S = 10.0  # a body that takes longer to arrive: 408
+
+
+class OverBudget(Exception):
+    """The request's time budget ran out before the model answered."""
 
 
 def task_of(question: dict) -> str:
@@ -81,15 +104,22 @@ class Answerer:
             drift = DriftMonitor(calibrated.familiarity.reference)
         self.drift = drift
 
-    def answer(self, body: dict) -> dict:
+    def answer(self, body: dict, deadline: float = float("inf")) -> dict:
+        """The response to a validated request. Past `deadline` (time.monotonic) it raises OverBudget
+        instead: while waiting for the candidate, and between questions, so that a request whose
+        client was already told 503 does not keep the candidate from the others."""
         state = text_of(body["state"])
         questions = body["questions"]
-        with self.lock:
+        if not self.lock.acquire(timeout=max(0.0, min(deadline - time.monotonic(), threading.TIMEOUT_MAX))):
+            raise OverBudget()
+        try:
             if _is_d4_set(questions):
                 response, _ = self.calibrated.respond({"state": state, "questions": questions}, "D4", count_tokens=True)
                 return self._watched(response, questions)
             answers, tokens = {}, 0
             for name, question in questions.items():
+                if time.monotonic() > deadline:
+                    raise OverBudget()
                 options = options_of(question)
                 if len(options) == 1:  # nothing to decide (the spec allows 2 to 255 options; one is answered)
                     answers[name] = answer_from(question, {options[0]: 1.0})
@@ -98,8 +128,10 @@ class Answerer:
                                                  count_tokens=True)
                 answers |= one["answers"]
                 tokens = max(tokens, one["usage"]["input_tokens"])
-        return self._watched({"model": self.calibrated.name, "answers": answers,
-                              "usage": {"input_tokens": tokens, "output_tokens": 0}}, questions)
+            return self._watched({"model": self.calibrated.name, "answers": answers,
+                                  "usage": {"input_tokens": tokens, "output_tokens": 0}}, questions)
+        finally:
+            self.lock.release()
 
     def _watched(self, response: dict, questions: dict) -> dict:
         """One message observed by the drift monitor (once per request, whatever its questions); while
@@ -114,110 +146,122 @@ class Answerer:
         return response
 
 
-def _validation_errors(body) -> list[dict]:
-    if not isinstance(body, dict):
-        return [{"loc": ["body"], "msg": "Input should be a valid object", "type": "dict_type"}]
-    return [{"loc": ["body", *path], "msg": message, "type": "value_error"}
-            for path, message in schema_errors("request", body)]
+class BearerKey(AuthenticationBackend):
+    """`Authorization: Bearer KEY`, compared in constant time; no key configured: everyone is let in."""
 
+    def __init__(self, key: str | None):
+        self.key = key
 
-class SystemOneHandler(BaseHTTPRequestHandler):
-    """POST /v1/systemone and GET /v1/models for one `answerer`, behind an optional bearer `key`
-    (make_server sets both on a subclass)."""
-
-    answerer: Answerer
-    key: str | None = None
-    server_version = "adri-routing-serve"
-    protocol_version = "HTTP/1.1"  # keep-alive: a client's next decision reuses the connection
-
-    def setup(self) -> None:
-        """No Nagle: headers and body leave as two writes, and with keep-alive the client's delayed
-        ACK then held each answer ~40 ms (44 ms per sparrow decision, against 1.7 ms behind
-        sparrow-decider's own server)."""
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, *args) -> None:
-        pass
-
-    def _send(self, status: int, payload) -> None:
-        raw = json.dumps(payload, ensure_ascii=False, allow_nan=False).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def _error(self, status: int, error_type: str, message: str) -> None:
-        self._send(status, {"detail": {"error_type": error_type, "message": message}})
-
-    def _refused(self) -> bool:
+    async def authenticate(self, conn):
         if self.key is None:
-            return False
-        header = self.headers.get("Authorization") or ""
+            return AuthCredentials(["authenticated"]), SimpleUser("anonymous")
+        header = conn.headers.get("Authorization") or ""
         given = header[7:].strip() if header.startswith("Bearer ") else ""
         if not given:
-            self._error(401, "authentication_error", "Send the key as Authorization: Bearer KEY.")
-        elif not hmac.compare_digest(given.encode(), self.key.encode()):
-            self._error(401, "authentication_error", "The key is not valid.")
-        else:
-            return False
-        return True
+            raise AuthenticationError("Send the key as Authorization: Bearer KEY.")
+        if not hmac.compare_digest(given.encode(), self.key.encode()):
+            raise AuthenticationError("The key is not valid.")
+        return AuthCredentials(["authenticated"]), SimpleUser("client")
 
-    def do_GET(self) -> None:
-        if self.path.rstrip("/") == "/v1/drift" and not self._refused():
-            self._send(200, self.answerer.drift.counters() if self.answerer.drift else
-                       {"drifted": False, "watched": False, "reason": "the candidate does not embed its messages"})
-        elif self.path.rstrip("/") != "/v1/models":
-            self._error(404, "not_found_error", f"No route {self.path}")
-        elif not self._refused():
-            today = date.today().isoformat()
-            self._send(200, {"models": [{"name": name, "description": self.answerer.description, "release_date": today}
-                                        for name in self.answerer.models]})
 
-    def _body(self) -> dict | None:
-        """The request's JSON body, or None once an error was sent (route, key, size, JSON, schema)."""
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(min(length, MAX_BODY))
-        if self.path.rstrip("/") != "/v1/systemone":
-            self._error(404, "not_found_error", f"No route {self.path}")
-            return None
-        if self._refused():
-            return None
-        if length > MAX_BODY:
-            self._error(413, "request_too_large", f"The body is over {MAX_BODY} bytes.")
-            return None
+def _refused(conn, exc: AuthenticationError) -> JSONResponse:
+    return _error(401, "authentication_error", str(exc), {"WWW-Authenticate": "Bearer"})
+
+
+def _error(status: int, error_type: str, message: str, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse({"detail": {"error_type": error_type, "message": message}}, status, headers)
+
+
+async def _body(request: Request, limit: int, read_timeout_s: float) -> bytes | JSONResponse:
+    """The body, or the response that refuses it: over `limit` bytes (413, by Content-Length before
+    reading, or as it streams in), slower than `read_timeout_s` (408), not JSON (415)."""
+    kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+    if kind and not (kind == "application/json" or kind.endswith("+json")):
+        return _error(415, "unsupported_media_type", f"Send the request as application/json, not {kind!r}.")
+    length = request.headers.get("content-length")
+    too_large = f"The body is over {limit} bytes ({BODY_BYTES_PER_TOKEN} per token of the candidate's limit)."
+    if length is not None and length.isdigit() and int(length) > limit:
+        return _error(413, "request_too_large", too_large)
+    chunks, size = [], 0
+    try:
+        with anyio.fail_after(read_timeout_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    return _error(413, "request_too_large", too_large)
+                chunks.append(chunk)
+    except TimeoutError:
+        return _error(408, "request_timeout", f"The body did not arrive within {read_timeout_s:g} s.")
+    return b"".join(chunks)
+
+
+class SystemOneApp:
+    """The routes over one `answerer`: each answer runs in a worker thread, within `budget_s`."""
+
+    def __init__(self, answerer: Answerer, budget_s: float, max_body: int, read_timeout_s: float = READ_TIMEOUT_S):
+        self.answerer, self.budget_s, self.max_body = answerer, budget_s, max_body
+        self.read_timeout_s = read_timeout_s
+
+    async def models(self, request: Request) -> JSONResponse:
+        today = date.today().isoformat()
+        return JSONResponse({"models": [{"name": name, "description": self.answerer.description,
+                                         "release_date": today} for name in self.answerer.models]})
+
+    async def drift(self, request: Request) -> JSONResponse:
+        drift = self.answerer.drift
+        return JSONResponse(drift.counters() if drift else {"drifted": False, "watched": False,
+                                                            "reason": "the candidate does not embed its messages"})
+
+    async def systemone(self, request: Request) -> JSONResponse:
         try:
-            body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            self._send(422, {"detail": [{"loc": ["body", getattr(exc, "pos", 0)], "msg": f"JSON decode error: {exc}",
-                                         "type": "json_invalid"}]})
-            return None
-        errors = _validation_errors(body)
+            raw = await _body(request, self.max_body, self.read_timeout_s)
+        except ClientDisconnect:
+            return _error(400, "invalid_request_error", "The client left before the body arrived.")
+        if isinstance(raw, JSONResponse):
+            return raw
+        body, errors = parse_request(raw)
         if errors:
-            self._send(422, {"detail": errors})
-            return None
-        return body
-
-    def do_POST(self) -> None:
-        body = self._body()
-        if body is None:
-            return
+            return JSONResponse({"detail": errors}, 422)
         if body["model"] not in self.answerer.models:
-            self._error(404, "not_found_error", f"Model not served: {body['model']!r}; this server serves "
-                                                f"{', '.join(self.answerer.models)}")
-            return
+            return _error(404, "not_found_error", f"Model not served: {body['model']!r}; this server serves "
+                                                  f"{', '.join(self.answerer.models)}")
+        return await self._answered(body)
+
+    async def _answered(self, body: dict) -> JSONResponse:
+        deadline = time.monotonic() + self.budget_s
         try:
-            self._send(200, self.answerer.answer(body))
+            with anyio.fail_after(self.budget_s):
+                answered = await anyio.to_thread.run_sync(self.answerer.answer, body, deadline,
+                                                          abandon_on_cancel=True)
+        except (TimeoutError, OverBudget):
+            return _error(503, "timeout_error", f"No answer within the {self.budget_s:g} s budget: the server "
+                                                "is busy or the request too long; send it again later.")
         except ValueError as exc:  # a question the model cannot take (sparrow: more than 10 levels, say)
-            self._send(422, {"detail": [{"loc": ["body", "questions"], "msg": str(exc), "type": "value_error"}]})
+            return JSONResponse({"detail": [{"loc": ["body", "questions"], "msg": str(exc), "type": "value_error"}]},
+                                422)
         except Exception as exc:  # noqa: BLE001 - said as JSON, never as a dropped connection
-            self._error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+            return _error(500, "internal_error", f"{type(exc).__name__}: {exc}")
+        return JSONResponse(answered)
 
 
-def make_server(answerer: Answerer, host: str = "127.0.0.1", port: int = 8000, key: str | None = None,
-                ) -> ThreadingHTTPServer:
-    handler = type("Handler", (SystemOneHandler,), {"answerer": answerer, "key": key})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+async def _not_found(request: Request, exc) -> JSONResponse:
+    return _error(exc.status_code, "not_found_error" if exc.status_code == 404 else "invalid_request_error",
+                  f"No route {request.method} {request.url.path}")
+
+
+def make_app(answerer: Answerer, key: str | None = None, budget_s: float = BUDGET_S,
+             max_body: int | None = None, read_timeout_s: float = READ_TIMEOUT_S) -> Starlette:
+    """The ASGI app over `answerer`; `max_body` by default BODY_BYTES_PER_TOKEN per token of its limit."""
+    candidate = answerer.calibrated.candidate
+    limit = candidate.token_limit or DEFAULT_TOKEN_LIMIT
+    routes = SystemOneApp(answerer, budget_s, max_body or BODY_BYTES_PER_TOKEN * limit, read_timeout_s)
+    app = Starlette(
+        routes=[Route("/v1/systemone", routes.systemone, methods=["POST"]),
+                Route("/v1/models", routes.models, methods=["GET"]),
+                Route("/v1/drift", routes.drift, methods=["GET"])],
+        middleware=[Middleware(AuthenticationMiddleware, backend=BearerKey(key), on_error=_refused)],
+        exception_handlers={404: _not_found, 405: _not_found})
+    cut = (f"the state cut to {candidate.token_limit} tokens ({candidate.counted_by})" if candidate.token_limit
+           else f"the state not cut here ({candidate.counted_by})")
+    app.state.limits = f"{cut}, bodies up to {routes.max_body} bytes, each answer within {budget_s:g} s"
+    return app

