@@ -58,7 +58,9 @@ CORRECTED_SCHEMA = {
     "coders_share": pl.Float64, "coders_low": pl.Float64, "coders_high": pl.Float64,
     "corrected_share": pl.Float64, "corrected_low": pl.Float64, "corrected_high": pl.Float64,
     "corpus_share": pl.Float64, "corpus_low": pl.Float64, "corpus_high": pl.Float64,
-    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64}
+    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64,
+    "missing_gold": pl.Int64}
+BOUNDED = ("coders", "corrected", "corpus")  # the estimates the coders' gold enters
 
 
 ERRORS_SCHEMA = {
@@ -84,6 +86,7 @@ class CorrectedFindings:
     to_code_corpus: dict[str, int | None]  # per variable: still_to_code, for this corpus's own share
     labels: pl.DataFrame  # LABELS_SCHEMA: what the estimates were computed from
     notes: list[str] = field(default_factory=list)  # what a reviewer must know (a stale or mixed sample)
+    missing: pl.DataFrame | None = None  # coding.WITHOUT_GOLD_SCHEMA: drawn documents without gold, per variable
 
 
 def estimation_sample(samples: pl.DataFrame, codebook_hash: str) -> tuple[pl.DataFrame, list[str], list[str]]:
@@ -106,12 +109,21 @@ def estimation_sample(samples: pl.DataFrame, codebook_hash: str) -> tuple[pl.Dat
     return used.select("doc_id", "weight").unique("doc_id", keep="last"), rounds, notes
 
 
+def population_hash(doc_ids) -> str:
+    """What a draw was drawn from, as a hash of its sorted document ids: corrected findings compare it
+    with the corpus they correct, so a draw is never applied to another one (a corpus grown since, or
+    cut by --limit or --source)."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(set(doc_ids))).encode("utf-8")).hexdigest()
+
+
 def draw(population: list[str], n: int, seed: int, strata: dict[str, str] | None = None) -> pl.DataFrame:
     """A simple random sample of `n` documents of `population` (without replacement, numpy's seeded
-    generator), or with `strata` (doc_id -> year or source) a stratified one with proportional
-    allocation (largest remainder); each document's weight is its stratum's size over the documents
-    drawn from it, scaled so that a simple sample's weights are all 1. A stratum too small for one
-    document at this `n` is not drawn from: the round records the strata it has."""
+    generator), or with `strata` (doc_id -> year or source) a stratified one (stratum_sizes); each
+    document's weight is its stratum's size over the documents drawn from it, scaled so that a simple
+    sample's weights are all 1. A stratum given no document (only when `n` is below the number of
+    strata) is missing from the sample: the caller records it (inclusion probability zero)."""
     population = sorted(set(population))
     if n > len(population):
         raise ValueError(f"a sample of {n} from {len(population)} documents: draw at most {len(population)}")
@@ -123,16 +135,29 @@ def draw(population: list[str], n: int, seed: int, strata: dict[str, str] | None
     groups: dict[str, list[str]] = {}
     for doc_id in population:
         groups.setdefault(str(strata.get(doc_id, "unknown")), []).append(doc_id)
-    quotas = {g: n * len(ids) / len(population) for g, ids in sorted(groups.items())}
-    sizes = {g: math.floor(q) for g, q in quotas.items()}  # largest remainder: the sizes add up to n
-    for g in sorted(quotas, key=lambda g: (sizes[g] - quotas[g], g))[: n - sum(sizes.values())]:
-        sizes[g] += 1
     rows = []
-    for group, size in sizes.items():
+    for group, size in stratum_sizes({g: len(ids) for g, ids in sorted(groups.items())}, n).items():
         ids = groups[group]
         for i in sorted(rng.choice(len(ids), size=size, replace=False)):
             rows.append({"doc_id": ids[i], "stratum": group, "weight": len(ids) / size * n / len(population)})
     return pl.DataFrame(rows, schema=SAMPLE_SCHEMA).sort("doc_id")
+
+
+def stratum_sizes(sizes: dict[str, int], n: int) -> dict[str, int]:
+    """How many of `n` to draw from each stratum: proportional allocation (largest remainder, so they add
+    up to n), then every stratum at least one document while n allows it (taken from the stratum with
+    the most), since a stratum drawn from zero times has inclusion probability zero and no weight can
+    stand for it. Strata of zero are left out of the answer."""
+    total = sum(sizes.values())
+    quotas = {g: n * size / total for g, size in sizes.items()}
+    out = {g: math.floor(q) for g, q in quotas.items()}
+    for g in sorted(quotas, key=lambda g: (out[g] - quotas[g], g))[: n - sum(out.values())]:
+        out[g] += 1
+    for g in sorted(sizes, key=lambda g: (sizes[g], g)):
+        richest = max(out, key=lambda h: (out[h], h))
+        if out[g] == 0 and out[richest] > 1:
+            out[g], out[richest] = 1, out[richest] - 1
+    return {g: size for g, size in out.items() if size}
 
 
 def _takes(rows: pl.DataFrame, variable: str, value: str, name: str) -> pl.DataFrame:
@@ -289,12 +314,46 @@ def corrected_shares(label_rows: pl.DataFrame, codebook: Codebook, width: float 
     for (variable, value), group in label_rows.group_by("variable", "value", maintain_order=True):
         rows.append({"variable": variable, "value": value, **estimate(group),
                      "coded_for_width": coded_for(group, width), "narrowest_width": narrowest_width(group),
-                     "corpus_coded_for_width": corpus_coded_for(group, width)})
+                     "corpus_coded_for_width": corpus_coded_for(group, width), "missing_gold": 0})
     frame = pl.DataFrame(rows, schema={k: v for k, v in CORRECTED_SCHEMA.items() if k != "label"})
     order = {name: i for i, name in enumerate(codebook.variables)}
     return (_labelled(frame, codebook).with_columns(pl.col("variable").replace_strict(order, default=len(order))
                                                     .alias("_order"))
             .sort("_order", "model_share", descending=[False, True]).drop("_order").select(*CORRECTED_SCHEMA))
+
+
+def with_gold_taken_as(label_rows: pl.DataFrame, missing: pl.DataFrame, fill: float) -> pl.DataFrame:
+    """`label_rows` with each drawn document that has no gold for a variable (`missing`: variable,
+    doc_id, weight) coded as `fill` for every value of it: 0.0, it takes none; 1.0, it takes each."""
+    joined = label_rows.join(missing.select("variable", "doc_id", pl.col("weight").alias("_drawn")),
+                             on=["variable", "doc_id"], how="left")
+    return joined.with_columns(
+        pl.when(pl.col("_drawn").is_not_null()).then(pl.lit(fill)).otherwise(pl.col("gold")).alias("gold"),
+        pl.coalesce("_drawn", "weight").alias("weight")).drop("_drawn")
+
+
+def worst_case_shares(label_rows: pl.DataFrame, missing: pl.DataFrame, codebook: Codebook,
+                      width: float = 0.10) -> pl.DataFrame:
+    """corrected_shares when drawn documents have no gold (`missing`: variable, doc_id, weight): they
+    are the hard ones, so dropping them would measure the model on the easy ones. Each share is
+    computed with their gold taken as 0 and as 1; its interval runs from the lower of the two lows to
+    the higher of the two highs (a worst-case bound, Manski's), its share is the middle of the two, and
+    `missing_gold` counts them. With nothing missing it is corrected_shares exactly."""
+    if missing.is_empty():
+        return corrected_shares(label_rows, codebook, width)
+    low, high = (corrected_shares(with_gold_taken_as(label_rows, missing, fill), codebook, width) for fill in (0.0, 1.0))
+    keys = ["variable", "value"]
+    both = low.join(high, on=keys, suffix="_1", how="left")
+    bounded = [expression for name in BOUNDED for expression in (
+        ((pl.col(f"{name}_share") + pl.col(f"{name}_share_1")) / 2).alias(f"{name}_share"),
+        pl.min_horizontal(f"{name}_low", f"{name}_low_1").alias(f"{name}_low"),
+        pl.max_horizontal(f"{name}_high", f"{name}_high_1").alias(f"{name}_high"))]
+    planned = [pl.max_horizontal(c, f"{c}_1").alias(c) for c in ("coded_for_width", "corpus_coded_for_width")]
+    counts = missing.group_by("variable").agg(pl.len().cast(pl.Int64).alias("_missing"))
+    return (both.with_columns(*bounded, *planned).join(counts, on="variable", how="left")
+            .with_columns((pl.col("coded") - pl.col("_missing").fill_null(0)).alias("coded"),
+                          pl.col("_missing").fill_null(0).alias("missing_gold"))
+            .select(*CORRECTED_SCHEMA))
 
 
 def still_to_code(corrected: pl.DataFrame, planned: str = "coded_for_width") -> dict[str, int | None]:

@@ -11,18 +11,21 @@ import polars as pl
 
 from adri_pipeline.classification.backends.base import is_zero_shot_baseline
 from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.coders import holdout_ids
+from adri_pipeline.classification.coding import without_gold
 from adri_pipeline.classification.corpus import (
     fingerprints,
 )
 from adri_pipeline.classification.corrected import (
     MIN_CODED_FOR_PLANNING,
     CorrectedFindings,
-    corrected_shares,
     estimation_sample,
     labels,
     model_errors,
+    population_hash,
     still_to_code,
     tightest,
+    worst_case_shares,
 )
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
@@ -118,7 +121,10 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
         "by_year": shares(values, codebook, "year", documents),
         "by_source": shares(values, codebook, "source", documents),
     }
-    corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+    try:
+        corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+    except CorpusMismatch as refused:
+        corrected_findings, out["corrected_refused"] = None, str(refused)
     if corrected_findings is not None:
         out["corrected"] = corrected_findings
         # which model's corrected findings are tightest: this model's are reused, not computed again
@@ -169,7 +175,10 @@ def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, 
             found.append(done)
             continue
         values, _, _ = read_results(warehouse, model, codebook.content_hash)
-        each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
+        try:
+            each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
+        except CorpusMismatch:  # it classified another corpus than the one drawn from: not comparable
+            continue
         if each is not None:
             found.append(each)
     if not found:
@@ -178,27 +187,78 @@ def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, 
                              found[0].rounds)
 
 
+class CorpusMismatch(AdriError, ValueError):
+    """A random draw applied to a corpus other than the one it was drawn from."""
+
+
+def drawn_from(samples: pl.DataFrame, rounds: list[str], corpus: set[str]) -> list[str]:
+    """Notes on the corpus the `rounds` were drawn from; CorpusMismatch, naming both, when one of them
+    was drawn from a corpus other than `corpus` (the documents to correct, reserved ones left out): a
+    draw made before the rest was classified, after `--limit N`, or a `--source` cut, says nothing of
+    the documents it could not draw."""
+    here = population_hash(corpus)
+    notes = []
+    for (round_name,), part in samples.filter(pl.col("round").is_in(rounds)).group_by("round", maintain_order=True):
+        recorded, size = part["population_hash"][0], part["corpus_documents"][0]
+        if recorded is None:
+            notes.append(f"round {round_name} was drawn before draws recorded their corpus: that it was drawn from "
+                         "these documents is not checked")
+        elif recorded != here:
+            raise CorpusMismatch(f"round {round_name} was drawn from {size} documents (corpus {recorded[:12]}); the "
+                                 f"documents to correct are {len(corpus)} (corpus {here[:12]}), reserved ones left "
+                                 "out: a draw corrects only the corpus it was drawn from; draw a round of this one")
+    return notes
+
+
+def gold_of(settings: Settings, codebook: Codebook) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(gold: doc_id, variable, value; unresolved disagreements) of the coders' file."""
+    from adri_pipeline.classification.agreement import load_codes
+    from adri_pipeline.classification.coding import gold_codes
+
+    gold, unresolved = gold_codes(load_codes(settings.coders, codebook))
+    return gold.unique(["doc_id", "variable"], keep="last", maintain_order=True).select(
+        "doc_id", "variable", "value"), unresolved
+
+
+def missing_gold_notes(missing: pl.DataFrame) -> list[str]:
+    """One note per variable naming its drawn documents without gold."""
+    notes = []
+    for (variable,), part in missing.group_by("variable", maintain_order=True):
+        reasons = "; ".join(f"{reason}: {', '.join(group['doc_id'].head(8))}{' …' if group.height > 8 else ''}"
+                            for (reason,), group in part.group_by("reason", maintain_order=True))
+        notes.append(f"{variable}: {part.height} drawn document(s) without gold ({reasons}); its intervals are "
+                     "worst-case bounds (that gold taken as 0 and as 1): adjudicate or code them "
+                     "(adri code pending --round R)")
+    return notes
+
+
 def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame,
               width: float = 0.10) -> CorrectedFindings | None:
     """`model`'s shares corrected by the coders' gold (ADRI_CODERS) on the documents drawn at random
     (`adri code start --random N`), classification/corrected.py; None without a random draw or a
-    coders' file."""
-    from adri_pipeline.classification.agreement import load_codes
-    from adri_pipeline.classification.coding import gold_codes
-
-    sample, rounds, notes = estimation_sample(coding_samples(warehouse), codebook.content_hash)
+    coders' file. Reserved documents are not counted; a draw of another corpus is refused
+    (CorpusMismatch); drawn documents without gold bound the intervals (worst_case_shares)."""
+    samples = coding_samples(warehouse)
+    sample, rounds, notes = estimation_sample(samples, codebook.content_hash)
     if not rounds or settings.coders is None or model == "coders":
         return None
-    gold, _ = gold_codes(load_codes(settings.coders, codebook))
-    gold = gold.unique(["doc_id", "variable"], keep="last", maintain_order=True).select("doc_id", "variable", "value")
+    values = values.filter(~pl.col("doc_id").is_in(list(holdout_ids(settings))))
+    notes += drawn_from(samples, rounds, set(values["doc_id"]))
+    gold, unresolved = gold_of(settings, codebook)
+    coded_variables = gold.join(sample, on="doc_id")["variable"].unique().to_list()
+    missing = without_gold(list(sample["doc_id"]), gold, unresolved, [v for v in codebook.variables
+                                                                       if v in coded_variables])
+    missing = missing.join(values.select("doc_id", "variable").unique(), on=["doc_id", "variable"]).join(
+        sample, on="doc_id")
     rows = labels(values, gold, sample, codebook)
-    table = corrected_shares(rows, codebook, width)
+    table = worst_case_shares(rows, missing, codebook, width)
+    notes += missing_gold_notes(missing)
     coded = rows.filter(pl.col("gold").is_not_null())["doc_id"].n_unique()
     if coded < MIN_CODED_FOR_PLANNING:
         notes.append(f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
                      "and how many more to code is not planned yet")
     return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table),
-                             still_to_code(table, "corpus_coded_for_width"), rows, notes)
+                             still_to_code(table, "corpus_coded_for_width"), rows, notes, missing)
 
 
 def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,

@@ -44,6 +44,8 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
                   f"{right[:20]}: {percent(r[right]):>8}  {r['difference_pp']:+.1f} pp" for r in compared.iter_rows(named=True)]
     if "corrected" in found:
         lines += corrected_lines(found["corrected"])
+    if "corrected_refused" in found:
+        lines.append(f"\nno corrected findings: {found['corrected_refused']}")
     return lines
 
 

