@@ -194,6 +194,20 @@ def labels(model_values: pl.DataFrame, gold_values: pl.DataFrame, sample: pl.Dat
         pl.DataFrame(schema=LABELS_SCHEMA)
 
 
+def cross_fitted_labels(per_fold: list[pl.DataFrame]) -> pl.DataFrame:
+    """LABELS_SCHEMA from one `labels` frame per fold model, each holding the drawn documents' answers
+    by the model fitted without them and the other documents' by that fold's model: `model` is the
+    mean over the folds (a value a fold never gave counts 0). Every drawn document has the same answer
+    in each frame, so it stays its out-of-fold answer; an undrawn one gets the folds' mean, and with
+    λ = 1 the PPI estimate on this frame is `ppi_py.crossppi_mean_pointestimate` and its interval
+    `crossppi_mean_ci` (a test checks both), with the draw's weights when it was stratified."""
+    keys = ["variable", "value", "doc_id"]
+    return (pl.concat(per_fold).group_by(keys, maintain_order=True)
+            .agg((pl.col("model").sum() / len(per_fold)).alias("model"), pl.col("gold").first(),
+                 pl.col("weight").first())
+            .select(*LABELS_SCHEMA).cast(LABELS_SCHEMA).sort("variable", "value", "doc_id"))
+
+
 def estimate(rows: pl.DataFrame) -> dict:
     """The three estimates of one (variable, value), with their intervals, from its `labels` rows."""
     import ppi_py

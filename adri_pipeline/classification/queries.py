@@ -4,6 +4,7 @@ ranked against the coders' gold, and the export. Nothing here calls a model."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from adri_pipeline.classification.corpus import (
 from adri_pipeline.classification.corrected import (
     MIN_CODED_FOR_PLANNING,
     CorrectedFindings,
+    cross_fitted_labels,
     estimation_sample,
     labels,
     model_errors,
@@ -38,6 +40,7 @@ from adri_pipeline.warehouse import (
     coding_samples,
     corpus_files,
     exclusions,
+    last_run,
     read_documents,
     read_results,
     result_sets,
@@ -123,7 +126,7 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     }
     try:
         corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
-    except CorpusMismatch as refused:
+    except NotCorrectable as refused:
         corrected_findings, out["corrected_refused"] = None, str(refused)
     if corrected_findings is not None:
         out["corrected"] = corrected_findings
@@ -177,7 +180,7 @@ def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, 
         values, _, _ = read_results(warehouse, model, codebook.content_hash)
         try:
             each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
-        except CorpusMismatch:  # it classified another corpus than the one drawn from: not comparable
+        except NotCorrectable:  # another corpus than the one drawn from, or no record of its training
             continue
         if each is not None:
             found.append(each)
@@ -187,8 +190,51 @@ def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, 
                              found[0].rounds)
 
 
-class CorpusMismatch(AdriError, ValueError):
+class NotCorrectable(AdriError, ValueError):
+    """Corrected findings refused: their premises (a draw of this corpus, gold a model did not learn
+    from) cannot be met."""
+
+
+class CorpusMismatch(NotCorrectable):
     """A random draw applied to a corpus other than the one it was drawn from."""
+
+
+def training_of(warehouse: Warehouse, model: str) -> dict | None:
+    """What `model` learned from, as its latest run recorded it (the embedded backend's `coded`
+    parameters: `trained_on`, the coded documents, and `training`, its settings); None for a model
+    that declares no training on codes. Read from the record, never guessed from the name."""
+    run = last_run(warehouse, model)
+    coded = json.loads(run["params"] or "{}").get("coded") if run else None
+    if coded is not None and "trained_on" not in coded:
+        raise NotCorrectable(f"{model} learned from coded documents, but its run did not record which: corrected "
+                             "findings would measure its errors on its own training data; classify again to record "
+                             "them")
+    return coded
+
+
+def model_labels(settings: Settings, codebook: Codebook, model: str, values: pl.DataFrame, gold: pl.DataFrame,
+                 sample: pl.DataFrame, training: dict | None) -> tuple[pl.DataFrame, list[str]]:
+    """(LABELS_SCHEMA rows the estimates are computed from, notes). A model that learned from drawn
+    documents is corrected out of fold (corrected.cross_fitted_labels): its errors on its own
+    training data are not its errors, and in-sample they narrow the interval to nothing."""
+    from adri_pipeline.classification.coders import answers_frame, cross_fitted_answers
+
+    seen = set(training["trained_on"]) if training else set()
+    if not seen & set(sample["doc_id"]):
+        return labels(values, gold, sample, codebook), []
+    drawn = sorted(set(sample["doc_id"]) & set(values["doc_id"]))
+    try:
+        held, rest = cross_fitted_answers(settings, training["training"], sorted(seen), drawn,
+                                          sorted(set(values["doc_id"])))
+    except ValueError as exc:
+        raise NotCorrectable(f"{model} learned from {len(seen & set(drawn))} drawn document(s) and cannot be "
+                             f"refitted without each fold of them ({exc})") from None
+    frames = [labels(answers_frame(model, held | answers).select("doc_id", "variable", "value"), gold, sample,
+                     codebook) for answers in rest]
+    return cross_fitted_labels(frames), [
+        f"{model} learned from {len(seen & set(drawn))} of the {len(drawn)} drawn documents: corrected out of fold "
+        f"({len(rest)}-fold cross-fitting: each drawn document answered by the model refitted without its fold, "
+        "the others by the folds' mean), so its errors are measured on documents it did not see"]
 
 
 def drawn_from(samples: pl.DataFrame, rounds: list[str], corpus: set[str]) -> list[str]:
@@ -250,7 +296,8 @@ def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, mode
                                                                        if v in coded_variables])
     missing = missing.join(values.select("doc_id", "variable").unique(), on=["doc_id", "variable"]).join(
         sample, on="doc_id")
-    rows = labels(values, gold, sample, codebook)
+    rows, fitted = model_labels(settings, codebook, model, values, gold, sample, training_of(warehouse, model))
+    notes += fitted
     table = worst_case_shares(rows, missing, codebook, width)
     notes += missing_gold_notes(missing)
     coded = rows.filter(pl.col("gold").is_not_null())["doc_id"].n_unique()

