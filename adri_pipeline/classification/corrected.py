@@ -59,7 +59,12 @@ CORRECTED_SCHEMA = {
     "corrected_share": pl.Float64, "corrected_low": pl.Float64, "corrected_high": pl.Float64,
     "corpus_share": pl.Float64, "corpus_low": pl.Float64, "corpus_high": pl.Float64,
     "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64,
-    "missing_gold": pl.Int64}
+    "missing_gold": pl.Int64, "corrected_se": pl.Float64}
+GROUP_SCHEMA = {"group": pl.String, **CORRECTED_SCHEMA}
+MIN_CODED_PER_GROUP = 10  # below this a group's coded sample is too thin for a normal interval: not corrected
+DIFFERENCE_SCHEMA = {"variable": pl.String, "value": pl.String, "label": pl.String, "first": pl.String,
+                     "second": pl.String, "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+                     "why_not": pl.String}
 BOUNDED = ("coders", "corrected", "corpus")  # the estimates the coders' gold enters
 
 
@@ -87,6 +92,7 @@ class CorrectedFindings:
     labels: pl.DataFrame  # LABELS_SCHEMA: what the estimates were computed from
     notes: list[str] = field(default_factory=list)  # what a reviewer must know (a stale or mixed sample)
     missing: pl.DataFrame | None = None  # coding.WITHOUT_GOLD_SCHEMA: drawn documents without gold, per variable
+    by_group: dict[str, pl.DataFrame] = field(default_factory=dict)  # "year", "source": corrected_by_group
 
 
 def estimation_sample(samples: pl.DataFrame, codebook_hash: str) -> tuple[pl.DataFrame, list[str], list[str]]:
@@ -223,7 +229,7 @@ def estimate(rows: pl.DataFrame) -> dict:
     if coded.height < 2 or uncoded.is_empty():
         return out | dict.fromkeys(("coders_share", "coders_low", "coders_high", "corrected_share",
                                     "corrected_low", "corrected_high", "corpus_share", "corpus_low",
-                                    "corpus_high"), math.nan)
+                                    "corpus_high", "corrected_se"), math.nan)
     coders = ppi_py.classical_mean_ci(y, w=w, alpha=alpha)
     rest = uncoded["model"].to_numpy()
     tuning = {}  # PPI++: λ estimated from the data
@@ -234,7 +240,17 @@ def estimate(rows: pl.DataFrame) -> dict:
     clip = lambda v: float(np.clip(np.ravel(v)[0], 0.0, 1.0))  # noqa: E731
     return out | {"coders_share": clip(np.average(y, weights=w)), "coders_low": clip(coders[0]),
                   "coders_high": clip(coders[1]), "corrected_share": clip(point), "corrected_low": clip(corrected[0]),
-                  "corrected_high": clip(corrected[1])} | corpus_estimate(y, y_hat, w, model)
+                  "corrected_high": clip(corrected[1]), "corrected_se": standard_error(corrected)} | corpus_estimate(
+                      y, y_hat, w, model)
+
+
+def standard_error(interval) -> float:
+    """The standard error a 95 % interval implies (its unclipped width over 2·z): what a difference
+    between two groups' independent estimates is built from (group_difference)."""
+    from scipy.stats import norm
+
+    low, high = (float(np.ravel(v)[0]) for v in interval)
+    return (high - low) / (2 * norm.ppf(1 - (1 - LEVEL) / 2))
 
 
 def corpus_estimate(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, everywhere: np.ndarray) -> dict:
@@ -362,12 +378,59 @@ def worst_case_shares(label_rows: pl.DataFrame, missing: pl.DataFrame, codebook:
         ((pl.col(f"{name}_share") + pl.col(f"{name}_share_1")) / 2).alias(f"{name}_share"),
         pl.min_horizontal(f"{name}_low", f"{name}_low_1").alias(f"{name}_low"),
         pl.max_horizontal(f"{name}_high", f"{name}_high_1").alias(f"{name}_high"))]
-    planned = [pl.max_horizontal(c, f"{c}_1").alias(c) for c in ("coded_for_width", "corpus_coded_for_width")]
+    planned = [pl.max_horizontal(c, f"{c}_1").alias(c) for c in ("coded_for_width", "corpus_coded_for_width",
+                                                                   "corrected_se")]
     counts = missing.group_by("variable").agg(pl.len().cast(pl.Int64).alias("_missing"))
     return (both.with_columns(*bounded, *planned).join(counts, on="variable", how="left")
             .with_columns((pl.col("coded") - pl.col("_missing").fill_null(0)).alias("coded"),
                           pl.col("_missing").fill_null(0).alias("missing_gold"))
             .select(*CORRECTED_SCHEMA))
+
+
+def corrected_by_group(label_rows: pl.DataFrame, missing: pl.DataFrame, groups: dict[str, str], codebook: Codebook,
+                       width: float = 0.10) -> pl.DataFrame:
+    """GROUP_SCHEMA: worst_case_shares within each group (a year, a source; `groups` maps doc_id to
+    it), from the group's own coded documents, so a trend rests on corrected shares, not on the model's
+    labels. `coded` is the group's own; a group with fewer than MIN_CODED_PER_GROUP coded documents is
+    too thin to correct and its estimates are left empty (the model's share stays, for what it is)."""
+    mapping = pl.DataFrame({"doc_id": list(groups), "group": [str(g) for g in groups.values()]},
+                           schema={"doc_id": pl.String, "group": pl.String})
+    rows = label_rows.join(mapping, on="doc_id", how="left").with_columns(pl.col("group").fill_null("unknown"))
+    empty = [pl.lit(math.nan).alias(f"{name}_{part}") for name in BOUNDED for part in ("share", "low", "high")]
+    frames = []
+    for (group,), part in rows.group_by("group", maintain_order=True):
+        own = missing.filter(pl.col("doc_id").is_in(part["doc_id"].unique().implode()))
+        table = worst_case_shares(part.drop("group"), own, codebook, width)
+        thin = table.filter(pl.col("coded") < MIN_CODED_PER_GROUP).with_columns(*empty, pl.lit(math.nan).alias(
+            "corrected_se"))
+        table = pl.concat([table.filter(pl.col("coded") >= MIN_CODED_PER_GROUP), thin])
+        frames.append(table.select(pl.lit(group).alias("group"), pl.all()))
+    if not frames:
+        return pl.DataFrame(schema=GROUP_SCHEMA)
+    return pl.concat(frames).select(*GROUP_SCHEMA).sort("group", "variable", "value")
+
+
+def group_difference(by_group: pl.DataFrame, first: str, second: str) -> pl.DataFrame:
+    """DIFFERENCE_SCHEMA: per (variable, value), the corrected share of group `second` minus that of
+    `first`, with its 95 % interval difference ± z·√(se₁² + se₂²): the two groups' coded documents are
+    disjoint draws, so their estimates are independent. None (`why_not` says) for a group too thin, or
+    with drawn documents without gold (its shares are bounds, not estimates)."""
+    from scipy.stats import norm
+
+    z = norm.ppf(1 - (1 - LEVEL) / 2)
+    a = by_group.filter(pl.col("group") == first)
+    b = by_group.filter(pl.col("group") == second)
+    rows = []
+    for row in a.join(b, on=["variable", "value"], suffix="_2").iter_rows(named=True):
+        why = ("too few coded in a group" if min(row["coded"], row["coded_2"]) < MIN_CODED_PER_GROUP else
+               "drawn documents without gold: bounds only" if row["missing_gold"] or row["missing_gold_2"] else
+               "no corrected estimate" if not (row["corrected_se"] >= 0 and row["corrected_se_2"] >= 0) else None)
+        difference = math.nan if why else row["corrected_share_2"] - row["corrected_share"]
+        half = math.nan if why else z * math.sqrt(row["corrected_se"] ** 2 + row["corrected_se_2"] ** 2)
+        rows.append({"variable": row["variable"], "value": row["value"], "label": row["label"], "first": first,
+                     "second": second, "difference": difference, "low": difference - half,
+                     "high": difference + half, "why_not": why})
+    return pl.DataFrame(rows, schema=DIFFERENCE_SCHEMA)
 
 
 def still_to_code(corrected: pl.DataFrame, planned: str = "coded_for_width") -> dict[str, int | None]:

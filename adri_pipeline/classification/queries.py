@@ -20,6 +20,7 @@ from adri_pipeline.classification.corpus import (
 from adri_pipeline.classification.corrected import (
     MIN_CODED_FOR_PLANNING,
     CorrectedFindings,
+    corrected_by_group,
     cross_fitted_labels,
     estimation_sample,
     labels,
@@ -256,6 +257,14 @@ def drawn_from(samples: pl.DataFrame, rounds: list[str], corpus: set[str]) -> li
     return notes
 
 
+def document_groups(warehouse: Warehouse, values: pl.DataFrame) -> dict[str, dict[str, str]]:
+    """Per grouping ("year", "source": the corpus file's name), each answered document's group."""
+    documents = read_documents(warehouse, values["doc_id"].unique().to_list())
+    years = documents["year"].cast(pl.String).fill_null("unknown")
+    sources = [Path(s).name if s else "unknown" for s in documents["source"]]
+    return {"year": dict(zip(documents["doc_id"], years)), "source": dict(zip(documents["doc_id"], sources))}
+
+
 def gold_of(settings: Settings, codebook: Codebook) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(gold: doc_id, variable, value; unresolved disagreements) of the coders' file."""
     from adri_pipeline.classification.agreement import load_codes
@@ -300,12 +309,14 @@ def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, mode
     notes += fitted
     table = worst_case_shares(rows, missing, codebook, width)
     notes += missing_gold_notes(missing)
+    by_group = {by: corrected_by_group(rows, missing, groups, codebook, width)
+                for by, groups in document_groups(warehouse, values).items()}
     coded = rows.filter(pl.col("gold").is_not_null())["doc_id"].n_unique()
     if coded < MIN_CODED_FOR_PLANNING:
         notes.append(f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
                      "and how many more to code is not planned yet")
     return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table),
-                             still_to_code(table, "corpus_coded_for_width"), rows, notes, missing)
+                             still_to_code(table, "corpus_coded_for_width"), rows, notes, missing, by_group)
 
 
 def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,

@@ -383,3 +383,55 @@ def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narr
     assert any("corrected out of fold" in note for note in found.notes)
     errors = models_against_gold(settings, width=0.2).errors[trained].filter(pl.col("variable") == "abordagem")
     assert errors["found"].sum() < errors["coded_with"].sum()  # out of fold it does not reproduce the gold
+
+
+def test_each_group_is_corrected_by_its_own_coded_documents_and_two_groups_differ_with_an_interval():
+    """Issue 54, item 5 (the brief's item 4): a trend claim rested on the model's labels. Per group the
+    corrected share is the estimator's on the group's rows alone; a group under 10 coded is not
+    corrected; the difference of two groups is their shares' with z·√(se₁² + se₂²)."""
+    from adri_pipeline.classification.corrected import corrected_by_group, group_difference
+
+    rng = np.random.default_rng(11)
+    frames, groups = [], {}
+    for year, share, coded in (("2019", 0.2, 60), ("2020", 0.5, 60), ("2021", 0.4, 5)):
+        rows, _ = simulated(rng, documents=300, coded=coded, share=share)
+        ids = [f"{year}-{i:03d}" for i in range(300)]
+        groups.update(dict.fromkeys(ids, year))
+        frames.append(rows.select(pl.lit("abordagem").alias("variable"), pl.lit("qualitativa").alias("value"),
+                                  pl.Series("doc_id", ids), "model", "gold", "weight"))
+    rows = pl.concat(frames).cast(LABELS_SCHEMA)
+    missing = pl.DataFrame(schema={"variable": pl.String, "doc_id": pl.String, "weight": pl.Float64})
+    by_year = corrected_by_group(rows, missing, groups, settings_codebook())
+    assert dict(by_year.select("group", "coded").iter_rows()) == {"2019": 60, "2020": 60, "2021": 5}
+    for year in ("2019", "2020"):
+        alone = estimate(rows.filter(pl.col("doc_id").str.starts_with(year)))
+        row = by_year.filter(pl.col("group") == year).row(0, named=True)
+        assert (row["corrected_low"], row["corrected_high"]) == (alone["corrected_low"], alone["corrected_high"])
+    assert np.isnan(by_year.filter(pl.col("group") == "2021")["corrected_share"][0])
+
+    [difference] = group_difference(by_year, "2019", "2020").iter_rows(named=True)
+    first, second = (by_year.filter(pl.col("group") == g).row(0, named=True) for g in ("2019", "2020"))
+    assert difference["difference"] == pytest.approx(second["corrected_share"] - first["corrected_share"])
+    half = 1.959964 * np.hypot(first["corrected_se"], second["corrected_se"])
+    assert (difference["low"], difference["high"]) == pytest.approx((difference["difference"] - half,
+                                                                     difference["difference"] + half))
+    assert difference["low"] > 0  # 20 % against 50 %: the trend is there
+    assert group_difference(by_year, "2019", "2021")["why_not"][0] == "too few coded in a group"
+
+
+def test_findings_by_year_and_source_are_corrected_per_group(classified, tmp_path, capsys):
+    """`adri findings --by year|source` printed model-only shares per group; now each group's corrected
+    shares with its own coded documents, or that it is too thin."""
+    settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
+    drawn = draw_random(settings, "random-1", 15, seed=5)
+    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
+    base = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders",
+            str(settings.coders), "--holdout", str(settings.holdout)]
+    assert main(base + ["--by", "year"]) == 0
+    printed = capsys.readouterr().out
+    assert "corrected by year (each year's own coded documents" in printed
+    assert "too thin (" in printed and "no corrected difference: fewer than two years have 10 coded" in printed
+    assert main(base + ["--por", "source"]) == 0
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("  source sample_corpus.jsonl (coded 15 of "))
+    assert "%" in line and "too thin" not in line
