@@ -34,6 +34,12 @@ corrected per technique.
 Only a random sample can correct: documents picked by `adri suggest` (active learning) are chosen
 for being hard, and their errors are not the corpus's. `draw` draws one; `adri code start --random N`
 records it with the round.
+
+What else the intervals assume, and where it is enforced (queries.corrected): the draw is of the
+corpus corrected (`population_hash`; reserved documents never counted); every drawn document has gold
+(those without bound the intervals, `worst_case_shares`); and the model did not learn from the drawn
+documents (one that did is corrected out of fold, `cross_fitted_labels`). Per year or source,
+`corrected_by_group` runs the same estimators on each group's rows and `group_difference` compares two.
 """
 
 from __future__ import annotations

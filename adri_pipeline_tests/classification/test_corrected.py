@@ -435,3 +435,19 @@ def test_findings_by_year_and_source_are_corrected_per_group(classified, tmp_pat
     printed = capsys.readouterr().out
     line = next(x for x in printed.splitlines() if x.startswith("  source sample_corpus.jsonl (coded 15 of "))
     assert "%" in line and "too thin" not in line
+
+
+def test_a_draw_made_elsewhere_is_recorded_from_its_ids_and_a_reserved_id_is_refused(classified, tmp_path, capsys):
+    """The shipped pilot round (data/coders/pilot_random.ids) was drawn outside the CLI; `adri code draw
+    --ids` records such a draw, with its corpus, so `adri findings` can correct by it."""
+    ids = tmp_path / "drawn.ids"
+    base = ["code", "draw", "--round", "elsewhere", "--seed", "7", "--warehouse", str(classified.warehouse),
+            "--codebook", str(PILOT), "--holdout", str(classified.holdout), "--ids", str(ids)]
+    ids.write_text("sample-001\nsample-003\n", encoding="utf-8")
+    assert main(base) == 2 and "cannot be drawn from the classified corpus" in capsys.readouterr().err
+    ids.write_text("# drawn elsewhere\nsample-003\nsample-004\nsample-005\n", encoding="utf-8")
+    assert main(base) == 0
+    assert "round elsewhere: 3 document(s) drawn at random (seed 7)" in capsys.readouterr().out
+    recorded = Warehouse(classified.warehouse).query("SELECT * FROM coding_samples")
+    assert recorded["doc_id"].to_list() == ["sample-003", "sample-004", "sample-005"]
+    assert set(recorded["method"]) == {"random"} and recorded["population_hash"].n_unique() == 1
