@@ -20,6 +20,7 @@ from adri_pipeline.classification.corrected import (
     draw,
     estimate,
     narrowest_width,
+    with_gold_taken_as,
 )
 from adri_pipeline.classification.queries import CorpusMismatch, corrected_findings, findings, models_against_gold
 from adri_pipeline.classification.rounds import RoundError, draw_random
@@ -302,10 +303,14 @@ def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classifi
     note = next(n for n in found.notes if n.startswith("abordagem: 3 drawn document(s) without gold"))
     assert f"disputed: {drawn[0]}" in note and f"not coded: {drawn[13]}, {drawn[14]}" in note
     silent = corrected_shares(found.labels, settings_codebook(), 0.2).filter(pl.col("variable") == "abordagem")
-    for bounded, dropped in zip(abordagem.sort("value").iter_rows(named=True), silent.sort("value").iter_rows(named=True)):
-        assert bounded["corrected_low"] <= dropped["corrected_low"] and bounded["corrected_high"] >= dropped["corrected_high"]
-    assert (abordagem["corrected_high"] - abordagem["corrected_low"]).sum() > (
-        silent["corrected_high"] - silent["corrected_low"]).sum()
+    missing = found.missing.join(pl.DataFrame({"doc_id": drawn, "weight": 1.0}), on="doc_id")
+    as_none, as_each = (corrected_shares(with_gold_taken_as(found.labels, missing, fill), settings_codebook(), 0.2)
+                        .filter(pl.col("variable") == "abordagem").sort("value") for fill in (0.0, 1.0))
+    bounds = abordagem.sort("value")
+    assert (bounds["corrected_low"] <= as_none["corrected_low"]).all()
+    assert (bounds["corrected_high"] >= as_each["corrected_high"]).all()
+    assert (bounds["corrected_high"] - bounds["corrected_low"]).sum() > (
+        silent["corrected_high"] - silent["corrected_low"]).sum()  # what the silent drop-out hid
 
     argv = ["code", "pending", "--round", "random-1", "--warehouse", str(settings.warehouse), "--codebook",
             str(PILOT), "--coders", str(settings.coders)]
