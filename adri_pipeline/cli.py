@@ -110,7 +110,7 @@ def cmd_suggest(settings: Settings, options: SuggestOptions) -> int:
 
 
 class CodeOptions(BaseModel):
-    action: Annotated[Literal["start", "pull", "draw"], Flag(positional=True)]
+    action: Annotated[Literal["start", "pull", "draw", "pending"], Flag(positional=True)]
     round: Annotated[str, Flag(aliases=("--rodada",), required=("code",), help="the round's name, e.g. round-1")] = ""
     pass_name: Annotated[Literal["blind", "review", "adjudication"], Flag(
         name="--pass", aliases=("--etapa",), actions=("start",), help="blind (two coders or more, no model answer), review "
@@ -118,8 +118,8 @@ class CodeOptions(BaseModel):
                                                  "disagreements)")] = "blind"
     coders_list: Annotated[str | None, Flag(name="--coder", aliases=("--codificador",), actions=("start",), help="the coders' "
                                             "Label Studio e-mails, comma-separated")] = None
-    ids: Annotated[Path | None, Flag(actions=("start",), help="the round's document ids, one per line (default: what adri "
-                                          "suggest picks)")] = None
+    ids: Annotated[Path | None, Flag(actions=("start", "draw"), help="the round's document ids, one per line (default: "
+                                     "what adri suggest picks); draw: ids drawn at random elsewhere, recorded")] = None
     n: Annotated[PositiveInt, Flag(aliases=("--limite",), actions=("start",), help="how many documents adri suggest "
                                                                                    "picks")] = 10
     random: Annotated[PositiveInt | None, Flag(aliases=("--aleatorio",), actions=("start", "draw"), help="this many documents drawn "
@@ -145,23 +145,11 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
               f"disagreement(s) between blind coders")
         print(f"wrote {pulled.csv}: adri agree --coders {pulled.csv}")
         return 0
+    if options.action == "pending":
+        return _code_pending(settings, options.round)
     if options.action == "draw" or options.random:
-        if not options.random:
-            raise SystemExit("error: adri code draw needs --random N (how many documents to draw)")
-        if options.ids:
-            raise SystemExit("error: --random draws the round's documents; give it or --ids, not both")
-        if options.action == "start":
-            rounds.reach_label_studio(settings)
-        sample = rounds.draw_random(settings, options.round, options.random, options.seed, options.stratify)
-        print(f"round {options.round}: {sample.height} document(s) drawn at random (seed {options.seed}"
-              f"{', within each ' + options.stratify if options.stratify else ''}) of {sample['population'][0]} "
-              "classified; recorded for corrected findings")
+        sample = _code_draw(settings, options)
         if options.action == "draw":
-            path = options.out or Path(settings.warehouse).parent / "coding" / f"{options.round}.ids"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(f"{doc_id}\n" for doc_id in sample["doc_id"]), encoding="utf-8")
-            print(f"wrote {path}: code these documents (adri code start --round {options.round} --ids {path}, "
-                  f"or by hand in a coders' CSV with round {options.round})")
             return 0
     coders = [c.strip() for c in (options.coders_list or "").split(",") if c.strip()]
     ids = rounds.read_ids(options.ids) if options.ids else None
@@ -171,6 +159,48 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
     print(f"round {opened.round}, {opened.pass_name} pass: {opened.documents} document(s)")
     for project in opened.projects:
         print(f"{project.coder or '(any coder)'}\t{project.url}")
+    return 0
+
+
+def _code_draw(settings: Settings, options: CodeOptions):
+    """`adri code draw` (or `start --random N`): the round's random documents, drawn and recorded;
+    `draw --ids FILE` records a uniform draw made elsewhere (the shipped pilot round's)."""
+    from adri_pipeline.classification import rounds
+
+    given = rounds.read_ids(options.ids) if options.ids and options.action == "draw" else None
+    if not options.random and given is None:
+        raise SystemExit("error: adri code draw needs --random N (how many documents to draw) or --ids FILE")
+    if options.ids and options.random:
+        raise SystemExit("error: --random draws the round's documents; give it or --ids, not both")
+    if options.action == "start":
+        rounds.reach_label_studio(settings)
+    sample = rounds.draw_random(settings, options.round, options.random or 0, options.seed, options.stratify, given)
+    print(f"round {options.round}: {sample.height} document(s) drawn at random (seed {options.seed}"
+          f"{', within each ' + options.stratify if options.stratify else ''}) of {sample['population'][0]} "
+          "classified; recorded for corrected findings")
+    if sample["strata_left_out"][0]:
+        print(f"warning: no document drawn from {options.stratify} {sample['strata_left_out'][0]} (too few for every "
+              "stratum): recorded; those documents cannot be corrected for")
+    if options.action == "draw":
+        path = options.out or Path(settings.warehouse).parent / "coding" / f"{options.round}.ids"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"{doc_id}\n" for doc_id in sample["doc_id"]), encoding="utf-8")
+        print(f"wrote {path}: code these documents (adri code start --round {options.round} --ids {path}, "
+              f"or by hand in a coders' CSV with round {options.round})")
+    return sample
+
+
+def _code_pending(settings: Settings, round_name: str) -> int:
+    """`adri code pending`: the round's documents without gold, per variable, disputed or not coded."""
+    from adri_pipeline.classification import rounds
+
+    missing = rounds.pending(settings, round_name)
+    for doc_id, variable, reason, values in missing.iter_rows():
+        print(f"{doc_id}\t{variable}\t{reason}{chr(9) + values if values else ''}")
+    disputed = int((missing["reason"] == "disputed").sum())
+    print(f"round {round_name}: {missing.height} (document, variable) pair(s) without gold: {disputed} disputed "
+          f"(adjudicate: adri code start --round {round_name} --pass adjudication), {missing.height - disputed} not "
+          "coded; until then corrected findings bound their intervals (docs/findings.md)")
     return 0
 
 
@@ -432,8 +462,10 @@ COMMANDS = (
     Command("agree", cmd_agree, AgreeOptions, "agreement and kappa against human coders", ("concordancia",)),
     Command("suggest", cmd_suggest, SuggestOptions, "which documents to code next", ("sugerir",)),
     Command("code", cmd_code, CodeOptions, "a coding round in Label Studio: start a pass, pull the codes",
-            ("codificar",), publishes_snapshot=True, action_help={"start": "open a pass of the round in Label Studio", "pull": "pull every code of the "
-                             "round back into a CSV", "draw": "only draw the round's random documents (<round>.ids)"}),
+            ("codificar",), publishes_snapshot=True, action_help={
+                "start": "open a pass of the round in Label Studio", "pull": "pull every code of the round back "
+                "into a CSV", "draw": "only draw the round's random documents (<round>.ids)",
+                "pending": "the round's documents without gold, per variable: to adjudicate or code"}),
     Command("review", cmd_review, ReviewOptions, "write the static review pages (HTML)", ("revisar",)),
     Command("findings", cmd_findings, FindingsOptions, "what the corpus says: shares per variable", ("achados",)),
     Command("export", cmd_export, ExportOptions, "results as one row per document (csv, parquet, xlsx)",

@@ -81,7 +81,7 @@ class Settings(BaseSettings):
                                                help="corpus holding the coded documents, if not in the "
                                                     "warehouse")] = None
     # ids reserved for independent evaluation: never trained on, never suggested for coding
-    holdout: Annotated[Path | None, Flag(("agree", "suggest", "code"), help="ids reserved for independent evaluation "
+    holdout: Annotated[Path | None, Flag(("agree", "suggest", "code", "findings"), help="ids reserved for independent evaluation "
                                                                     "(never used)")] = Field(
         default_factory=lambda: _existing(SHARED_DATA / "corpus" / "holdout_ids.txt"))
     # the shared ledger (PostgreSQL) many classification runs commit to at once, e.g.

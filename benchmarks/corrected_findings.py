@@ -26,14 +26,13 @@ import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adri_pipeline.classification.codebook import load_codebook  # noqa: E402
 from adri_pipeline.classification.coders import id_lines  # noqa: E402
 from adri_pipeline.classification.corrected import estimate  # noqa: E402
 from adri_pipeline.classification.queries import corrected_findings  # noqa: E402
+from adri_pipeline.classification.rounds import draw_random  # noqa: E402
 from adri_pipeline.classification.service import classify_corpus_file  # noqa: E402
 from adri_pipeline.config import DATA, SHARED_DATA, Settings  # noqa: E402
 from adri_pipeline.reports.findings_text import corrected_lines  # noqa: E402
-from adri_pipeline.warehouse import Warehouse, store_coding_sample  # noqa: E402
 
 RANDOM_ROUND = 120  # data/coders/GUIDE.md: the first 120 documents of the file were drawn at random
 DRAW_SEED = 20261130
@@ -79,10 +78,7 @@ def real_abstracts(folder: Path) -> dict | None:
     started = time.perf_counter()
     classify_corpus_file(settings)
     classified_s = time.perf_counter() - started
-    store_coding_sample(Warehouse(settings.warehouse), pl.DataFrame({
-        "round": "pilot-random", "doc_id": drawn, "method": "random", "seed": DRAW_SEED, "stratified_by": "",
-        "stratum": "", "weight": 1.0, "population": len(kept),
-        "codebook_hash": load_codebook(settings.codebook).content_hash, "model": ""}))
+    draw_random(settings, "pilot-random", 0, DRAW_SEED, drawn_ids=drawn)  # as `adri code draw --ids` records it
     found = corrected_findings(settings.model_copy(update={"coders": codes}))
     return {"documents": len(kept), "coded": found.coded, "classified_s": round(classified_s, 1), "found": found}
 

@@ -241,3 +241,20 @@ def cross_validate(coded: list[CodedDocument], codebook: Codebook, params: Train
         for i in test:
             predictions.append(FoldPrediction(coded[i].doc_id, fitted.predict(coded[i].vectors)[0], seen))
     return predictions
+
+
+def fold_models(training: list[CodedDocument], held: list[str], codebook: Codebook, params: TrainingParams,
+                folds: int = 5) -> tuple[dict[str, int], list[CodedModel]]:
+    """(the fold of each `held` document, one model per fold): cross-fitting for corrected findings.
+    The held documents (a random draw) are dealt into `folds` folds at random (seeded, so the same
+    draw gives the same folds); the k-th model is fitted on `training` without fold k's documents, so
+    each held document is answered by a model that never saw it and every other document by all of
+    them (Zrnic and Candès 2024, cross-prediction-powered inference)."""
+    held = sorted(set(held))
+    order = np.random.default_rng(0).permutation(len(held))
+    fold_of = {held[i]: rank % folds for rank, i in enumerate(order)}
+    models = []
+    for k in range(folds):
+        kept = [d for d in training if fold_of.get(d.doc_id) != k]
+        models.append(fit(kept, codebook, params, digest=f"cross-fitting fold {k}"))
+    return fold_of, models

@@ -46,6 +46,7 @@ from adri_pipeline.classification.coded_model import (
     TrainingParams,
     cross_validate,
     fit,
+    fold_models,
     model_digest,
 )
 from adri_pipeline.classification.coding import NO_CODER, audit_codes, audit_shares, gold_codes
@@ -256,6 +257,29 @@ def embedded_backend(context: RunContext) -> EmbeddedBackend:
     if context.settings.coders is None:
         return EmbeddedBackend(memory_floor_mb=floor)
     return EmbeddedBackend(trained=deferred_fit(context), memory_floor_mb=floor)
+
+
+def cross_fitted_answers(settings: Settings, training: dict, trained_on: list[str], held: list[str],
+                         corpus: list[str], folds: int = 5) -> tuple[dict[str, dict], list[dict[str, dict]]]:
+    """(each `held` document's answer by the fold model fitted without it; per fold model, its answers
+    on the other documents of `corpus`) for a model trained on the coders' codes of `trained_on` with
+    the settings `training` (what its run recorded): coded_model.fold_models, on the coders' file as it
+    is now. Vectors come from the warehouse cache (embedded once). ValueError when a fold cannot be
+    fitted (a variable coded only in one fold)."""
+    context = RunContext.load(settings)
+    known = set(trained_on)
+    sample = [d for d in coded_sample(context).documents if d.doc_id in known]
+    fold_of, models = fold_models(sample, held, context.codebook, TrainingParams(**training),
+                                  max(2, min(folds, len(set(held)))))
+    documents = coded_documents(settings, context.warehouse, corpus, settings.coders_corpus)
+    answered, rest = {}, [{} for _ in models]
+    for document, vectors in zip(documents, document_vectors(context.warehouse, documents)):
+        if document.doc_id in fold_of:
+            answered[document.doc_id] = models[fold_of[document.doc_id]].predict(vectors)[0]
+            continue
+        for k, model in enumerate(models):
+            rest[k][document.doc_id] = model.predict(vectors)[0]
+    return answered, rest
 
 
 # -- agreement ------------------------------------------------------------------------------------------

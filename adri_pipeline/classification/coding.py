@@ -94,3 +94,23 @@ def audit_shares(audits: pl.DataFrame) -> pl.DataFrame:
     statuses = [s for s in ("literal", "approximate", "absent", "waived") if s in counts.columns]
     return counts.select("round", "pass", "coder", pl.sum_horizontal(statuses).cast(pl.Int64).alias("codes"),
                          *statuses).sort("round", "pass", "coder")
+
+
+WITHOUT_GOLD_SCHEMA = {"doc_id": pl.String, "variable": pl.String, "reason": pl.String, "values": pl.String}
+
+
+def without_gold(doc_ids: list[str], gold: pl.DataFrame, unresolved: pl.DataFrame,
+                 variables: list[str]) -> pl.DataFrame:
+    """WITHOUT_GOLD_SCHEMA: per variable, the documents of `doc_ids` (a round's, or a random draw's)
+    with no gold for it: `disputed` (the blind coders disagree and nobody adjudicated; `values` says who
+    answered what) or `not coded`. These are the hard documents: left out in silence, the sample would
+    measure the model on the easy ones only."""
+    keys = pl.DataFrame({"doc_id": list(dict.fromkeys(doc_ids))}, schema={"doc_id": pl.String}).join(
+        pl.DataFrame({"variable": variables}, schema={"variable": pl.String}), how="cross")
+    disputed = unresolved.select("doc_id", "variable", pl.col("values").list.join("; ")).unique(["doc_id", "variable"])
+    return (keys.join(gold.select("doc_id", "variable").unique(), on=["doc_id", "variable"], how="anti")
+            .join(disputed, on=["doc_id", "variable"], how="left")
+            .select("doc_id", "variable",
+                    pl.when(pl.col("values").is_not_null()).then(pl.lit("disputed")).otherwise(pl.lit("not coded"))
+                    .alias("reason"), "values")
+            .cast(WITHOUT_GOLD_SCHEMA).sort("variable", "doc_id"))

@@ -34,6 +34,12 @@ corrected per technique.
 Only a random sample can correct: documents picked by `adri suggest` (active learning) are chosen
 for being hard, and their errors are not the corpus's. `draw` draws one; `adri code start --random N`
 records it with the round.
+
+What else the intervals assume, and where it is enforced (queries.corrected): the draw is of the
+corpus corrected (`population_hash`; reserved documents never counted); every drawn document has gold
+(those without bound the intervals, `worst_case_shares`); and the model did not learn from the drawn
+documents (one that did is corrected out of fold, `cross_fitted_labels`). Per year or source,
+`corrected_by_group` runs the same estimators on each group's rows and `group_difference` compares two.
 """
 
 from __future__ import annotations
@@ -58,7 +64,14 @@ CORRECTED_SCHEMA = {
     "coders_share": pl.Float64, "coders_low": pl.Float64, "coders_high": pl.Float64,
     "corrected_share": pl.Float64, "corrected_low": pl.Float64, "corrected_high": pl.Float64,
     "corpus_share": pl.Float64, "corpus_low": pl.Float64, "corpus_high": pl.Float64,
-    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64}
+    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64,
+    "missing_gold": pl.Int64, "corrected_se": pl.Float64}
+GROUP_SCHEMA = {"group": pl.String, **CORRECTED_SCHEMA}
+MIN_CODED_PER_GROUP = 10  # below this a group's coded sample is too thin for a normal interval: not corrected
+DIFFERENCE_SCHEMA = {"variable": pl.String, "value": pl.String, "label": pl.String, "first": pl.String,
+                     "second": pl.String, "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64,
+                     "why_not": pl.String}
+BOUNDED = ("coders", "corrected", "corpus")  # the estimates the coders' gold enters
 
 
 ERRORS_SCHEMA = {
@@ -84,6 +97,8 @@ class CorrectedFindings:
     to_code_corpus: dict[str, int | None]  # per variable: still_to_code, for this corpus's own share
     labels: pl.DataFrame  # LABELS_SCHEMA: what the estimates were computed from
     notes: list[str] = field(default_factory=list)  # what a reviewer must know (a stale or mixed sample)
+    missing: pl.DataFrame | None = None  # coding.WITHOUT_GOLD_SCHEMA: drawn documents without gold, per variable
+    by_group: dict[str, pl.DataFrame] = field(default_factory=dict)  # "year", "source": corrected_by_group
 
 
 def estimation_sample(samples: pl.DataFrame, codebook_hash: str) -> tuple[pl.DataFrame, list[str], list[str]]:
@@ -106,12 +121,21 @@ def estimation_sample(samples: pl.DataFrame, codebook_hash: str) -> tuple[pl.Dat
     return used.select("doc_id", "weight").unique("doc_id", keep="last"), rounds, notes
 
 
+def population_hash(doc_ids) -> str:
+    """What a draw was drawn from, as a hash of its sorted document ids: corrected findings compare it
+    with the corpus they correct, so a draw is never applied to another one (a corpus grown since, or
+    cut by --limit or --source)."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(sorted(set(doc_ids))).encode("utf-8")).hexdigest()
+
+
 def draw(population: list[str], n: int, seed: int, strata: dict[str, str] | None = None) -> pl.DataFrame:
     """A simple random sample of `n` documents of `population` (without replacement, numpy's seeded
-    generator), or with `strata` (doc_id -> year or source) a stratified one with proportional
-    allocation (largest remainder); each document's weight is its stratum's size over the documents
-    drawn from it, scaled so that a simple sample's weights are all 1. A stratum too small for one
-    document at this `n` is not drawn from: the round records the strata it has."""
+    generator), or with `strata` (doc_id -> year or source) a stratified one (stratum_sizes); each
+    document's weight is its stratum's size over the documents drawn from it, scaled so that a simple
+    sample's weights are all 1. A stratum given no document (only when `n` is below the number of
+    strata) is missing from the sample: the caller records it (inclusion probability zero)."""
     population = sorted(set(population))
     if n > len(population):
         raise ValueError(f"a sample of {n} from {len(population)} documents: draw at most {len(population)}")
@@ -123,16 +147,29 @@ def draw(population: list[str], n: int, seed: int, strata: dict[str, str] | None
     groups: dict[str, list[str]] = {}
     for doc_id in population:
         groups.setdefault(str(strata.get(doc_id, "unknown")), []).append(doc_id)
-    quotas = {g: n * len(ids) / len(population) for g, ids in sorted(groups.items())}
-    sizes = {g: math.floor(q) for g, q in quotas.items()}  # largest remainder: the sizes add up to n
-    for g in sorted(quotas, key=lambda g: (sizes[g] - quotas[g], g))[: n - sum(sizes.values())]:
-        sizes[g] += 1
     rows = []
-    for group, size in sizes.items():
+    for group, size in stratum_sizes({g: len(ids) for g, ids in sorted(groups.items())}, n).items():
         ids = groups[group]
         for i in sorted(rng.choice(len(ids), size=size, replace=False)):
             rows.append({"doc_id": ids[i], "stratum": group, "weight": len(ids) / size * n / len(population)})
     return pl.DataFrame(rows, schema=SAMPLE_SCHEMA).sort("doc_id")
+
+
+def stratum_sizes(sizes: dict[str, int], n: int) -> dict[str, int]:
+    """How many of `n` to draw from each stratum: proportional allocation (largest remainder, so they add
+    up to n), then every stratum at least one document while n allows it (taken from the stratum with
+    the most), since a stratum drawn from zero times has inclusion probability zero and no weight can
+    stand for it. Strata of zero are left out of the answer."""
+    total = sum(sizes.values())
+    quotas = {g: n * size / total for g, size in sizes.items()}
+    out = {g: math.floor(q) for g, q in quotas.items()}
+    for g in sorted(quotas, key=lambda g: (out[g] - quotas[g], g))[: n - sum(out.values())]:
+        out[g] += 1
+    for g in sorted(sizes, key=lambda g: (sizes[g], g)):
+        richest = max(out, key=lambda h: (out[h], h))
+        if out[g] == 0 and out[richest] > 1:
+            out[g], out[richest] = 1, out[richest] - 1
+    return {g: size for g, size in out.items() if size}
 
 
 def _takes(rows: pl.DataFrame, variable: str, value: str, name: str) -> pl.DataFrame:
@@ -169,6 +206,20 @@ def labels(model_values: pl.DataFrame, gold_values: pl.DataFrame, sample: pl.Dat
         pl.DataFrame(schema=LABELS_SCHEMA)
 
 
+def cross_fitted_labels(per_fold: list[pl.DataFrame]) -> pl.DataFrame:
+    """LABELS_SCHEMA from one `labels` frame per fold model, each holding the drawn documents' answers
+    by the model fitted without them and the other documents' by that fold's model: `model` is the
+    mean over the folds (a value a fold never gave counts 0). Every drawn document has the same answer
+    in each frame, so it stays its out-of-fold answer; an undrawn one gets the folds' mean, and with
+    λ = 1 the PPI estimate on this frame is `ppi_py.crossppi_mean_pointestimate` and its interval
+    `crossppi_mean_ci` (a test checks both), with the draw's weights when it was stratified."""
+    keys = ["variable", "value", "doc_id"]
+    return (pl.concat(per_fold).group_by(keys, maintain_order=True)
+            .agg((pl.col("model").sum() / len(per_fold)).alias("model"), pl.col("gold").first(),
+                 pl.col("weight").first())
+            .select(*LABELS_SCHEMA).cast(LABELS_SCHEMA).sort("variable", "value", "doc_id"))
+
+
 def estimate(rows: pl.DataFrame) -> dict:
     """The three estimates of one (variable, value), with their intervals, from its `labels` rows."""
     import ppi_py
@@ -184,7 +235,7 @@ def estimate(rows: pl.DataFrame) -> dict:
     if coded.height < 2 or uncoded.is_empty():
         return out | dict.fromkeys(("coders_share", "coders_low", "coders_high", "corrected_share",
                                     "corrected_low", "corrected_high", "corpus_share", "corpus_low",
-                                    "corpus_high"), math.nan)
+                                    "corpus_high", "corrected_se"), math.nan)
     coders = ppi_py.classical_mean_ci(y, w=w, alpha=alpha)
     rest = uncoded["model"].to_numpy()
     tuning = {}  # PPI++: λ estimated from the data
@@ -195,7 +246,17 @@ def estimate(rows: pl.DataFrame) -> dict:
     clip = lambda v: float(np.clip(np.ravel(v)[0], 0.0, 1.0))  # noqa: E731
     return out | {"coders_share": clip(np.average(y, weights=w)), "coders_low": clip(coders[0]),
                   "coders_high": clip(coders[1]), "corrected_share": clip(point), "corrected_low": clip(corrected[0]),
-                  "corrected_high": clip(corrected[1])} | corpus_estimate(y, y_hat, w, model)
+                  "corrected_high": clip(corrected[1]), "corrected_se": standard_error(corrected)} | corpus_estimate(
+                      y, y_hat, w, model)
+
+
+def standard_error(interval) -> float:
+    """The standard error a 95 % interval implies (its unclipped width over 2·z): what a difference
+    between two groups' independent estimates is built from (group_difference)."""
+    from scipy.stats import norm
+
+    low, high = (float(np.ravel(v)[0]) for v in interval)
+    return (high - low) / (2 * norm.ppf(1 - (1 - LEVEL) / 2))
 
 
 def corpus_estimate(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, everywhere: np.ndarray) -> dict:
@@ -289,12 +350,93 @@ def corrected_shares(label_rows: pl.DataFrame, codebook: Codebook, width: float 
     for (variable, value), group in label_rows.group_by("variable", "value", maintain_order=True):
         rows.append({"variable": variable, "value": value, **estimate(group),
                      "coded_for_width": coded_for(group, width), "narrowest_width": narrowest_width(group),
-                     "corpus_coded_for_width": corpus_coded_for(group, width)})
+                     "corpus_coded_for_width": corpus_coded_for(group, width), "missing_gold": 0})
     frame = pl.DataFrame(rows, schema={k: v for k, v in CORRECTED_SCHEMA.items() if k != "label"})
     order = {name: i for i, name in enumerate(codebook.variables)}
     return (_labelled(frame, codebook).with_columns(pl.col("variable").replace_strict(order, default=len(order))
                                                     .alias("_order"))
             .sort("_order", "model_share", descending=[False, True]).drop("_order").select(*CORRECTED_SCHEMA))
+
+
+def with_gold_taken_as(label_rows: pl.DataFrame, missing: pl.DataFrame, fill: float) -> pl.DataFrame:
+    """`label_rows` with each drawn document that has no gold for a variable (`missing`: variable,
+    doc_id, weight) coded as `fill` for every value of it: 0.0, it takes none; 1.0, it takes each."""
+    joined = label_rows.join(missing.select("variable", "doc_id", pl.col("weight").alias("_drawn")),
+                             on=["variable", "doc_id"], how="left")
+    return joined.with_columns(
+        pl.when(pl.col("_drawn").is_not_null()).then(pl.lit(fill)).otherwise(pl.col("gold")).alias("gold"),
+        pl.coalesce("_drawn", "weight").alias("weight")).drop("_drawn")
+
+
+def worst_case_shares(label_rows: pl.DataFrame, missing: pl.DataFrame, codebook: Codebook,
+                      width: float = 0.10) -> pl.DataFrame:
+    """corrected_shares when drawn documents have no gold (`missing`: variable, doc_id, weight): they
+    are the hard ones, so dropping them would measure the model on the easy ones. Each share is
+    computed with their gold taken as 0 and as 1; its interval runs from the lower of the two lows to
+    the higher of the two highs (a worst-case bound, Manski's), its share is the middle of the two, and
+    `missing_gold` counts them. With nothing missing it is corrected_shares exactly."""
+    if missing.is_empty():
+        return corrected_shares(label_rows, codebook, width)
+    low, high = (corrected_shares(with_gold_taken_as(label_rows, missing, fill), codebook, width) for fill in (0.0, 1.0))
+    keys = ["variable", "value"]
+    both = low.join(high, on=keys, suffix="_1", how="left")
+    bounded = [expression for name in BOUNDED for expression in (
+        ((pl.col(f"{name}_share") + pl.col(f"{name}_share_1")) / 2).alias(f"{name}_share"),
+        pl.min_horizontal(f"{name}_low", f"{name}_low_1").alias(f"{name}_low"),
+        pl.max_horizontal(f"{name}_high", f"{name}_high_1").alias(f"{name}_high"))]
+    planned = [pl.max_horizontal(c, f"{c}_1").alias(c) for c in ("coded_for_width", "corpus_coded_for_width",
+                                                                   "corrected_se")]
+    counts = missing.group_by("variable").agg(pl.len().cast(pl.Int64).alias("_missing"))
+    return (both.with_columns(*bounded, *planned).join(counts, on="variable", how="left")
+            .with_columns((pl.col("coded") - pl.col("_missing").fill_null(0)).alias("coded"),
+                          pl.col("_missing").fill_null(0).alias("missing_gold"))
+            .select(*CORRECTED_SCHEMA))
+
+
+def corrected_by_group(label_rows: pl.DataFrame, missing: pl.DataFrame, groups: dict[str, str], codebook: Codebook,
+                       width: float = 0.10) -> pl.DataFrame:
+    """GROUP_SCHEMA: worst_case_shares within each group (a year, a source; `groups` maps doc_id to
+    it), from the group's own coded documents, so a trend rests on corrected shares, not on the model's
+    labels. `coded` is the group's own; a group with fewer than MIN_CODED_PER_GROUP coded documents is
+    too thin to correct and its estimates are left empty (the model's share stays, for what it is)."""
+    mapping = pl.DataFrame({"doc_id": list(groups), "group": [str(g) for g in groups.values()]},
+                           schema={"doc_id": pl.String, "group": pl.String})
+    rows = label_rows.join(mapping, on="doc_id", how="left").with_columns(pl.col("group").fill_null("unknown"))
+    empty = [pl.lit(math.nan).alias(f"{name}_{part}") for name in BOUNDED for part in ("share", "low", "high")]
+    frames = []
+    for (group,), part in rows.group_by("group", maintain_order=True):
+        own = missing.filter(pl.col("doc_id").is_in(part["doc_id"].unique().implode()))
+        table = worst_case_shares(part.drop("group"), own, codebook, width)
+        thin = table.filter(pl.col("coded") < MIN_CODED_PER_GROUP).with_columns(*empty, pl.lit(math.nan).alias(
+            "corrected_se"))
+        table = pl.concat([table.filter(pl.col("coded") >= MIN_CODED_PER_GROUP), thin])
+        frames.append(table.select(pl.lit(group).alias("group"), pl.all()))
+    if not frames:
+        return pl.DataFrame(schema=GROUP_SCHEMA)
+    return pl.concat(frames).select(*GROUP_SCHEMA).sort("group", "variable", "value")
+
+
+def group_difference(by_group: pl.DataFrame, first: str, second: str) -> pl.DataFrame:
+    """DIFFERENCE_SCHEMA: per (variable, value), the corrected share of group `second` minus that of
+    `first`, with its 95 % interval difference ± z·√(se₁² + se₂²): the two groups' coded documents are
+    disjoint draws, so their estimates are independent. None (`why_not` says) for a group too thin, or
+    with drawn documents without gold (its shares are bounds, not estimates)."""
+    from scipy.stats import norm
+
+    z = norm.ppf(1 - (1 - LEVEL) / 2)
+    a = by_group.filter(pl.col("group") == first)
+    b = by_group.filter(pl.col("group") == second)
+    rows = []
+    for row in a.join(b, on=["variable", "value"], suffix="_2").iter_rows(named=True):
+        why = ("too few coded in a group" if min(row["coded"], row["coded_2"]) < MIN_CODED_PER_GROUP else
+               "drawn documents without gold: bounds only" if row["missing_gold"] or row["missing_gold_2"] else
+               "no corrected estimate" if not (row["corrected_se"] >= 0 and row["corrected_se_2"] >= 0) else None)
+        difference = math.nan if why else row["corrected_share_2"] - row["corrected_share"]
+        half = math.nan if why else z * math.sqrt(row["corrected_se"] ** 2 + row["corrected_se_2"] ** 2)
+        rows.append({"variable": row["variable"], "value": row["value"], "label": row["label"], "first": first,
+                     "second": second, "difference": difference, "low": difference - half,
+                     "high": difference + half, "why_not": why})
+    return pl.DataFrame(rows, schema=DIFFERENCE_SCHEMA)
 
 
 def still_to_code(corrected: pl.DataFrame, planned: str = "coded_for_width") -> dict[str, int | None]:

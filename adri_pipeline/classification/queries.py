@@ -4,6 +4,7 @@ ranked against the coders' gold, and the export. Nothing here calls a model."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,18 +12,23 @@ import polars as pl
 
 from adri_pipeline.classification.backends.base import is_zero_shot_baseline
 from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.coders import holdout_ids
+from adri_pipeline.classification.coding import without_gold
 from adri_pipeline.classification.corpus import (
     fingerprints,
 )
 from adri_pipeline.classification.corrected import (
     MIN_CODED_FOR_PLANNING,
     CorrectedFindings,
-    corrected_shares,
+    corrected_by_group,
+    cross_fitted_labels,
     estimation_sample,
     labels,
     model_errors,
+    population_hash,
     still_to_code,
     tightest,
+    worst_case_shares,
 )
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
@@ -35,6 +41,7 @@ from adri_pipeline.warehouse import (
     coding_samples,
     corpus_files,
     exclusions,
+    last_run,
     read_documents,
     read_results,
     result_sets,
@@ -118,7 +125,10 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
         "by_year": shares(values, codebook, "year", documents),
         "by_source": shares(values, codebook, "source", documents),
     }
-    corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+    try:
+        corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+    except NotCorrectable as refused:
+        corrected_findings, out["corrected_refused"] = None, str(refused)
     if corrected_findings is not None:
         out["corrected"] = corrected_findings
         # which model's corrected findings are tightest: this model's are reused, not computed again
@@ -169,7 +179,10 @@ def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, 
             found.append(done)
             continue
         values, _, _ = read_results(warehouse, model, codebook.content_hash)
-        each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
+        try:
+            each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
+        except NotCorrectable:  # another corpus than the one drawn from, or no record of its training
+            continue
         if each is not None:
             found.append(each)
     if not found:
@@ -178,27 +191,132 @@ def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, 
                              found[0].rounds)
 
 
+class NotCorrectable(AdriError, ValueError):
+    """Corrected findings refused: their premises (a draw of this corpus, gold a model did not learn
+    from) cannot be met."""
+
+
+class CorpusMismatch(NotCorrectable):
+    """A random draw applied to a corpus other than the one it was drawn from."""
+
+
+def training_of(warehouse: Warehouse, model: str) -> dict | None:
+    """What `model` learned from, as its latest run recorded it (the embedded backend's `coded`
+    parameters: `trained_on`, the coded documents, and `training`, its settings); None for a model
+    that declares no training on codes. Read from the record, never guessed from the name."""
+    run = last_run(warehouse, model)
+    coded = json.loads(run["params"] or "{}").get("coded") if run else None
+    if coded is not None and "trained_on" not in coded:
+        raise NotCorrectable(f"{model} learned from coded documents, but its run did not record which: corrected "
+                             "findings would measure its errors on its own training data; classify again to record "
+                             "them")
+    return coded
+
+
+def model_labels(settings: Settings, codebook: Codebook, model: str, values: pl.DataFrame, gold: pl.DataFrame,
+                 sample: pl.DataFrame, training: dict | None) -> tuple[pl.DataFrame, list[str]]:
+    """(LABELS_SCHEMA rows the estimates are computed from, notes). A model that learned from drawn
+    documents is corrected out of fold (corrected.cross_fitted_labels): its errors on its own
+    training data are not its errors, and in-sample they narrow the interval to nothing."""
+    from adri_pipeline.classification.coders import answers_frame, cross_fitted_answers
+
+    seen = set(training["trained_on"]) if training else set()
+    if not seen & set(sample["doc_id"]):
+        return labels(values, gold, sample, codebook), []
+    drawn = sorted(set(sample["doc_id"]) & set(values["doc_id"]))
+    try:
+        held, rest = cross_fitted_answers(settings, training["training"], sorted(seen), drawn,
+                                          sorted(set(values["doc_id"])))
+    except ValueError as exc:
+        raise NotCorrectable(f"{model} learned from {len(seen & set(drawn))} drawn document(s) and cannot be "
+                             f"refitted without each fold of them ({exc})") from None
+    frames = [labels(answers_frame(model, held | answers).select("doc_id", "variable", "value"), gold, sample,
+                     codebook) for answers in rest]
+    return cross_fitted_labels(frames), [
+        f"{model} learned from {len(seen & set(drawn))} of the {len(drawn)} drawn documents: corrected out of fold "
+        f"({len(rest)}-fold cross-fitting: each drawn document answered by the model refitted without its fold, "
+        "the others by the folds' mean), so its errors are measured on documents it did not see"]
+
+
+def drawn_from(samples: pl.DataFrame, rounds: list[str], corpus: set[str]) -> list[str]:
+    """Notes on the corpus the `rounds` were drawn from; CorpusMismatch, naming both, when one of them
+    was drawn from a corpus other than `corpus` (the documents to correct, reserved ones left out): a
+    draw made before the rest was classified, after `--limit N`, or a `--source` cut, says nothing of
+    the documents it could not draw."""
+    here = population_hash(corpus)
+    notes = []
+    for (round_name,), part in samples.filter(pl.col("round").is_in(rounds)).group_by("round", maintain_order=True):
+        recorded, size = part["population_hash"][0], part["corpus_documents"][0]
+        if recorded is None:
+            notes.append(f"round {round_name} was drawn before draws recorded their corpus: that it was drawn from "
+                         "these documents is not checked")
+        elif recorded != here:
+            raise CorpusMismatch(f"round {round_name} was drawn from {size} documents (corpus {recorded[:12]}); the "
+                                 f"documents to correct are {len(corpus)} (corpus {here[:12]}), reserved ones left "
+                                 "out: a draw corrects only the corpus it was drawn from; draw a round of this one")
+    return notes
+
+
+def document_groups(warehouse: Warehouse, values: pl.DataFrame) -> dict[str, dict[str, str]]:
+    """Per grouping ("year", "source": the corpus file's name), each answered document's group."""
+    documents = read_documents(warehouse, values["doc_id"].unique().to_list())
+    years = documents["year"].cast(pl.String).fill_null("unknown")
+    sources = [Path(s).name if s else "unknown" for s in documents["source"]]
+    return {"year": dict(zip(documents["doc_id"], years)), "source": dict(zip(documents["doc_id"], sources))}
+
+
+def gold_of(settings: Settings, codebook: Codebook) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(gold: doc_id, variable, value; unresolved disagreements) of the coders' file."""
+    from adri_pipeline.classification.agreement import load_codes
+    from adri_pipeline.classification.coding import gold_codes
+
+    gold, unresolved = gold_codes(load_codes(settings.coders, codebook))
+    return gold.unique(["doc_id", "variable"], keep="last", maintain_order=True).select(
+        "doc_id", "variable", "value"), unresolved
+
+
+def missing_gold_notes(missing: pl.DataFrame) -> list[str]:
+    """One note per variable naming its drawn documents without gold."""
+    notes = []
+    for (variable,), part in missing.group_by("variable", maintain_order=True):
+        reasons = "; ".join(f"{reason}: {', '.join(group['doc_id'].head(8))}{' …' if group.height > 8 else ''}"
+                            for (reason,), group in part.group_by("reason", maintain_order=True))
+        notes.append(f"{variable}: {part.height} drawn document(s) without gold ({reasons}); its intervals are "
+                     "worst-case bounds (that gold taken as 0 and as 1): adjudicate or code them "
+                     "(adri code pending --round R)")
+    return notes
+
+
 def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame,
               width: float = 0.10) -> CorrectedFindings | None:
     """`model`'s shares corrected by the coders' gold (ADRI_CODERS) on the documents drawn at random
     (`adri code start --random N`), classification/corrected.py; None without a random draw or a
-    coders' file."""
-    from adri_pipeline.classification.agreement import load_codes
-    from adri_pipeline.classification.coding import gold_codes
-
-    sample, rounds, notes = estimation_sample(coding_samples(warehouse), codebook.content_hash)
+    coders' file. Reserved documents are not counted; a draw of another corpus is refused
+    (CorpusMismatch); drawn documents without gold bound the intervals (worst_case_shares)."""
+    samples = coding_samples(warehouse)
+    sample, rounds, notes = estimation_sample(samples, codebook.content_hash)
     if not rounds or settings.coders is None or model == "coders":
         return None
-    gold, _ = gold_codes(load_codes(settings.coders, codebook))
-    gold = gold.unique(["doc_id", "variable"], keep="last", maintain_order=True).select("doc_id", "variable", "value")
-    rows = labels(values, gold, sample, codebook)
-    table = corrected_shares(rows, codebook, width)
+    values = values.filter(~pl.col("doc_id").is_in(list(holdout_ids(settings))))
+    notes += drawn_from(samples, rounds, set(values["doc_id"]))
+    gold, unresolved = gold_of(settings, codebook)
+    coded_variables = gold.join(sample, on="doc_id")["variable"].unique().to_list()
+    missing = without_gold(list(sample["doc_id"]), gold, unresolved, [v for v in codebook.variables
+                                                                       if v in coded_variables])
+    missing = missing.join(values.select("doc_id", "variable").unique(), on=["doc_id", "variable"]).join(
+        sample, on="doc_id")
+    rows, fitted = model_labels(settings, codebook, model, values, gold, sample, training_of(warehouse, model))
+    notes += fitted
+    table = worst_case_shares(rows, missing, codebook, width)
+    notes += missing_gold_notes(missing)
+    by_group = {by: corrected_by_group(rows, missing, groups, codebook, width)
+                for by, groups in document_groups(warehouse, values).items()}
     coded = rows.filter(pl.col("gold").is_not_null())["doc_id"].n_unique()
     if coded < MIN_CODED_FOR_PLANNING:
         notes.append(f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
                      "and how many more to code is not planned yet")
     return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table),
-                             still_to_code(table, "corpus_coded_for_width"), rows, notes)
+                             still_to_code(table, "corpus_coded_for_width"), rows, notes, missing, by_group)
 
 
 def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,

@@ -25,9 +25,18 @@ import polars as pl
 from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
 from adri_pipeline.classification.codebook import Codebook, load_codebook
 from adri_pipeline.classification.coders import coded_documents, holdout_ids, id_lines, suggest
-from adri_pipeline.classification.coding import ADJUDICATION, BLIND, PASSES, REVIEW, audit_codes, disagreements
+from adri_pipeline.classification.coding import (
+    ADJUDICATION,
+    BLIND,
+    PASSES,
+    REVIEW,
+    audit_codes,
+    disagreements,
+    gold_codes,
+    without_gold,
+)
 from adri_pipeline.classification.corpus import Document
-from adri_pipeline.classification.corrected import draw
+from adri_pipeline.classification.corrected import draw, population_hash
 from adri_pipeline.classification.label_studio import LabelStudio
 from adri_pipeline.classification.labeling import Code, Span, codes_of, labeling_config, result_items, task_data
 from adri_pipeline.classification.queries import answer_set
@@ -292,17 +301,20 @@ def pull(settings: Settings, round_name: str, csv: Path | None = None) -> Pulled
     return PulledRound(round_name, path, stored, uncoded_blind, disputed)
 
 
-def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify: str | None = None) -> pl.DataFrame:
+def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify: str | None = None,
+                drawn_ids: list[str] | None = None) -> pl.DataFrame:
     """The round's documents drawn at random from the classified corpus (the documents with the principal
     model's answers to this codebook), recorded in the warehouse before anything is coded, so corrected
     findings (classification/corrected.py) can tell them from documents `adri suggest` picked. Left out:
     the reserved documents, and those an earlier random round drew (every random round together stays
-    one random sample). Drawing a round again with the same n, seed and strata gives its recorded draw."""
+    one random sample). Drawing a round again with the same n, seed and strata gives its recorded draw.
+    `drawn_ids`: a uniform draw made elsewhere (with `seed`), recorded as this round's: every id must be
+    drawable, reserved ones and earlier rounds' never."""
     codebook = load_codebook(settings.codebook)
     warehouse = Warehouse(settings.warehouse).existing()
     earlier = coding_samples(warehouse)
     recorded = earlier.filter(pl.col("round") == round_name)
-    asked = (n, seed, stratify or "")
+    asked = (len(drawn_ids) if drawn_ids is not None else n, seed, stratify or "")
     if not recorded.is_empty():
         drawn = (recorded.height, recorded["seed"][0], recorded["stratified_by"][0])
         if drawn != asked:
@@ -311,7 +323,10 @@ def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify
         return recorded
     refuse_superseding_coded_rounds(settings, warehouse, codebook, earlier, stratify)
     model, values, _ = answer_set(settings, warehouse, codebook, None)
-    population = sorted(set(values["doc_id"]) - holdout_ids(settings) - set(earlier["doc_id"]))
+    corpus = set(values["doc_id"]) - holdout_ids(settings)
+    population = sorted(corpus - set(earlier["doc_id"]))
+    if drawn_ids is not None:
+        return _record_given_draw(warehouse, round_name, drawn_ids, seed, population, corpus, codebook, model)
     if n > len(population):
         raise RoundError(f"{warehouse.path}: {len(population)} classified document(s) can still be drawn "
                          f"(reserved ones and earlier random rounds left out); ask for --random {len(population)} "
@@ -320,12 +335,54 @@ def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify
     if stratify:
         documents = read_documents(warehouse, population)
         strata = dict(zip(documents["doc_id"], documents[stratify].cast(pl.String).fill_null("unknown")))
-    sample = draw(population, n, seed, strata).with_columns(
+    sample = draw(population, n, seed, strata)
+    left_out = sorted(set((strata or {}).values()) - set(sample["stratum"]))
+    if left_out:
+        log.warning("round %s: %d document(s) cannot reach every %s: %s get none (recorded; their documents "
+                    "cannot be corrected for)", round_name, n, stratify, ", ".join(left_out))
+    sample = sample.with_columns(
         pl.lit(round_name).alias("round"), pl.lit("random").alias("method"), pl.lit(seed, pl.Int64).alias("seed"),
         pl.lit(stratify or "").alias("stratified_by"), pl.lit(len(population), pl.Int64).alias("population"),
-        pl.lit(codebook.content_hash).alias("codebook_hash"), pl.lit(model).alias("model"))
+        pl.lit(codebook.content_hash).alias("codebook_hash"), pl.lit(model).alias("model"),
+        pl.lit(population_hash(corpus)).alias("population_hash"), pl.lit(len(corpus), pl.Int64).alias("corpus_documents"),
+        pl.lit(",".join(left_out)).alias("strata_left_out"))
     store_coding_sample(warehouse, sample)
     return coding_samples(warehouse).filter(pl.col("round") == round_name)
+
+
+def _record_given_draw(warehouse, round_name, drawn_ids, seed, population, corpus, codebook, model) -> pl.DataFrame:
+    """draw_random's record of a uniform draw made elsewhere (the project's shipped random round)."""
+    outside = [d for d in drawn_ids if d not in set(population)]
+    if outside:
+        raise RoundError(f"{len(outside)} of the {len(drawn_ids)} ids cannot be drawn from the classified corpus "
+                         f"(not classified, reserved, or in an earlier random round): {outside[:5]}")
+    ids = sorted(set(drawn_ids))
+    sample = pl.DataFrame({"doc_id": ids, "stratum": [""] * len(ids), "weight": [1.0] * len(ids)}).with_columns(
+        pl.lit(round_name).alias("round"), pl.lit("random").alias("method"), pl.lit(seed, pl.Int64).alias("seed"),
+        pl.lit("").alias("stratified_by"), pl.lit(len(population), pl.Int64).alias("population"),
+        pl.lit(codebook.content_hash).alias("codebook_hash"), pl.lit(model).alias("model"),
+        pl.lit(population_hash(corpus)).alias("population_hash"), pl.lit(len(corpus), pl.Int64).alias("corpus_documents"),
+        pl.lit("").alias("strata_left_out"))
+    store_coding_sample(warehouse, sample)
+    return coding_samples(warehouse).filter(pl.col("round") == round_name)
+
+
+def pending(settings: Settings, round_name: str) -> pl.DataFrame:
+    """coding.WITHOUT_GOLD_SCHEMA for the round's documents (drawn at random, or given to its blind
+    pass): per variable, those without gold, disputed (to adjudicate) or not coded; gold from the
+    coders' file when one is given (ADRI_CODERS), else from the round's pulled codes."""
+    from adri_pipeline.classification.agreement import load_codes
+
+    codebook = load_codebook(settings.codebook)
+    warehouse = Warehouse(settings.warehouse).existing()
+    drawn = coding_samples(warehouse).filter(pl.col("round") == round_name)["doc_id"].to_list()
+    blind = coding_projects(warehouse, round_name).filter(pl.col("pass") == BLIND)
+    doc_ids = drawn + [d for ids in blind["doc_ids"] for d in ids]
+    if not doc_ids:
+        raise RoundError(f"{warehouse.path}: round {round_name!r} has neither a random draw nor a blind pass")
+    codes = load_codes(settings.coders, codebook) if settings.coders else read_codes(warehouse, round_name)
+    gold, unresolved = gold_codes(codes)
+    return without_gold(doc_ids, gold, unresolved, list(codebook.variables))
 
 
 def read_ids(path: Path) -> list[str]:

@@ -44,6 +44,10 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
                   f"{right[:20]}: {percent(r[right]):>8}  {r['difference_pp']:+.1f} pp" for r in compared.iter_rows(named=True)]
     if "corrected" in found:
         lines += corrected_lines(found["corrected"])
+        if by:
+            lines += corrected_group_lines(found["corrected"], by)
+    if "corrected_refused" in found:
+        lines.append(f"\nno corrected findings: {found['corrected_refused']}")
     return lines
 
 
@@ -92,6 +96,55 @@ def corrected_lines(corrected) -> list[str]:
         lines.append(f"  {'':<36} " + " ".join(f"{heading:<29}" for heading in ESTIMATES.values()))
         lines += [f"  {r['label'][:36]:<36} " + " ".join(f"{interval_text(r, name):<29}" for name in ESTIMATES)
                   for r in part.iter_rows(named=True)]
+    return lines
+
+
+def group_cells(corrected, by: str, variable: str) -> list[dict]:
+    """Per group (`by`: year or source) of the variable: the group's own coded documents and each
+    value's corrected share with its 95 % interval, or "too thin" below MIN_CODED_PER_GROUP coded."""
+    from adri_pipeline.classification.corrected import MIN_CODED_PER_GROUP
+
+    table = corrected.by_group.get(by)
+    if table is None:
+        return []
+    cells = []
+    for (group,), rows in table.filter(pl.col("variable") == variable).group_by("group", maintain_order=True):
+        coded = int(rows["coded"].max())
+        cell = {by: group, "coded": f"{coded} of {int(rows['classified'].max())}"}
+        for r in rows.sort("value").iter_rows(named=True):
+            cell[r["label"]] = f"too thin ({coded} coded, {MIN_CODED_PER_GROUP} needed)" \
+                if coded < MIN_CODED_PER_GROUP else interval_text(r, "corrected")
+        cells.append(cell)
+    return cells
+
+
+def difference_text(corrected, by: str, variable: str) -> str:
+    """The corrected difference between the first and the last group (by name: the earliest and the
+    latest year) with enough coded documents, each value with its 95 % interval."""
+    from adri_pipeline.classification.corrected import MIN_CODED_PER_GROUP, group_difference
+
+    table = corrected.by_group.get(by, pl.DataFrame()).filter(pl.col("variable") == variable)
+    able = sorted(set(table.filter((pl.col("coded") >= MIN_CODED_PER_GROUP) & (pl.col("group") != "unknown"))
+                      ["group"])) if table.height else []
+    if len(able) < 2:
+        return (f"no corrected difference: fewer than two {by}s have {MIN_CODED_PER_GROUP} coded documents "
+                "(code more at random, or stratify the next draw by it)")
+    cells = [f"{r['label']} {r['why_not']}" if r["why_not"] else
+             f"{r['label']} {100 * r['difference']:+.1f} pts [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]"
+             for r in group_difference(table, able[0], able[-1]).sort("value").iter_rows(named=True)]
+    return f"corrected difference {able[-1]} − {able[0]} (95 %): " + "; ".join(cells)
+
+
+def corrected_group_lines(corrected, by: str) -> list[str]:
+    """`adri findings --by year|source` under the corrected findings: each group's corrected shares
+    from its own coded documents, and the difference between the first and the last group."""
+    lines = [f"\ncorrected by {by} (each {by}'s own coded documents; its shares of the population of studies)"]
+    for variable in corrected.table["variable"].unique(maintain_order=True):
+        lines.append(f"\n{variable}")
+        for cell in group_cells(corrected, by, variable):
+            values = "; ".join(f"{k} {v}" for k, v in cell.items() if k not in (by, "coded"))
+            lines.append(f"  {by} {cell[by]} (coded {cell['coded']}): {values}")
+        lines.append(f"  {difference_text(corrected, by, variable)}")
     return lines
 
 

