@@ -128,6 +128,8 @@ class Redactor:
         spelled = (r"\s+".join(_spelled(word) for word in n.split()) for n in names)
         self._names = re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)", re.IGNORECASE) if names else None
         self.detect_names = detect_names
+        if detect_names:  # loaded now, not on the first text: the gate's first decision waited for it
+            _first_names()
 
     def _detected(self, value: str) -> str:
         known = _first_names()

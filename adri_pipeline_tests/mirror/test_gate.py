@@ -617,3 +617,46 @@ def test_a_point_whose_evaluation_kept_no_confidences_is_not_watched(caplog):
         gate = gate_with(mirror_answering("vetar", 0.95))
     assert gate.drift_counters() == {} and "point p is not watched for drift" in caplog.text
     assert gate.decide("p", {"valor": 50}).reason == "confident"
+
+
+FIRST_CALL = """
+import json, sys, time
+from adri_pipeline.mirror.gate import Gate
+from adri_pipeline.mirror.gate_config import DecisionPoint
+from adri_pipeline_tests.mirror.evidence import approved
+
+timeout_s, url = float(sys.argv[1]), sys.argv[2]
+point = DecisionPoint(question="Pode executar?", options={o: o for o in ("executar", "confirmar", "vetar")},
+                      mode="control", timeout_s=timeout_s, harden_order=["executar", "confirmar", "vetar"],
+                      mirror="jev:" + url)
+gate = Gate(approved({"p": point}), {"p": lambda state: "executar"}, {})
+from adri_pipeline import privacy
+loaded = privacy._first_names.cache_info().currsize == 1  # before the first decision, not during it
+seconds = []
+for n in range(3):
+    started = time.perf_counter()
+    decision = gate.decide("p", {"pedido": f"pagar a fatura {n} da Ana Paula"})
+    seconds.append(time.perf_counter() - started)
+print(json.dumps({"seconds": seconds, "reason": decision.reason, "names_loaded_with_the_gate": loaded}))
+"""
+
+
+def test_the_first_control_call_of_a_fresh_process_is_bounded_by_timeout_s():
+    """Failed before: the first decision of a process took the point's timeout plus the 0.3-0.5 s the
+    redactor spent loading its name list on that decision (about 2x timeout_s at the default 0.5 s);
+    the list is loaded with the gate now. A fresh process (nothing loaded yet), a mute server on
+    loopback, a generous 1 s timeout so that noise does not matter: each call under 1.5 s, and the
+    name list loaded before the first decision (the check that failed before, whatever the noise)."""
+    import subprocess
+    import sys
+
+    from loopback.systemone_servers import mute_server
+
+    timeout_s = 1.0
+    with mute_server() as url:
+        done = subprocess.run([sys.executable, "-c", FIRST_CALL, str(timeout_s), url], capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout.splitlines()[-1])
+    assert measured["reason"] == "timeout" and measured["names_loaded_with_the_gate"]
+    assert all(s < 1.5 * timeout_s for s in measured["seconds"]), measured
