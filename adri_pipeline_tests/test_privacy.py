@@ -113,7 +113,7 @@ def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # n
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         config_path = folder / "gate.yaml"
-        point = {"question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
+        point = {"kind": "judgment", "question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
                  "mode": "shadow", "expose_fields": ["exposto"]}
         config_path.write_text(yaml.safe_dump({"points": {"p": point, "q": {**point, "expose_fields": []}},
                                                "redact_names": LISTED}, allow_unicode=True), encoding="utf-8")

@@ -54,9 +54,9 @@ PDAP_LABEL_TO_OPTION = {
     "Not Criminal Justice Related": "not_criminal_justice", "Policies & Contracts": "policies_contracts",
     "Contact Info & Agency Meta": "contact_info",
 }
-PAGE_TYPE_POINT = DecisionPoint(question="Que tipo de página é esta?", question_type="choice",
+PAGE_TYPE_POINT = DecisionPoint(kind="judgment", question="Que tipo de página é esta?", question_type="choice",
                                 options=PAGE_TYPES, mode="shadow", timeout_s=2.0, quota_per_minute=10**6)
-HTML_POINT = DecisionPoint(question="O texto do artigo já está no HTML bruto (sem navegador)?",
+HTML_POINT = DecisionPoint(kind="judgment", question="O texto do artigo já está no HTML bruto (sem navegador)?",
                            question_type="noul", options={"sim": "sim", "nao": "não"}, mode="shadow",
                            timeout_s=2.0, quota_per_minute=10**6)
 

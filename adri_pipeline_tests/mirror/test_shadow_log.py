@@ -99,7 +99,7 @@ def test_fields_a_point_exposes_reach_the_mirror_but_are_stored_redacted(tmp_pat
     from adri_pipeline.mirror.gate_config import GateConfig
     from adri_pipeline.mirror.shadow_log import read_log
 
-    point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow",
+    point = {"kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow",
              "expose_fields": ["pedido"]}
     seen = []
 
@@ -169,7 +169,7 @@ def test_the_gate_log_is_redacted_once_with_the_gate_configurations_redactor(tmp
     from adri_pipeline.mirror.gate import Gate
     from adri_pipeline.mirror.gate_config import GateConfig
 
-    point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow"}
+    point = {"kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow"}
     config = GateConfig.model_validate({"points": {"p": point}, "detect_names": False, "redact_names": ["Rui Costa"]})
     def mirror(request):
         return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"p": {"type": "noul", "noul": 0.9}}}
@@ -223,7 +223,7 @@ def test_unknown_values_are_quarantined_on_ingest_and_the_cli_names_the_file_lin
 
     path = tmp_path / "shadow.jsonl"
     config = tmp_path / "gate.yaml"
-    config.write_text(json.dumps({"points": {"p": {"question": "Que fazer com o pedido?",
+    config.write_text(json.dumps({"points": {"p": {"kind": "judgment", "question": "Que fazer com o pedido?",
                                                    "options": {o: o for o in OPTIONS["p"]}}}}), encoding="utf-8")
     task = {**GOOD, "decision_point": "_task", "task_id": "t1", "rule_decision": "", "outcome": "controls_sideways"}
     path.write_text("\n".join(json.dumps(line) for line in [
