@@ -131,3 +131,53 @@ WITHOUT_NAMES = [
     "o Natal aumentou as vendas",
     "o código de rastreio não funciona",
 ]
+
+
+# A second set, **synthetic**, written after the detector above was written and tuned on the first set,
+# committed before the detector was run on it, and never used to change the detector: its figures are the
+# less flattering, fairer ones (the first set's rules were chosen while reading its misses).
+UNSEEN_WITH_NAMES = [
+    ("cliente Adalgisa Brandão pediu a segunda via", "Adalgisa Brandão"),
+    ("falar com Ezequiel Damasceno sobre o frete", "Ezequiel Damasceno"),
+    ("a fatura de Marinalva Cordeiro está em aberto", "Marinalva Cordeiro"),
+    ("Yuki Watanabe confirmou o endereço", "Yuki Watanabe"),
+    ("enviar o código para Bartholomew Finch", "Bartholomew Finch"),
+    ("o pedido de Zanele Dlamini foi extraviado", "Zanele Dlamini"),
+    ("ligar para Agnieszka Nowak amanhã", "Agnieszka Nowak"),
+    ("reembolso aprovado para Lorenzo Bianchi", "Lorenzo Bianchi"),
+    ("a Sra. Figueiredo ligou de novo", "Figueiredo"),
+    ("o Dr. Haddad mandou o atestado", "Haddad"),
+    ("falei com cristiane ontem à noite", "cristiane"),
+    ("o boleto do anderson venceu", "anderson"),
+    ("pagar o conserto da luana semana que vem", "luana"),
+    ("avisa a priscila que o pix caiu", "priscila"),
+    ("transferir para matheus henrique 50 reais", "matheus henrique"),
+    ("Ednaldo: meu cartão foi recusado", "Ednaldo"),
+    ("atendente Raimunda Lopes encerrou o chamado", "Raimunda Lopes"),
+    ("o entregador Josivaldo Nunes deixou na portaria", "Josivaldo Nunes"),
+    ("Olá, aqui é a Solange do financeiro", "Solange"),
+    ("chamado aberto por Kenji Mori às 08:40", "Kenji Mori"),
+]
+
+UNSEEN_WITHOUT_NAMES = [
+    "o cartão foi recusado na maquininha",
+    "a encomenda chegou em Manaus com atraso",
+    "o pagamento pelo PagSeguro falhou",
+    "a agência de Campinas pediu documentos",
+    "o cliente quer falar com um atendente",
+    "Feliz Natal e boas festas a todos",
+    "o voo para Lisboa foi cancelado",
+    "a nota fiscal da Magazine Luiza veio errada",
+    "a loja da Rua Augusta fechou",
+    "o app do Bradesco está fora do ar",
+    "Olá, tudo bem? Preciso de ajuda",
+    "o frete para Recife ficou caro",
+    "o boleto da Claro venceu em Abril",
+    "a conta da Vivo chegou duplicada",
+    "o pedido foi entregue na Avenida Paulista",
+    "a rosa e a margarida chegaram murchas",
+    "o sistema do SERASA está lento",
+    "a Caixa Econômica liberou o saque",
+    "fechamento do mês de Dezembro atrasou",
+    "a troca foi feita na Americanas",
+]
