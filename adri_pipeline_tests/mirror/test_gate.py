@@ -631,7 +631,7 @@ point = DecisionPoint(kind="judgment", question="Pode executar?", options={o: o 
                       mirror="jev:" + url)
 gate = Gate(approved({"p": point}), {"p": lambda state: "executar"}, {})
 from adri_pipeline import privacy
-loaded = privacy._first_names.cache_info().currsize == 1  # before the first decision, not during it
+loaded = privacy._name_lists.cache_info().currsize == 1  # before the first decision, not during it
 seconds = []
 for n in range(3):
     started = time.perf_counter()
