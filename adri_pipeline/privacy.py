@@ -10,12 +10,15 @@ What it replaces:
   as patterns, except a CPF or CNPJ whose check digits are right (`face12345678909ab`).
 - the names a configuration lists (`redact_names`), matched across case, accents and runs of
   whitespace ("joao  SOUZA" for "João Souza");
-- with `detect_names`, names the list does not hold: a capitalized first name from Faker's pt_BR and
-  pt_PT person lists (about 480 first names), with the capitalized surnames and particles after it.
-  It catches common Portuguese names only; a rare name, or one written in lower case, is caught only
-  by the list. It also takes places named like people ("Salvador", "Vitória"; a saint's "São Paulo"
-  it leaves): on the routing datasets (ha-pt-BR, SGD) the texts it changed were places, so the
-  datasets' anonymization lists names only; the mirror gate, whose states are live users', detects.
+- with `detect_names`, names the list does not hold (recall and false positives measured on written
+  sets in docs/guide-mirror.md): capitalized runs with a first name of any Faker locale written in
+  Latin letters, or ending in a known surname, or after a word that introduces a person ("para",
+  "cliente"); a capitalized word after a title ("Sr.", "Dra."); a lower-case first name after "com",
+  "para", "o", "da", ... (not a common word such as "rosa"). Known places named like people (Brazilian
+  capitals, states, Portugal's cities, countries; a saint's "São Paulo"), months and days stay. It
+  still takes some places, shops and greetings for names ("Rua Augusta", "Olá"): on the routing
+  datasets (ha-pt-BR, SGD) the texts it changed were places, so the datasets' anonymization lists
+  names only; the mirror gate, whose states are live users', detects.
 
 Strings, dictionary keys and numbers are all checked: a CPF or phone given as a number
 (`"cpf": 12345678909`) is as personal as the same digits in a string.
@@ -30,7 +33,8 @@ import math
 import re
 import unicodedata
 from decimal import Decimal
-from functools import cache
+from functools import cache, lru_cache
+from pathlib import Path
 
 _PATTERNS = (
     ("[EMAIL]", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")),
@@ -105,21 +109,122 @@ def _zeros_dropped(digits: str) -> str | None:
     return None
 
 
-@cache
-def _first_names() -> frozenset[str]:
-    """Faker's pt_BR and pt_PT first names, lower case and without accents."""
-    from faker.providers.person.pt_BR import Provider as Brazil
-    from faker.providers.person.pt_PT import Provider as Portugal
+NAME_LISTS = Path(__file__).parent / "bundled" / "privacy" / "names.json"
+# Portuguese words that are also first names: taken for a name only when capitalised
+_COMMON_WORDS = frozenset(
+    "rosa luz paz cruz clara gloria graca gracas vitoria aurora dores socorro neves mercedes pilar amparo estrela "
+    "flor mar sol bento franco justo santos natal pascoa conceicao assuncao fe esperanca celeste serena".split())
+_MONTHS_AND_DAYS = frozenset(
+    "janeiro fevereiro marco abril maio junho julho agosto setembro outubro novembro dezembro january february "
+    "march april may june july august september october november december domingo segunda terca quarta quinta "
+    "sexta sabado sunday monday tuesday wednesday thursday friday saturday".split())
+_TITLES = r"(?:sr|sra|srta|dr|dra|prof|profa|dona|seu|mr|mrs|ms|miss)"
+# a lower-case first name right after these is someone's ("falei com joão", "o pedido da francisca")
+_PERSON_CUES = frozenset("com para pra pro o a da do de cliente sou avisa ligar falar chamar".split())
 
-    names = set()
-    for provider in (Brazil, Portugal):
-        for name in (*provider.first_names_female, *provider.first_names_male):
-            names.update(folded(part).lower() for part in name.split())
-    return frozenset(names)
+
+# places named like people, never taken for a name: the Brazilian state capitals and a few large cities
+# (with the states, Portugal's cities and the countries Faker lists)
+BRAZILIAN_CITIES = (
+    "Rio Branco", "Maceió", "Macapá", "Manaus", "Salvador", "Fortaleza", "Brasília", "Vitória", "Goiânia",
+    "São Luís", "Cuiabá", "Campo Grande", "Belo Horizonte", "Belém", "João Pessoa", "Curitiba", "Recife",
+    "Teresina", "Rio de Janeiro", "Natal", "Porto Alegre", "Porto Velho", "Boa Vista", "Florianópolis",
+    "São Paulo", "Aracaju", "Palmas", "Campinas", "Santos", "Guarulhos", "Londrina", "Joinville", "Niterói",
+    "Vitória da Conquista", "Juiz de Fora", "Ribeirão Preto", "Uberlândia", "Sorocaba", "Feira de Santana")
+
+
+def faker_name_lists() -> dict[str, list[str]]:
+    """First and last names of every Faker locale written in Latin letters, Faker's pt_BR and pt_PT
+    first names, and places named like people, lower case without accents: what NAME_LISTS holds (read from a file: importing the 86
+    locales takes seconds, the file milliseconds; a test checks the file is what this returns)."""
+    import importlib
+    import pkgutil
+
+    import faker.providers.person as person
+
+    def plain(names) -> set[str]:
+        names = names.keys() if isinstance(names, dict) else names if isinstance(names, (list, tuple)) else ()
+        out = {folded(part).lower() for name in names if isinstance(name, str) for part in name.split()}
+        return {n for n in out if re.fullmatch(r"[a-z][a-z'-]+", n)}
+
+    first, last, portuguese = set(), set(), set()
+    for locale in sorted(m.name for m in pkgutil.iter_modules(person.__path__)):
+        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        given = set().union(*(plain(getattr(provider, a, ())) for a in ("first_names", "first_names_male",
+                                                                        "first_names_female", "first_names_nonbinary")))
+        first |= given
+        last |= plain(getattr(provider, "last_names", ()))
+        if locale in ("pt_BR", "pt_PT"):
+            portuguese |= given
+    from faker.providers.address.pt_BR import Provider as BrazilAddress
+    from faker.providers.address.pt_PT import Provider as PortugalAddress
+
+    places = {*BRAZILIAN_CITIES, *(name for _, name in BrazilAddress.estados), *PortugalAddress.cities,
+              *BrazilAddress.countries}
+    return {"first": sorted(first), "last": sorted(last), "portuguese_first": sorted(portuguese),
+            "places": sorted({" ".join(_key(w) for w in place.split()) for place in places})}
+
+
+@cache
+def _name_lists() -> dict[str, frozenset[str]]:
+    return {kind: frozenset(names) for kind, names in json.loads(NAME_LISTS.read_text(encoding="utf-8")).items()}
 
 
 _CAPITALIZED = r"[A-ZÀ-ÖØ-Þ][\wÀ-ÿ'’-]*"
 _PROPER_RUN = re.compile(rf"\b{_CAPITALIZED}(?:\s+(?:(?:{'|'.join(_PARTICLES)})\s+)?{_CAPITALIZED})*")
+_TITLED = re.compile(rf"(?i:\b({_TITLES}\.?\s+)){_CAPITALIZED}(?:\s+{_CAPITALIZED})*")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+# a capitalised run of two words or more right after these is someone's ("para Jucelino Bezerra")
+_ROLE_CUES = frozenset("para com por cliente motorista tecnico tecnica gerente senhora senhor advogado advogada "
+                       "fornecedor fornecedora responsavel assinado atendente contato".split())
+
+
+@lru_cache(maxsize=1 << 16)
+def _key(word: str) -> str:
+    return folded(word).lower().strip("'’-")
+
+
+def _capitalised_name(match: re.Match) -> str:
+    """A run of capitalised words that is not a known place is a name: from its first known first name
+    on (a saint's name is a place: "São Paulo"), or whole when it ends in a known surname or comes after
+    a word that introduces a person ("para", "cliente", ...) with two words or more. Words before a
+    first name stay at the start of a sentence ("Oi Maria" -> "Oi [NOME]"); inside one the run is taken
+    whole ("de Nguyen Van Thanh"). Months and days are never names."""
+    lists, words = _name_lists(), match.group(0).split()
+    keys = [_key(w) for w in words]
+    if " ".join(keys) in lists["places"] or any(k in _MONTHS_AND_DAYS for k in keys) or keys[0] in _SAINTS:
+        return match.group(0)
+    before = match.string[max(0, match.start() - 40):match.start()].rstrip()  # a window: long texts stay linear
+    opens_sentence = not before or before[-1] in ".!?:;\n"
+    cue = _key(_WORD.findall(before)[-1]) if _WORD.findall(before) else ""
+    named = [k for k in keys if k not in _PARTICLES]
+    first = next((i for i, k in enumerate(keys) if k in lists["first"] and not (i and keys[i - 1] in _SAINTS)), None)
+    if len(named) >= 2 and (named[-1] in lists["last"] or cue in _ROLE_CUES) or (first and not opens_sentence):
+        first = 0
+    return match.group(0) if first is None else " ".join(words[:first] + ["[NOME]"])
+
+
+def _lower_case_names(value: str) -> str:
+    """Lower-case names: after a word that introduces a person ("com", "para", "da", ...), a Portuguese
+    first name (not a common word such as "rosa") or any first name of five letters or more, with the
+    word after it when that is a known surname or first name."""
+    lists, words, spans = _name_lists(), list(_WORD.finditer(value)), []
+    for i in range(1, len(words)):
+        cue, name = words[i - 1], words[i]
+        key = _key(name.group())
+        if not name.group().islower() or _key(cue.group()) not in _PERSON_CUES or key in _COMMON_WORDS \
+                or key in _MONTHS_AND_DAYS or not value[cue.end():name.start()].isspace() or not (
+                key in lists["portuguese_first"] or (len(key) >= 5 and key in lists["first"])):
+            continue
+        end = name.end()
+        if i + 1 < len(words) and words[i + 1].group().islower() and value[end:words[i + 1].start()].isspace():
+            after = _key(words[i + 1].group())
+            if after not in _PERSON_CUES and after not in _PARTICLES and (after in lists["last"] or after in lists["first"]):
+                end = words[i + 1].end()
+        spans.append((name.start(), end))
+    for start, end in reversed(spans):
+        value = value[:start] + "[NOME]" + value[end:]
+    return value
 
 
 class Redactor:
@@ -128,20 +233,13 @@ class Redactor:
         spelled = (r"\s+".join(_spelled(word) for word in n.split()) for n in names)
         self._names = re.compile(r"(?<!\w)(?:" + "|".join(spelled) + r")(?!\w)", re.IGNORECASE) if names else None
         self.detect_names = detect_names
+        if detect_names:  # loaded now, not on the first text: the gate's first decision waited for it
+            _name_lists()
 
     def _detected(self, value: str) -> str:
-        known = _first_names()
-
-        def run(match: re.Match) -> str:
-            words = match.group(0).split()
-            # "São Paulo", "Santa Clara": a first name after a saint's title is a place
-            first = next((i for i, w in enumerate(words) if folded(w).lower() in known
-                          and not (i and folded(words[i - 1]).lower() in _SAINTS)), None)
-            if first is None:
-                return match.group(0)
-            # the name starts at its first name: a capitalized word before it ("Oi Maria") stays
-            return " ".join(words[:first] + ["[NOME]"])
-        return _PROPER_RUN.sub(run, value)
+        value = _TITLED.sub(lambda m: m.group(1) + "[NOME]", value)
+        value = _PROPER_RUN.sub(_capitalised_name, value)
+        return _lower_case_names(value)
 
     def text(self, value: str) -> str:
         value = unicodedata.normalize("NFC", value)

@@ -17,6 +17,7 @@ import unicodedata
 from pathlib import Path
 
 import duckdb
+import pytest
 import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,10 @@ from hypothesis import strategies as st
 from adri_pipeline.privacy import Redactor, valid_cnpj, valid_cpf
 
 LISTED = ["João Souza", "Maria Conceição Silva"]  # the gate configuration's redact_names
-DETECTED = ["Ana Paula", "Carlos Eduardo Lima", "Beatriz", "Miguel"]  # common first names, listed nowhere
+# names listed nowhere: common Portuguese first names, and rare or foreign names the detector finds by
+# its international lists (a first name, or a known surname ending the run)
+DETECTED = ["Ana Paula", "Carlos Eduardo Lima", "Beatriz", "Miguel", "Deusdete Ferreira", "Hiroshi Tanaka",
+            "Wojciech Kowalski"]
 
 
 def digits(n):
@@ -86,8 +90,14 @@ def in_the_clear(value: str, text: str) -> bool:
         return re.sub(r"\D", "", value) in re.sub(r"[^0-9]", "", text.replace("\\n", " ")) or value in text
     if "@" in value:
         return value in text
-    plain = " ".join(_unaccented(value).lower().split())
-    return plain in " ".join(_unaccented(text.replace("\\n", " ").replace("\\t", " ")).lower().split())
+    return " ".join(_unaccented(value).lower().split()) in _plain(text)
+
+
+@functools.lru_cache(maxsize=32)
+def _plain(text: str) -> str:
+    """A place's text as names are compared in it: no accents, lower case, one space (made once per place,
+    not once per value looked for)."""
+    return " ".join(_unaccented(text.replace("\\n", " ").replace("\\t", " ")).lower().split())
 
 
 def warehouse_text(path: Path) -> str:
@@ -96,15 +106,21 @@ def warehouse_text(path: Path) -> str:
         return "\n".join(str(db.execute(f'select * from "{t}"').fetchall()) for t in tables)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(PERSONAL, min_size=4, max_size=4, unique=True), st.sampled_from(["value", "key", "nested", "number"]))
-@example(["900000000", "00.100.000/0008-30", "João Souza", "Ana Paula"], "number")  # failed in CI: a CNPJ as a
-def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # number loses its leading zeros
-    from adri_pipeline.cli import main
+# 200 examples each write through the gate and read the log back as the evaluation does, in process
+# (~0.15 s each): the records kept and the lines quarantined are what the warehouse stores and the judges
+# read. The whole documented path (`adri mirror evaluate`, its warehouse, two judges on loopback, ~3 s each)
+# runs for the explicit examples below, one per position, every kind of datum among them.
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(PERSONAL, min_size=4, max_size=4, unique=True), st.sampled_from(["value", "key", "nested", "number"]),
+       st.just(False))
+@example(["900000000", "00.100.000/0008-30", "João Souza", "Ana Paula"], "number", True)  # failed in CI: a CNPJ
+@example(["ana@x.org", "123.456.789-09", "(21) 98765-4321", "Deusdete Ferreira"], "value", True)  # as a number
+@example(["Hiroshi Tanaka", "maria  conceição SILVA", "face12345678909ab", "tel987654321"], "key", True)
+@example(["12.345.678/0001-95", "Wojciech Kowalski", "joao souza", "+55 11 3333-4444"], "nested", True)
+def test_no_personal_datum_leaves_by_any_documented_path(values, position, through_the_cli):
     from adri_pipeline.mirror.gate import Gate
     from adri_pipeline.mirror.gate_config import load_gate_config
-    from adri_pipeline.mirror.shadow_log import ShadowLog
-    from loopback.model_server import ModelServerStub
+    from adri_pipeline.mirror.shadow_log import ShadowLog, read_log
 
     exposed_value, hidden, answered, written = values
     as_number = int(re.sub(r"\D", "", hidden)) if re.fullmatch(r"[\d.\-/ ]+", hidden) else hidden
@@ -113,7 +129,7 @@ def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # n
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
         config_path = folder / "gate.yaml"
-        point = {"question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
+        point = {"kind": "judgment", "question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
                  "mode": "shadow", "expose_fields": ["exposto"]}
         config_path.write_text(yaml.safe_dump({"points": {"p": point, "q": {**point, "expose_fields": []}},
                                                "redact_names": LISTED}, allow_unicode=True), encoding="utf-8")
@@ -139,36 +155,52 @@ def test_no_personal_datum_leaves_by_any_documented_path(values, position):  # n
             log.write(json.dumps({"decision_point": "p", "state": {"x": written}}, ensure_ascii=False) + "\n")
             log.write(f"not json {written}\n")
 
-        with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"),
-                             responder=lambda request: json.dumps({"resposta": "nao"})) as judges:
-            stdout = io.StringIO()
-            environment = {"ADRI_OLLAMA_HOSTS": judges.host, "ADRI_WAREHOUSE": str(folder / "w.duckdb")}
-            saved = {k: os.environ.get(k) for k in environment}
-            os.environ.update(environment)
-            try:
-                with contextlib.redirect_stdout(stdout):
-                    assert main(["mirror", "evaluate", "--log", str(log_path), "--config", str(config_path),
-                                 "--judges", "ollama:qwen2.5:7b,ollama:gemma3:4b"]) == 0
-            finally:
-                for key, value in saved.items():
-                    os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
-            judge_requests = json.dumps(judges.chats(), ensure_ascii=False)
-        assert judges.chats(), "the judges were asked nothing: the check would prove nothing"
-
-        places = {"stdout": stdout.getvalue(), "judge requests": judge_requests,
-                  "warehouse": warehouse_text(folder / "w.duckdb"),
-                  "mirror requests but the exposed field": json.dumps(mirror_requests, ensure_ascii=False).replace(
-                      json.dumps(exposed_value, ensure_ascii=False)[1:-1], "")}
-        places |= {p.name: p.read_text(encoding="utf-8") for p in folder.rglob("*")
-                   if p.is_file() and p.suffix in (".jsonl", ".json", ".yaml", ".html", ".csv") and p != config_path}
+        places = {"mirror requests but the exposed field": json.dumps(mirror_requests, ensure_ascii=False).replace(
+            json.dumps(exposed_value, ensure_ascii=False)[1:-1], "")}
+        if through_the_cli:
+            places |= _through_adri_mirror_evaluate(folder, log_path, config_path)
+        else:  # what the evaluation reads: the records kept and the lines quarantined, each redacted
+            options = {name: list(p.options) for name, p in config.points.items()}
+            kept, quarantined = read_log(log_path, config.redactor(), options)
+            assert quarantined, "the hostile lines were not quarantined: the check would prove less"
+            places |= {"records read": json.dumps([r.model_dump(mode="json") for r in kept], ensure_ascii=False),
+                       "lines quarantined": json.dumps(quarantined, ensure_ascii=False)}
         places[log_path.name] = as_the_gate_wrote_it  # the hostile lines appended after it are the test's own
-        assert "shadow.quarantine.jsonl" in places and "mirror_evaluation.json" in places
         written_as = [str(as_number)] if position == "number" and as_number != hidden else []  # leading zeros gone
         for value in [*values, *written_as]:
             leaks = [where for where, text in places.items() if in_the_clear(value, text)]
             assert not leaks, f"{value!r} in the clear in {leaks}"
         assert any(json.dumps(exposed_value, ensure_ascii=False)[1:-1] in json.dumps(r, ensure_ascii=False)
                    for r in mirror_requests)  # the point's choice: its mirror reads the exposed field
+
+
+def _through_adri_mirror_evaluate(folder: Path, log_path: Path, config_path: Path) -> dict[str, str]:
+    """`adri mirror evaluate` over the log with two model judges on loopback: what it printed, what the
+    judges were asked, the warehouse and every file it wrote."""
+    from adri_pipeline.cli import main
+    from loopback.model_server import ModelServerStub
+
+    with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"),
+                         responder=lambda request: json.dumps({"resposta": "nao"})) as judges:
+        stdout = io.StringIO()
+        environment = {"ADRI_OLLAMA_HOSTS": judges.host, "ADRI_WAREHOUSE": str(folder / "w.duckdb")}
+        saved = {k: os.environ.get(k) for k in environment}
+        os.environ.update(environment)
+        try:
+            with contextlib.redirect_stdout(stdout):
+                assert main(["mirror", "evaluate", "--log", str(log_path), "--config", str(config_path),
+                             "--judges", "ollama:qwen2.5:7b,ollama:gemma3:4b"]) == 0
+        finally:
+            for key, value in saved.items():
+                os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
+        judge_requests = json.dumps(judges.chats(), ensure_ascii=False)
+    assert judges.chats(), "the judges were asked nothing: the check would prove nothing"
+    places = {"stdout": stdout.getvalue(), "judge requests": judge_requests,
+              "warehouse": warehouse_text(folder / "w.duckdb")}
+    places |= {p.name: p.read_text(encoding="utf-8") for p in folder.rglob("*")
+               if p.is_file() and p.suffix in (".jsonl", ".json", ".yaml", ".html", ".csv") and p != config_path}
+    assert "recommended_gate.yaml" in places and "shadow.quarantine.jsonl" in places and "mirror_evaluation.json" in places
+    return places
 
 
 @functools.cache
@@ -224,3 +256,38 @@ def test_a_cpf_or_cnpj_kept_as_a_number_is_redacted_though_its_leading_zeros_are
     redact = Redactor()
     assert redact({"doc": 100000000830, "cpf": 123456797}) == {"doc": "[CNPJ]", "cpf": "[CPF]"}  # 001.234.567-97
     assert redact({"count": 191, "total": 1234567}) == {"count": 191, "total": 1234567}  # counts stay
+
+
+NAME_FLOORS = {"written first (the rules were chosen reading its misses)": (0.90, 0.05),
+               "written after, never used to tune": (0.75, 0.25)}  # (least recall, most false-positive rate)
+
+
+def test_the_name_detector_catches_names_outside_the_list_on_the_written_sets(capsys):
+    """Failed before (recall 8/60 and 1/20: Faker's pt_BR and pt_PT first names after a capital only):
+    rare, foreign and lower-case names, surnames after a title. The sets (adri_pipeline_tests/name_set.py,
+    **synthetic**) were written and committed before the detector ran on them; the figures are printed
+    with the floors asserted (NAME_FLOORS). Recall: a name counts as caught when none of its words is
+    left; false positive: a sentence with no name that comes out changed."""
+    from adri_pipeline_tests import name_set
+
+    redact = Redactor(detect_names=True)
+    sets = {"written first (the rules were chosen reading its misses)": (name_set.WITH_NAMES, name_set.WITHOUT_NAMES),
+            "written after, never used to tune": (name_set.UNSEEN_WITH_NAMES, name_set.UNSEEN_WITHOUT_NAMES)}
+    for label, (with_names, without) in sets.items():
+        caught = sum(not any(word in redact.text(text) for word in name.split()) for text, name in with_names)
+        changed = sum(redact.text(text) != text for text in without)
+        recall, false_positive_rate = caught / len(with_names), changed / len(without)
+        with capsys.disabled():
+            print(f"\nname detector, set {label}: recall {caught}/{len(with_names)} = {recall:.0%}, "
+                  f"false positives {changed}/{len(without)} = {false_positive_rate:.0%} (synthetic sentences)")
+        least_recall, most_false_positives = NAME_FLOORS[label]
+        assert recall >= least_recall and false_positive_rate <= most_false_positives
+
+
+@pytest.mark.slow  # importing Faker's 86 locales: 3 s idle, 12 s on a loaded machine
+def test_the_bundled_name_lists_are_what_faker_gives():
+    """The lists are read from a file (importing Faker's 86 locales takes seconds); regenerate it with
+    `privacy.faker_name_lists()` when Faker changes."""
+    from adri_pipeline.privacy import NAME_LISTS, faker_name_lists
+
+    assert json.loads(NAME_LISTS.read_text(encoding="utf-8")) == faker_name_lists()

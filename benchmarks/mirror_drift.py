@@ -30,7 +30,7 @@ from loopback.systemone_servers import sparrow_server  # noqa: E402
 def confidences(url: str, states: list[dict]) -> list[float]:
     """The mirror's probability for its answer on each state, in order, as a shadow gate logs it."""
     log = MemoryLog()
-    point = DecisionPoint(question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
+    point = DecisionPoint(kind="judgment", question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
                           mode="shadow", timeout_s=5, mirror=f"jev:{url}", quota_per_minute=10**6)
     gate = Gate(GateConfig(points={"p": point}, shadow_workers=1), {"p": lambda state: "sim"}, {}, log)
     for state in states:

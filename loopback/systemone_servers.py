@@ -54,6 +54,31 @@ def process_server(command: list[str], port: int, ready_path: str = "/", timeout
             out.close()
 
 
+@contextlib.contextmanager
+def mute_server():
+    """A server that takes every connection and never answers a byte (a mirror hung at its host):
+    yields its URL."""
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:  # closed: the test is over
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        listener.close()
+        for connection in held:
+            connection.close()
+
+
 def sparrow_server(port: int | None = None):
     port = port or free_port()
     return process_server([str(BIN / "sparrow-decider"), "serve", "--port", str(port)], port)

@@ -59,9 +59,10 @@ def savings(settings: Settings, options) -> int:
     from adri_pipeline.mirror.savings import savings as savings_of
     from adri_pipeline.mirror.shadow_log import read_log
 
-    records, bad = read_log(_given_log(settings, "savings"), service.redactor(settings))
+    log = _given_log(settings, "savings")
+    records, bad = read_log(log, service.redactor(settings))
     if bad:
-        print(f"warning: {len(bad)} bad line(s) skipped, first: line {bad[0]['line']}: {bad[0]['error']}",
+        print(f"warning: {len(bad)} bad line(s) skipped, first: {log}:{bad[0]['line']}: {bad[0]['error']}",
               file=sys.stderr)
     rows = [r.model_dump(mode="json") for r in records]
     if options.blind_sheet:
@@ -79,6 +80,10 @@ def evaluate(settings: Settings, options) -> int:
     _given_log(settings, "evaluate")
     report = service.evaluate_log(settings, Warehouse(settings.warehouse))  # what the Dagster assets do
     evaluation = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
+    if report.quarantined:
+        first = report.quarantined[0]
+        print(f"warning: {len(report.quarantined)} line(s) quarantined, not evaluated, first: {settings.mirror_log}:"
+              f"{first['line']}: {first['error']}", file=sys.stderr)
     if options.as_json:
         print(strict_json.dumps(report, indent=1))
         return 0

@@ -6,6 +6,7 @@ the judges."""
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Literal
@@ -19,7 +20,7 @@ from adri_pipeline.jev.drift import CONFIDENCE, DriftMonitor
 from adri_pipeline.jev.serialize import serialize_facts
 from adri_pipeline.mirror.approval import Approval, check_approval
 from adri_pipeline.mirror.results import ApprovalEvidence
-from adri_pipeline.privacy import Redactor
+from adri_pipeline.privacy import Redactor, folded
 
 logger = logging.getLogger("adri_pipeline.mirror.gate")  # the gate's lines under one name, whichever module writes them
 
@@ -33,8 +34,42 @@ class GateConfigError(AdriError, ValueError):
     """The message names the file and the decision point."""
 
 
+# the mirror design's first rule: "Os factos são decididos pelo código. Se uma ferramenta foi chamada, se
+# devolveu erro, se um ficheiro existe ou que permissões tem o utilizador: isso não se pergunta a nenhum
+# modelo. O modelo só julga o significado." Questions worded as such a fact, or as what a rule computes
+# from its own inputs (a count, a comparison of numbers, a format check, a lookup), are refused at load.
+# Matched on the question folded to lower case without accents, Portuguese and English.
+FACT_WORDINGS = (
+    ("a count", r"\bquant[oa]s\b|\bhow many\b|\bnumero de\b|\bnumber of\b|\bcontagem\b"),
+    ("a comparison of numbers", r"\b(maior|menor)( do)? que\b|\b(mais|menos|acima|abaixo) de \d|\bpelo menos \d|\bpassa de \d"
+                                r"|\b(greater|less|more|fewer) than\b|\bat (least|most) \d|\bigual a \d|[<>]=?\s*\d"
+                                r"|\b(excede|ultrapassa|exceeds?)\b"),
+    ("a format check", r"\b(formato|format) (e )?(valido|invalido|valid|invalid|correto|correct)\b"
+                       r"|\b(valid|invalid)[oa]? (cpf|cnpj|e-?mail|url|cep|phone|telefone)\b"
+                       r"|\b(cpf|cnpj|e-?mail|url|cep|telefone|phone)\b[^?.]{0,30}\b(valid|invalid)"
+                       r"|\bbem formad[oa]\b|\bwell[- ]formed\b|\bregex\b|\b(corresponde ao|matches the) (padrao|pattern)\b"),
+    ("a lookup", r"\b(esta|consta|existe|aparece|is it|is|appears?) (na|no|nos|nas|em|in the|on the) "
+                 r"(lista|tabela|cadastro|base de dados|banco de dados|list|table|database|registry)\b"),
+    ("whether a tool was called or failed", r"\bferramenta (ja )?foi (chamada|usada|executada)\b"
+                                            r"|\b(tool|function) (was|has been) (called|run|used)\b"
+                                            r"|\b(devolveu|retornou|deu) (um |algum )?erro\b|\breturned an error\b"),
+    ("whether a file exists", r"\b(ficheiro|arquivo|file) (ja )?exist"),
+    ("the user's permissions", r"\b(que|quais|tem|possui) (as )?permiss(ao|oes)\b|\bpermiss(ao|oes) d[oa]s? "
+                               r"(utilizador|usuario|cliente)|\b(what|which|has|have) (the )?permissions?\b"),
+)
+
+
+def factual_wording(question: str) -> str | None:
+    """What kind of fact `question` asks for (FACT_WORDINGS), or None when it reads as a judgment."""
+    folded_question = folded(question).lower()
+    return next((what for what, pattern in FACT_WORDINGS if re.search(pattern, folded_question)), None)
+
+
 class DecisionPoint(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # required, and only "judgment" loads: the configuration says its question asks for a meaning, which a
+    # model may judge, not a fact, which code decides (FACT_WORDINGS)
+    kind: Literal["judgment", "fact"]
     question: str
     question_type: Literal["noul", "choice", "score"] = "choice"
     options: dict[str, str] = Field(default_factory=dict)  # choice / noul (sim, nao)
@@ -61,6 +96,27 @@ class DecisionPoint(BaseModel):
     # the mirror as a System One server, `jev:<url>` or `jev:<url>#<model>` (models/systemone.py);
     # empty: the caller passes the mirror to Gate (a Python callable)
     mirror: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _declared_a_judgment(cls, raw):
+        if isinstance(raw, dict) and "kind" not in raw:
+            raise ValueError("kind: required: say `kind: judgment` when the question asks for a meaning a model "
+                             "may judge; a fact (a count, a comparison, a format, a lookup, a tool call, a file, "
+                             "a permission) is decided by the rule's code, never asked of a mirror")
+        return raw
+
+    @model_validator(mode="after")
+    def _a_judgment_not_a_fact(self) -> "DecisionPoint":
+        """The mirror design: "Os factos são decididos pelo código [...] O modelo só julga o significado"."""
+        if self.kind == "fact":
+            raise ValueError("kind: fact: facts are decided by code, never asked of a model (the mirror design); "
+                             "compute it in the rule and leave the point out of the gate")
+        if (what := factual_wording(self.question)) is not None:
+            raise ValueError(f"question: {self.question!r} asks for {what}, a fact the rule's own inputs decide "
+                             "(the mirror design keeps facts to code): compute it in the rule, or ask the judgment "
+                             "it serves")
+        return self
 
     @model_validator(mode="after")
     def _only_hardening(self) -> "DecisionPoint":

@@ -16,6 +16,7 @@ import gzip
 import json
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -30,6 +31,7 @@ from sklearn.model_selection import (
 )
 
 from adri_pipeline.config import SHARED_DATA
+from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.contract import answer_from, response
 from adri_pipeline.mirror.gate import Gate, systemone_mirror
 from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig, question_of
@@ -52,9 +54,9 @@ PDAP_LABEL_TO_OPTION = {
     "Not Criminal Justice Related": "not_criminal_justice", "Policies & Contracts": "policies_contracts",
     "Contact Info & Agency Meta": "contact_info",
 }
-PAGE_TYPE_POINT = DecisionPoint(question="Que tipo de página é esta?", question_type="choice",
+PAGE_TYPE_POINT = DecisionPoint(kind="judgment", question="Que tipo de página é esta?", question_type="choice",
                                 options=PAGE_TYPES, mode="shadow", timeout_s=2.0, quota_per_minute=10**6)
-HTML_POINT = DecisionPoint(question="O texto do artigo já está no HTML bruto (sem navegador)?",
+HTML_POINT = DecisionPoint(kind="judgment", question="O texto do artigo já está no HTML bruto (sem navegador)?",
                            question_type="noul", options={"sim": "sim", "nao": "não"}, mode="shadow",
                            timeout_s=2.0, quota_per_minute=10**6)
 
@@ -238,29 +240,74 @@ def _contract_answer(name: str, point: DecisionPoint, probabilities: dict[str, f
     return response(f"replay-{name}", {name: answer_from(question, full)})
 
 
+class MirrorSilent(AdriError):
+    """The mirror answered none of several calls in a row within its timeout: the replay stops."""
+
+
+SILENT_AFTER = 3  # calls in a row that the mirror let time out: it is taken for mute, the replay stops
+IN_FLIGHT = 2  # cases handed to the gate whose shadow record has not come back yet
+
+
 class _TruthLog:
-    """Adds the ground truth to each shadow record (matched by state hash) before writing."""
+    """Adds the ground truth to each shadow record (matched by state hash) before writing; counts the
+    records and the calls in a row the mirror let time out, for the replay's loop to wait on."""
 
     def __init__(self, log: ShadowLog, truth_by_hash: dict[str, str]):
         self.log, self.truth_by_hash = log, truth_by_hash
         self.outcomes: dict[str, int] = {}
+        self.written, self.silent_in_a_row = 0, 0
+        self.changed = threading.Condition()
 
     def write(self, record: dict, *, redacted: bool = False) -> None:
         self.outcomes[record["outcome"]] = self.outcomes.get(record["outcome"], 0) + 1
         self.log.write({**record, "truth": self.truth_by_hash.get(record["state_hash"])}, redacted=redacted)
+        with self.changed:
+            self.written += 1
+            self.silent_in_a_row = self.silent_in_a_row + 1 if record["outcome"] in ("timeout", "mirror_busy") else 0
+            self.changed.notify_all()
+
+    def wait_until(self, records: int, point: DecisionPoint, mirror_name: str) -> None:
+        """Until `records` records are written; MirrorSilent when no record comes for far longer than the
+        gate's timeout allows and, for a mirror on a server (`mirror_name`), as soon as SILENT_AFTER calls
+        in a row timed out (a mirror in this process that times out is slow, not mute: it goes on)."""
+        patience = IN_FLIGHT * point.timeout_s + 60.0
+        silent_after = SILENT_AFTER if mirror_name else float("inf")
+        with self.changed:
+            while self.written < records and self.silent_in_a_row < silent_after:
+                if not self.changed.wait(timeout=patience):
+                    raise MirrorSilent(f"mirror {mirror_name or '(in process)'}: no shadow record for {patience:g} s (timeout_s "
+                                       f"{point.timeout_s:g}); the replay stopped after {self.written} case(s)")
+            if self.silent_in_a_row >= silent_after:
+                raise MirrorSilent(
+                    f"mirror {mirror_name} answered none of {SILENT_AFTER} calls in a row within its timeout "
+                    f"({point.timeout_s:g} s each): it takes connections but does not answer; the replay stopped "
+                    f"after {self.written} case(s), the shadow log holds those (check the server, or replay "
+                    "without --mirror)")
 
 
-def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirror, log: ShadowLog) -> dict:
+def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirror, log: ShadowLog,
+           mirror_name: str = "") -> dict:
+    """Each case through the gate in shadow, at most IN_FLIGHT awaiting their record: the progress line
+    counts cases whose shadow record is written, and a mute mirror server (`mirror_name`, MirrorSilent)
+    ends the replay after SILENT_AFTER timeouts instead of one timeout per case."""
     truths: dict[str, str] = {}
     logged = _TruthLog(log, truths)
     # public labelled pages, whose titles name places and agencies ("San Jose Police"): patterns only,
     # as for the routing datasets (the name detector takes such places for people)
-    gate = Gate(GateConfig(points={name: point}, queue_size=len(cases) + 1, shadow_workers=1, detect_names=False),
+    gate = Gate(GateConfig(points={name: point}, queue_size=IN_FLIGHT + 1, shadow_workers=1, detect_names=False),
                 {name: rule}, {name: mirror}, logged)
     truths.update({gate.state_hash(name, c.state): c.truth for c in cases})
-    returned = [gate.decide(name, c.state).answer for c in steps(cases, f"replaying {name}", unit="case")]
-    gate.drain(timeout_s=24 * 3600)  # a replay waits for every shadow sample
-    gate.close()
+    returned = []
+    with steps(None, f"replaying {name}", total=len(cases), unit="case") as bar:
+        try:
+            for case in cases:
+                logged.wait_until(len(returned) - IN_FLIGHT + 1, point, mirror_name)
+                bar.update(logged.written - bar.n)
+                returned.append(gate.decide(name, case.state).answer)
+            logged.wait_until(len(cases), point, mirror_name)
+            bar.update(logged.written - bar.n)
+        finally:
+            gate.close()
     return {"decisions": len(cases), "returned_rule_answers": sum(a == rule(c.state) for a, c in zip(returned, cases)),
             "dropped": gate.dropped[name], "outcomes": logged.outcomes,
             # answers that broke the System One spec: discarded, the rule decided
@@ -276,11 +323,11 @@ def replay_page_type(log_path: Path, source: Path | None = None, seed: int = 5, 
               else PageTypeMirror([cases[i] for i in train_index]))
     held_out = [cases[i] for i in test_index]
     return {"trained_on": len(train_index), **replay("page_type", PAGE_TYPE_POINT, held_out, page_type_rule,
-                                                     mirror, ShadowLog(log_path))}
+                                                     mirror, ShadowLog(log_path), mirror_spec)}
 
 
 def replay_html(log_path: Path, source: Path | None = None, mirror_spec: str = "") -> dict:
     """`mirror_spec` (`jev:<url>`): the mirror is that System One server instead of the model trained here."""
     cases = html_cases(source or SHARED_MIRROR / "article_extraction")
     mirror = systemone_mirror(mirror_spec, HTML_POINT.timeout_s) if mirror_spec else HtmlMirror(cases)
-    return replay("html_is_enough", HTML_POINT, cases, html_rule, mirror, ShadowLog(log_path))
+    return replay("html_is_enough", HTML_POINT, cases, html_rule, mirror, ShadowLog(log_path), mirror_spec)

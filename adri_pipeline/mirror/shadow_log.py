@@ -13,6 +13,7 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from adri_pipeline.errors import describe_validation_error
+from adri_pipeline.mirror.gate_plumbing import DECISION_OUTCOMES, TASK_OUTCOMES, TASK_RECORD
 from adri_pipeline.privacy import Redactor
 from adri_pipeline.warehouse import Warehouse, store_shadow_log
 
@@ -59,13 +60,25 @@ class ShadowLog:
             f.write(line + "\n")
 
 
-def _off_options(record: ShadowRecord, options: dict[str, list[str]]) -> str | None:
-    """Why a record of a configured point cannot be evaluated: a rule decision that is not one of the
-    point's options (the evaluation compares answers by option)."""
+def _unknown_value(record: ShadowRecord, options: dict[str, list[str]]) -> str | None:
+    """Why a record cannot be counted, naming its field: an outcome the gate never writes, or (for a
+    configured point) a rule decision, mirror decision or truth that is not one of the point's options
+    (the evaluation compares answers by option; an unknown one would be counted as a plain wrong answer)."""
+    task = record.decision_point == TASK_RECORD
+    known_outcomes = TASK_OUTCOMES if task else DECISION_OUTCOMES
+    if record.outcome not in known_outcomes:
+        return (f"field 'outcome': {record.outcome!r} is not an outcome a {'task' if task else 'decision'} "
+                f"record has ({', '.join(sorted(known_outcomes))})")
     known = options.get(record.decision_point)
-    if known and record.rule_decision not in known:
-        return (f"rule_decision {record.rule_decision!r} is not one of point {record.decision_point!r}'s options "
-                f"({', '.join(known)})")
+    if not known:
+        return None
+    for field in ("rule_decision", "mirror_decision", "truth"):
+        value = getattr(record, field)
+        if field == "mirror_decision" and record.outcome == "invalid_option":
+            continue  # the gate's own record of a mirror that answered none of the options
+        if (value is not None or field == "rule_decision") and value not in known:
+            return (f"field {field!r}: {value!r} is not one of point {record.decision_point!r}'s options "
+                    f"({', '.join(known)})")
     return None
 
 
@@ -73,8 +86,10 @@ def read_log(path: str | Path, redactor: Redactor | None = None,
              options: dict[str, list[str]] | None = None) -> tuple[list[ShadowRecord], list[dict]]:
     """(valid records, quarantined lines with line number and error). Whoever wrote the log, what
     comes out is redacted by `redactor` (the gate configuration's, GateConfig.redactor): each record's
-    state, exposed fields included, its text fields and each bad line's text. `options` (point -> its options, from the gate configuration): a record whose rule
-    decision is none of its point's options is quarantined too."""
+    state, exposed fields included, its text fields and each bad line's text. A line with any value
+    the log's fields never take is quarantined, its field named: an unknown outcome, and, with
+    `options` (point -> its options, from the gate configuration), a rule decision, mirror decision or
+    truth that is none of its point's options."""
     redactor = redactor or Redactor(detect_names=True)
     good, bad = [], []
     with Path(path).open(encoding="utf-8", errors="replace") as f:
@@ -83,7 +98,7 @@ def read_log(path: str | Path, redactor: Redactor | None = None,
                 continue
             try:
                 record = ShadowRecord.model_validate(json.loads(line))
-                if (problem := _off_options(record, options or {})) is not None:
+                if (problem := _unknown_value(record, options or {})) is not None:
                     bad.append({"line": number, "error": redactor.text(problem),
                                 "raw": redactor.text(line.rstrip("\n"))})
                     continue

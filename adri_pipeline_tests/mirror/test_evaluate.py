@@ -16,7 +16,7 @@ from adri_pipeline.mirror.judges import FileJudge, LLMJudge, judge_families_diff
 from adri_pipeline.mirror.service import evaluate_log
 from loopback.model_server import ModelServerStub
 
-POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"}, threshold=0.85)
+POINT = DecisionPoint(kind="judgment", question="Pode?", options={"sim": "sim", "nao": "não"}, threshold=0.85)
 
 
 HOURLY = 0.061  # USD per hour of the machine the mirror ran on (the price table's default shape)
@@ -240,7 +240,7 @@ def test_confident_failures_are_split_into_missing_information_and_unclear_quest
 
 
 # "no": a browser is opened; in control the mirror may only spare one (the mirror design's example)
-HTML_POINT = DecisionPoint(question="Basta o HTML?", question_type="noul", options={"sim": "sim", "nao": "não"},
+HTML_POINT = DecisionPoint(kind="judgment", question="Basta o HTML?", question_type="noul", options={"sim": "sim", "nao": "não"},
                            tool_call_options=["nao"], overrides=[("nao", "sim")])
 
 
@@ -387,7 +387,7 @@ def test_control_moves_one_way_only_the_direction_the_evaluation_showed_the_mirr
     assert not moves[("sim", "nao")]["clear"]
 
     with pytest.raises(ValueError, match="control moves one way only"):
-        DecisionPoint(question="Basta o HTML?", question_type="noul", options={"sim": "s", "nao": "n"}, mode="control")
+        DecisionPoint(kind="judgment", question="Basta o HTML?", question_type="noul", options={"sim": "s", "nao": "n"}, mode="control")
     from adri_pipeline.mirror.gate import Gate
     from adri_pipeline_tests.mirror.evidence import approved
 
@@ -411,7 +411,7 @@ def test_a_rule_decision_outside_the_points_options_is_quarantined_and_the_repor
     log.write_text("\n".join(lines + [json.dumps(odd)]) + "\n", encoding="utf-8")
     report = evaluate_log(settings_for(log, warehouse), warehouse)
     [bad] = report.quarantined
-    assert bad["line"] == len(lines) + 1 and "rule_decision 'talvez' is not one of point" in bad["error"]
+    assert bad["line"] == len(lines) + 1 and "field 'rule_decision': 'talvez' is not one of point" in bad["error"]
     assert report.kept == len(lines)
     text = (Path(report.recommended_configuration).parent / "mirror_evaluation.json").read_text(encoding="utf-8")
     json.loads(text, parse_constant=lambda name: pytest.fail(f"{name} in mirror_evaluation.json"))

@@ -17,7 +17,7 @@ OPTIONS = {"executar": "executar", "confirmar": "confirmar", "vetar": "vetar"}
 
 
 def point(**overrides) -> DecisionPoint:
-    return DecisionPoint(**{"question": "Pode executar?", "options": OPTIONS, "mode": "control",
+    return DecisionPoint(**{"kind": "judgment", "question": "Pode executar?", "options": OPTIONS, "mode": "control",
                             "timeout_s": 0.2, "harden_order": ["executar", "confirmar", "vetar"], **overrides})
 
 
@@ -85,7 +85,7 @@ def mirror_with_confidence(confidence):
 def test_a_malformed_confidence_never_commands(confidence):
     """Failed before: NaN passed `probability < threshold` and strings or 5.0 were read as confident."""
     config = approved({"p": DecisionPoint.model_validate({
-        "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control",
+        "kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control",
         "overrides": [["nao", "sim"]]})})
     log = MemoryLog()
     gate = Gate(config, {"p": lambda state: "nao"}, {"p": mirror_with_confidence(confidence)}, log)
@@ -99,11 +99,11 @@ def test_a_malformed_confidence_never_commands(confidence):
 def test_a_point_that_commands_needs_the_designs_085(tmp_path, mode):
     """Failed before: control loaded with threshold 0.5."""
     path = tmp_path / "gate.yaml"
-    path.write_text(f"points:\n  p: {{question: 'q?', question_type: noul, options: {{sim: s, nao: n}}, "
+    path.write_text(f"points:\n  p: {{kind: judgment, question: 'q?', question_type: noul, options: {{sim: s, nao: n}}, "
                     f"mode: {mode}, threshold: 0.5}}\n")
     with pytest.raises(GateConfigError, match=r"point 'p', field 'threshold'.*0\.85"):
         load_gate_config(path)
-    assert DecisionPoint(question="q?", options={"sim": "s", "nao": "n"}, mode="warn", threshold=0.6).threshold == 0.6
+    assert DecisionPoint(kind="judgment", question="q?", options={"sim": "s", "nao": "n"}, mode="warn", threshold=0.6).threshold == 0.6
 
 
 @pytest.mark.parametrize("approved_flag", [True, "yes", 1])
@@ -111,7 +111,7 @@ def test_a_bare_approval_flag_is_refused(approved_flag):
     """Failed before: `approved: true` (or "yes", or 1) let any point command with no evaluation behind it."""
     with pytest.raises(ValueError, match="approved: a configuration-wide flag approves nothing"):
         GateConfig.model_validate({"approved": approved_flag, "points": {"p": {
-            "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"}}})
+            "kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"}}})
 
 
 def test_quota_lets_through_only_so_many_calls_per_minute():
@@ -129,13 +129,13 @@ def test_safety_point_never_grants_what_the_rule_denied():
 
 def test_safety_point_in_control_without_an_order_is_refused_at_load(tmp_path):
     path = tmp_path / "gate.yaml"
-    path.write_text("points:\n  transferir:\n    question: Pode?\n    options: {sim: sim, nao: nao}\n"
+    path.write_text("points:\n  transferir:\n    kind: judgment\n    question: Pode?\n    options: {sim: sim, nao: nao}\n"
                     "    mode: control\n    safety: true\n")
     with pytest.raises(GateConfigError, match="point 'transferir': .*needs harden_order"):
         load_gate_config(path)
 
 
-YES_NO_POINT = ("points:\n  p:\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
+YES_NO_POINT = ("points:\n  p:\n    kind: judgment\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
                 "    overrides: [[sim, nao]]\n")
 
 
@@ -171,7 +171,7 @@ def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point
     if edit == "date":
         approval["date"] = "2020-01-01"
     path = tmp_path / "gate.yaml"
-    path.write_text(yaml.safe_dump({"points": {"p": {"question": "Pode?", "question_type": "noul",
+    path.write_text(yaml.safe_dump({"points": {"p": {"kind": "judgment", "question": "Pode?", "question_type": "noul",
                                                      "options": {"sim": "sim", "nao": "nao"}, "mode": mode,
                                                      "overrides": [["sim", "nao"]], "approval": approval}}}))
     with pytest.raises(GateConfigError, match=f"point p: .*{refusal}"):
@@ -181,7 +181,7 @@ def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point
 def test_a_promoted_point_may_run_with_less_authority_not_more(tmp_path):
     report = evaluation_report(tmp_path / "evaluation.json", {"p": "control"})
     for mode in ("veto", "warn", "shadow"):
-        point = DecisionPoint(question="q?", question_type="noul", options={"sim": "s", "nao": "n"}, mode=mode,
+        point = DecisionPoint(kind="judgment", question="q?", question_type="noul", options={"sim": "s", "nao": "n"}, mode=mode,
                               approval=approval_for(report))
         assert GateConfig(points={"p": point}).points["p"].mode == mode
 
@@ -247,7 +247,7 @@ def test_log_records_carry_what_evaluation_needs():
 
 def yes_no_gate(mode, mirror_says, probability=0.95, rule_says="sim", log=None):
     config = approved({"p": DecisionPoint(
-        question="Foi um erro de formato?", question_type="noul", options=YES_NO, mode=mode, timeout_s=0.5,
+        kind="judgment", question="Foi um erro de formato?", question_type="noul", options=YES_NO, mode=mode, timeout_s=0.5,
         overrides=[(rule_says, "nao" if rule_says == "sim" else "sim")])})
     return Gate(config, {"p": lambda state: rule_says}, {"p": mirror_answering_options(mirror_says, probability)}, log)
 
@@ -261,7 +261,7 @@ def mirror_answering_options(answer, probability, name="p"):
 
 def test_a_fresh_point_is_off_and_the_mirror_is_never_asked():
     asked = []
-    config = GateConfig(points={"p": DecisionPoint(question="Pode?", options=OPTIONS)})
+    config = GateConfig(points={"p": DecisionPoint(kind="judgment", question="Pode?", options=OPTIONS)})
     gate = Gate(config, {"p": rule}, {"p": lambda request: asked.append(request)})
     assert config.points["p"].mode == "off" and config.points["p"].approval is None
     assert gate.decide("p", {"valor": 1}).reason == "rule_only" and asked == []
@@ -269,11 +269,11 @@ def test_a_fresh_point_is_off_and_the_mirror_is_never_asked():
 
 def test_never_control_is_refused_in_control_or_veto_at_load(tmp_path):
     path = tmp_path / "gate.yaml"
-    path.write_text("points:\n  profundidade:\n    question: Quão fundo?\n"
+    path.write_text("points:\n  profundidade:\n    kind: judgment\n    question: Quão fundo?\n"
                     "    options: {rasa: rasa, funda: funda}\n    mode: control\n    never_control: true\n")
     with pytest.raises(GateConfigError, match="point 'profundidade', field 'never_control': this point may not command"):
         load_gate_config(path)
-    warn = DecisionPoint(question="Quão fundo?", options={"rasa": "rasa", "funda": "funda"}, mode="warn",
+    warn = DecisionPoint(kind="judgment", question="Quão fundo?", options={"rasa": "rasa", "funda": "funda"}, mode="warn",
                          never_control=True)
     assert "may never command" in approved({"profundidade": warn}).describe()["profundidade"]
 
@@ -300,7 +300,7 @@ def test_warn_never_changes_the_decision_and_returns_the_advisory():
 
 def test_several_questions_in_one_request_each_gated_on_its_own():
     requests = []
-    points = {name: DecisionPoint(question=f"{name}?", question_type="noul", options=YES_NO, mode="control",
+    points = {name: DecisionPoint(kind="judgment", question=f"{name}?", question_type="noul", options=YES_NO, mode="control",
                                   overrides=[("nao", "sim")])
               for name in ("erro_disfarcado", "imagem_decorativa", "idioma_pt")}
 
@@ -322,7 +322,7 @@ def test_several_questions_in_one_request_each_gated_on_its_own():
 
 
 def test_score_questions_are_used_only_in_range_and_confident():
-    point = DecisionPoint(question="Quão relevante?", question_type="score", score_range=(0, 10), mode="control")
+    point = DecisionPoint(kind="judgment", question="Quão relevante?", question_type="score", score_range=(0, 10), mode="control")
     gate_for = lambda answer, confidence: Gate(  # noqa: E731
         approved({"p": point}), {"p": lambda state: 5.0},
         {"p": lambda request: wire({"p": {"type": "score", "score": answer, "legend": {"0": "mínimo", "1": "máximo"},
@@ -446,7 +446,7 @@ def test_a_control_is_switched_off_from_configuration_without_restarting(tmp_pat
 @pytest.mark.parametrize("harden_order, refused", [([], True), (["nao", "sim"], True), (["sim", "nao"], False)])
 def test_a_veto_on_a_safety_point_must_harden(harden_order, refused):
     """Failed before: a safety point 'must it be blocked?' in veto could turn 'sim' (block) into 'nao'."""
-    build = lambda: DecisionPoint(question="Pode executar?", question_type="noul", options={"sim": "s", "nao": "n"},  # noqa: E731
+    build = lambda: DecisionPoint(kind="judgment", question="Pode executar?", question_type="noul", options={"sim": "s", "nao": "n"},  # noqa: E731
                                   mode="veto", safety=True, harden_order=harden_order)
     if refused:
         with pytest.raises(ValueError, match="a safety point in veto needs harden_order"):
@@ -463,7 +463,7 @@ def test_a_system_one_server_named_in_the_configuration_is_the_mirror_and_a_brok
     outcomes = {}
     for fault in ((), ("noul-range",)):
         with jevcompat_mock(*fault) as url:
-            point = DecisionPoint(question="O HTML basta?", question_type="noul", options=YES_NO, mode="shadow",
+            point = DecisionPoint(kind="judgment", question="O HTML basta?", question_type="noul", options=YES_NO, mode="shadow",
                                   timeout_s=5, mirror=f"jev:{url}")
             log = MemoryLog()
             gate = Gate(GateConfig(points={"p": point}), {"p": lambda state: "sim"}, {}, log)
@@ -477,7 +477,7 @@ def test_a_system_one_server_named_in_the_configuration_is_the_mirror_and_a_brok
 
 
 def test_a_mirror_that_is_not_a_system_one_url_is_refused_naming_the_point():
-    point = DecisionPoint(question="q?", question_type="noul", options=YES_NO, mode="shadow", mirror="jev:gpu1:8000")
+    point = DecisionPoint(kind="judgment", question="q?", question_type="noul", options=YES_NO, mode="shadow", mirror="jev:gpu1:8000")
     with pytest.raises(GateConfigError, match="point p: mirror .*http://"):
         Gate(GateConfig(points={"p": point}), {"p": lambda state: "sim"}, {})
 
@@ -586,7 +586,7 @@ def test_a_gate_watches_its_mirror_for_drift_itself_and_the_rule_decides_until_t
 
     rng = random.Random(42)
     with sparrow_server() as url:
-        question = dict(question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
+        question = dict(kind="judgment", question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
                         timeout_s=5, mirror=f"jev:{url}")
         log = MemoryLog()
         shadow = Gate(GateConfig(points={"p": DecisionPoint(mode="shadow", **question)}), {"p": lambda s: "sim"}, {}, log)
@@ -617,3 +617,97 @@ def test_a_point_whose_evaluation_kept_no_confidences_is_not_watched(caplog):
         gate = gate_with(mirror_answering("vetar", 0.95))
     assert gate.drift_counters() == {} and "point p is not watched for drift" in caplog.text
     assert gate.decide("p", {"valor": 50}).reason == "confident"
+
+
+FIRST_CALL = """
+import json, sys, time
+from adri_pipeline.mirror.gate import Gate
+from adri_pipeline.mirror.gate_config import DecisionPoint
+from adri_pipeline_tests.mirror.evidence import approved
+
+timeout_s, url = float(sys.argv[1]), sys.argv[2]
+point = DecisionPoint(kind="judgment", question="Pode executar?", options={o: o for o in ("executar", "confirmar", "vetar")},
+                      mode="control", timeout_s=timeout_s, harden_order=["executar", "confirmar", "vetar"],
+                      mirror="jev:" + url)
+gate = Gate(approved({"p": point}), {"p": lambda state: "executar"}, {})
+from adri_pipeline import privacy
+loaded = privacy._name_lists.cache_info().currsize == 1  # before the first decision, not during it
+seconds = []
+for n in range(3):
+    started = time.perf_counter()
+    decision = gate.decide("p", {"pedido": f"pagar a fatura {n} da Ana Paula"})
+    seconds.append(time.perf_counter() - started)
+print(json.dumps({"seconds": seconds, "reason": decision.reason, "names_loaded_with_the_gate": loaded}))
+"""
+
+
+def test_the_first_control_call_of_a_fresh_process_is_bounded_by_timeout_s():
+    """Failed before: the first decision of a process took the point's timeout plus the 0.3-0.5 s the
+    redactor spent loading its name list on that decision (about 2x timeout_s at the default 0.5 s);
+    the list is loaded with the gate now. A fresh process (nothing loaded yet), a mute server on
+    loopback, a generous 1 s timeout so that noise does not matter: each call under 1.5 s, and the
+    name list loaded before the first decision (the check that failed before, whatever the noise)."""
+    import subprocess
+    import sys
+
+    from loopback.systemone_servers import mute_server
+
+    timeout_s = 1.0
+    with mute_server() as url:
+        done = subprocess.run([sys.executable, "-c", FIRST_CALL, str(timeout_s), url], capture_output=True,
+                              text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    measured = json.loads(done.stdout.splitlines()[-1])
+    assert measured["reason"] == "timeout" and measured["names_loaded_with_the_gate"]
+    assert all(s < 1.5 * timeout_s for s in measured["seconds"]), measured
+
+
+@pytest.mark.parametrize("question, what", [
+    ("Quantos itens tem o carrinho?", "a count"),
+    ("How many retries did the tool need?", "a count"),
+    ("O valor é maior que 1000 reais?", "a comparison of numbers"),
+    ("O total passa de 500 reais?", "a comparison of numbers"),
+    ("O CPF informado é válido?", "a format check"),
+    ("O e-mail tem formato válido?", "a format check"),
+    ("O cliente está na lista de bloqueados?", "a lookup"),
+    ("A ferramenta foi chamada?", "whether a tool was called or failed"),
+    ("A API devolveu erro?", "whether a tool was called or failed"),
+    ("O arquivo já existe?", "whether a file exists"),
+    ("Que permissões tem o utilizador?", "the user's permissions"),
+])
+def test_a_point_whose_question_asks_a_fact_is_refused_at_load_naming_file_point_and_fact(tmp_path, question, what):
+    """Failed before: nothing stopped a configured point from asking a model what code decides (the
+    mirror design: "Os factos são decididos pelo código [...] O modelo só julga o significado")."""
+    path = tmp_path / "gate.yaml"
+    path.write_text(yaml.safe_dump({"points": {"carrinho": {"kind": "judgment", "question": question, "question_type":
+                                                            "noul", "options": YES_NO}}}, allow_unicode=True))
+    with pytest.raises(GateConfigError, match=f"{path}: point 'carrinho', field 'question': .* asks for {what}"):
+        load_gate_config(path)
+
+
+@pytest.mark.parametrize("question", [
+    "Foi um erro de formato?", "Que tipo de página é esta?", "O texto do artigo já está no HTML bruto (sem navegador)?",
+    "Este dado é da empresa que procuramos?", "É preciso outra pesquisa?", "Does this count as spam?",
+    "O agente deve continuar, mudar de abordagem ou parar?", "A resposta diz ter enviado algo que o rasto não suporta?",
+])
+def test_the_mirror_designs_own_judgments_load(question):
+    """The questions the mirror design gives as a model's to judge are not taken for facts."""
+    assert DecisionPoint(kind="judgment", question=question, question_type="noul", options=YES_NO).kind == "judgment"
+
+
+def test_a_point_must_declare_its_question_a_judgment_and_a_fact_is_refused(tmp_path):
+    """Failed before: `kind` did not exist; a point declared nothing about what its question asks."""
+    path = tmp_path / "gate.yaml"
+    point = {"question": "Pode executar?", "question_type": "noul", "options": YES_NO}
+    for declared, message in (({}, "field 'kind': required: say `kind: judgment`"),
+                              ({"kind": "fact"}, "field 'kind': fact: facts are decided by code")):
+        path.write_text(yaml.safe_dump({"points": {"p": point | declared}}))
+        with pytest.raises(GateConfigError, match=f"{path}: point 'p', {message}"):
+            load_gate_config(path)
+
+
+def test_every_shipped_gate_configuration_loads():
+    from adri_pipeline.config import DATA
+
+    shipped = sorted(DATA.rglob("*gate*.yaml"))
+    assert shipped and all(all(p.kind == "judgment" for p in load_gate_config(f).points.values()) for f in shipped)

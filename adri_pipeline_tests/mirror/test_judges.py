@@ -9,7 +9,7 @@ from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline.mirror.judges import FileJudge, JudgeConfigError, make_judges
 from loopback.model_server import ModelServerStub
 
-POINT = DecisionPoint(question="Pode?", options={"sim": "sim", "nao": "não"})
+POINT = DecisionPoint(kind="judgment", question="Pode?", options={"sim": "sim", "nao": "não"})
 
 
 def test_a_label_file_labels_only_its_cases_and_never_falls_back_to_the_logs_truth(tmp_path):

@@ -99,7 +99,7 @@ def test_fields_a_point_exposes_reach_the_mirror_but_are_stored_redacted(tmp_pat
     from adri_pipeline.mirror.gate_config import GateConfig
     from adri_pipeline.mirror.shadow_log import read_log
 
-    point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow",
+    point = {"kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow",
              "expose_fields": ["pedido"]}
     seen = []
 
@@ -169,7 +169,7 @@ def test_the_gate_log_is_redacted_once_with_the_gate_configurations_redactor(tmp
     from adri_pipeline.mirror.gate import Gate
     from adri_pipeline.mirror.gate_config import GateConfig
 
-    point = {"question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow"}
+    point = {"kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "shadow"}
     config = GateConfig.model_validate({"points": {"p": point}, "detect_names": False, "redact_names": ["Rui Costa"]})
     def mirror(request):
         return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"p": {"type": "noul", "noul": 0.9}}}
@@ -179,3 +179,63 @@ def test_the_gate_log_is_redacted_once_with_the_gate_configurations_redactor(tmp
     gate.close()
     [line] = (tmp_path / "s.jsonl").read_text(encoding="utf-8").splitlines()
     assert json.loads(line)["state"] == {"loja": "Ana Paula Modas", "gerente": "[NOME]", "cliente": "[EMAIL]"}
+
+
+OPTIONS = {"p": ["executar", "confirmar", "vetar"]}  # the configured point's options (GOOD's answers among them)
+FIELDS = {"rule_decision": OPTIONS["p"], "mirror_decision": OPTIONS["p"], "truth": OPTIONS["p"]}
+
+
+def _known(field: str) -> list[str]:
+    from adri_pipeline.mirror.gate_plumbing import DECISION_OUTCOMES
+
+    return sorted(DECISION_OUTCOMES) if field == "outcome" else FIELDS[field]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(["rule_decision", "mirror_decision", "truth", "outcome"]), st.data())
+def test_a_line_with_any_unknown_field_value_is_quarantined_naming_its_line_and_field(field, data):
+    """Failed before: an unknown mirror_decision, truth or outcome was kept (and an unknown task outcome
+    ended `adri mirror savings` in a KeyError); only an unknown rule decision was quarantined."""
+    import tempfile
+    from pathlib import Path
+
+    from adri_pipeline.mirror.shadow_log import read_log
+
+    known = _known(field)
+    value = data.draw(st.one_of(st.sampled_from(known), st.text(max_size=12), st.sampled_from(
+        [v.upper() for v in known] + [v + " " for v in known])), label=field)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "shadow.jsonl"
+        path.write_text(json.dumps(GOOD) + "\n" + json.dumps({**GOOD, field: value}) + "\n", encoding="utf-8")
+        kept, bad = read_log(path, Redactor(), OPTIONS)
+    if value in known:
+        assert (len(kept), bad) == (2, [])
+    else:
+        assert len(kept) == 1 and [b["line"] for b in bad] == [2]
+        assert bad[0]["error"].startswith(f"field {field!r}: "), bad[0]["error"]
+
+
+def test_unknown_values_are_quarantined_on_ingest_and_the_cli_names_the_file_line_and_field(tmp_path, warehouse,
+                                                                                              capsys):
+    """Failed before: `mirror evaluate` stored a mirror decision and a truth no option names; an unknown
+    task outcome reached `mirror savings` and ended in a KeyError traceback."""
+    from adri_pipeline.cli import main
+
+    path = tmp_path / "shadow.jsonl"
+    config = tmp_path / "gate.yaml"
+    config.write_text(json.dumps({"points": {"p": {"kind": "judgment", "question": "Que fazer com o pedido?",
+                                                   "options": {o: o for o in OPTIONS["p"]}}}}), encoding="utf-8")
+    task = {**GOOD, "decision_point": "_task", "task_id": "t1", "rule_decision": "", "outcome": "controls_sideways"}
+    path.write_text("\n".join(json.dumps(line) for line in [
+        GOOD, {**GOOD, "mirror_decision": "VETAR"}, {**GOOD, "truth": "talvez"},
+        {**GOOD, "mirror_decision": "talvez", "outcome": "invalid_option"}, task]) + "\n", encoding="utf-8")
+    kept, bad = ingest(path, warehouse, OPTIONS)
+    assert len(kept) == 2 and [(b["line"], b["error"].split(":")[0]) for b in bad] == [
+        (2, "field 'mirror_decision'"), (3, "field 'truth'"), (5, "field 'outcome'")]
+    assert warehouse.query("SELECT line FROM shadow_quarantine ORDER BY line")["line"].to_list() == [2, 3, 5]
+    assert main(["mirror", "evaluate", "--log", str(path), "--config", str(config), "--warehouse",
+                 str(warehouse.path), "--judges", "truth"]) == 0
+    assert f"{path}:2: field 'mirror_decision': 'VETAR' is not one of point 'p'" in capsys.readouterr().err
+    assert main(["mirror", "savings", "--log", str(path)]) == 2  # its one task record quarantined: none left
+    printed = capsys.readouterr()
+    assert f"{path}:5: field 'outcome'" in printed.err and "no task records in the log" in printed.err
