@@ -21,9 +21,8 @@ import string
 import numpy as np
 from scipy.special import logsumexp
 
-from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.contract import RoutingConfigError, descriptions_of, options_of, text_of
-from adri_pipeline.routing.candidates import Candidate, Kind, Logits
+from adri_pipeline.routing.candidates import Candidate, Kind, Logits, ModelServerLost
 
 TOP_LOGPROBS = 20  # the most the OpenAI API (and vLLM by default) returns
 LETTERS = string.ascii_uppercase
@@ -32,12 +31,6 @@ SYSTEM = ("VocÃª decide como um orquestrador de agentes trata a mensagem do usuÃ
 VERBALIZED = Kind("llm_baseline", trains=False, batching="server",
                   confidence="verbalized: probabilities the model wrote in its JSON answer (the server "
                              "returned no log-probabilities)")
-
-
-class ModelServerLost(AdriError, ConnectionError):
-    """The baseline's server stopped answering after the run began. The benchmark writes its results,
-    report and warehouse rows only once every candidate has answered, so the message says that nothing
-    of the run was written and how to go on: the same command, once the server is back."""
 
 
 class LLMCandidate(Candidate):
@@ -92,11 +85,7 @@ class LLMCandidate(Candidate):
         try:
             return self._logits(request)
         except (ServerUnreachable, TimedOut) as exc:
-            raise ModelServerLost(
-                f"candidate {self.name}: the server at {self.server.host} stopped answering mid-run ({exc}); "
-                "nothing of this run was written (results, report and warehouse rows are written when every "
-                f"candidate has answered; earlier runs' stay as they were); "
-                f"{self.server.start_hint}, then run the same command again") from None
+            raise ModelServerLost.of(self.name, self.server, exc) from None
 
     def _logits(self, request: dict) -> Logits:
         if self.verbalized:
