@@ -8,6 +8,7 @@ that becomes a file (a round's) stays inside its folder."""
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -135,9 +136,8 @@ def replacing(path: Path) -> Iterator[Path]:
     """A temporary path in `path`'s folder to write into; renamed over `path` when the block ends
     without an error, removed otherwise, so `path` is the old file or the whole new one, never half."""
     path = Path(path)
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(handle)
-    temporary = Path(name)
+    # named, not created (mkstemp would make it 0600): the writer creates it with the user's umask
+    temporary = path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
         yield temporary
         os.replace(temporary, path)

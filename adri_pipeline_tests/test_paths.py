@@ -21,6 +21,9 @@ def test_a_failed_write_leaves_the_earlier_file_whole_and_no_temporary(tmp_path)
     with replacing(path) as written:
         written.write_text("new\n")
     assert path.read_text() == "new\n" and list(tmp_path.iterdir()) == [path]
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    assert path.stat().st_mode == plain.stat().st_mode  # the user's umask, not a temporary file's 0600
 
 
 def test_an_existing_output_needs_overwrite(tmp_path):
