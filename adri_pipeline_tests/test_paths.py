@@ -109,3 +109,20 @@ def test_each_kind_says_what_is_wrong_in_one_line(tmp_path):
         assert str(refused.value).startswith(f"--flag {path}: ") and why in str(refused.value)
     check("file-or-folder", "--corpus", tmp_path)
     check("store", "--warehouse", tmp_path / "new" / "w.duckdb")  # a command creates it
+
+
+def test_code_draw_writes_its_ids_file_and_replaces_a_named_one_only_when_asked(tmp_path, capsys, stop_handlers):
+    warehouse = tmp_path / "wh" / "w.duckdb"
+    assert main(["classify", "--corpus", str(SAMPLE), "--backend", "embedded", "--limit", "6",
+                 "--warehouse", str(warehouse)]) == 0
+    draw = ["code", "draw", "--round", "r1", "--random", "2", "--warehouse", str(warehouse), "--holdout",
+            str(write_text(tmp_path / "holdout.txt", "# none\n"))]
+    assert main(draw) == 0
+    ids = (tmp_path / "wh" / "coding" / "r1.ids").read_text().split()
+    assert len(ids) == 2
+    named = write_text(tmp_path / "mine.ids", "kept\n")
+    capsys.readouterr()
+    assert main([*draw, "--out", str(named)]) == 2
+    assert "--out " + str(named) + ": the file exists" in capsys.readouterr().err and named.read_text() == "kept\n"
+    assert main([*draw, "--out", str(named), "--sobrescrever"]) == 0
+    assert named.read_text().split() == ids  # the round's recorded draw
