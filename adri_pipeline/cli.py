@@ -10,7 +10,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from adri_pipeline.classification.runner import ESTIMATE_SAMPLE
 from adri_pipeline.config import Settings
-from adri_pipeline.flags import Flag, actions_of, add_flags
+from adri_pipeline.flags import Flag, actions_of, add_flags, path_flags
 from adri_pipeline.stopping import install_stop_handlers
 
 PositiveInt = Annotated[int, Field(ge=1)]
@@ -27,6 +27,10 @@ Width = Annotated[float, Field(gt=0, lt=1)]  # an interval's width, as a share
 
 class NoOptions(BaseModel):
     pass
+
+
+OVERWRITE = Flag(aliases=("--sobrescrever",), help="replace the output file if it exists (never the warehouse, "
+                                                   "its snapshot, a corpus, a codebook or the coders' file)")
 
 
 class ClassifyOptions(BaseModel):
@@ -118,8 +122,9 @@ class CodeOptions(BaseModel):
                                                  "disagreements)")] = "blind"
     coders_list: Annotated[str | None, Flag(name="--coder", aliases=("--codificador",), actions=("start",), help="the coders' "
                                             "Label Studio e-mails, comma-separated")] = None
-    ids: Annotated[Path | None, Flag(actions=("start", "draw"), help="the round's document ids, one per line (default: "
-                                     "what adri suggest picks); draw: ids drawn at random elsewhere, recorded")] = None
+    ids: Annotated[Path | None, Flag(actions=("start", "draw"), path="file", help="the round's document ids, one per "
+                                     "line (default: what adri suggest picks); draw: ids drawn at random elsewhere, "
+                                     "recorded")] = None
     n: Annotated[PositiveInt, Flag(aliases=("--limite",), actions=("start",), help="how many documents adri suggest "
                                                                                    "picks")] = 10
     random: Annotated[PositiveInt | None, Flag(aliases=("--aleatorio",), actions=("start", "draw"), help="this many documents drawn "
@@ -128,14 +133,17 @@ class CodeOptions(BaseModel):
     seed: Annotated[int, Flag(aliases=("--semente",), actions=("start", "draw"), help="the random draw's seed")] = 0
     stratify: Annotated[Literal["year", "source"] | None, Flag(
         aliases=("--estratificar",), actions=("start", "draw"), help="draw within each year or source, weights recorded")] = None
-    out: Annotated[Path | None, Flag(actions=("pull", "draw"), help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
+    out: Annotated[Path | None, Flag(actions=("pull", "draw"), path="output", help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
                                           "<round>.csv); draw: its ids file (<round>.ids there)")] = None
+    overwrite: Annotated[bool, replace(OVERWRITE, actions=("pull", "draw"))] = False
 
 
 def cmd_code(settings: Settings, options: CodeOptions) -> int:
     """A coding round in Label Studio: open a pass, or pull every code back (classification/rounds.py)."""
+    from adri_pipeline import paths
     from adri_pipeline.classification import rounds
 
+    paths.file_name(options.round, "--round")
     if options.action == "pull":
         pulled = rounds.pull(settings, options.round, options.out)
         per = pulled.codes.group_by("pass", "coder", maintain_order=True).len()
@@ -165,6 +173,7 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
 def _code_draw(settings: Settings, options: CodeOptions):
     """`adri code draw` (or `start --random N`): the round's random documents, drawn and recorded;
     `draw --ids FILE` records a uniform draw made elsewhere (the shipped pilot round's)."""
+    from adri_pipeline import paths
     from adri_pipeline.classification import rounds
 
     given = rounds.read_ids(options.ids) if options.ids and options.action == "draw" else None
@@ -184,7 +193,7 @@ def _code_draw(settings: Settings, options: CodeOptions):
     if options.action == "draw":
         path = options.out or Path(settings.warehouse).parent / "coding" / f"{options.round}.ids"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("".join(f"{doc_id}\n" for doc_id in sample["doc_id"]), encoding="utf-8")
+        paths.write_text(path, "".join(f"{doc_id}\n" for doc_id in sample["doc_id"]))
         print(f"wrote {path}: code these documents (adri code start --round {options.round} --ids {path}, "
               f"or by hand in a coders' CSV with round {options.round})")
     return sample
@@ -232,12 +241,13 @@ class FindingsOptions(BaseModel):
                                                                      "or 'coders'")] = None
     width: Annotated[Width, Flag(aliases=("--largura",), help="corrected findings: the interval width (0.10: ten "
                                                               "points) to plan how many more to code for")] = 0.10
-    labels: Annotated[Path | None, Flag(aliases=("--rotulos",), help="corrected findings: write the model's and the "
+    labels: Annotated[Path | None, Flag(aliases=("--rotulos",), path="output", help="corrected findings: write the model's and the "
                                                                   "coders' labels they are computed from (CSV)")] = None
     of_source: Annotated[str | None, OF_SOURCE] = None
     models: Annotated[bool, Flag(aliases=("--modelos",), help="corrected findings: every model with results, ranked "
                                                              "by how tight its corrected intervals are, and its "
                                                              "errors against the gold")] = False
+    overwrite: Annotated[bool, OVERWRITE] = False
 
 
 def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
@@ -256,7 +266,10 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
         if "corrected" not in found:
             raise SystemExit("error: --labels: no corrected findings (they need a random coding round, "
                              "adri code start --random N, and the coders' file, --coders)")
-        found["corrected"].labels.write_csv(options.labels)
+        from adri_pipeline import paths
+
+        with paths.replacing(options.labels) as written:
+            found["corrected"].labels.write_csv(written)
         print(f"wrote {options.labels}: the labels the corrected shares were computed from")
     if options.models:
         from adri_pipeline.reports.findings_text import models_lines
@@ -271,7 +284,9 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
 
 class ExportOptions(BaseModel):
     format: Annotated[Literal["csv", "parquet", "xlsx"], Flag(aliases=("--formato",), required=("export",))] = "csv"
-    output: Annotated[Path | None, Flag(aliases=("--saida",), required=("export",), help="the file to write")] = None
+    output: Annotated[Path | None, Flag(aliases=("--saida",), required=("export",), path="output",
+                                        help="the file to write")] = None
+    overwrite: Annotated[bool, OVERWRITE] = False
     answers_of: Annotated[str | None, ANSWERS_OF] = None
     evidence: Annotated[bool, Flag(aliases=("--evidencia",), help="also each answer's evidencia, audit status, "
                                                                   "field and offsets")] = False
@@ -297,8 +312,8 @@ def cmd_snapshot(settings: Settings, options: NoOptions) -> int:
 
 class SqlOptions(BaseModel):
     command: Annotated[str | None, Flag(aliases=("-c", "--comando"), help="run these statements and leave")] = None
-    file: Annotated[Path | None, Flag(aliases=("--arquivo",), help="run the statements in this file and leave "
-                                                                   "(e.g. docs/queries.sql)")] = None
+    file: Annotated[Path | None, Flag(aliases=("--arquivo",), path="file", help="run the statements in this file and "
+                                                                               "leave (e.g. docs/queries.sql)")] = None
     version: Annotated[bool, Flag(aliases=("--versao",), help="the DuckDB version that reads the snapshot")] = False
 
 
@@ -321,8 +336,6 @@ def cmd_sql(settings: Settings, options: SqlOptions) -> int:
     with con:
         if options.command is None and options.file is None:
             return interactive(con, snapshot)
-        if options.file is not None and not options.file.is_file():
-            raise AdriError(f"--file {options.file}: no such file")
         text = options.command if options.command is not None else options.file.read_text(encoding="utf-8")
         return 1 if run_text(con, text) else 0
 
@@ -361,7 +374,7 @@ def cmd_launch(settings: Settings, options: LaunchOptions) -> int:
 class RoutingOptions(BaseModel):
     action: Annotated[Literal["build", "pilot", "run", "evaluate", "report", "cross", "serve", "table"],
                       Flag(positional=True)]
-    doc: Annotated[Path | None, Flag(actions=("table",), help="write the table into this doc, between its "
+    doc: Annotated[Path | None, Flag(actions=("table",), path="edited", help="write the table into this doc, between its "
                                      "`<!-- measured: routing DATASET -->` and `<!-- /measured -->` markers")] = None
     candidate: Annotated[str | None, Flag(actions=("serve",), help="the candidate to fit, calibrate and serve on POST "
                                                "/v1/systemone (default: the first of --candidates)")] = None
@@ -395,11 +408,13 @@ class MirrorOptions(BaseModel):
                                                                           help="which labelled replay to run")] = "page_type"
     replay_mirror: Annotated[str | None, Flag(name="--mirror", aliases=("--espelho",), actions=("replay",),
                                               help="the mirror is this System One server, jev:URL[#MODEL]")] = None
-    evaluation: Annotated[Path | None, Flag(actions=("approve",), help="the evaluation report (mirror_evaluation.json)")] = None
+    evaluation: Annotated[Path | None, Flag(actions=("approve",), path="file", help="the evaluation report (mirror_evaluation.json)")] = None
     mode: Annotated[Literal["control", "veto", "warn"] | None, Flag(actions=("approve",), help="a weaker "
                                                                          "acting mode than the one recommended")] = None
-    blind_sheet: Annotated[Path | None, Flag(actions=("savings",), help="write a blinded quality sheet (CSV) and its key")] = None
-    quality: Annotated[Path | None, Flag(actions=("savings",), help="the graded blinded sheet")] = None
+    blind_sheet: Annotated[Path | None, Flag(actions=("savings",), path="output",
+                                             help="write a blinded quality sheet (CSV) and its key")] = None
+    quality: Annotated[Path | None, Flag(actions=("savings",), path="file", help="the graded blinded sheet")] = None
+    overwrite: Annotated[bool, replace(OVERWRITE, actions=("replay", "savings"))] = False
     as_json: Annotated[bool, Flag(name="--json", actions=("evaluate",), help="print the whole evaluation as JSON instead of a summary")] = False
 
 
@@ -529,6 +544,23 @@ def parsed(argv: list[str] | None) -> tuple[Command, Settings, BaseModel, bool]:
     return command, settings, options, args.verbose
 
 
+def check_paths(command: Command, settings: Settings, options: BaseModel) -> None:
+    """Every file or folder the user gave this command (a flag or its ADRI_* variable), checked by the
+    kind its Flag declares before anything runs (adri_pipeline/paths.py): one line naming the flag."""
+    from adri_pipeline import paths
+
+    action = getattr(options, "action", None)
+    for model, values, own in ((Settings, settings, False), (command.options, options, True)):
+        for name, flag, kind in path_flags(model, command.name, action, every_field=own):
+            value = getattr(values, name)
+            if value is None or name not in values.model_fields_set:
+                continue
+            if kind == "output":
+                paths.check_output(flag, value, settings, getattr(options, "overwrite", False))
+            else:
+                paths.check(kind, flag, value)
+
+
 def main(argv: list[str] | None = None) -> int:
     from pydantic import ValidationError
 
@@ -542,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     install_stop_handlers()
     try:
+        check_paths(command, settings, options)
         code = command.run(settings, options)
         if code == 0 and command.publishes_snapshot:
             republish_snapshot(settings)

@@ -67,22 +67,22 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ADRI_", extra="forbid", populate_by_name=True)
 
     # outputs go under the folder the command runs in (the repository, for `make demo`)
-    warehouse: Annotated[Path, Flag(READS_WAREHOUSE, help="DuckDB file")] = Field(
+    warehouse: Annotated[Path, Flag(READS_WAREHOUSE, help="DuckDB file", path="store")] = Field(
         default_factory=lambda: Path.cwd() / "data" / "warehouse" / "adri.duckdb")
-    corpus: Annotated[Path, Flag(("classify", "suggest", "register", "code"), required=("classify", "register"),
+    corpus: Annotated[Path, Flag(("classify", "suggest", "register", "code"), required=("classify", "register"), path="file-or-folder",
                                  help="corpus file or folder (.jsonl, .csv, .xlsx); suggest: where to look for "
                                       "uncoded documents")] = SAMPLE_CORPUS
-    codebook: Annotated[Path, Flag(READS_CODEBOOK, aliases=("--livro",), help="the codebook (YAML)")] = PILOT_CODEBOOK
+    codebook: Annotated[Path, Flag(READS_CODEBOOK, aliases=("--livro",), help="the codebook (YAML)", path="file")] = PILOT_CODEBOOK
     # CSV of human codes (doc_id, variable, value, evidencia); trains the embedded model
     coders: Annotated[Path | None, Flag(READS_CODES, aliases=("--codificadores",),
-                                        help="coders' CSV (doc_id, variable, value, evidencia)")] = None
+                                        help="coders' CSV (doc_id, variable, value, evidencia)", path="file")] = None
     # where the coded documents' texts are when the warehouse lacks them (default: the corpus)
     coders_corpus: Annotated[Path | None, Flag(("classify", "agree", "suggest", "code"), aliases=("--corpus-codificado",),
                                                help="corpus holding the coded documents, if not in the "
-                                                    "warehouse")] = None
+                                                    "warehouse", path="file-or-folder")] = None
     # ids reserved for independent evaluation: never trained on, never suggested for coding
-    holdout: Annotated[Path | None, Flag(("agree", "suggest", "code", "findings"), help="ids reserved for independent evaluation "
-                                                                    "(never used)")] = Field(
+    holdout: Annotated[Path | None, Flag(("agree", "suggest", "code", "findings"), help="ids reserved for independent "
+                                         "evaluation (never used)", path="file")] = Field(
         default_factory=lambda: _existing(SHARED_DATA / "corpus" / "holdout_ids.txt"))
     # the shared ledger (PostgreSQL) many classification runs commit to at once, e.g.
     # postgresql://adri@db:5432/adri; unset, the warehouse's own ledger (one machine, one writer)
@@ -156,7 +156,7 @@ class Settings(BaseSettings):
         "embedded-zeroshot,embedded-logreg,sparrow"
     routing_prices: Annotated[Path, Flag(("routing",), name="--prices", aliases=("--precos",),
                                          help="price table: hourly price per machine shape and the shape each "
-                                              "candidate ran on")] = ROUTING_PRICES
+                                              "candidate ran on", path="file")] = ROUTING_PRICES
     # the test sets each candidate is also measured on, fitted on none of them (routing/out_of_source.py)
     routing_out_of_source: Annotated[str, Flag(("routing",), name="--out-of-source", aliases=("--fora-da-fonte",),
                                                help="'shipped' (every other shipped source and the project's "
@@ -177,10 +177,11 @@ class Settings(BaseSettings):
                                                   help="independent performance runs, each its own process "
                                                        "(0 = quality only, no H3)")] = Field(default=3, ge=0, le=20)
 
-    mirror_log: Annotated[Path, Flag(("mirror",), name="--log", help="shadow log (JSON lines)")] = \
+    mirror_log: Annotated[Path, Flag(("mirror",), name="--log", help="shadow log (JSON lines)",
+                                                     path="file", written_by=("replay",))] = \
         DATA / "mirror" / "sample_shadow_log.jsonl"
     mirror_config: Annotated[Path, Flag(("mirror",), name="--config", help="gate configuration with the decision "
-                                        "points")] = DATA / "mirror" / "gate.yaml"
+                                        "points", path="file")] = DATA / "mirror" / "gate.yaml"
     mirror_judges: Annotated[str, Flag(("mirror",), name="--judges", help="'truth' (labels in the log or a file) or "
                                        "two judges of different families: ollama:<a>,openai:<b>")] = "truth"
     # minimum shadow evidence before a point may be recommended for promotion (mirror/evaluate.py)

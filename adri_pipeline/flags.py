@@ -32,6 +32,8 @@ class Flag:
     positional: bool = False
     actions: tuple[str, ...] = ()  # a command with actions (`adri mirror replay`): those it belongs to; () all
     env_only: str = ""  # commands=(): why no command takes it as a flag
+    path: str = ""  # a file or folder: its kind (adri_pipeline/paths.py KINDS), checked before the command runs
+    written_by: tuple[str, ...] = ()  # the actions on which the path is an output instead (`mirror replay --log`)
 
 
 def flag_of(field) -> Flag | None:
@@ -71,6 +73,22 @@ def actions_of(model: type[BaseModel]) -> tuple[str, ...]:
     if not (flag and flag.positional and typing.get_origin(field.annotation) is typing.Literal):
         return ()
     return typing.get_args(field.annotation)
+
+
+def path_flags(model: type[BaseModel], command: str, action: str | None = None,
+               every_field: bool = False) -> list[tuple[str, str, str]]:
+    """(field name, flag, kind) of each path flag of `model` on `command` (and `action`): what
+    paths.check reads before the command runs."""
+    found = []
+    for name, field in model.model_fields.items():
+        flag = flag_of(field)
+        if flag is None or not flag.path or not (every_field or command in flag.commands):
+            continue
+        if action is not None and flag.actions and action not in flag.actions:
+            continue
+        kind = "output" if action in flag.written_by else flag.path
+        found.append((name, flag.name or "--" + name.replace("_", "-"), kind))
+    return found
 
 
 def add_flags(parser: argparse.ArgumentParser, command: str, model: type[BaseModel], every_field: bool = False,

@@ -34,7 +34,7 @@ def test_bad_codebook_is_a_clear_error_and_nothing_is_written(tmp_path, capsys):
 def test_suggest_without_codes_draws_at_random_and_agree_asks_for_the_coders(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("ADRI_CODERS", raising=False)
     assert main(["suggest", "--corpus", str(SAMPLE), "--holdout", str(tmp_path / "missing.txt")]) == 2
-    assert "missing.txt: holdout file not found" in capsys.readouterr().err
+    assert "--holdout " + str(tmp_path / "missing.txt") + ": no such file" in capsys.readouterr().err
     (tmp_path / "holdout.txt").write_text("# none reserved\n")
     code = main(["sugerir", "--limite", "3", "--corpus", str(SAMPLE), "--warehouse", str(tmp_path / "w.duckdb"),
                  "--holdout", str(tmp_path / "holdout.txt")])

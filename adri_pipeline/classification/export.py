@@ -4,13 +4,13 @@ The warehouse's `results_wide` view is the same table for analysts in DuckDB."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import polars as pl
 
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.errors import AdriError
+from adri_pipeline.paths import replacing
 
 FORMATS = ("csv", "parquet", "xlsx")
 METADATA = ("doc_id", "title", "year", "source", "doi")
@@ -55,15 +55,11 @@ def write(frame: pl.DataFrame, fmt: str, path: Path) -> Path:
     path = Path(path)
     if not path.parent.is_dir():
         raise ExportError(f"{path}: folder {path.parent} does not exist")
-    temporary = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    try:
+    with replacing(path) as temporary:
         if fmt == "csv":
             defused(frame).write_csv(temporary)
         elif fmt == "parquet":
             frame.write_parquet(temporary)
         else:
             frame.write_excel(temporary, worksheet="results", autofit=True)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
     return path

@@ -43,6 +43,7 @@ from adri_pipeline.classification.queries import answer_set
 from adri_pipeline.classification.service import recorded_model
 from adri_pipeline.config import Settings
 from adri_pipeline.errors import AdriError
+from adri_pipeline.paths import file_name, replacing
 from adri_pipeline.warehouse import (
     Warehouse,
     coding_projects,
@@ -295,9 +296,10 @@ def pull(settings: Settings, round_name: str, csv: Path | None = None) -> Pulled
     codes = codes.join(audits, on=["pass", "coder", "doc_id", "variable"], how="left")
     store_codes(warehouse, round_name, codes)
     stored = read_codes(warehouse, round_name)
-    path = csv or warehouse.path.parent / "coding" / f"{round_name}.csv"
+    path = csv or warehouse.path.parent / "coding" / f"{file_name(round_name, 'round')}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
-    stored.select(CODE_COLUMNS).write_csv(path)
+    with replacing(path) as written:
+        stored.select(CODE_COLUMNS).write_csv(written)
     return PulledRound(round_name, path, stored, uncoded_blind, disputed)
 
 

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from adri_pipeline import strict_json
+from adri_pipeline import paths, strict_json
 from adri_pipeline.config import Settings
 from adri_pipeline.jev.metrics import interval_text
 from adri_pipeline.mirror import service
@@ -28,11 +28,12 @@ def replay(settings: Settings, options) -> int:
         return 2
     log = (settings.mirror_log if "mirror_log" in settings.model_fields_set else
            settings.warehouse.parent / "mirror" / f"{options.replay_point}_shadow_log.jsonl")
-    log.unlink(missing_ok=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
     chosen = {"page_type": replay_page_type, "html_is_enough": replay_html}[options.replay_point]
     started = time.perf_counter()
     try:
-        summary = chosen(log, mirror_spec=options.replay_mirror or "")
+        with paths.replacing(log) as written:  # an earlier log stays whole until this one is
+            summary = chosen(written, mirror_spec=options.replay_mirror or "")
     except ValueError as exc:  # a malformed jev:<url>
         print(f"error: --mirror {exc}", file=sys.stderr)
         return 2
@@ -55,7 +56,7 @@ def approve(settings: Settings, options) -> int:
 
 
 def savings(settings: Settings, options) -> int:
-    from adri_pipeline.mirror.savings import blind_sheet, read_quality
+    from adri_pipeline.mirror.savings import blind_sheet, key_of, read_quality
     from adri_pipeline.mirror.savings import savings as savings_of
     from adri_pipeline.mirror.shadow_log import read_log
 
@@ -66,6 +67,7 @@ def savings(settings: Settings, options) -> int:
               file=sys.stderr)
     rows = [r.model_dump(mode="json") for r in records]
     if options.blind_sheet:
+        paths.check_output("--blind-sheet's key", key_of(options.blind_sheet), settings, options.overwrite)
         key = blind_sheet(rows, options.blind_sheet)
         print(f"blinded sheet: {options.blind_sheet} (grade the quality column); key, not for the grader: {key}")
         return 0

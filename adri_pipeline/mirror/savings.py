@@ -26,6 +26,7 @@ from adri_pipeline.errors import AdriError
 from adri_pipeline.jev import metrics
 from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline.mirror.gate_plumbing import TASK_RECORD
+from adri_pipeline.paths import replacing, write_text
 
 REPETITIONS = 3  # the mirror design: "repetimos 11 tarefas reais três vezes"
 SIDES = {"controls_on": "on", "controls_off": "off"}
@@ -149,25 +150,27 @@ def blind_sheet(records: list[dict], path: Path, seed: int = 3) -> Path:
     tasks = _tasks(records)
     rows = [(t.get("run_id") or "", t["task_id"], t.get("state", {}).get("output", ""), t["outcome"]) for t in tasks]
     random.Random(seed).shuffle(rows)
-    path = Path(path)
     key = {}
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with replacing(path) as written, written.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["sheet_id", "task_id", "output", "quality"])
         for number, (run_id, task_id, output, outcome) in enumerate(rows, start=1):
             sheet_id = f"S{number:04d}"
             writer.writerow([sheet_id, task_id, output, ""])
             key[sheet_id] = {"run_id": run_id, "task_id": task_id, "outcome": outcome}
-    key_path = path.with_name(path.name + ".key.json")
-    key_path.write_text(json.dumps(key, ensure_ascii=False, indent=1), encoding="utf-8")
-    return key_path
+    return write_text(key_of(path), json.dumps(key, ensure_ascii=False, indent=1))
+
+
+def key_of(sheet: Path) -> Path:
+    """Where a blinded sheet's key is: beside it, `<sheet>.key.json`."""
+    return Path(sheet).with_name(Path(sheet).name + ".key.json")
 
 
 def read_quality(path: Path) -> dict[tuple[str, str], float]:
     """A graded sheet back: (run_id, task_id) -> grade, through the key written beside it. Blank
     grades are skipped; anything else that is not a finite number is refused naming the file and line."""
     path = Path(path)
-    key_path = path.with_name(path.name + ".key.json")
+    key_path = key_of(path)
     if not key_path.is_file():
         raise SavingsError(f"{path}: its key {key_path.name} is not beside it (written with the blinded sheet)")
     key = json.loads(key_path.read_text(encoding="utf-8"))

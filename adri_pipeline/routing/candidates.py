@@ -27,6 +27,7 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
+from adri_pipeline.errors import AdriError
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.routing.encoder import Encoder
@@ -35,6 +36,20 @@ Logits = dict[str, dict[str, float]]  # question -> option -> logit
 SESSION_OPTIONS = ("continuar_agente_ativo", "iniciar_novo_agente", "desambiguar")
 SCOPE_OPTIONS = {"no_escopo", "fora_do_escopo"}
 ABSTAIN_OPTIONS = ("desambiguar", NO_MATCH)  # D2's "ask the user", D1's "no intent matches"
+
+
+class ModelServerLost(AdriError, ConnectionError):
+    """An LLM baseline's server stopped answering after the run began.
+    The benchmark writes its results, report and warehouse rows only once every candidate has answered,
+    so the message says that nothing of the run was written and how to go on: the same command, once
+    the server is back."""
+
+    @classmethod
+    def of(cls, candidate: str, server, cause: Exception) -> "ModelServerLost":
+        return cls(f"candidate {candidate}: the server at {server.host} stopped answering mid-run ({cause}); "
+                   "nothing of this run was written (results, report and warehouse rows are written when "
+                   f"every candidate has answered; earlier runs' stay as they were); {server.start_hint}, "
+                   "then run the same command again")
 
 
 @dataclass(frozen=True)

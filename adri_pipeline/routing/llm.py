@@ -22,7 +22,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from adri_pipeline.jev.contract import RoutingConfigError, descriptions_of, options_of, text_of
-from adri_pipeline.routing.candidates import Candidate, Kind, Logits
+from adri_pipeline.routing.candidates import Candidate, Kind, Logits, ModelServerLost
 
 TOP_LOGPROBS = 20  # the most the OpenAI API (and vLLM by default) returns
 LETTERS = string.ascii_uppercase
@@ -88,6 +88,14 @@ class LLMCandidate(Candidate):
             self.kind = VERBALIZED
 
     def logits(self, request: dict) -> Logits:
+        from adri_pipeline.models.base import ServerUnreachable, TimedOut
+
+        try:
+            return self._logits(request)
+        except (ServerUnreachable, TimedOut) as exc:
+            raise ModelServerLost.of(self.name, self.server, exc) from None
+
+    def _logits(self, request: dict) -> Logits:
         if self.verbalized:
             return self._verbalized(request)
         from adri_pipeline.models.base import NoLogprobs

@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 from adri_pipeline.errors import AdriError
+from adri_pipeline.paths import write_text
 from adri_pipeline.routing.results import BenchmarkReport, CandidateResult, TaskFigures
 
 END = "<!-- /measured -->"
@@ -97,4 +98,4 @@ def write_into(doc: Path, dataset: str, block: str) -> None:
     if found is None:
         raise AdriError(f"{doc}: no block `{begin(dataset)}` … `{END}` (each marker a line of its own) to write "
                         "the table into")
-    doc.write_text(text[:found.start()] + block + text[found.end():], encoding="utf-8")
+    write_text(doc, text[:found.start()] + block + text[found.end():])
