@@ -94,7 +94,7 @@ def test_the_hardest_cells_of_the_independent_grid_are_covered_and_never_zero_wi
     2 % in a corpus of 300, and a corpus of 300 with all but 10 documents coded. 60 draws per cell,
     the simulator's own: coverage at least 0.85 (the grid's 0.93 less 2.5 standard errors at 60
     draws; at 2,000 draws cell 53 covers 95.6 % and 99.4 %) and no interval zero wide while
-    documents remain uncoded (the former intervals: 27 and 51 zero wide here)."""
+    documents remain uncoded (the former intervals: 27 and 51 of 60 zero wide in cell 0)."""
     simulator, adapter = grid_module("independent_coverage"), grid_module("project_adapter")
     cells = {cell["id"]: cell for cell in json.loads((GRID / "grid.json").read_text())["cells"]}
     for cell_id in (0, 47, 53):
