@@ -9,27 +9,39 @@ takes the value) and Ŷ the model's answer:
 - **model only**: the share of Ŷ over every classified document, Wilson 95 % interval (as the
   findings page): valid only if the model never errs;
 - **coders only**: the share of Y on the random sample (weighted if the draw was stratified), its
-  normal 95 % interval (`ppi_py.classical_mean_ci`): valid, but as wide as the sample is small;
-- **corrected**: mean(Ŷ) over the documents not coded plus λ·mean(Y − Ŷ) on the coded ones, with
-  λ chosen from the data (PPI++: Angelopoulos, Duchi and Zrnic 2023, on Angelopoulos et al., Science
-  2023), through `ppi_py.ppi_mean_ci`. Valid whatever the model's errors, as long as the coded
-  documents were drawn at random; narrower than coders alone in the measure the model is right.
-  Its share is that of the population of studies the corpus is drawn from.
-- **this corpus**: the share among the classified documents themselves (design-based: the coded
-  sample is a draw from this finite corpus, and coding every document leaves nothing to estimate).
-  The regression estimator of survey sampling (Särndal, Swensson and Wretman 1992, §6.4; Cochran 1977,
-  ch. 7): the coders' (weighted) mean plus λ times the gap between the model's mean on every document
-  and on the coded ones, λ the sample's regression of Y on Ŷ, with variance (1 − n/N)·s²_e/n, s²_e the
-  sample's variance of Y − λŶ; a normal 95 % interval. It is the design-based estimator of Egami et
-  al. (2023) with the model's answer as the prediction, the finite-population twin of PPI++ (same λ
-  idea, no term for the corpus being a draw), which `ppi-python` does not offer (its intervals are all
-  of the population). With a stratified draw the variance ignores the strata, which with proportional
-  allocation errs wide.
+  normal 95 % interval (`ppi_py.classical_mean_ci`): valid for a common value, as wide as the sample
+  is small;
+- **corrected** and **this corpus**: one point, the post-stratified estimate (Cochran 1977, §5A.9)
+  with the model's answer as the stratum: with r_a the gold's (weighted) rate among the coded
+  documents the model answered a (0 or 1) and m_a the uncoded documents it answered a, the share is
+  (Σ Y over the coded + m₀·r₀ + m₁·r₁) / N. With a 0/1 answer it is the regression estimator of
+  survey sampling (Särndal, Swensson and Wretman 1992, §6.4), and near PPI++'s point (Angelopoulos,
+  Duchi and Zrnic 2023). Its intervals are not the normal ones those use: on a rare value the error
+  Y − Ŷ is 0 on almost every coded document, its sample variance near or at 0, and a normal interval
+  covered a 5 % share in 65–83 % of draws, zero wide when no coded document took the value.
+  **This corpus** (the share among the classified documents): how many of the m_a uncoded documents
+  take the value is, given the coded ones, beta-binomial (the predictive law of a binomial count,
+  Thatcher 1964); with the Clopper–Pearson pair of parameters, (x_a, n_a − x_a + 1) for the lower
+  bound and (x_a + 1, n_a − x_a) for the upper (x_a of the n_a coded documents answered a take the
+  value), each side is exact or conservative. The two strata's laws are convolved and the interval is
+  the 2.5 % and 97.5 % points of the total, plus the coded documents' own Σ Y, over N. It closes as
+  the corpus is coded, is never zero wide while a document is uncoded (one document at least), and
+  is the share exactly once all are. With a stratified draw (weights) x_a and n_a are effective
+  counts: r_a times Kish's (Σw)²/Σw².
+  **Corrected** (the share in the population of studies the corpus is drawn from): the corpus is
+  itself a draw of N, so its share's own Clopper–Pearson 95 % interval at N is added to this
+  corpus's interval side by side in quadrature (MOVER: Zou and Donner 2008), the two being
+  uncorrelated. On a few hundred documents it stays wide however many are coded.
+  A model answer no coded document has leaves its uncoded documents' share anything from 0 to 1,
+  and `corrected_note` says so. Both are valid when the coded documents are a random draw from the
+  classified ones, every drawn document has gold, and the model did not learn from them (its errors
+  there are then its errors everywhere); not otherwise. How often they cover the truth on an
+  independent grid of rare and common values, small and large corpora and samples, good and poor
+  models: docs/findings.md (benchmarks/corrected_grid; the choice: docs/decisions.md).
 
-Shares are clipped to [0, 1] after the library's call. Where the model gave every document the same
-answer to a value, λ is undefined and plain PPI (λ = 1) is used: it is then the coders' share. A list
-variable's value is one indicator per document (a technique named or not), so list variables are
-corrected per technique.
+Shares are clipped to [0, 1]. Fewer than 2 coded documents: no corrected estimate. A list variable's
+value is one indicator per document (a technique named or not), so list variables are corrected per
+technique.
 
 Only a random sample can correct: documents picked by `adri suggest` (active learning) are chosen
 for being hard, and their errors are not the corpus's. `draw` draws one; `adri code start --random N`
@@ -65,7 +77,7 @@ CORRECTED_SCHEMA = {
     "corrected_share": pl.Float64, "corrected_low": pl.Float64, "corrected_high": pl.Float64,
     "corpus_share": pl.Float64, "corpus_low": pl.Float64, "corpus_high": pl.Float64,
     "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64,
-    "missing_gold": pl.Int64, "corrected_se": pl.Float64}
+    "missing_gold": pl.Int64, "corrected_se": pl.Float64, "corrected_note": pl.String}
 GROUP_SCHEMA = {"group": pl.String, **CORRECTED_SCHEMA}
 MIN_CODED_PER_GROUP = 10  # below this a group's coded sample is too thin for a normal interval: not corrected
 DIFFERENCE_SCHEMA = {"variable": pl.String, "value": pl.String, "label": pl.String, "first": pl.String,
@@ -209,14 +221,15 @@ def labels(model_values: pl.DataFrame, gold_values: pl.DataFrame, sample: pl.Dat
 def cross_fitted_labels(per_fold: list[pl.DataFrame]) -> pl.DataFrame:
     """LABELS_SCHEMA from one `labels` frame per fold model, each holding the drawn documents' answers
     by the model fitted without them and the other documents' by that fold's model: `model` is the
-    mean over the folds (a value a fold never gave counts 0). Every drawn document has the same answer
-    in each frame, so it stays its out-of-fold answer; an undrawn one gets the folds' mean, and with
-    λ = 1 the PPI estimate on this frame is `ppi_py.crossppi_mean_pointestimate` and its interval
-    `crossppi_mean_ci` (a test checks both), with the draw's weights when it was stratified."""
+    folds' majority (a value a fold never gave counts 0; a tie is 0). Every drawn document has the
+    same answer in each frame, so it stays its out-of-fold answer; an undrawn one gets the majority,
+    a yes/no answer as the exact estimator's strata need (`stratified_estimate`). That is the
+    cross-fitting of cross-prediction-powered inference (Zrnic and Candès 2024), with the exact
+    intervals in place of its normal one, and the draw's weights when it was stratified."""
     keys = ["variable", "value", "doc_id"]
     return (pl.concat(per_fold).group_by(keys, maintain_order=True)
-            .agg((pl.col("model").sum() / len(per_fold)).alias("model"), pl.col("gold").first(),
-                 pl.col("weight").first())
+            .agg((pl.col("model").sum() / len(per_fold) > 0.5).cast(pl.Float64).alias("model"),
+                 pl.col("gold").first(), pl.col("weight").first())
             .select(*LABELS_SCHEMA).cast(LABELS_SCHEMA).sort("variable", "value", "doc_id"))
 
 
@@ -224,64 +237,140 @@ def estimate(rows: pl.DataFrame) -> dict:
     """The three estimates of one (variable, value), with their intervals, from its `labels` rows."""
     import ppi_py
 
-    alpha = 1 - LEVEL
     coded = rows.filter(pl.col("gold").is_not_null())
     uncoded = rows.filter(pl.col("gold").is_null())
     model = rows["model"].to_numpy()
     low, high = wilson(int(model.sum()), len(model))
     out = {"coded": coded.height, "classified": rows.height, "model_share": float(model.mean()) if len(model) else
            math.nan, "model_low": low, "model_high": high}
-    y, y_hat, w = (coded[c].to_numpy() for c in ("gold", "model", "weight"))
-    if coded.height < 2 or uncoded.is_empty():
+    if coded.height < 2:
         return out | dict.fromkeys(("coders_share", "coders_low", "coders_high", "corrected_share",
                                     "corrected_low", "corrected_high", "corpus_share", "corpus_low",
-                                    "corpus_high", "corrected_se"), math.nan)
-    coders = ppi_py.classical_mean_ci(y, w=w, alpha=alpha)
-    rest = uncoded["model"].to_numpy()
-    tuning = {}  # PPI++: λ estimated from the data
-    if np.ptp(np.concatenate([y_hat, rest])) == 0:
-        tuning = {"lam": 1.0}  # the model gave every document the same answer: λ is undefined, and λ = 1 is exact
-    corrected = ppi_py.ppi_mean_ci(y, y_hat, rest, alpha=alpha, w=w, **tuning)
-    point = ppi_py.ppi_mean_pointestimate(y, y_hat, rest, w=w, **tuning)
+                                    "corpus_high", "corrected_se"), math.nan) | {"corrected_note": None}
+    y, y_hat, w = (coded[c].to_numpy() for c in ("gold", "model", "weight"))
+    coders = ppi_py.classical_mean_ci(y, w=w, alpha=1 - LEVEL)
     clip = lambda v: float(np.clip(np.ravel(v)[0], 0.0, 1.0))  # noqa: E731
+    corrected = stratified_estimate(y, y_hat, w, uncoded["model"].to_numpy())
     return out | {"coders_share": clip(np.average(y, weights=w)), "coders_low": clip(coders[0]),
-                  "coders_high": clip(coders[1]), "corrected_share": clip(point), "corrected_low": clip(corrected[0]),
-                  "corrected_high": clip(corrected[1]), "corrected_se": standard_error(corrected)} | corpus_estimate(
-                      y, y_hat, w, model)
+                  "coders_high": clip(coders[1]), "corrected_se": standard_error(
+                      (corrected["corrected_low"], corrected["corrected_high"]))} | corrected
 
 
 def standard_error(interval) -> float:
-    """The standard error a 95 % interval implies (its unclipped width over 2·z): what a difference
-    between two groups' independent estimates is built from (group_difference)."""
+    """The standard error a 95 % interval implies (its width over 2·z): what a difference between two
+    groups' independent estimates is built from (group_difference). The corrected interval is exact,
+    not normal, so for a share near 0 or 1 this is an approximation, said where the difference is shown."""
     from scipy.stats import norm
 
     low, high = (float(np.ravel(v)[0]) for v in interval)
     return (high - low) / (2 * norm.ppf(1 - (1 - LEVEL) / 2))
 
 
-def corpus_estimate(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, everywhere: np.ndarray) -> dict:
-    """The share among this corpus's own documents, with its 95 % interval (the module's "this corpus"):
-    `y`, `y_hat` and `w` on the coded documents, `everywhere` the model's answer on every document."""
-    from scipy.stats import norm
-
-    n, total = len(y), len(everywhere)
-    lam = regression_slope(y, y_hat, w)
-    share = float(np.average(y, weights=w) + lam * (everywhere.mean() - np.average(y_hat, weights=w)))
-    half = norm.ppf(1 - (1 - LEVEL) / 2) * math.sqrt(max(0.0, 1 - n / total) * residual_variance(y, y_hat, w, lam) / n)
+def stratified_estimate(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, rest: np.ndarray) -> dict:
+    """The corrected share (the population's) and this corpus's, with their 95 % intervals: `y`, `y_hat`
+    and `w` on the coded documents, `rest` the model's answer on the documents not coded (the module's
+    "corrected" and "this corpus"). Both share one point: the coders' gold where it is known, and on
+    the documents not coded, per answer of the model, the gold's rate among the coded it answered alike."""
+    total, known = len(y) + len(rest), float(y.sum())
+    strata = [_stratum(y[y_hat == answer], w[y_hat == answer], int((rest == answer).sum()), answer)
+              for answer in (0.0, 1.0)]
+    expected = sum(s.uncoded * s.rate for s in strata)
+    low, high = _uncoded_bounds(strata)
+    low, high = min(low, expected), max(high, expected)
+    share, corpus_low, corpus_high = (known + expected) / total, (known + low) / total, (known + high) / total
+    drawn_low, drawn_high = _exact(share * total, total)  # the corpus is itself a draw of the population
     clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
-    return {"corpus_share": clip(share), "corpus_low": clip(share - half), "corpus_high": clip(share + half)}
+    return {"corrected_share": clip(share), "corpus_share": clip(share),
+            "corrected_low": clip(share - math.hypot(share - corpus_low, share - drawn_low)),
+            "corrected_high": clip(share + math.hypot(corpus_high - share, drawn_high - share)),
+            "corpus_low": clip(corpus_low), "corpus_high": clip(corpus_high), "corrected_note": _note(strata, len(y))}
 
 
-def regression_slope(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray) -> float:
-    """λ of the regression estimator: the weighted regression of the coders' answer on the model's over
-    the coded documents; 1 (the plain difference estimator) where the model's answer does not vary there."""
-    spread = np.cov(y_hat, aweights=w)
-    return float(np.cov(y, y_hat, aweights=w)[0, 1] / spread) if spread > 0 else 1.0
+@dataclass
+class _Stratum:
+    """The coded and uncoded documents the model gave one answer (`answer`): the gold's rate among
+    the coded ones (`found` of `coded`) predicts how many of the uncoded take the value."""
+
+    answer: float
+    coded: float  # the coded documents' effective number (Kish's (Σw)²/Σw²: their number when unweighted)
+    found: float  # of them, effectively, those the gold gives the value
+    uncoded: int
+
+    @property
+    def rate(self) -> float:
+        return self.found / self.coded if self.coded else self.answer  # no gold: the model's answer
 
 
-def residual_variance(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, lam: float) -> float:
-    """n times the variance of the weighted mean of Y − λŶ on the coded sample (s²_e when unweighted)."""
-    residual = y - lam * y_hat
+def _stratum(y: np.ndarray, w: np.ndarray, uncoded: int, answer: float) -> _Stratum:
+    coded = float(w.sum() ** 2 / (w ** 2).sum()) if len(y) else 0.0
+    return _Stratum(answer, coded, float(np.average(y, weights=w)) * coded if len(y) else 0.0, uncoded)
+
+
+def _uncoded_bounds(strata: list[_Stratum]) -> tuple[int, int]:
+    """The 95 % bounds of how many uncoded documents take the value. Per stratum that count is
+    beta-binomial given the coded (the predictive law of a binomial count, Thatcher 1964), with the
+    Clopper–Pearson pair of parameters: found + 1 for the upper bound, found for the lower, which
+    makes each side exact or conservative; the strata's counts add up (their laws convolved), so
+    the bounds are quantiles of the total. Never zero wide while documents remain uncoded: then at
+    least one document apart."""
+    from scipy.signal import fftconvolve
+
+    alpha = 1 - LEVEL
+    bounds = []
+    for side in ("low", "high"):
+        start, law = 0, np.ones(1)
+        for stratum in strata:
+            offset, part = _predicted(stratum, upper=side == "high")
+            start, law = start + offset, np.clip(fftconvolve(law, part), 0, None)
+        cumulative = np.cumsum(law) / law.sum()
+        bounds.append(start + int(np.searchsorted(cumulative, alpha / 2, side="right")) if side == "low" else
+                      start + int(np.searchsorted(cumulative, 1 - alpha / 2 - 1e-12)))
+    low, high = bounds
+    uncoded = sum(s.uncoded for s in strata)
+    if uncoded and high <= low:
+        low, high = (low, low + 1) if low < uncoded else (uncoded - 1, uncoded)
+    return low, high
+
+
+def _predicted(stratum: _Stratum, upper: bool) -> tuple[int, np.ndarray]:
+    """(first count, law from it): how many of a stratum's uncoded documents take the value, beta-
+    binomial with (found + 1, coded − found) for the upper bound, (found, coded − found + 1) for the
+    lower; a parameter at 0 puts it all at an end (none found, or no coded document at all). The
+    law is kept where the rate's beta law leaves more than 10⁻¹² on either side (a large corpus
+    would otherwise convolve 100,000 counts of which a few hundred matter)."""
+    from scipy.stats import beta, betabinom
+
+    a, b = (stratum.found + 1, stratum.coded - stratum.found) if upper else \
+        (stratum.found, stratum.coded - stratum.found + 1)
+    if a < 1e-9 or b < 1e-9:
+        return (0 if a < 1e-9 else stratum.uncoded), np.ones(1)
+    first = max(0, math.floor(stratum.uncoded * beta.ppf(1e-12, a, b)) - 10)
+    last = min(stratum.uncoded, math.ceil(stratum.uncoded * beta.isf(1e-12, a, b)) + 10)
+    return first, betabinom.pmf(np.arange(first, last + 1), stratum.uncoded, a, b)
+
+
+def _note(strata: list[_Stratum], coded: int) -> str | None:
+    """What a reader must know of a share whose interval is wide for want of gold: a model's answer
+    no coded document had, while uncoded documents have it."""
+    empty = [s for s in strata if not s.coded and s.uncoded]
+    return None if not empty else (
+        f"none of the {coded} coded documents is one the model answered {'with' if empty[0].answer else 'without'} "
+        f"this value: what share of those {empty[0].uncoded} take it is unknown (0 to 100 %); code more at random")
+
+
+def _exact(successes: float, trials: float) -> tuple[float, float]:
+    """The Clopper–Pearson 95 % interval (statsmodels' `proportion_confint`, "beta"), for an
+    effective, not necessarily whole, number of trials."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    low, high = proportion_confint(successes, trials, alpha=1 - LEVEL, method="beta")
+    return float(low), float(high)
+
+
+def residual_variance(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray) -> float:
+    """n times the variance of the weighted mean of the model's error Y − Ŷ on the coded sample (its
+    s² when unweighted)."""
+    residual = y - y_hat
     centred = residual - np.average(residual, weights=w)
     return float(np.sum(w ** 2 * centred ** 2) / np.sum(w) ** 2 * len(y) ** 2 / (len(y) - 1))
 
@@ -290,8 +379,9 @@ def coded_for(rows: pl.DataFrame, width: float) -> int | None:
     """Documents to code (in all, at random) for the corrected 95 % interval of this share to be
     `width` wide: the least n with z·√(σ²_Δ/n + σ²_Ŷ/(N − n)) ≤ width/2, where σ²_Δ is the sample's
     variance of the model's error, σ²_Ŷ that of the model's answers and N the documents classified
-    (coding one moves it out of the uncoded). Plain PPI (λ = 1), so an upper bound of what the
-    power-tuned interval needs. None below MIN_CODED_FOR_PLANNING coded documents, or when no n
+    (coding one moves it out of the uncoded). The normal approximation of the difference
+    estimator (λ = 1): a plan, not a bound; the interval `estimate` gives is exact or conservative,
+    so on a rare value somewhat wider. None below MIN_CODED_FOR_PLANNING coded documents, or when no n
     reaches the width: the interval is of the share in the population the corpus is drawn from, and a
     small corpus alone leaves it wider."""
     planned = _planned_widths(rows)
@@ -327,8 +417,7 @@ def corpus_coded_for(rows: pl.DataFrame, width: float) -> int | None:
     """Documents to code (in all, at random) for this corpus's own share to have a 95 % interval
     `width` wide: n₀/(1 + n₀/N) with n₀ = (z·s_Δ/(width/2))², s²_Δ the coded sample's variance of the
     model's error Y − Ŷ and N the documents classified (the finite-population correction: coding all N
-    leaves no interval). λ = 1, as coded_for: the fitted λ leaves the least residual variance on the
-    sample, so this is an upper bound of what corpus_estimate needs. None below
+    leaves no interval). λ = 1 and normal, as coded_for: a plan, not a bound. None below
     MIN_CODED_FOR_PLANNING coded documents."""
     from scipy.stats import norm
 
@@ -337,7 +426,7 @@ def corpus_coded_for(rows: pl.DataFrame, width: float) -> int | None:
         return None
     y, y_hat, w = (coded[c].to_numpy() for c in ("gold", "model", "weight"))
     z = norm.ppf(1 - (1 - LEVEL) / 2)
-    first = (z / (width / 2)) ** 2 * residual_variance(y, y_hat, w, 1.0)
+    first = (z / (width / 2)) ** 2 * residual_variance(y, y_hat, w)
     return min(rows.height, math.ceil(first / (1 + first / rows.height)))
 
 

@@ -235,7 +235,7 @@ def model_labels(settings: Settings, codebook: Codebook, model: str, values: pl.
     return cross_fitted_labels(frames), [
         f"{model} learned from {len(seen & set(drawn))} of the {len(drawn)} drawn documents: corrected out of fold "
         f"({len(rest)}-fold cross-fitting: each drawn document answered by the model refitted without its fold, "
-        "the others by the folds' mean), so its errors are measured on documents it did not see"]
+        "the others by the folds' majority), so its errors are measured on documents it did not see"]
 
 
 def drawn_from(samples: pl.DataFrame, rounds: list[str], corpus: set[str]) -> list[str]:

@@ -51,12 +51,13 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
     return lines
 
 
-CORRECTED_MEANING = ("corrected: the model's answers on every document, with its error measured on the coders' "
-                     "random sample taken out (prediction-powered inference); its 95 % interval holds whatever "
-                     "the model's errors, as long as the coded documents were drawn at random, and is of the "
-                     "share in the population of studies the corpus is drawn from; \"this corpus\" is the same "
-                     "correction for the share among these very documents, whose interval closes as more of "
-                     "them are coded")
+CORRECTED_MEANING = ("corrected: the model's answers on every document, corrected by the coders' random sample "
+                     "(prediction-powered inference: per answer of the model, the gold's rate among the coded "
+                     "documents it answered alike); of the share in the population of studies the corpus is drawn "
+                     "from; \"this corpus\" is the share among these very documents, whose interval closes as more "
+                     "of them are coded. Both 95 % intervals are exact or conservative, rare values included, when "
+                     "the coded documents were drawn at random, every drawn one has gold, and the model did not "
+                     "learn from them")
 ESTIMATES = {"model": "model only", "coders": "coders only", "corrected": "corrected", "corpus": "this corpus"}
 
 
@@ -96,6 +97,8 @@ def corrected_lines(corrected) -> list[str]:
         lines.append(f"  {'':<36} " + " ".join(f"{heading:<29}" for heading in ESTIMATES.values()))
         lines += [f"  {r['label'][:36]:<36} " + " ".join(f"{interval_text(r, name):<29}" for name in ESTIMATES)
                   for r in part.iter_rows(named=True)]
+        lines += [f"  note, {r['label']}: {r['corrected_note']}" for r in part.iter_rows(named=True)
+                  if r.get("corrected_note")]
     return lines
 
 
