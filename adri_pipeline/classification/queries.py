@@ -279,7 +279,7 @@ def missing_gold_notes(missing: pl.DataFrame) -> list[str]:
     """One note per variable naming its drawn documents without gold."""
     notes = []
     for (variable,), part in missing.group_by("variable", maintain_order=True):
-        reasons = "; ".join(f"{reason}: {', '.join(group['doc_id'].head(8))}{' …' if group.height > 8 else ''}"
+        reasons = "; ".join(f"{reason}: {', '.join(group['doc_id'].sort().head(8))}{' …' if group.height > 8 else ''}"
                             for (reason,), group in part.group_by("reason", maintain_order=True))
         notes.append(f"{variable}: {part.height} drawn document(s) without gold ({reasons}); its intervals are "
                      "worst-case bounds (that gold taken as 0 and as 1): adjudicate or code them "

@@ -427,7 +427,8 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
                     "adri_pipeline.mirror.gate", "adri_pipeline.mirror.gate_config", "adri_pipeline.mirror.gate_plumbing",
                     "adri_pipeline.mirror.results",
                     "adri_pipeline.privacy", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
-                    "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize", "adri_pipeline.jev.drift"}, ours
+                    "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize", "adri_pipeline.jev.drift",
+                    "adri_pipeline.jev.metrics", "adri_pipeline.strict_json"}, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
 
 

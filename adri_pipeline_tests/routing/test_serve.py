@@ -40,7 +40,12 @@ def answerer():
 
 
 @pytest.fixture(scope="module")
-def url(answerer):
+def threads_before_the_server():
+    return threading.active_count()
+
+
+@pytest.fixture(scope="module")
+def url(answerer, threads_before_the_server):
     app = make_app(answerer, read_timeout_s=READ_TIMEOUT_S)
     with asgi_server(app, headers_timeout_s=HEADERS_TIMEOUT_S) as running:
         yield running
@@ -263,10 +268,13 @@ def test_fuzz_raw_requests_get_an_answer_with_a_reason_and_the_server_keeps_answ
     assert status == 200 or (400 <= status < 500 and answer["detail"]), (status, answer)
 
 
-def test_after_the_fuzz_the_server_still_answers(url):
+def test_after_the_fuzz_the_server_still_answers(url, threads_before_the_server):
     assert httpx.get(f"{url}/v1/models", timeout=10).status_code == 200
     assert httpx.post(f"{url}/v1/systemone", json=REQUEST, timeout=30).status_code == 200
-    assert threading.active_count() < 100  # the abandoned and the answered requests left no thread behind
+    # the abandoned and the answered requests left no thread behind: beyond the ones the test process
+    # had before the server (other tests' in the same worker), the server's own and anyio's worker
+    # pool (40 at most, idle ones kept a while)
+    assert threading.active_count() <= threads_before_the_server + 45
 
 
 def test_a_host_other_than_loopback_without_a_key_is_warned_about(tmp_path, capsys):
