@@ -562,13 +562,15 @@ def model_errors(label_rows: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
 
 
 def tightest(found: list[CorrectedFindings]) -> pl.DataFrame:
-    """TIGHTEST_SCHEMA: per model, the width of its corrected 95 % intervals over every share that has
-    one (their mean, and the widest with its share), tightest first. The model to classify with is
-    the one whose corrected findings are narrowest on the same coded documents: the gold corrects any
-    model's bias, and what is left of a model's quality is how much it narrows the interval."""
+    """TIGHTEST_SCHEMA: per model, the width of its corrected 95 % intervals for this corpus over every
+    share that has one (their mean, and the widest with its share), tightest first. The model to
+    classify with is the one whose corrected findings are narrowest on the same coded documents: the
+    gold corrects any model's bias, and what is left of a model's quality is how much it narrows the
+    interval. This corpus's interval, not the population's: the population's adds the corpus being a
+    draw, the same for every model, which in a small corpus hides the models' difference."""
     rows = []
     for each in found:
-        widths = each.table.with_columns((pl.col("corrected_high") - pl.col("corrected_low")).alias("width")).filter(
+        widths = each.table.with_columns((pl.col("corpus_high") - pl.col("corpus_low")).alias("width")).filter(
             pl.col("width").is_not_nan() & pl.col("width").is_not_null())
         widest = widths.sort("width", descending=True).row(0, named=True) if widths.height else None
         rows.append({"model": each.model, "coded": each.coded, "shares": widths.height,

@@ -7,6 +7,9 @@
 - selective accuracy x coverage: decisions sorted by confidence, descending; AURC = mean selective
   risk (1 - selective accuracy) over the n coverage levels k/n.
 - D4 set-F1: per request, F1 between the options answered "sim" and the gold set (both empty = 1).
+
+scikit-learn is imported inside the functions that use it: the mirror gate, which sits in a production
+agent, loads this module's NotEnoughData and must not load scikit-learn.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ from functools import wraps
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
 
 def _quiet(fn):
@@ -36,12 +38,16 @@ def accuracy(gold, predicted) -> float:
 
 @_quiet
 def macro_f1(gold, predicted) -> float:
+    from sklearn.metrics import f1_score
+
     labels = sorted(set(gold))
     return float(f1_score(gold, predicted, labels=labels, average="macro", zero_division=0))
 
 
 @_quiet
 def per_class(gold, predicted) -> dict[str, dict]:
+    from sklearn.metrics import precision_recall_fscore_support
+
     labels = sorted(set(gold) | set(predicted))
     p, r, f, n = precision_recall_fscore_support(gold, predicted, labels=labels, zero_division=0)
     return {label: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(n[i])}
@@ -50,6 +56,8 @@ def per_class(gold, predicted) -> dict[str, dict]:
 
 @_quiet
 def confusion(gold, predicted) -> dict:
+    from sklearn.metrics import confusion_matrix
+
     labels = sorted(set(gold) | set(predicted))
     return {"labels": labels, "matrix": confusion_matrix(gold, predicted, labels=labels).tolist()}
 
