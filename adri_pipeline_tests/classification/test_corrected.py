@@ -372,6 +372,7 @@ def test_a_stratified_draw_gives_every_stratum_a_document_and_records_the_ones_i
     assert len(one["strata_left_out"][0].split(",")) == years - 1
 
 
+@pytest.mark.slow  # classifies the sample again on a second corpus: half a minute; the slow suite (.ci/run)
 def test_a_draw_corrects_only_the_corpus_it_was_drawn_from_and_counts_no_reserved_document(classified_once,
                                                                                          tmp_path):
     """Issue 54, item 3: a round drawn after `--limit 12` was applied to the whole corpus once the rest
@@ -475,6 +476,7 @@ def random_codes(settings, doc_ids, path, round_name, seed=7):
                 writer.writerow([doc_id, variable, value, "", coder, "blind", round_name])
 
 
+@pytest.mark.slow  # trains the embedded model on the codes, then refits it per fold: most of a minute; .ci/run
 def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narrower_interval(classified, tmp_path):
     """Issue 54, item 1: the embedded model trained on the coders' file memorises the random round's
     gold (codes here that no text predicts), and corrected by that same gold its residuals were
