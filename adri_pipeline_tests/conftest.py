@@ -16,6 +16,22 @@ PILOT = PILOT_CODEBOOK
 SAMPLE = SAMPLE_CORPUS
 
 
+SLOW_TESTS = Path(__file__).with_name("slow_tests.tsv")
+
+
+def slow_by_measurement() -> set[str]:
+    """The node ids slow_tests.tsv lists (measured at 3 s or more): the front door's 4-minute budget."""
+    lines = SLOW_TESTS.read_text(encoding="utf-8").splitlines()
+    return {line.split("\t", 1)[1] for line in lines if line and not line.startswith("#")}
+
+
+def pytest_collection_modifyitems(config, items):
+    listed = slow_by_measurement()
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture
 def pilot():
     return load_codebook(PILOT)
