@@ -71,7 +71,7 @@ lint: $(STAMP)
 	$(BIN)/vulture
 
 # --timeout: one hung test fails alone (its stack printed) instead of eating CI's 90 minutes
-SLOW_TEST_TIMEOUT ?= 900
+SLOW_TEST_TIMEOUT ?= 1800
 test-slow: $(STAMP)
 	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -m slow --durations=20 --timeout $(SLOW_TEST_TIMEOUT)  # the slowest, so CI says where its time went
 
