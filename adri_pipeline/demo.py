@@ -73,9 +73,7 @@ def run_demo(settings: Settings) -> int:
            for e in graph.mirror.all_events):
         print_mirror(warehouse, adri.settings().mirror_log)
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
-    [site] = [e.event_specific_data.materialization.metadata["path"].value for e in graph.review.all_events
-              if e.event_type_value == "ASSET_MATERIALIZATION"]
-    print(f"review pages (open in a browser): {site}")
+    print(f"review pages (open in a browser): {graph.review_site}")
     return 0 if graph.success else 1
 
 

@@ -28,6 +28,13 @@ class GraphRun:
     review: dg.ExecuteInProcessResult | None = None
 
     @property
+    def review_site(self) -> str:
+        """The review pages' index the review job wrote (the job also publishes the analyst snapshot)."""
+        [site] = [e.event_specific_data.materialization.metadata["path"].value for e in self.review.all_events
+                  if e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key.to_user_string() == "review_site"]
+        return site
+
+    @property
     def success(self) -> bool:
         return all(r.success for r in (self.classify, self.results, self.routing, self.mirror, self.review)
                    if r is not None)

@@ -9,7 +9,7 @@ import pytest
 from adri_pipeline.defs.classification.corpus import shards_of
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.in_process import materialize_graph
-from adri_pipeline_tests.conftest import SAMPLE
+from adri_pipeline_tests.conftest import SAMPLE, table_rows
 
 CLASSIFICATIONS = dg.AssetKey("classifications")
 
@@ -23,8 +23,7 @@ def materializations(result, partitioned=True):
 def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_corpus):
     graph = materialize_graph(dagster_instance, adri)
     assert graph.success and graph.review is not None
-    [site] = [e.event_specific_data.materialization.metadata["path"].value for e in graph.review.all_events
-              if e.event_type_value == "ASSET_MATERIALIZATION"]
+    site = graph.review_site
     assert site.endswith("review/index.html") and "documents-embedded" in open(site, encoding="utf-8").read()
     n = sample_corpus.documents.height
     shards = set(shards_of(sample_corpus.documents["doc_id"]))
@@ -44,8 +43,6 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
         assert con.execute("SELECT count(*) FROM evidence_audits").fetchone()[0] == 6
     # the snapshot is the last thing published: every table as in the warehouse, routing's and the
     # mirror's included (failed before: they had 0 rows in the snapshot, as published before they ran)
-    from adri_pipeline_tests.conftest import table_rows
-
     warehouse = adri.settings().warehouse
     assert table_rows(warehouse.with_name("adri_snapshot.duckdb")) == table_rows(warehouse)
     assert table_rows(warehouse)["routing_metrics"] > 0
