@@ -12,15 +12,18 @@ from adri_pipeline.routing.out_of_source import outside_set, shipped_sources, so
 from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 
 HELD_OUT = DATA / "routing" / "heldout"
+SEALED = DATA / "routing" / "sealed"  # an outside author's, 2026-12-04c
 
 
-def test_the_team_held_out_turns_are_the_ones_committed_with_their_hash():
+@pytest.mark.parametrize("folder", [HELD_OUT, SEALED], ids=["team held-out", "outsider sealed"])
+def test_the_held_out_turns_are_the_ones_committed_with_their_hash(folder):
     """Written before any model ran on them: an edit would make them a different set."""
-    lines = (HELD_OUT / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
-    assert {line.split()[1] for line in lines} == {path.name for path in HELD_OUT.glob("*.jsonl")}
+    lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
+    assert {line.split()[1] for line in lines} == {path.name for path in folder.glob("*.jsonl")}
     for line in lines:
         digest, name = line.split()
-        assert hashlib.sha256((HELD_OUT / name).read_bytes()).hexdigest() == digest
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest
+    assert str(SEALED) not in shipped_sources("sample")  # run once, on purpose, never by default
 
 
 def test_shipped_sources_are_every_other_source_and_the_projects_test_files():
@@ -32,6 +35,24 @@ def test_shipped_sources_are_every_other_source_and_the_projects_test_files():
     assert "sample" in shipped_sources("ha-pt-BR")
     assert sources_for("none", "sample", ["x.jsonl"]) == ["x.jsonl"]
     assert sources_for("sgd, ha-pt", "sample", ["sgd"]) == ["sgd", "ha-pt"]
+
+
+def test_the_threshold_is_certified_on_the_built_in_sources_out_of_source_chose(tmp_path):
+    """`--out-of-source` chooses what a run pays for: the demo's project files alone (or `none`) calibrate
+    on the fit source alone, as on a machine without ../shared/data (before: every other source's
+    calibration split was answered whatever was chosen)."""
+    from adri_pipeline.config import Settings
+    from adri_pipeline.routing.out_of_source import calibration_sources
+    from adri_pipeline.routing.service import config_for
+
+    def chosen(out_of_source):
+        settings = Settings(warehouse=tmp_path / "adri.duckdb", routing_out_of_source=out_of_source)
+        return config_for(settings, piloted=False).threshold_sources
+
+    assert chosen("none") == [] and chosen(str(HELD_OUT)) == []
+    assert chosen(f"ha-pt-BR,{HELD_OUT}") == ["ha-pt-BR"]
+    assert set(chosen("shipped")) == {s for s in shipped_sources("sample") if s != str(HELD_OUT)}
+    assert calibration_sources(RunConfig(dataset="sample", threshold_sources=[]), [], tmp_path) == {}
 
 
 def test_a_set_keeps_the_tasks_fitted_declares_who_wrote_it_and_is_capped_per_task(tmp_path):
