@@ -157,10 +157,12 @@ class Settings(BaseSettings):
     routing_prices: Annotated[Path, Flag(("routing",), name="--prices", aliases=("--precos",),
                                          help="price table: hourly price per machine shape and the shape each "
                                               "candidate ran on", path="file")] = ROUTING_PRICES
-    # the test sets each candidate is also measured on, fitted on none of them (routing/out_of_source.py)
+    # the test sets each candidate is also measured on, fitted on none of them; the built-in sources among
+    # them also certify the abstention threshold on their calibration splits (routing/out_of_source.py)
     routing_out_of_source: Annotated[str, Flag(("routing",), name="--out-of-source", aliases=("--fora-da-fonte",),
                                                help="'shipped' (every other shipped source and the project's "
-                                                    "held-out files), 'none', or comma-separated datasets/files")] = \
+                                                    "held-out files), 'none', or comma-separated datasets/files; "
+                                                    "the datasets among them also certify the threshold")] = \
         "shipped"
     # what every fit also learns from, besides its source's dev split (RunConfig.extra_training)
     routing_extra_training: Annotated[str, Flag(("routing",), name="--extra-training", aliases=("--treino-extra",),

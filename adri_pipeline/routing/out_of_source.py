@@ -71,14 +71,15 @@ def _other_built_ins(fitted_on: str) -> list[str]:
 
 def calibration_sources(config: RunConfig, fit_examples: list[CanonicalExample],
                         record_dir: Path | None) -> dict[str, list[CanonicalExample]]:
-    """The calibration split of every other built-in source whose data is here, kept to the tasks
-    fitted and capped per task: what the abstention threshold is also tested on
-    (thresholds.across_sources). Their test splits stay test sets; the project's files are tests only."""
-    if not config.threshold_across_sources:
-        return {}
+    """The calibration split of each built-in source `config.threshold_sources` names (every other one
+    whose data is here when None), kept to the tasks fitted and capped per task: what the abstention
+    threshold is also tested on (thresholds.across_sources). Their test splits stay test sets; the
+    project's files are tests only."""
+    others = _other_built_ins(config.dataset)
+    chosen = others if config.threshold_sources is None else [s for s in others if s in config.threshold_sources]
     tasks = {e.task for e in fit_examples}
     found = {}
-    for name in _other_built_ins(config.dataset):
+    for name in chosen:
         other = build(replace(config, dataset=name, extra_training=[]), record_dir)  # its calibration split only
         examples = [e for e in other.in_split("calibration") if e.task in tasks]
         if examples:

@@ -41,8 +41,10 @@ class RunConfig:
     # of all, with probability at least 1 - threshold_delta over calibration draws
     threshold_risk: float = 0.05
     threshold_delta: float = 0.10
-    # the threshold also certified on every other shipped source's calibration split (thresholds.across_sources)
-    threshold_across_sources: bool = True
+    # the built-in sources whose calibration splits also certify the threshold (thresholds.across_sources):
+    # None, every other one whose data is here; [], the fit source alone. From Settings, the built-in
+    # sources `--out-of-source` chose (service.config_for)
+    threshold_sources: list[str] | None = None
     # canonical files whose examples join the dev split (never calibration, never test), for the tasks the
     # source itself has; together they weigh as much as the source's own dev examples of the task
     # (datasets.with_extra_training)

@@ -12,6 +12,7 @@ from adri_pipeline.config import Settings
 from adri_pipeline.prices import PriceTable
 from adri_pipeline.routing.candidates import make_candidate
 from adri_pipeline.routing.datasets import (
+    BUILT_IN,
     Dataset,
     build,
     dataset_name,
@@ -54,6 +55,8 @@ def config_for(settings: Settings, *, piloted: bool = True, **overrides) -> RunC
     return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
                      production_batch=batches, redact_names=list(settings.routing_redact_names),
                      extra_training=extra_training(settings.routing_extra_training),
+                     threshold_sources=[s for s in sources_for(settings.routing_out_of_source,
+                                                               settings.routing_dataset, []) if s in BUILT_IN],
                      **{"runs": settings.routing_performance_runs, **overrides})
 
 
