@@ -46,7 +46,7 @@ class OpenAIServer:
         self.timeout_s = timeout_s
         self.client = openai.OpenAI(
             base_url=self.host, api_key=os.environ.get("OPENAI_API_KEY") or "not-needed", max_retries=0,
-            timeout=httpx.Timeout(timeout_s, connect=5.0))
+            timeout=openai.Timeout(timeout_s, connect=5.0))  # the client's HTTP library's type, not httpx's
         self._json_schema = True  # False once the server rejected response_format json_schema
 
     def missing_hint(self, model: str) -> str:

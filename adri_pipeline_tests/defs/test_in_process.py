@@ -8,6 +8,7 @@ import pytest
 
 from adri_pipeline.defs.classification.corpus import shards_of
 from adri_pipeline.defs.resources import AdriSettings
+from adri_pipeline.demo import demo_routing
 from adri_pipeline.in_process import materialize_graph
 from adri_pipeline_tests.conftest import SAMPLE, table_rows
 
@@ -21,6 +22,7 @@ def materializations(result, partitioned=True):
 
 @pytest.mark.slow  # 17 s: `make demo` runs the same graph; .ci/run runs the slow tests
 def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_corpus):
+    adri = adri.model_copy(update=demo_routing())  # the graph as `make demo` runs it
     graph = materialize_graph(dagster_instance, adri)
     assert graph.success and graph.review is not None
     site = graph.review_site
