@@ -6,6 +6,11 @@
   MCE = max_b |acc_b - conf_b| over non-empty bins.
 - selective accuracy x coverage: decisions sorted by confidence, descending; AURC = mean selective
   risk (1 - selective accuracy) over the n coverage levels k/n.
+- risk at coverage c: the share wrong among the ceil(c n) most confident decisions (the risk-coverage
+  curve read at one point; c = 1 is the error rate). "Its 40 % most confident answers are 10 % wrong."
+- conformal prediction set (split conformal, LAC score; Sadinle, Lei and Wasserman 2019): with q the
+  ceil((m+1)(1-a))-th smallest of 1 - p(gold) over m calibration decisions, a decision's set holds every
+  option with p >= 1 - q; a new exchangeable decision's gold is in its set with probability >= 1 - a.
 - D4 set-F1: per request, F1 between the options answered "sim" and the gold set (both empty = 1).
 
 scikit-learn is imported inside the functions that use it: the mirror gate, which sits in a production
@@ -106,6 +111,32 @@ def aurc(correct, confidence) -> float:
         return float("nan")
     _, selective_accuracy = selective_curve(correct, confidence)
     return float(np.mean(1.0 - selective_accuracy))
+
+
+def risk_at_coverage(correct, confidence, coverage: float) -> float:
+    """Share wrong among the ceil(coverage x n) most confident decisions (ties in input order, as
+    selective_curve); NaN with no decision."""
+    correct, confidence = np.asarray(correct, float), np.asarray(confidence, float)
+    if not len(correct):
+        return float("nan")
+    kept = max(1, int(np.ceil(coverage * len(correct) - 1e-9)))
+    order = np.argsort(-confidence, kind="stable")
+    return float(1.0 - correct[order][:kept].mean())
+
+
+def conformal_quantile(gold_probabilities, alpha: float) -> float:
+    """The LAC score's conformal quantile q over calibration decisions (`gold_probabilities`: each
+    decision's probability of its gold option). inf when too few decisions for 1 - alpha (every
+    option is then in every set: nothing can be promised with fewer)."""
+    scores = np.sort(1.0 - np.asarray(gold_probabilities, float))
+    rank = int(np.ceil((len(scores) + 1) * (1 - alpha)))
+    return float(scores[rank - 1]) if 1 <= rank <= len(scores) else float("inf")
+
+
+def conformal_set(probabilities: dict[str, float], quantile: float) -> list[str]:
+    """The options whose probability is at least 1 - quantile, most probable first."""
+    return [option for option, p in sorted(probabilities.items(), key=lambda item: -item[1])
+            if p >= 1.0 - quantile - 1e-12]
 
 
 def selective_at(correct, confidence, threshold: float) -> tuple[float, float]:

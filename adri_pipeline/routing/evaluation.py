@@ -134,8 +134,28 @@ def multi_intent_d4_apart(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.when(single).then(pl.lit(ONE_INTENT_D4)).otherwise(pl.col("task")).alias("task"))
 
 
-def task_figures(group: pl.DataFrame, config: RunConfig) -> dict:
-    """One task's quality figures over some of its test decisions (all, or one origin's)."""
+RISK_COVERAGES = (0.2, 0.4, 0.6, 0.8, 1.0)
+
+
+def prediction_sets(probabilities: list[dict[str, float]], gold: list[str], quantile: float,
+                    config: RunConfig) -> dict:
+    """Each decision's conformal set (jev/metrics.conformal_set) and what a router would do with it:
+    answer a set of one, ask which of 2..question_max_options, abstain on an empty or larger set."""
+    sets = [metrics.conformal_set(p, quantile) for p in probabilities]
+    sizes = np.array([len(s) for s in sets])
+    single = sizes == 1
+    answered_right = [s[0] == g for s, g in zip(sets, gold) if len(s) == 1]
+    share = (lambda mask: float(mask.mean())) if len(sets) else (lambda mask: float("nan"))
+    return {"stated_coverage": config.set_coverage, "quantile": quantile,
+            "coverage": share(np.array([g in s for s, g in zip(sets, gold)])), "mean_size": share(sizes),
+            "answered": share(single), "asked": share((sizes >= 2) & (sizes <= config.question_max_options)),
+            "abstained": share((sizes == 0) | (sizes > config.question_max_options)),
+            "answered_accuracy": float(np.mean(answered_right)) if answered_right else float("nan")}
+
+
+def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | None = None) -> dict:
+    """One task's quality figures over some of its test decisions (all, or one origin's); with the
+    task's conformal quantile, its prediction sets."""
     gold, answer = group["gold"].to_list(), group["answer"].to_list()
     correct, confidence = group["correct"].to_list(), group["confidence"].to_list()
     probabilities = [json.loads(p) for p in group["probabilities"].to_list()]
@@ -153,8 +173,11 @@ def task_figures(group: pl.DataFrame, config: RunConfig) -> dict:
                                                                                config.high_confidence),
         "ece": ece, "mce": mce, "aurc": metrics.aurc(correct, confidence),
         "coverage_at_threshold": coverage, "selective_accuracy_at_threshold": selective_accuracy,
+        "risk_at_coverage": {f"{c:.0%}": metrics.risk_at_coverage(correct, confidence, c) for c in RISK_COVERAGES},
         "reliability": metrics.calibration_bins(correct, confidence, config.ece_bins),
     }
+    if set_quantile is not None and not group["task"][0].startswith("D4"):
+        entry["prediction_sets"] = prediction_sets(probabilities, gold, set_quantile, config)
     if group["task"][0].startswith("D4"):
         entry["set_f1"] = metrics.set_f1([set(a.split("|")) - {""} for a in answer],
                                          [set(g.split("|")) - {""} for g in gold])
@@ -200,7 +223,7 @@ def out_of_source_figures(run: CandidateRun, config: RunConfig) -> dict[str, dic
     out: dict[str, dict[str, dict]] = {}
     for name, predictions in run.outside_predictions.items():
         for (task,), group in multi_intent_d4_apart(predictions).group_by("task", maintain_order=True):
-            out.setdefault(name, {})[task] = task_figures(group, config)
+            out.setdefault(name, {})[task] = task_figures(group, config, run.set_quantiles.get(task))
     return out
 
 
@@ -213,7 +236,7 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
               "discarded_reasons": run.discarded_reasons, "kind": run.kind.describe() if run.kind else {},
               "token_limit": run.token_limit}
     for (task,), group in frame.group_by("task", maintain_order=True):
-        result["tasks"][task] = task_figures(group, config)
+        result["tasks"][task] = task_figures(group, config, run.set_quantiles.get(task))
         if task == "D4":
             result["tasks"][task]["set_cost"] = set_cost(run, group, prices.hourly(run.name))
     # the JEV design: "Dados sintéticos e reais são reportados em separado" — every quality figure

@@ -24,6 +24,7 @@ from adri_pipeline.routing.measured import provenance  # noqa: E402
 from adri_pipeline.routing.out_of_source import OutsideSet  # noqa: E402
 from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
 from adri_pipeline.routing.results import BenchmarkReport, CandidateResult, Hypotheses  # noqa: E402
+from adri_pipeline.routing.risk_coverage import headline  # noqa: E402
 from adri_pipeline.routing.run import CandidateRun  # noqa: E402
 from adri_pipeline.warehouse import Warehouse, store_routing_tables  # noqa: E402
 
@@ -170,6 +171,7 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
         lines[-1:-1] = [f"Excluded: {len(dataset.excluded)} example(s) whose two annotators disagree with no "
                         f"adjudicated label (first: {dataset.excluded[0][0]}); an adjudicated label is the gold "
                         "when present."]
+    lines += headline(results, list(outside), config, dataset.test_set)
     lines += in_and_out_of_source(results, list(outside), config, dataset.test_set) + ran_with(results, config)
     lines += ["## In source, every figure", "", _legend(config), ""]
     header = ["candidate", "task", "n", "accuracy", "majority", "macro_f1", "set_f1", "brier", "ece", "mce",
@@ -181,16 +183,7 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
                 name, task, m.n, m.accuracy, m.majority_baseline_accuracy, m.macro_f1, m.set_f1, m.brier, m.ece, m.mce,
                 m.high_confidence_wrong_rate, m.high_confidence_wrong_rate_fixed, m.aurc, m.coverage_at_threshold,
                 m.selective_accuracy_at_threshold]) + " |")
-    lines += ["", "### By origin", "", "Every quality figure, synthetic and real test decisions apart (the JEV design: "
-              "\"Dados sintéticos e reais são reportados em separado\").", "",
-              "| candidate | origin | task | n | accuracy | majority | macro_f1 | set_f1 | brier | ece | hc_wrong@thr | "
-              "aurc | sel_acc@thr |", "|---" * 13 + "|"]
-    for name, result in results.items():
-        for origin, tasks in sorted(result.by_origin.items()):
-            for task, m in tasks.items():
-                lines.append("| " + " | ".join(_fmt(v) for v in [
-                    name, origin, task, m.n, m.accuracy, m.majority_baseline_accuracy, m.macro_f1, m.set_f1, m.brier,
-                    m.ece, m.high_confidence_wrong_rate, m.aurc, m.selective_accuracy_at_threshold]) + " |")
+    lines += _by_origin(results)
     d4_costs = [(name, r.tasks["D4"].set_cost) for name, r in results.items()
                 if "D4" in r.tasks and r.tasks["D4"].set_cost is not None]
     if d4_costs:
@@ -215,6 +208,20 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
             cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
             lines.append(f"- {name} / {slice_name}: {cells}")
     return "\n".join(lines) + "\n"
+
+
+def _by_origin(results: dict[str, CandidateResult]) -> list[str]:
+    lines = ["", "### By origin", "", "Every quality figure, synthetic and real test decisions apart (the JEV design: "
+             "\"Dados sintéticos e reais são reportados em separado\").", "",
+             "| candidate | origin | task | n | accuracy | majority | macro_f1 | set_f1 | brier | ece | hc_wrong@thr | "
+             "aurc | sel_acc@thr |", "|---" * 13 + "|"]
+    for name, result in results.items():
+        for origin, tasks in sorted(result.by_origin.items()):
+            for task, m in tasks.items():
+                lines.append("| " + " | ".join(_fmt(v) for v in [
+                    name, origin, task, m.n, m.accuracy, m.majority_baseline_accuracy, m.macro_f1, m.set_f1, m.brier,
+                    m.ece, m.high_confidence_wrong_rate, m.aurc, m.selective_accuracy_at_threshold]) + " |")
+    return lines
 
 
 def _legend_and_performance(results: dict[str, CandidateResult], config: RunConfig) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
 
 from adri_pipeline import strict_json
 from adri_pipeline.jev.metrics import NotEnoughData
@@ -29,6 +29,21 @@ class SetCost(BaseModel):
     total_cost_usd: float | None = None
 
 
+class PredictionSets(BaseModel):
+    """Conformal prediction sets over one task's decisions (evaluation.prediction_sets): a set of one is
+    answered, a set of 2..question_max_options becomes a clarifying question naming its options (D2's
+    `desambiguar`), an empty or larger set abstains."""
+
+    stated_coverage: float  # RunConfig.set_coverage: the gold is in the set with at least this probability
+    quantile: Figure  # the calibration split's conformal quantile (inf: too few decisions to promise it)
+    coverage: Figure  # share of decisions whose gold is in their set
+    mean_size: Figure
+    answered: Figure  # share with a set of one
+    asked: Figure  # share turned into a clarifying question
+    abstained: Figure  # share with an empty or too large a set
+    answered_accuracy: Figure  # accuracy of the sets of one
+
+
 class TaskFigures(BaseModel):
     """One task's quality figures (evaluation.task_figures; each metric defined in jev/metrics.py)."""
 
@@ -42,6 +57,9 @@ class TaskFigures(BaseModel):
     aurc: Figure
     coverage_at_threshold: Figure
     selective_accuracy_at_threshold: Figure
+    # the risk-coverage curve at a few coverages: "40%" -> the share wrong among the 40 % most confident
+    risk_at_coverage: dict[str, Figure] = {}
+    prediction_sets: PredictionSets | None = None  # single-answer tasks of a run that chose a set quantile
     reliability: list[dict]
     set_f1: float | None = None  # D4
     macro_f1: float | None = None  # every other task
@@ -101,6 +119,18 @@ class CandidateResult(BaseModel):
     input_tokens: dict[str, Figure] = {}
     # the state's token limit before the model reads it: {"tokens": n or None, "counted_by": ...}
     token_limit: dict = {}
+
+    @computed_field
+    @property
+    def mute_out_of_source(self) -> list[str]:
+        return mute(self.out_of_source)
+
+
+def mute(out_of_source: dict[str, dict[str, TaskFigures]]) -> list[str]:
+    """"set/task" where the certified threshold answered none of an out-of-source set's decisions: safe
+    (nothing answered wrongly) but mute (nothing answered at all) there."""
+    return [f"{source}/{task}" for source, tasks in out_of_source.items() for task, figures in tasks.items()
+            if figures.n and figures.coverage_at_threshold == 0]
 
 
 class NonInferiority(BaseModel):

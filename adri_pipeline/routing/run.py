@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from adri_pipeline.jev import metrics
 from adri_pipeline.jev.contract import YES, check_response, validate
 from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.jev.serialize import to_request
@@ -47,6 +48,8 @@ class CandidateRun:
     threshold_bounds: dict[str, dict] = field(default_factory=dict)  # task -> thresholds.Bound as a dict
     drift_reference: list[float] = field(default_factory=list)  # calibration messages' Familiarity similarities
     token_limit: dict = field(default_factory=dict)  # Candidate.limit(): its state cut to so many tokens
+    # task -> the conformal quantile of its calibration split (choose_thresholds; jev/metrics.conformal_quantile)
+    set_quantiles: dict[str, float] = field(default_factory=dict)
 
 
 def _decisions(example: CanonicalExample, request: dict, response: dict) -> dict:
@@ -151,34 +154,54 @@ def _limit(kind: Kind, config: RunConfig) -> int:
     return config.llm_max_examples if kind.role == "llm_baseline" else 0
 
 
+@dataclass
+class Certified:
+    """What calibration chose for each task: the abstention threshold and its bound, and the conformal
+    quantile of its prediction sets (single-answer tasks)."""
+
+    thresholds: dict[str, float]
+    bounds: dict[str, Bound]
+    set_quantiles: dict[str, float]
+
+
 def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfig,
-                      others: dict[str, list[CanonicalExample]] | None = None) -> tuple[dict[str, float], dict[str, Bound]]:
+                      others: dict[str, list[CanonicalExample]] | None = None) -> Certified:
     """Per task, the abstention threshold certified on the calibration split (routing/thresholds.py:
     decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta) and
-    on each of `others`' (out_of_source.calibration_sources), each example asked once (the fit
-    source's answers fit_temperature kept), then those answers forgotten."""
+    on each of `others`' (out_of_source.calibration_sources), and the prediction sets' conformal quantile
+    on the calibration split alone (its exchangeability is the sets' only assumption); each example asked
+    once (the fit source's answers fit_temperature kept), then those answers forgotten."""
     limit = _limit(calibrated.candidate.kind, config)
     calibration = _limited(dataset.in_split("calibration"), limit)
     others = {source: _limited(examples, limit) for source, examples in (others or {}).items()}
-    thresholds, bounds = {}, {}
+    certified = Certified({}, {}, {})
     for task in sorted({e.task for e in calibration}):
         own = _calibration_decisions(calibrated, [e for e in calibration if e.task == task], task)
         theirs = {source: _calibration_decisions(calibrated, [e for e in examples if e.task == task], task,
                                                  f" on {source}'s calibration split")
                   for source, examples in others.items() if any(e.task == task for e in examples)}
-        bounds[task] = across_sources(*own, theirs, alpha=config.threshold_risk, delta=config.threshold_delta)
-        thresholds[task] = bounds[task].threshold
+        bound = across_sources(*_correct_and_confidence(own),
+                               {source: _correct_and_confidence(rows) for source, rows in theirs.items()},
+                               alpha=config.threshold_risk, delta=config.threshold_delta)
+        certified.bounds[task], certified.thresholds[task] = bound, bound.threshold
+        if task != "D4":
+            certified.set_quantiles[task] = metrics.conformal_quantile(
+                [json.loads(r["probabilities"]).get(r["gold"], 0.0) for r in own], 1 - config.set_coverage)
     calibrated.forget_calibration_answers()
-    return thresholds, bounds
+    return certified
+
+
+def _correct_and_confidence(rows: list[dict]) -> tuple[list[bool], list[float]]:
+    return [r["correct"] for r in rows], [r["confidence"] for r in rows]
 
 
 def _calibration_decisions(calibrated: Calibrated, examples: list[CanonicalExample], task: str,
-                           where: str = "") -> tuple[list[bool], list[float]]:
+                           where: str = "") -> list[dict]:
     rows = []
     for e in steps(examples, f"{calibrated.name}: calibrating {task}{where}", unit="ex"):
         request = to_request(e)
         rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
-    return [r["correct"] for r in rows], [r["confidence"] for r in rows]
+    return rows
 
 
 def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Dataset, config: RunConfig,
@@ -230,12 +253,14 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder:
     at batch 1 and at the production batch (`candidate` as in prepare)."""
     calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate)
     kind = calibrated.candidate.kind
-    thresholds, bounds = choose_thresholds(calibrated, dataset, config, threshold_sources)
+    certified = choose_thresholds(calibrated, dataset, config, threshold_sources)
+    thresholds = certified.thresholds
     record = freeze(calibrated, thresholds, dataset.test_hash, freeze_folder)
     predictions, discarded, reasons = final_test(calibrated, thresholds, dataset, config, record)
     common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons, "freeze_record": record,
               "outside_predictions": answer_outside(calibrated, thresholds, outside, config),
-              "threshold_bounds": {task: bound.model_dump() for task, bound in bounds.items()},
+              "threshold_bounds": {task: bound.model_dump() for task, bound in certified.bounds.items()},
+              "set_quantiles": certified.set_quantiles,
               "drift_reference": calibrated.familiarity.reference.tolist() if calibrated.familiarity else [],
               "token_limit": calibrated.candidate.limit()}
 

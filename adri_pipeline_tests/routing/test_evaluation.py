@@ -74,3 +74,36 @@ def test_a_d4_decision_with_one_intent_is_reported_apart():
     frame = pl.DataFrame({"task": ["D4", "D4", "D4", "D1"], "gold": ["a|b", "a", "", "x|y"]})
     assert multi_intent_d4_apart(frame)["task"].to_list() == ["D4", ONE_INTENT_D4, ONE_INTENT_D4, "D1"]
 
+
+
+def test_a_prediction_set_of_one_is_answered_two_or_three_asked_and_the_rest_abstained():
+    from adri_pipeline.routing.evaluation import prediction_sets
+    from adri_pipeline.routing.protocol import RunConfig
+
+    probabilities = [{"a": 0.9, "b": 0.05, "c": 0.03, "d": 0.02},  # {a}: answered, right
+                     {"a": 0.5, "b": 0.45, "c": 0.03, "d": 0.02},  # {a, b}: asked, covered
+                     {"a": 0.3, "b": 0.3, "c": 0.3, "d": 0.1},  # {a, b, c}: asked, not covered (gold d)
+                     {"a": 0.25, "b": 0.25, "c": 0.25, "d": 0.25},  # all four: more than 3, abstained
+                     {"a": 0.8, "b": 0.1, "c": 0.05, "d": 0.05}]  # {a}: answered, wrong
+    figures = prediction_sets(probabilities, ["a", "b", "d", "c", "b"], 0.8, RunConfig())  # p >= 0.2
+    assert figures["answered"] == pytest.approx(0.4) and figures["answered_accuracy"] == pytest.approx(0.5)
+    assert figures["asked"] == pytest.approx(0.4) and figures["abstained"] == pytest.approx(0.2)
+    assert figures["coverage"] == pytest.approx(0.6) and figures["mean_size"] == pytest.approx(11 / 5)
+    assert figures["stated_coverage"] == 0.90
+
+
+def test_a_threshold_that_answers_nothing_out_of_source_is_called_safe_but_mute():
+    from adri_pipeline.routing.results import TaskFigures, mute
+    from adri_pipeline.routing.risk_coverage import verdict
+
+    def figures(coverage):
+        return TaskFigures(n=10, accuracy=0.6, majority_baseline_accuracy=0.4, high_confidence_wrong_rate=0.0,
+                           high_confidence_wrong_rate_fixed=0.0, ece=0.1, mce=0.2, aurc=0.3,
+                           coverage_at_threshold=coverage, selective_accuracy_at_threshold=float("nan"),
+                           reliability=[])
+
+    out_of_source = {"file-a": {"D2": figures(0.0)}, "file-b": {"D2": figures(0.3)}}
+    assert mute(out_of_source) == ["file-a/D2"]
+    line = verdict("x", {"D2": figures(0.5)}, out_of_source)
+    assert "safe but mute" in line and "file-a/D2" in line and "file-b" not in line
+    assert "safe but mute" not in verdict("x", {"D2": figures(0.5)}, {"file-b": {"D2": figures(0.3)}})

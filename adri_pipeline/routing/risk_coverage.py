@@ -1,0 +1,82 @@
+"""The report's headline: how wrong a candidate is among the decisions it answers, at each share it
+answers (the risk-coverage curve), in source and on every set it was not fitted on; then its conformal
+prediction sets, which turn "not sure between these" into a clarifying question.
+
+A threshold that certifies a bound by answering nothing is safe but useless: a router switched on
+with it routes none of a new catalogue's turns. So each candidate's verdict line says, per set, how
+much its certified threshold answers, and names the sets where that is nothing ("safe but mute")."""
+
+from __future__ import annotations
+
+from adri_pipeline.routing.evaluation import RISK_COVERAGES
+from adri_pipeline.routing.out_of_source import OutsideSet
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.results import CandidateResult, TaskFigures, mute
+
+
+def _pct(value) -> str:
+    return "—" if value is None or value != value else f"{value:.0%}"
+
+
+def _rows(result: CandidateResult, task: str, outside: list[OutsideSet],
+          test_set: str) -> list[tuple[str, TaskFigures]]:
+    """(test set as the report names it, its figures): in source first, then each out-of-source set."""
+    labels = {s.name: s.label for s in outside}
+    return [(test_set, result.tasks[task])] + [
+        (labels[source](task) if source in labels else source, tasks[task])
+        for source, tasks in result.out_of_source.items() if task in tasks]
+
+
+def headline(results: dict[str, CandidateResult], outside: list[OutsideSet], config: RunConfig,
+             test_set: str = "in source") -> list[str]:
+    """The risk-coverage table and each candidate's verdict on what its threshold answers."""
+    coverages = [f"{c:.0%}" for c in RISK_COVERAGES]
+    lines = ["## Risk and coverage", "",
+             "Wrong among the answered, when a candidate answers only its most confident decisions: "
+             "\"at 40 %\" is the share wrong among the 40 % it is surest of (100 %: the error rate). A "
+             "confidence that ranks makes the left columns low. `answered@thr`: the share its certified "
+             "abstention threshold answers; `wrong@thr`: the share of all decisions answered wrongly there "
+             "(the bound below limits it). AURC: the mean of the curve (lower is better).", "",
+             "| candidate | task | test set | n | " + " | ".join(f"wrong at {c}" for c in coverages)
+             + " | AURC | answered@thr | wrong@thr |", "|---" * (7 + len(coverages)) + "|"]
+    for name, result in results.items():
+        for task in result.tasks:
+            lines += [f"| {name} | {task} | {where} | {f.n} | "
+                      + " | ".join(_pct(f.risk_at_coverage.get(c)) for c in coverages)
+                      + f" | {f.aurc:.3f} | {_pct(f.coverage_at_threshold)} | {_pct(f.high_confidence_wrong_rate)} |"
+                      for where, f in _rows(result, task, outside, test_set)]
+    lines += ["", *(verdict(name, result.tasks, result.out_of_source) for name, result in results.items()), ""]
+    return lines + prediction_sets(results, outside, config, test_set)
+
+
+def verdict(name: str, tasks: dict[str, TaskFigures], out_of_source: dict[str, dict[str, TaskFigures]]) -> str:
+    """One line per candidate: what its certified threshold answers, "safe but mute" where nothing."""
+    silent = mute(out_of_source)
+    if not out_of_source:
+        return f"- **{name}**: no out-of-source set measured; in source its threshold answers " + ", ".join(
+            f"{task} {_pct(f.coverage_at_threshold)}" for task, f in tasks.items()) + "."
+    if silent:
+        return (f"- **{name}: safe but mute** out of source — its certified threshold answers none of "
+                f"{', '.join(silent)}: switched on there, it would route nothing and ask every time.")
+    return f"- **{name}**: its certified threshold answers some of every out-of-source set."
+
+
+def prediction_sets(results: dict[str, CandidateResult], outside: list[OutsideSet], config: RunConfig,
+                    test_set: str = "in source") -> list[str]:
+    """The conformal sets' table: stated and observed coverage, and what a router would do."""
+    rows = [(name, task, where, f.prediction_sets) for name, result in results.items() for task in result.tasks
+            for where, f in _rows(result, task, outside, test_set) if f.prediction_sets is not None]
+    if not rows:
+        return []
+    lines = ["### Prediction sets: a clarifying question instead of a guess", "",
+             f"Split conformal sets (jev/metrics.py), quantile from the calibration split: the gold is in a "
+             f"decision's set with probability >= {config.set_coverage:.0%} when decisions are exchangeable with "
+             f"calibration's (out of source they need not be: compare `coverage`). A set of one is answered; "
+             f"2 to {config.question_max_options} options become a clarifying question naming them (D2's "
+             "`desambiguar`); an empty or larger set abstains.", "",
+             "| candidate | task | test set | stated | coverage | mean size | answered | asked | abstained | "
+             "accuracy answered |", "|---" * 10 + "|"]
+    lines += [f"| {name} | {task} | {where} | {_pct(s.stated_coverage)} | {_pct(s.coverage)} | "
+              f"{s.mean_size:.2f} | {_pct(s.answered)} | {_pct(s.asked)} | {_pct(s.abstained)} | "
+              f"{_pct(s.answered_accuracy)} |" for name, task, where, s in rows]
+    return lines + [""]
