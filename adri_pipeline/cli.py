@@ -383,6 +383,9 @@ class RoutingOptions(BaseModel):
     key_env: Annotated[str | None, Flag(actions=("serve",), help="require Authorization: Bearer $VAR from clients")] = None
     budget: Annotated[float, Field(gt=0), Flag(aliases=("--prazo",), actions=("serve",), help="seconds each answer may "
                                                "take; past them 503 with the reason (default 10)")] = 10.0
+    clarify: Annotated[bool, Flag(aliases=("--desambiguar",), actions=("serve",), help="conformal prediction sets: an "
+                                  "unsure D2 choice between 2-3 options answers desambiguar, naming them in "
+                                  "x_prediction_sets; an empty or larger set abstains")] = False
     fitted_on: Annotated[str | None, Flag(actions=("cross",), help="datasets to fit on, comma-separated (default --dataset)")] = None
     tested_on: Annotated[str | None, Flag(actions=("cross",), help="datasets or canonical files to test on, comma-separated "
                                                "(default: the fitted-on ones)")] = None

@@ -84,10 +84,11 @@ def sparrow_server(port: int | None = None):
     return process_server([str(BIN / "sparrow-decider"), "serve", "--port", str(port)], port)
 
 
-def adri_serve(candidate: str, warehouse: Path, port: int | None = None, key_env: str | None = None, env=None):
+def adri_serve(candidate: str, warehouse: Path, port: int | None = None, key_env: str | None = None, env=None,
+               flags: tuple[str, ...] = ()):
     port = port or free_port()
     command = [str(BIN / "adri"), "routing", "serve", "--dataset", "sample", "--candidate", candidate,
-               "--port", str(port), "--warehouse", str(warehouse)] + (["--key-env", key_env] if key_env else [])
+               "--port", str(port), "--warehouse", str(warehouse), *flags] + (["--key-env", key_env] if key_env else [])
     # it fits and calibrates the candidate before it listens: about 40 s idle, minutes on a loaded machine
     return process_server(command, port, ready_path="/v1/models", timeout_s=600.0, env=env)
 

@@ -42,7 +42,7 @@ def serve(settings: Settings, options) -> int:
         print(warning, file=sys.stderr, flush=True)
     candidate = options.candidate or service.candidates_of(settings)[0]
     kind_of(candidate)  # an unknown candidate is said before any fit
-    app = service.serving(settings, candidate, options.key_env, options.budget)
+    app = service.serving(settings, candidate, options.key_env, options.budget, options.clarify)
     server, sock = serve_server.server(app, options.host, options.port)
     host, port = sock.getsockname()[:2]
     print(f"serving {candidate} on http://{host}:{port}/v1/systemone (GET /v1/models, GET /v1/drift; "

@@ -20,7 +20,9 @@ requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
 - confidences follow the spec's reference formulas (jev/contract.answer_from);
 - with a key (`--key-env VAR`), `Authorization: Bearer KEY` is required (401 otherwise);
 - an embedded candidate is watched for drift (jev/drift.py): `x_drift` in each response,
-  counters at `GET /v1/drift`, abstention while the traffic is unlike the calibration split.
+  counters at `GET /v1/drift`, abstention while the traffic is unlike the calibration split;
+- with `--clarify`, conformal prediction sets (`Clarifier`): an unsure D2 choice between two or three
+  options becomes `desambiguar`, the options named in `x_prediction_sets`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from __future__ import annotations
 import hmac
 import threading
 import time
+from dataclasses import dataclass
 from datetime import date
 
 import anyio
@@ -41,10 +44,12 @@ from starlette.routing import Route
 
 from adri_pipeline.jev.contract import DEFAULT_MODEL, NO, YES, answer_from, options_of, text_of
 from adri_pipeline.jev.drift import DriftMonitor
+from adri_pipeline.jev.metrics import conformal_set
 from adri_pipeline.jev.request import parse_request
 from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, SCOPE_OPTIONS, SESSION_OPTIONS
 
+CLARIFYING = "desambiguar"  # D2's option that asks the user
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
 DEFAULT_TOKEN_LIMIT = 512  # a candidate that states none (a System One server): the JEV design's smallest context
 # a body may carry this many bytes per token of the candidate's limit: 32 KiB at 512 tokens, 16 times a
@@ -91,13 +96,46 @@ def abstaining(question: dict, answer: dict) -> dict:
     return answer_from(question, {o: float(o == option) for o in options})
 
 
+@dataclass(frozen=True)
+class Clarifier:
+    """Conformal prediction sets on the wire (`adri routing serve --clarify`): per task, the calibration
+    split's conformal quantile (run.choose_thresholds). A choice question's set of one keeps its answer;
+    a set of 2..max_options becomes the question's `desambiguar` (the user is asked which of them), an
+    empty or larger set abstains (serve.abstaining). Each such question is described in the response's
+    `x_prediction_sets` extension: {question: {"options": [...], "coverage": c, "action": "answer" |
+    "ask" | "abstain"}}, so a client can name the options in its question."""
+
+    quantiles: dict[str, float]
+    coverage: float
+    max_options: int = 3
+
+    def apply(self, answers: dict, questions: dict, response: dict) -> None:
+        described = {}
+        for name, answer in answers.items():
+            question = questions[name]
+            quantile = self.quantiles.get(task_of(question))
+            if question["type"] != "choice" or quantile is None:
+                continue
+            options = conformal_set(answer["probabilities"], quantile)
+            action = "answer" if len(options) == 1 else "ask" if 2 <= len(options) <= self.max_options else "abstain"
+            if action == "ask" and CLARIFYING in options_of(question):
+                answers[name] = answer_from(question, {o: float(o == CLARIFYING) for o in options_of(question)})
+            elif action != "answer":
+                answers[name] = abstaining(question, answer)
+            described[name] = {"options": options, "coverage": self.coverage, "action": action}
+        if described:
+            response["x_prediction_sets"] = described
+
+
 class Answerer:
     """The calibrated candidate behind a lock (its embedder keeps per-decision state). An embedded
     candidate is watched for drift (jev/drift.py): while the messages arriving are unlike the
-    calibration split's, it abstains, says so in each response (`x_drift`) and in GET /v1/drift."""
+    calibration split's, it abstains, says so in each response (`x_drift`) and in GET /v1/drift. With a
+    `Clarifier`, an unsure choice becomes a clarifying question."""
 
-    def __init__(self, calibrated: Calibrated, description: str, drift: DriftMonitor | None = None):
-        self.calibrated, self.description = calibrated, description
+    def __init__(self, calibrated: Calibrated, description: str, drift: DriftMonitor | None = None,
+                 clarifier: Clarifier | None = None):
+        self.calibrated, self.description, self.clarifier = calibrated, description, clarifier
         self.lock = threading.Lock()
         self.models = [DEFAULT_MODEL, calibrated.name]
         if drift is None and calibrated.familiarity is not None:
@@ -128,8 +166,11 @@ class Answerer:
                                                  count_tokens=True)
                 answers |= one["answers"]
                 tokens = max(tokens, one["usage"]["input_tokens"])
-            return self._watched({"model": self.calibrated.name, "answers": answers,
-                                  "usage": {"input_tokens": tokens, "output_tokens": 0}}, questions)
+            response = {"model": self.calibrated.name, "answers": answers,
+                        "usage": {"input_tokens": tokens, "output_tokens": 0}}
+            if self.clarifier is not None:
+                self.clarifier.apply(answers, questions, response)
+            return self._watched(response, questions)
         finally:
             self.lock.release()
 

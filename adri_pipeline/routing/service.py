@@ -31,7 +31,7 @@ from adri_pipeline.routing.out_of_source import (
 from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 from adri_pipeline.routing.report import store, write_report
 from adri_pipeline.routing.results import CandidateResult, Hypotheses
-from adri_pipeline.routing.run import pilot, pilot_examples, prepare, run_candidate
+from adri_pipeline.routing.run import choose_thresholds, pilot, pilot_examples, prepare, run_candidate
 from adri_pipeline.routing.splits import recorded_hash
 from adri_pipeline.routing.verdicts import verdicts
 from adri_pipeline.warehouse import Warehouse
@@ -213,17 +213,19 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
                         hypotheses)
 
 
-def serving(settings: Settings, candidate: str, key_env: str | None = None, budget_s: float | None = None):
+def serving(settings: Settings, candidate: str, key_env: str | None = None, budget_s: float | None = None,
+            clarify: bool = False):
     """The candidate fitted on the dataset's dev split and calibrated on its calibration split, as the
     benchmark prepares it, as a System One ASGI app (routing/serve.py), not yet served: the caller runs
     it under uvicorn (routing/serve_server.py) or its own server. `key_env` names the variable holding
-    the bearer key clients must send; `budget_s`: each answer's time budget (serve.BUDGET_S)."""
+    the bearer key clients must send; `budget_s`: each answer's time budget (serve.BUDGET_S); `clarify`:
+    conformal prediction sets from the calibration split turn unsure choices into questions (serve.Clarifier)."""
     import os
 
     from adri_pipeline.jev.contract import RoutingConfigError
     from adri_pipeline.routing.candidates import kind_of
     from adri_pipeline.routing.encoder import Encoder
-    from adri_pipeline.routing.serve import BUDGET_S, Answerer, make_app
+    from adri_pipeline.routing.serve import BUDGET_S, Answerer, Clarifier, make_app
 
     key = None
     if key_env:
@@ -235,7 +237,11 @@ def serving(settings: Settings, candidate: str, key_env: str | None = None, budg
     calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
     description = (f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
                    "calibration split; served by adri-pipeline")
-    return make_app(Answerer(calibrated, description), key, budget_s or BUDGET_S)
+    clarifier = None
+    if clarify:
+        certified = choose_thresholds(calibrated, dataset, config)  # the calibration split's own quantiles
+        clarifier = Clarifier(certified.set_quantiles, config.set_coverage, config.question_max_options)
+    return make_app(Answerer(calibrated, description, clarifier=clarifier), key, budget_s or BUDGET_S)
 
 
 def app_factory():
@@ -243,10 +249,12 @@ def app_factory():
     `uvicorn 'adri_pipeline.routing.service:app_factory' --factory --host H --port P`. Settings come from
     the environment as for every command (ADRI_ROUTING_DATASET, ADRI_WAREHOUSE, ...); the candidate from
     ADRI_SERVE_CANDIDATE (default: the first of ADRI_ROUTING_CANDIDATES), the name of the variable that
-    holds the bearer key from ADRI_SERVE_KEY_ENV, each answer's budget from ADRI_SERVE_BUDGET_S."""
+    holds the bearer key from ADRI_SERVE_KEY_ENV, each answer's budget from ADRI_SERVE_BUDGET_S, --clarify
+    from ADRI_SERVE_CLARIFY=1."""
     import os
 
     settings = Settings.load()
     candidate = os.environ.get("ADRI_SERVE_CANDIDATE") or candidates_of(settings)[0]
     budget = float(os.environ["ADRI_SERVE_BUDGET_S"]) if os.environ.get("ADRI_SERVE_BUDGET_S") else None
-    return serving(settings, candidate, os.environ.get("ADRI_SERVE_KEY_ENV") or None, budget)
+    return serving(settings, candidate, os.environ.get("ADRI_SERVE_KEY_ENV") or None, budget,
+                   os.environ.get("ADRI_SERVE_CLARIFY", "") not in ("", "0", "false"))

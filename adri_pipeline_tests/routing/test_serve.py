@@ -293,3 +293,45 @@ def test_a_host_other_than_loopback_without_a_key_is_warned_about(tmp_path, caps
     assert "warning" not in capsys.readouterr().err
     assert all(warn_if_open(host, None) for host in ("::", "192.168.0.5", "serve.example.org"))
     assert not any(warn_if_open(host, None) for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"))
+
+
+D2_OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_sessao:timer": "retomar o timer",
+              "nova_sessao": "começar outra conversa", "desambiguar": "perguntar ao usuário"}
+
+
+@pytest.mark.parametrize("quantile, action, answered", [
+    (0.99, "abstain", "desambiguar"),  # p >= 0.01: all four options, more than three: abstains
+    (0.7, "ask", "desambiguar"),  # p >= 0.3: two options, the user is asked which
+    (1e-9, "abstain", "desambiguar"),  # p >= 1: no option, nothing can be promised
+])
+def test_with_clarify_an_unsure_choice_becomes_a_question_naming_its_options(quantile, action, answered):
+    """Failed before: serve had no prediction sets; every answer was the most probable option."""
+    from adri_pipeline.jev.contract import answer_from, check_response
+    from adri_pipeline.routing.serve import Clarifier
+
+    question = {"type": "choice", "instructions": "Quem responde?", "criteria": D2_OPTIONS}
+    probabilities = {"continuar_agente_ativo": 0.45, "retomar_sessao:timer": 0.40, "nova_sessao": 0.10,
+                     "desambiguar": 0.05}
+    answers = {"D2": answer_from(question, probabilities)}
+    response = {"model": "m", "answers": answers, "usage": {"input_tokens": 1, "output_tokens": 0}}
+    Clarifier({"D2": quantile}, 0.9).apply(answers, {"D2": question}, response)
+    described = response["x_prediction_sets"]["D2"]
+    assert described["action"] == action and described["coverage"] == 0.9
+    assert response["answers"]["D2"]["choice"] == answered
+    if action == "ask":
+        assert described["options"] == ["continuar_agente_ativo", "retomar_sessao:timer"]
+    usable, invalid = check_response({"model": "m", "state": "x", "questions": {"D2": question}}, response)
+    assert not invalid  # still a valid System One answer
+
+
+def test_with_clarify_a_sure_choice_keeps_its_answer_and_other_tasks_pass_through(answerer):
+    from adri_pipeline.routing.serve import Clarifier
+
+    plain = answerer.answer(REQUEST)
+    assert "x_prediction_sets" not in plain
+    top = max(plain["answers"]["D1"]["probabilities"].values())
+    clarifying = Answerer(answerer.calibrated, "sparrow (test)", clarifier=Clarifier({"D1": 1 - top + 1e-9}, 0.9))
+    answered = clarifying.answer(REQUEST)
+    assert answered["x_prediction_sets"]["D1"]["action"] == "answer"  # only the most probable option is in its set
+    assert answered["answers"]["D1"] == plain["answers"]["D1"] and answered["answers"]["D3"] == plain["answers"]["D3"]
+    assert "D3" not in answered["x_prediction_sets"]  # a yes/no question has no set

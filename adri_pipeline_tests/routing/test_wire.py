@@ -3,6 +3,7 @@ jevcompat's reference mock with faults, and `adri routing serve` checked by jevc
 
 import os
 
+import httpx
 import pytest
 
 from adri_pipeline.routing.datasets import build
@@ -72,12 +73,20 @@ def test_a_server_that_is_not_there_stops_the_run_before_any_work(tmp_path):
 
 @pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_the_served_candidate_passes_every_requirement_of_jevcompat(tmp_path):
-    """`adri routing serve` with a key: jevcompat's 48 requirements, MUST and SHOULD, auth included."""
+    """`adri routing serve` with a key: jevcompat's 48 requirements, MUST and SHOULD, auth included; with
+    --clarify (its prediction sets change answers to desambiguar: still the wire jevcompat checks)."""
     from jevcompat import runner
 
     env = {**os.environ, "ADRI_TEST_SERVE_KEY": "s3cret-key"}
-    with adri_serve("sparrow", tmp_path / "w.duckdb", key_env="ADRI_TEST_SERVE_KEY", env=env) as url:
+    with adri_serve("sparrow", tmp_path / "w.duckdb", key_env="ADRI_TEST_SERVE_KEY", env=env,
+                    flags=("--clarify",)) as url:
         report = runner.run(url, key="s3cret-key", timeout=60)
+        asked = httpx.post(f"{url}/v1/systemone", headers={"Authorization": "Bearer s3cret-key"}, timeout=60,
+                           json={"model": "jev-latest", "state": "Mensagem: e o timer?", "questions": {"D2": {
+                               "type": "choice", "instructions": "Quem responde?",
+                               "criteria": {"continuar_agente_ativo": "o agente ativo", "nova_sessao": "outro",
+                                            "desambiguar": "perguntar"}}}}).json()
+    assert asked["x_prediction_sets"]["D2"]["action"] in ("answer", "ask", "abstain")  # --clarify reached serve
     failed = [r.id for r in report.results if r.status == "fail"]
     assert report.verdict == "conformant" and failed == [], failed
     assert report.count("SHOULD", "pass") == 15 and report.count("MUST", "pass") == 32  # every SHOULD, auth included
