@@ -372,17 +372,23 @@ def cmd_launch(settings: Settings, options: LaunchOptions) -> int:
 
 
 class RoutingOptions(BaseModel):
-    action: Annotated[Literal["build", "pilot", "run", "evaluate", "report", "cross", "serve", "table"],
+    action: Annotated[Literal["build", "pilot", "run", "evaluate", "report", "cross", "serve", "table", "calibrate"],
                       Flag(positional=True)]
     doc: Annotated[Path | None, Flag(actions=("table",), path="edited", help="write the table into this doc, between its "
                                      "`<!-- measured: routing DATASET -->` and `<!-- /measured -->` markers")] = None
-    candidate: Annotated[str | None, Flag(actions=("serve",), help="the candidate to fit, calibrate and serve on POST "
+    candidate: Annotated[str | None, Flag(actions=("serve", "calibrate"), help="the candidate to fit, calibrate and serve on POST "
                                                "/v1/systemone (default: the first of --candidates)")] = None
     host: Annotated[str, Flag(actions=("serve",), help="the address to listen on")] = "127.0.0.1"
     port: Annotated[int, Flag(actions=("serve",), help="the port (0 picks a free one)")] = 8000
     key_env: Annotated[str | None, Flag(actions=("serve",), help="require Authorization: Bearer $VAR from clients")] = None
     budget: Annotated[float, Field(gt=0), Flag(aliases=("--prazo",), actions=("serve",), help="seconds each answer may "
                                                "take; past them 503 with the reason (default 10)")] = 10.0
+    team: Annotated[Path | None, Flag(aliases=("--equipe",), actions=("calibrate",), required=("calibrate",),
+                                      path="file-or-folder", help="the team's labelled turns (canonical JSON lines, 50-200 of "
+                                      "its catalogue) that recertify the candidate's threshold for that catalogue")] = None
+    team_calibration: Annotated[Path | None, Flag(aliases=("--calibracao-equipe",), actions=("serve",), path="file",
+                                                  help="a file `adri routing calibrate --team` wrote: serve with "
+                                                  "its thresholds, drift reference and sets")] = None
     clarify: Annotated[bool, Flag(aliases=("--desambiguar",), actions=("serve",), help="conformal prediction sets: an "
                                   "unsure D2 choice between 2-3 options answers desambiguar, naming them in "
                                   "x_prediction_sets; an empty or larger set abstains")] = False
@@ -502,7 +508,8 @@ COMMANDS = (
         "report": "print the dataset's last report",
         "cross": "fit on some datasets, test on others: one table",
         "serve": "fit, calibrate and serve one candidate on POST /v1/systemone",
-        "table": "the last run as a docs \"Measured here\" table, with its date, commit and test split hash"}),
+        "table": "the last run as a docs \"Measured here\" table, with its date, commit and test split hash",
+        "calibrate": "recertify a candidate's threshold on a team's own labelled turns (--team) for serve"}),
     Command("mirror", cmd_mirror, MirrorOptions, "mirror decision models: shadow replay and evaluation", (),
             publishes_snapshot=True, action_help={
         "replay": "run a labelled replay through the gate in shadow, writing the shadow log",

@@ -42,7 +42,8 @@ def serve(settings: Settings, options) -> int:
         print(warning, file=sys.stderr, flush=True)
     candidate = options.candidate or service.candidates_of(settings)[0]
     kind_of(candidate)  # an unknown candidate is said before any fit
-    app = service.serving(settings, candidate, options.key_env, options.budget, options.clarify)
+    app = service.serving(settings, candidate, options.key_env, options.budget, options.clarify,
+                          options.team_calibration)
     server, sock = serve_server.server(app, options.host, options.port)
     host, port = sock.getsockname()[:2]
     print(f"serving {candidate} on http://{host}:{port}/v1/systemone (GET /v1/models, GET /v1/drift; "
@@ -51,6 +52,18 @@ def serve(settings: Settings, options) -> int:
         server.run(sockets=[sock])
     finally:
         sock.close()
+    return 0
+
+
+def calibrate(settings: Settings, options) -> int:
+    """`adri routing calibrate --team FILE`: the candidate recertified on a team's labelled turns."""
+    from adri_pipeline.routing.team_calibration import summary
+
+    candidate = options.candidate or service.candidates_of(settings)[0]
+    team, path = service.calibrate_for_team(settings, candidate, options.team)
+    print("\n".join(summary(team, _config(settings, options).threshold_risk)))
+    print(f"saved: {path}; serve with it: adri routing serve --dataset {settings.routing_dataset} "
+          f"--candidate {candidate} --team-calibration {path}")
     return 0
 
 

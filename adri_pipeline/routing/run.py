@@ -176,8 +176,8 @@ def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfi
     others = {source: _limited(examples, limit) for source, examples in (others or {}).items()}
     certified = Certified({}, {}, {})
     for task in sorted({e.task for e in calibration}):
-        own = _calibration_decisions(calibrated, [e for e in calibration if e.task == task], task)
-        theirs = {source: _calibration_decisions(calibrated, [e for e in examples if e.task == task], task,
+        own = calibration_rows(calibrated, [e for e in calibration if e.task == task], task)
+        theirs = {source: calibration_rows(calibrated, [e for e in examples if e.task == task], task,
                                                  f" on {source}'s calibration split")
                   for source, examples in others.items() if any(e.task == task for e in examples)}
         bound = across_sources(*_correct_and_confidence(own),
@@ -185,8 +185,8 @@ def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfi
                                alpha=config.threshold_risk, delta=config.threshold_delta)
         certified.bounds[task], certified.thresholds[task] = bound, bound.threshold
         if task != "D4":
-            certified.set_quantiles[task] = metrics.conformal_quantile(
-                [json.loads(r["probabilities"]).get(r["gold"], 0.0) for r in own], 1 - config.set_coverage)
+            certified.set_quantiles[task] = metrics.conformal_quantile([r["gold_probability"] for r in own],
+                                                                      1 - config.set_coverage)
     calibrated.forget_calibration_answers()
     return certified
 
@@ -195,12 +195,16 @@ def _correct_and_confidence(rows: list[dict]) -> tuple[list[bool], list[float]]:
     return [r["correct"] for r in rows], [r["confidence"] for r in rows]
 
 
-def _calibration_decisions(calibrated: Calibrated, examples: list[CanonicalExample], task: str,
-                           where: str = "") -> list[dict]:
+def calibration_rows(calibrated: Calibrated, examples: list[CanonicalExample], task: str,
+                     where: str = "") -> list[dict]:
+    """Each example answered once: its decision (correct, confidence, probabilities), the probability
+    given to its gold (the conformal score's) and its message's similarity to the fit data."""
     rows = []
     for e in steps(examples, f"{calibrated.name}: calibrating {task}{where}", unit="ex"):
         request = to_request(e)
-        rows.append(_decisions(e, request, calibrated.respond(request, e.task)[0]))
+        row = _decisions(e, request, calibrated.respond(request, e.task)[0])
+        rows.append(row | {"gold_probability": json.loads(row["probabilities"]).get(row["gold"], 0.0),
+                           "familiarity": calibrated.last_familiarity})
     return rows
 
 

@@ -22,7 +22,9 @@ requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
 - an embedded candidate is watched for drift (jev/drift.py): `x_drift` in each response,
   counters at `GET /v1/drift`, abstention while the traffic is unlike the calibration split;
 - with `--clarify`, conformal prediction sets (`Clarifier`): an unsure D2 choice between two or three
-  options becomes `desambiguar`, the options named in `x_prediction_sets`.
+  options becomes `desambiguar`, the options named in `x_prediction_sets`;
+- with `--team-calibration`, a team's certified thresholds: a choice below its task's abstains
+  (`x_certified`), and the drift monitor compares with the team's turns.
 """
 
 from __future__ import annotations
@@ -134,8 +136,9 @@ class Answerer:
     `Clarifier`, an unsure choice becomes a clarifying question."""
 
     def __init__(self, calibrated: Calibrated, description: str, drift: DriftMonitor | None = None,
-                 clarifier: Clarifier | None = None):
+                 clarifier: Clarifier | None = None, thresholds: dict[str, float] | None = None):
         self.calibrated, self.description, self.clarifier = calibrated, description, clarifier
+        self.thresholds = thresholds or {}  # task -> a team's certified threshold (routing/team_calibration.py)
         self.lock = threading.Lock()
         self.models = [DEFAULT_MODEL, calibrated.name]
         if drift is None and calibrated.familiarity is not None:
@@ -170,9 +173,28 @@ class Answerer:
                         "usage": {"input_tokens": tokens, "output_tokens": 0}}
             if self.clarifier is not None:
                 self.clarifier.apply(answers, questions, response)
+            self._certified(answers, questions, response)
             return self._watched(response, questions)
         finally:
             self.lock.release()
+
+    def _certified(self, answers: dict, questions: dict, response: dict) -> None:
+        """A team's certified thresholds (`--team-calibration`): a choice answered below its task's
+        threshold abstains; `x_certified` says, per question, the threshold and whether it was met. A
+        question the prediction sets already turned into a question or an abstention is left so."""
+        described = response.get("x_prediction_sets", {})
+        certified = {}
+        for name, answer in answers.items():
+            threshold = self.thresholds.get(task_of(questions[name]))
+            if threshold is None or questions[name]["type"] != "choice" or described.get(name, {}).get(
+                    "action", "answer") != "answer":
+                continue
+            met = max(answer["probabilities"].values()) >= threshold
+            if not met:
+                answers[name] = abstaining(questions[name], answer)
+            certified[name] = {"threshold": threshold, "answered": met}
+        if certified:
+            response["x_certified"] = certified
 
     def _watched(self, response: dict, questions: dict) -> dict:
         """One message observed by the drift monitor (once per request, whatever its questions); while
@@ -305,4 +327,5 @@ def make_app(answerer: Answerer, key: str | None = None, budget_s: float = BUDGE
     cut = (f"the state cut to {candidate.token_limit} tokens ({candidate.counted_by})" if candidate.token_limit
            else f"the state not cut here ({candidate.counted_by})")
     app.state.limits = f"{cut}, bodies up to {routes.max_body} bytes, each answer within {budget_s:g} s"
+    app.state.answerer = answerer
     return app

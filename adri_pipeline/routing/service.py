@@ -14,6 +14,7 @@ from adri_pipeline.routing.candidates import make_candidate
 from adri_pipeline.routing.datasets import (
     BUILT_IN,
     Dataset,
+    anonymized,
     build,
     dataset_name,
     frozen_folder,
@@ -214,15 +215,18 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
 
 
 def serving(settings: Settings, candidate: str, key_env: str | None = None, budget_s: float | None = None,
-            clarify: bool = False):
+            clarify: bool = False, team_calibration: Path | None = None):
     """The candidate fitted on the dataset's dev split and calibrated on its calibration split, as the
     benchmark prepares it, as a System One ASGI app (routing/serve.py), not yet served: the caller runs
     it under uvicorn (routing/serve_server.py) or its own server. `key_env` names the variable holding
     the bearer key clients must send; `budget_s`: each answer's time budget (serve.BUDGET_S); `clarify`:
-    conformal prediction sets from the calibration split turn unsure choices into questions (serve.Clarifier)."""
+    conformal prediction sets from the calibration split turn unsure choices into questions (serve.Clarifier);
+    `team_calibration`: a file `adri routing calibrate --team` wrote: its thresholds are applied, its
+    drift reference watched and its sets' quantiles used, in place of the fit source's."""
     import os
 
     from adri_pipeline.jev.contract import RoutingConfigError
+    from adri_pipeline.jev.drift import DriftMonitor
     from adri_pipeline.routing.candidates import kind_of
     from adri_pipeline.routing.encoder import Encoder
     from adri_pipeline.routing.serve import BUDGET_S, Answerer, Clarifier, make_app
@@ -232,16 +236,76 @@ def serving(settings: Settings, candidate: str, key_env: str | None = None, budg
         key = os.environ.get(key_env, "").strip()
         if not key:
             raise RoutingConfigError(f"--key-env {key_env}: the variable is not set (or empty)")
+    team = _team_calibration(team_calibration, candidate, settings) if team_calibration else None
     config = config_for(settings, runs=0)
     dataset = build(config, frozen_folder(settings.warehouse.parent))
     calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
     description = (f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
-                   "calibration split; served by adri-pipeline")
+                   "calibration split" + (f", recertified on {team.team_file}" if team else "")
+                   + "; served by adri-pipeline")
     clarifier = None
-    if clarify:
-        certified = choose_thresholds(calibrated, dataset, config)  # the calibration split's own quantiles
-        clarifier = Clarifier(certified.set_quantiles, config.set_coverage, config.question_max_options)
-    return make_app(Answerer(calibrated, description, clarifier=clarifier), key, budget_s or BUDGET_S)
+    if clarify:  # the calibration split's own quantiles, or the team's
+        quantiles = team.set_quantiles if team else choose_thresholds(calibrated, dataset, config).set_quantiles
+        clarifier = Clarifier(quantiles, config.set_coverage, config.question_max_options)
+    drift = DriftMonitor(team.drift_reference) if team and team.drift_reference else None
+    answerer = Answerer(calibrated, description, drift=drift, clarifier=clarifier,
+                        thresholds=team.thresholds if team else None)
+    return make_app(answerer, key, budget_s or BUDGET_S)
+
+
+def _team_calibration(path: Path, candidate: str, settings: Settings):
+    """The team calibration file for this candidate and fit, or RoutingConfigError naming both."""
+    from adri_pipeline.jev.contract import RoutingConfigError
+    from adri_pipeline.routing.team_calibration import TeamCalibration
+
+    team = TeamCalibration.load(path)
+    fitted_on = dataset_name(settings.routing_dataset)
+    if (team.candidate, team.fitted_on) != (candidate, fitted_on):
+        raise RoutingConfigError(f"--team-calibration {path}: recertifies {team.candidate} fitted on {team.fitted_on}, "
+                                 f"not {candidate} fitted on {fitted_on}")
+    return team
+
+
+def team_calibration_path(settings: Settings, candidate: str, team_file: Path) -> Path:
+    """<warehouse folder>/routing/<dataset>/team/<candidate>-<file stem>.json"""
+    import re
+
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", candidate)
+    return report_folder(settings.warehouse.parent, settings.routing_dataset) / "team" / f"{safe}-{team_file.stem}.json"
+
+
+def calibrate_for_team(settings: Settings, candidate: str, team_file: Path):
+    """`adri routing calibrate --team FILE`: the candidate fitted as `serve` fits it, recertified on the
+    team's labelled turns (routing/team_calibration.py); the result saved for `serve --team-calibration`.
+    Turns whose conversation is in the fit data are refused: their confidence would be in-sample."""
+    from adri_pipeline.jev.contract import RoutingConfigError
+    from adri_pipeline.routing.builders import located_canonical
+    from adri_pipeline.routing.candidates import kind_of
+    from adri_pipeline.routing.encoder import Encoder
+    from adri_pipeline.routing.team_calibration import file_digest, recalibrate
+
+    team_file = Path(team_file)
+    if not team_file.exists():
+        raise RoutingConfigError(f"--team {team_file}: no such file or folder")
+    kind_of(candidate)  # an unknown candidate is said before any fit
+    config = config_for(settings, runs=0)
+    dataset = build(config, frozen_folder(settings.warehouse.parent))
+    found = located_canonical(team_file)
+    fit = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
+    groups, tasks = {e.group_id for e in fit}, {e.task for e in fit}
+    clash = next((e for e in found.examples if e.group_id in groups), None)
+    if clash is not None:
+        raise RoutingConfigError(f"{found.where.get(clash.id, team_file)}: conversation {clash.group_id!r} is also in the "
+                                 f"data {candidate} is fitted on (a file it learns from: `--extra-training none` "
+                                 "leaves the team's files out): its confidence there would be in-sample")
+    examples, _ = anonymized([e for e in found.examples if e.task in tasks], config.redact_names)
+    if not examples:
+        raise RoutingConfigError(f"--team {team_file}: none of its turns is of a task {candidate} is fitted on "
+                                 f"({', '.join(sorted(tasks))})")
+    calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
+    team = recalibrate(calibrated, examples, config, str(team_file), file_digest(team_file),
+                       dataset_name(settings.routing_dataset))
+    return team, team.save(team_calibration_path(settings, candidate, team_file))
 
 
 def app_factory():
@@ -250,11 +314,12 @@ def app_factory():
     the environment as for every command (ADRI_ROUTING_DATASET, ADRI_WAREHOUSE, ...); the candidate from
     ADRI_SERVE_CANDIDATE (default: the first of ADRI_ROUTING_CANDIDATES), the name of the variable that
     holds the bearer key from ADRI_SERVE_KEY_ENV, each answer's budget from ADRI_SERVE_BUDGET_S, --clarify
-    from ADRI_SERVE_CLARIFY=1."""
+    from ADRI_SERVE_CLARIFY=1, --team-calibration from ADRI_SERVE_TEAM_CALIBRATION."""
     import os
 
     settings = Settings.load()
     candidate = os.environ.get("ADRI_SERVE_CANDIDATE") or candidates_of(settings)[0]
     budget = float(os.environ["ADRI_SERVE_BUDGET_S"]) if os.environ.get("ADRI_SERVE_BUDGET_S") else None
+    team = os.environ.get("ADRI_SERVE_TEAM_CALIBRATION")
     return serving(settings, candidate, os.environ.get("ADRI_SERVE_KEY_ENV") or None, budget,
-                   os.environ.get("ADRI_SERVE_CLARIFY", "") not in ("", "0", "false"))
+                   os.environ.get("ADRI_SERVE_CLARIFY", "") not in ("", "0", "false"), Path(team) if team else None)
