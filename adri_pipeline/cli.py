@@ -346,10 +346,9 @@ def cmd_register(settings: Settings, options: NoOptions) -> int:
     import dagster as dg
 
     from adri_pipeline.defs.classification.corpus import register_documents
-    from adri_pipeline.defs.resources import AdriSettings
 
     with dg.DagsterInstance.get() as instance:
-        shards, new = register_documents(instance, AdriSettings(corpus=str(settings.corpus)))
+        shards, new = register_documents(instance, settings)
     print(f"{len(shards)} shards of documents registered as partitions of 'document_shards' ({new} new)")
     if shards:
         print(f"dagster asset materialize -m adri_pipeline.definitions --select classifications "

@@ -54,7 +54,7 @@ def _existing(path: Path) -> Path | None:
 
 # the commands each kind of setting is a flag of (adri_pipeline/flags.py)
 READS_WAREHOUSE = ("classify", "agree", "suggest", "review", "findings", "export", "snapshot", "routing", "mirror",
-                   "demo", "code", "sql")
+                   "demo", "code", "sql", "register")
 READS_CODEBOOK = ("classify", "agree", "suggest", "review", "findings", "export", "snapshot", "code")
 CLASSIFIES = ("classify",)
 READS_CODES = ("classify", "agree", "suggest", "review", "findings", "code")

@@ -50,7 +50,7 @@ def materialize_graph(
 ) -> GraphRun:
     """Run the named jobs in order (tests run only those they assert on). The results refresh runs
     after a failed classification too, as their automation condition does under the daemon."""
-    shards, new = register_documents(instance, adri)
+    shards, new = register_documents(instance, adri.settings())
     common = {
         "instance": instance, "resources": resources_for(adri), "raise_on_error": raise_on_error,
         "run_config": {"loggers": {"console": {"config": {"log_level": log_level}}}},

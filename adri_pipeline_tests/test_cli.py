@@ -116,3 +116,21 @@ def test_a_command_that_only_reads_never_creates_a_warehouse_at_a_mistyped_path(
     assert main([*args, "--warehouse", str(typo)]) == 2
     assert f"{typo}: no warehouse here" in capsys.readouterr().err
     assert list(typo.parent.iterdir()) == []
+
+
+def test_register_reads_the_warehouse_it_is_given(tmp_path, capsys, monkeypatch, caplog):
+    """Failed before: `adri register` kept --corpus alone and read data/warehouse/adri.duckdb under the
+    working folder, whatever --warehouse said (issue 58)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    (tmp_path / "dagster").mkdir()
+    warehouse = tmp_path / "mine" / "w.duckdb"
+    warehouse.parent.mkdir()
+    assert main(["classify", "--corpus", str(SAMPLE), "--codebook", str(PILOT), "--warehouse", str(warehouse),
+                 "--limit", "2"]) == 0
+    capsys.readouterr()
+    with caplog.at_level("INFO", logger="adri_pipeline.classification.corpus_reading"):
+        assert main(["register", "--corpus", str(SAMPLE), "--warehouse", str(warehouse)]) == 0
+    assert "shards of documents registered" in capsys.readouterr().out
+    assert "documents read from the warehouse" in caplog.text  # the corpus stored there, not parsed again
+    assert not (tmp_path / "data" / "warehouse" / "adri.duckdb").exists()

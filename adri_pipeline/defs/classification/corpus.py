@@ -6,6 +6,7 @@ import dagster as dg
 from adri_pipeline.classification.corpus import READER_VERSION
 from adri_pipeline.classification.corpus_reading import corpus_document_ids, register_corpus
 from adri_pipeline.classification.shards import shards_of
+from adri_pipeline.config import Settings
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import table_metadata
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
@@ -51,8 +52,8 @@ def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Material
     )
 
 
-def register_documents(instance: dg.DagsterInstance, adri: AdriSettings) -> tuple[list[str], int]:
+def register_documents(instance: dg.DagsterInstance, settings: Settings) -> tuple[list[str], int]:
     """What new_documents_sensor does under the daemon: the shards of the corpus's documents become
     partitions. Returns (every registered shard, how many were new)."""
-    shards, new = register_shards(instance, corpus_document_ids(adri.settings()))
+    shards, new = register_shards(instance, corpus_document_ids(settings))
     return shards, len(new)

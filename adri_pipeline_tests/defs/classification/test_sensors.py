@@ -65,7 +65,7 @@ def _edit(path, old, new):
 
 
 def test_codebook_edits_reclassify_only_when_the_signature_changes(dagster_instance, adri, codebook_copy):
-    register_documents(dagster_instance, adri)  # the sensor reads the registered partitions, nothing more
+    register_documents(dagster_instance, adri.settings())  # the sensor reads the registered partitions, nothing more
     first = evaluate(codebook_change_sensor, dagster_instance, adri)
     assert first.run_requests == [] and json.loads(first.cursor)["signature"]
 
