@@ -68,6 +68,8 @@ def run_demo(settings: Settings) -> int:
         print_mirror(warehouse, adri.settings().mirror_log)
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
     print(f"review pages (open in a browser): {graph.review_site}")
+    print("stages: " + ", ".join(f"{job} {seconds:.1f} s" for job, seconds in graph.seconds.items())
+          + f"; demo {time.perf_counter() - started:.1f} s in all")
     return 0 if graph.success else 1
 
 

@@ -4,7 +4,8 @@ condition does under the daemon), then routing_benchmark_job and mirror_evaluati
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 
 import dagster as dg
 
@@ -26,6 +27,7 @@ class GraphRun:
     routing: dg.ExecuteInProcessResult | None = None
     mirror: dg.ExecuteInProcessResult | None = None
     review: dg.ExecuteInProcessResult | None = None
+    seconds: dict[str, float] = field(default_factory=dict)  # job -> wall-clock seconds it took
 
     @property
     def review_site(self) -> str:
@@ -60,5 +62,7 @@ def materialize_graph(
              "routing": "routing_benchmark_job", "mirror": "mirror_evaluation_job", "review": "review_job"}
     for job in jobs:
         tags = range_tags(shards) if job == "classify" else None
+        started = time.perf_counter()
         setattr(graph, job, defs.resolve_job_def(names[job]).execute_in_process(tags=tags, **common))
+        graph.seconds[job] = time.perf_counter() - started
     return graph

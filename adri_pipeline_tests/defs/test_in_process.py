@@ -25,6 +25,7 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     adri = adri.model_copy(update=demo_routing())  # the graph as `make demo` runs it
     graph = materialize_graph(dagster_instance, adri)
     assert graph.success and graph.review is not None
+    assert list(graph.seconds) == ["classify", "results", "routing", "mirror", "review"]  # the demo prints them
     site = graph.review_site
     assert site.endswith("review/index.html") and "documents-embedded" in open(site, encoding="utf-8").read()
     n = sample_corpus.documents.height
