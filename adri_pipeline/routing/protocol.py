@@ -31,6 +31,7 @@ class RunConfig:
     # candidate -> production batch, as `adri routing pilot` chose it (pilot.json); a candidate not
     # here gets its pilot run by the benchmark itself
     production_batch: dict[str, int] = field(default_factory=dict)
+    production_batch_by: str = "adri routing pilot"  # who chose production_batch: the pilot's record or --batch
     # one truncation for every candidate (the JEV design: "Todos usam a mesma política"): the state
     # serialized to at most this many characters; each candidate's input tokens are counted as it
     # reports them (CandidateResult.input_tokens), and its precision is its kind's

@@ -271,7 +271,7 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder:
     if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
         return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,
                             "not measured (runs = 0)", **common)
-    batch, chosen_by = config.production_batch.get(name), "adri routing pilot"
+    batch, chosen_by = config.production_batch.get(name), config.production_batch_by
     if batch is None:
         batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
     test = _limited(dataset.in_split("test"), _limit(kind, config))

