@@ -15,8 +15,7 @@ import numpy as np  # noqa: E402
 import polars as pl  # noqa: E402
 
 from adri_pipeline.jev import metrics  # noqa: E402
-from adri_pipeline.jev.drift import ALPHA as DRIFT_ALPHA  # noqa: E402
-from adri_pipeline.jev.drift import WINDOW as DRIFT_WINDOW  # noqa: E402
+from adri_pipeline.jev.drift import LEVEL as DRIFT_LEVEL  # noqa: E402
 from adri_pipeline.jev.serialize import TRUNCATION_POLICY  # noqa: E402
 from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
@@ -146,9 +145,9 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
     if drift:
         lines += ["", "### Drift while serving", "",
                   "Each test set's decisions replayed in order through `adri routing serve`'s drift monitor "
-                  f"(jev/drift.py: the last {DRIFT_WINDOW} messages' similarity to the fit data against the "
-                  f"calibration split's, Kolmogorov-Smirnov at {DRIFT_ALPHA}): the share of decisions it abstained on. "
-                  "In source this is the false-alarm rate.", "",
+                  "(jev/drift.py: a conformal test martingale on each message's similarity to the fit data, "
+                  f"against the calibration split's; the probability of ever raising a false alarm is at most "
+                  f"{DRIFT_LEVEL:g}): the share of decisions it abstained on. In source, those are false alarms.", "",
                   "| " + " | ".join(["candidate", test_set, *(s.name for s in outside)]) + " |",
                   "|---" * (2 + len(outside)) + "|"]
         lines += ["| " + " | ".join([name, _pct(shares.get("in source")), *(_pct(shares.get(s.name)) for s in outside)])

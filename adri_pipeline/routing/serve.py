@@ -20,7 +20,8 @@ requirement of jevcompat's SPEC, MUST and SHOULD (`jevcompat test URL`):
 - confidences follow the spec's reference formulas (jev/contract.answer_from);
 - with a key (`--key-env VAR`), `Authorization: Bearer KEY` is required (401 otherwise);
 - an embedded candidate is watched for drift (jev/drift.py): `x_drift` in each response,
-  counters at `GET /v1/drift`, abstention while the traffic is unlike the calibration split;
+  counters at `GET /v1/drift`, abstention while the traffic is unlike the calibration split, but for
+  the answers a prediction set of one or a team's certified threshold still stands behind (`x_drift.kept`);
 - with `--clarify`, conformal prediction sets (`Clarifier`): an unsure D2 choice between two or three
   options becomes `desambiguar`, the options named in `x_prediction_sets`;
 - with `--team-calibration`, a team's certified thresholds: a choice below its task's abstains
@@ -198,15 +199,26 @@ class Answerer:
 
     def _watched(self, response: dict, questions: dict) -> dict:
         """One message observed by the drift monitor (once per request, whatever its questions); while
-        drifted, every answer abstains."""
+        drifted, an answer abstains unless a rule that does not rest on the fit source's calibration
+        still stands behind it: a prediction set of one option (`--clarify`) or a team's certified
+        threshold met (`--team-calibration`). `x_drift.kept` names those answers."""
         similarity = self.calibrated.last_familiarity
         if self.drift is None or similarity is None:
             return response
+        kept = []
         if self.drift.observe(similarity):
-            response["answers"] = {name: abstaining(questions[name], answer)
+            kept = [name for name in response["answers"] if self._still_certified(response, name)]
+            response["answers"] = {name: answer if name in kept else abstaining(questions[name], answer)
                                    for name, answer in response["answers"].items()}
-        response["x_drift"] = {"drifted": self.drift.drifted, "p_value": self.drift.p_value}
+        response["x_drift"] = {"drifted": self.drift.drifted, "p_value": self.drift.p_value,
+                               "martingale": self.drift.martingale.capital, "kept": kept}
         return response
+
+    @staticmethod
+    def _still_certified(response: dict, name: str) -> bool:
+        sets, certified = response.get("x_prediction_sets", {}), response.get("x_certified", {})
+        return (sets.get(name, {}).get("action") == "answer" and len(sets[name]["options"]) == 1) or \
+            certified.get(name, {}).get("answered", False)
 
 
 class BearerKey(AuthenticationBackend):

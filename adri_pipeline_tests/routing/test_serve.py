@@ -335,3 +335,32 @@ def test_with_clarify_a_sure_choice_keeps_its_answer_and_other_tasks_pass_throug
     assert answered["x_prediction_sets"]["D1"]["action"] == "answer"  # only the most probable option is in its set
     assert answered["answers"]["D1"] == plain["answers"]["D1"] and answered["answers"]["D3"] == plain["answers"]["D3"]
     assert "D3" not in answered["x_prediction_sets"]  # a yes/no question has no set
+
+
+def test_while_drifted_an_answer_a_prediction_set_of_one_stands_behind_is_kept():
+    """Issue 56, item 6: an alarm no longer shuts the door. Failed before: while drifted every answer
+    abstained, whatever the prediction sets or a team's thresholds said."""
+    from adri_pipeline.jev.drift import DriftMonitor
+    from adri_pipeline.routing.calibration import Familiarity
+    from adri_pipeline.routing.embedded import EmbeddedZeroShot
+    from adri_pipeline.routing.serve import Clarifier, abstaining
+
+    zeroshot = Calibrated(EmbeddedZeroShot())
+    message = STATE.rsplit("Mensagem: ", 1)[1]  # familiar: its probabilities are the candidate's own
+    zeroshot.familiarity = Familiarity(zeroshot.candidate.encoder, [message], [message])
+    plain = Answerer(zeroshot, "embedded-zeroshot (test)").answer(REQUEST)
+    top = max(plain["answers"]["D1"]["probabilities"].values())
+
+    def drifted(**extra) -> dict:  # a monitor that alarms at its first input (level 0.9, reference above any)
+        monitor = DriftMonitor([2.0] * 50, level=0.9, announce=False)
+        return Answerer(zeroshot, "embedded-zeroshot (test)", drift=monitor, **extra).answer(REQUEST)
+
+    sure = drifted(clarifier=Clarifier({"D1": 1 - top + 1e-9}, 0.9))  # only the top option in its set
+    assert sure["x_drift"]["drifted"] and sure["x_drift"]["kept"] == ["D1"]
+    assert sure["answers"]["D1"] == plain["answers"]["D1"]
+    # no set stands behind a yes/no answer: it abstains ("nao" to "can route without asking")
+    assert sure["answers"]["D3"] == abstaining(REQUEST["questions"]["D3"], plain["answers"]["D3"])
+    unsure = drifted()
+    assert unsure["x_drift"]["kept"] == [] and unsure["answers"]["D1"]["choice"] == "sem_correspondencia"
+    team = drifted(thresholds={"D1": top})  # a team's certified threshold the answer meets
+    assert team["x_drift"]["kept"] == ["D1"] and team["answers"]["D1"] == plain["answers"]["D1"]
