@@ -11,6 +11,10 @@
 - conformal prediction set (split conformal, LAC score; Sadinle, Lei and Wasserman 2019): with q the
   ceil((m+1)(1-a))-th smallest of 1 - p(gold) over m calibration decisions, a decision's set holds every
   option with p >= 1 - q; a new exchangeable decision's gold is in its set with probability >= 1 - a.
+- out of scope (Larson et al., EMNLP 2019, CLINC150): out-of-scope recall = share of the out-of-scope
+  requests not routed to an intent (answered with the no-match option, or below the threshold: handed
+  back); in-scope accuracy on the accepted = share right among the in-scope requests routed to an
+  intent at or above the threshold; in-scope coverage = share of in-scope requests so routed.
 - D4 set-F1: per request, F1 between the options answered "sim" and the gold set (both empty = 1).
 
 scikit-learn is imported inside the functions that use it: the mirror gate, which sits in a production
@@ -144,6 +148,23 @@ def selective_at(correct, confidence, threshold: float) -> tuple[float, float]:
     correct, confidence = np.asarray(correct, bool), np.asarray(confidence, float)
     kept = confidence >= threshold
     return float(kept.mean()), float(correct[kept].mean()) if kept.any() else float("nan")
+
+
+def out_of_scope(gold, predicted, confidence, threshold: float, no_match: str) -> dict[str, float | int]:
+    """Out-of-scope recall, in-scope accuracy on the accepted and in-scope coverage (module docstring);
+    NaN where a side has no request."""
+    gold, predicted = np.asarray(gold, object), np.asarray(predicted, object)
+    routed = (predicted != no_match) & (np.asarray(confidence, float) >= threshold)
+    outside, inside = gold == no_match, gold != no_match
+    accepted = inside & routed
+
+    def share(numerator, denominator) -> float:
+        return float(numerator.sum() / denominator.sum()) if denominator.any() else float("nan")
+
+    return {"out_of_scope": int(outside.sum()), "in_scope": int(inside.sum()),
+            "out_of_scope_recall": share(outside & ~routed, outside),
+            "in_scope_accuracy_on_accepted": share(accepted & (predicted == gold), accepted),
+            "in_scope_coverage": share(accepted, inside)}
 
 
 def set_f1(predicted_sets: list[set], gold_sets: list[set]) -> float:

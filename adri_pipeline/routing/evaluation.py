@@ -11,7 +11,7 @@ import numpy as np
 import polars as pl
 
 from adri_pipeline.jev import metrics
-from adri_pipeline.jev.examples import CanonicalExample, length_bucket
+from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, length_bucket
 from adri_pipeline.prices import PriceTable
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.protocol import RunConfig
@@ -176,6 +176,8 @@ def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | N
         "risk_at_coverage": {f"{c:.0%}": metrics.risk_at_coverage(correct, confidence, c) for c in RISK_COVERAGES},
         "reliability": metrics.calibration_bins(correct, confidence, config.ece_bins),
     }
+    if group["task"][0] == "D1" and NO_MATCH in gold and len(set(gold)) > 1:  # a source that annotates scope
+        entry["scope"] = metrics.out_of_scope(gold, answer, confidence, group["threshold"][0], NO_MATCH)
     if set_quantile is not None and not group["task"][0].startswith("D4"):
         entry["prediction_sets"] = prediction_sets(probabilities, gold, set_quantile, config)
     if group["task"][0].startswith("D4"):

@@ -67,6 +67,8 @@ class TaskFigures(BaseModel):
     confusion: dict | None = None
     brier: float | None = None
     set_cost: SetCost | None = None  # D4
+    # D1 where the test holds out-of-scope requests (jev/metrics.out_of_scope): recall, accuracy on the accepted
+    scope: dict[str, Figure | int] | None = None
 
     @property
     def below_majority(self) -> bool:

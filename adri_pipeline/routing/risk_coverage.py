@@ -46,7 +46,7 @@ def headline(results: dict[str, CandidateResult], outside: list[OutsideSet], con
                       + f" | {f.aurc:.3f} | {_pct(f.coverage_at_threshold)} | {_pct(f.high_confidence_wrong_rate)} |"
                       for where, f in _rows(result, task, outside, test_set)]
     lines += ["", *(verdict(name, result.tasks, result.out_of_source) for name, result in results.items()), ""]
-    return lines + prediction_sets(results, outside, config, test_set)
+    return lines + prediction_sets(results, outside, config, test_set) + out_of_scope(results, outside, test_set)
 
 
 def verdict(name: str, tasks: dict[str, TaskFigures], out_of_source: dict[str, dict[str, TaskFigures]]) -> str:
@@ -79,4 +79,33 @@ def prediction_sets(results: dict[str, CandidateResult], outside: list[OutsideSe
     lines += [f"| {name} | {task} | {where} | {_pct(s.stated_coverage)} | {_pct(s.coverage)} | "
               f"{s.mean_size:.2f} | {_pct(s.answered)} | {_pct(s.asked)} | {_pct(s.abstained)} | "
               f"{_pct(s.answered_accuracy)} |" for name, task, where, s in rows]
+    return lines + [""]
+
+
+# Larson et al., "An Evaluation Dataset for Intent Classification and Out-of-Scope Prediction", EMNLP 2019,
+# CLINC150 (full), as issue 56 quotes their table: BERT's in-scope accuracy and out-of-scope recall, and the
+# best out-of-scope recall any classifier in that table reached
+LARSON_2019 = {"BERT in-scope accuracy": 0.967, "BERT out-of-scope recall": 0.592, "best out-of-scope recall": 0.66}
+
+
+def out_of_scope(results: dict[str, CandidateResult], outside: list[OutsideSet],
+                 test_set: str = "in source") -> list[str]:
+    """D1 where the test holds out-of-scope requests: out-of-scope recall and in-scope accuracy on the
+    accepted at the certified threshold (jev/metrics.out_of_scope), beside Larson et al.'s table."""
+    rows = [(name, where, f.scope) for name, result in results.items() if "D1" in result.tasks
+            for where, f in _rows(result, "D1", outside, test_set) if f.scope]
+    if not rows:
+        return []
+    lines = ["### Out of scope (D1)", "",
+             "At the certified threshold, a request not routed to an intent (answered `sem_correspondencia`, or "
+             "below the threshold and handed back) counts as rejected. Out-of-scope recall: the share of "
+             "out-of-scope requests rejected; in-scope accuracy on the accepted: the share right among the "
+             "in-scope requests routed; in-scope coverage: how many of them were routed. Larson et al. (EMNLP "
+             "2019, CLINC150, no rejection threshold certified): BERT " + _pct(LARSON_2019["BERT in-scope accuracy"])
+             + " in-scope accuracy with " + _pct(LARSON_2019["BERT out-of-scope recall"]) + " out-of-scope recall; "
+             "the best recall in their table " + _pct(LARSON_2019["best out-of-scope recall"]) + ".", "",
+             "| candidate | test set | out of scope | in scope | out-of-scope recall | in-scope accuracy on the "
+             "accepted | in-scope coverage |", "|---" * 7 + "|"]
+    lines += [f"| {name} | {where} | {s['out_of_scope']} | {s['in_scope']} | {_pct(s['out_of_scope_recall'])} | "
+              f"{_pct(s['in_scope_accuracy_on_accepted'])} | {_pct(s['in_scope_coverage'])} |" for name, where, s in rows]
     return lines + [""]

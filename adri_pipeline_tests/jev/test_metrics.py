@@ -127,3 +127,17 @@ def test_too_few_calibration_decisions_put_every_option_in_the_set():
     assert metrics.conformal_set({"a": 0.97, "b": 0.02, "c": 0.01}, quantile) == ["a", "b", "c"]
     assert metrics.conformal_set({"a": 0.7, "b": 0.25, "c": 0.05}, 0.5) == ["a"]  # p >= 0.5
     assert metrics.conformal_set({"a": 0.45, "b": 0.40, "c": 0.15}, 0.65) == ["a", "b"]  # p >= 0.35
+
+
+def test_out_of_scope_recall_and_in_scope_accuracy_on_the_accepted():
+    """Larson et al.'s two figures, with a rejection threshold: below it a request is handed back."""
+    from adri_pipeline.jev.metrics import out_of_scope
+
+    gold = ["a", "a", "b", "b", "none", "none", "none", "none"]
+    predicted = ["a", "b", "b", "b", "none", "a", "a", "b"]
+    confidence = [0.9, 0.9, 0.9, 0.2, 0.9, 0.9, 0.3, 0.95]
+    figures = out_of_scope(gold, predicted, confidence, 0.5, "none")
+    assert figures["out_of_scope"] == 4 and figures["in_scope"] == 4
+    assert figures["out_of_scope_recall"] == 0.5  # "none" said, and one "a" below the threshold
+    assert figures["in_scope_accuracy_on_accepted"] == 2 / 3 and figures["in_scope_coverage"] == 0.75
+    assert math.isnan(out_of_scope(["a"], ["a"], [1.0], 0.5, "none")["out_of_scope_recall"])

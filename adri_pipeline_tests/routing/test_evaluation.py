@@ -107,3 +107,30 @@ def test_a_threshold_that_answers_nothing_out_of_source_is_called_safe_but_mute(
     line = verdict("x", {"D2": figures(0.5)}, out_of_source)
     assert "safe but mute" in line and "file-a/D2" in line and "file-b" not in line
     assert "safe but mute" not in verdict("x", {"D2": figures(0.5)}, {"file-b": {"D2": figures(0.3)}})
+
+
+def test_d1_with_out_of_scope_requests_reports_larsons_figures_beside_theirs():
+    """Issue 56, item 5: out-of-scope recall and in-scope accuracy on the accepted, at the threshold."""
+    import json
+
+    import polars as pl
+
+    from adri_pipeline.routing.evaluation import task_figures
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.results import CandidateResult, TaskFigures
+    from adri_pipeline.routing.risk_coverage import out_of_scope
+
+    gold = ["a", "b", "sem_correspondencia", "sem_correspondencia"]
+    answer = ["a", "a", "sem_correspondencia", "b"]
+    confidence = [0.9, 0.9, 0.9, 0.4]
+    group = pl.DataFrame({"task": ["D1"] * 4, "gold": gold, "answer": answer, "confidence": confidence,
+                          "correct": [g == a for g, a in zip(gold, answer)], "threshold": [0.5] * 4,
+                          "probabilities": [json.dumps({a: c}) for a, c in zip(answer, confidence)]})
+    figures = TaskFigures.model_validate(task_figures(group, RunConfig()))
+    assert figures.scope["out_of_scope_recall"] == 1.0 and figures.scope["in_scope_accuracy_on_accepted"] == 0.5
+    result = CandidateResult.model_construct(tasks={"D1": figures}, out_of_source={})
+    lines = "\n".join(out_of_scope({"embedded-logreg": result}, []))
+    assert "### Out of scope (D1)" in lines and "| embedded-logreg | in source | 2 | 2 | 100% | 50% | 100% |" in lines
+    assert "59%" in lines  # BERT's out-of-scope recall in Larson et al.'s table
+    in_scope_only = group.filter(pl.col("gold") != "sem_correspondencia")
+    assert task_figures(in_scope_only, RunConfig()).get("scope") is None
