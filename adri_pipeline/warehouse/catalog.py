@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import duckdb
@@ -55,13 +55,14 @@ def relations(con: duckdb.DuckDBPyConnection, count_rows: bool = False) -> list[
     columns: dict[str, list[Column]] = {}
     for table, name, data_type, comment in con.execute(sql("catalog_columns")).fetchall():
         columns.setdefault(table, []).append(Column(name, data_type, comment or ""))
-    found = []
-    for database, name, kind, comment in con.execute(sql("catalog_relations")).fetchall():
-        rows = None
-        if count_rows and kind == "table":  # a name from the catalog, quoted: never a caller's text
-            rows = con.execute(f'SELECT count(*) FROM "{name}"').fetchall()[0][0]
-        found.append(Relation(database, name, kind, comment or "", tuple(columns.get(name, ())), rows))
-    return found
+    return [Relation(database, name, kind, comment or "", tuple(columns.get(name, ())),
+                     _rows(con, name) if count_rows and kind == "table" else None)
+            for database, name, kind, comment in con.execute(sql("catalog_relations")).fetchall()]
+
+
+def _rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    """Rows of a table named by the catalog (quoted: never a caller's text)."""
+    return con.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0][0]
 
 
 def uncommented(described: list[Relation]) -> list[str]:
@@ -73,7 +74,7 @@ def uncommented(described: list[Relation]) -> list[str]:
 def table_description(warehouse: Warehouse, table: str) -> Relation:
     """One table of the warehouse, its rows counted: what a Dagster asset that writes it reports."""
     with warehouse.connect() as con:
-        return next(r for r in relations(con, count_rows=True) if r.name == table)
+        return replace(next(r for r in relations(con) if r.name == table), rows=_rows(con, table))
 
 
 def snapshot_description(warehouse: Warehouse) -> list[Relation]:
