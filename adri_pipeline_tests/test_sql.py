@@ -45,6 +45,17 @@ def test_codebook_changes_says_a_label_edit_changed_labels_only(edited_once):
     assert relabelled == [("Qualitativa", "Pesquisa qualitativa")]
 
 
+def test_after_two_classify_runs_the_snapshot_describes_every_table_and_column(edited_once):
+    """results_wide was recreated by each run's results refresh: its comments were set again with it."""
+    from adri_pipeline.warehouse import Warehouse
+    from adri_pipeline.warehouse.catalog import snapshot_description, uncommented
+
+    described = snapshot_description(Warehouse(edited_once))
+    assert uncommented(described) == []
+    [wide] = [r for r in described if r.name == "results_wide"]
+    assert "Definition: Abordagem metodológica" in {c.name: c.comment for c in wide.columns}["abordagem"]
+
+
 def test_sql_errors_are_said_and_counted_without_a_traceback(edited_once, capsys):
     code = main(["sql", "--warehouse", str(edited_once), "-c", "SELECT nope FROM documents; SELECT 41 + 1 AS x;"])
     captured = capsys.readouterr()

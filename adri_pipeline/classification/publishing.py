@@ -64,7 +64,7 @@ def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdenti
     figures = figures_of(warehouse, model, codebook)
     store_figures(warehouse, figures_table(figures, model.model, codebook.content_hash),
                   model.model, codebook.content_hash)
-    publish_results_wide(warehouse, list(codebook.variables))
+    publish_results_wide(warehouse, {name: variable.definition for name, variable in codebook.variables.items()})
     return figures
 
 

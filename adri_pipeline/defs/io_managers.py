@@ -8,8 +8,10 @@ import weakref
 import dagster as dg
 import polars as pl
 
+from adri_pipeline.defs.metadata import warehouse_table
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.warehouse import read_table, store_versioned_table
+from adri_pipeline.warehouse.catalog import table_description
 
 _DIGESTS: dict[int, str] = {}  # id of a frame still alive -> its content hash, computed once
 
@@ -42,8 +44,10 @@ class DuckDBContentHashIOManager(dg.ConfigurableIOManager):
 
     def handle_output(self, context: dg.OutputContext, obj: pl.DataFrame) -> None:
         table = self._table(context)
-        rewritten = store_versioned_table(self.adri.warehouse_access(), table, obj, content_hash(obj))
-        context.add_output_metadata({"table": table, "rewritten": rewritten})
+        warehouse = self.adri.warehouse_access()
+        rewritten = store_versioned_table(warehouse, table, obj, content_hash(obj))
+        context.add_output_metadata({"table": table, "rewritten": rewritten,
+                                     **warehouse_table(table_description(warehouse, table))})
 
     def load_input(self, context: dg.InputContext) -> pl.DataFrame:
         return read_table(self.adri.warehouse_access(), self._table(context.upstream_output))

@@ -6,6 +6,8 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from adri_pipeline.warehouse.catalog import Column, Relation
+
 
 def file_hash(path: Path) -> str:
     """sha256 of a file, or of every file in a folder (names and bytes, in name order)."""
@@ -28,3 +30,28 @@ def table_metadata(frame: pl.DataFrame) -> dg.MetadataValue:
     records = [dg.TableRecord({k: v if isinstance(v, (int, float, str, bool)) or v is None else str(v)
                                for k, v in row.items()}) for row in frame.iter_rows(named=True)]
     return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def column_schema(columns: tuple[Column, ...]) -> dg.TableSchema:
+    """Catalog columns as Dagster's column schema, each described by its comment."""
+    return dg.TableSchema(columns=[dg.TableColumn(c.name, c.type, description=c.comment) for c in columns])
+
+
+def warehouse_table(relation: Relation) -> dict:
+    """Dagster's standard table metadata of a warehouse table: its columns as the catalog describes
+    them, its rows, its name."""
+    return {"dagster/column_schema": dg.MetadataValue.table_schema(column_schema(relation.columns)),
+            "dagster/row_count": dg.MetadataValue.int(relation.rows),
+            "dagster/table_name": relation.qualified_name}
+
+
+def warehouse_file(relations: list[Relation]) -> dict:
+    """The same for a whole warehouse file (the analyst snapshot): every column of every table and view
+    as `table.column`, the rows of all its tables together, and each table's rows and description."""
+    columns = [dg.TableColumn(f"{r.name}.{c.name}", c.type, description=c.comment) for r in relations for c in r.columns]
+    tables = pl.DataFrame([{"table": r.name, "kind": r.kind, "rows": r.rows, "description": r.comment}
+                           for r in relations], schema={"table": pl.String, "kind": pl.String, "rows": pl.Int64,
+                                                        "description": pl.String})
+    return {"dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns=columns)),
+            "dagster/row_count": dg.MetadataValue.int(sum(r.rows or 0 for r in relations)),
+            "tables": table_metadata(tables)}

@@ -4,7 +4,8 @@ schema in migrations/*.sql): DuckDB by default, and the shared ledger in Postgre
 DuckDB allows one writer per file and an open read-only session blocks every writer, so analysts
 never open the writer's file: they read `<name>_snapshot.duckdb`, republished atomically after each
 run that writes (docs/classification.md). A module per subject; this package re-exports them, and
-no module of it imports the package."""
+no module of it imports the package. catalog.py (the warehouse described by its comments) runs as a
+module too (`python -m`), so it is imported by its own name."""
 
 from adri_pipeline.warehouse.coding import (  # noqa: F401
     coding_projects,

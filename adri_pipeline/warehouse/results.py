@@ -98,11 +98,26 @@ def read_figures(warehouse: Warehouse, model: str, codebook_hash: str) -> pl.Dat
     return warehouse.query(sql("figures"), {"model": model, "codebook_hash": codebook_hash})
 
 
-def publish_results_wide(warehouse: Warehouse, variables: list[str]) -> None:
-    """(Re)create the `results_wide` view with one column per variable of the codebook in use."""
-    literals = ", ".join("'" + name.replace("'", "''") + "'" for name in variables)
+def publish_results_wide(warehouse: Warehouse, definitions: dict[str, str]) -> None:
+    """(Re)create the `results_wide` view with one column per variable of the codebook in use
+    (`definitions`: each variable's name -> the codebook's definition of it, which its column's
+    comment quotes), its comments with it: replacing a view drops them."""
+    comments = "\n".join(sql("results_wide_variable").replace("{column}", _identifier(name))
+                         .replace("{variable}", _escaped(name)).replace("{definition}", _escaped(definition))
+                         for name, definition in definitions.items())
+    statements = (sql("results_wide").replace("{variables}", ", ".join(f"'{_escaped(name)}'" for name in definitions))
+                  .replace("{variable_comments}", comments))
     with warehouse.connect() as con:
-        con.execute(sql("results_wide").replace("{variables}", literals))
+        con.execute(statements)
+
+
+def _escaped(text: str) -> str:
+    """Text for the inside of an SQL string literal: a statement DuckDB takes no parameters in (DDL)."""
+    return text.replace("'", "''")
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def read_values(warehouse: Warehouse, codebook_hash: str) -> pl.DataFrame:

@@ -23,3 +23,18 @@ def test_the_content_hash_is_of_the_rows_not_of_their_order_nor_of_the_text_they
     assert content_hash(frame.reverse()) == content_hash(frame)
     assert content_hash(frame.with_columns(pl.col("answers").cast(pl.String))) != content_hash(frame)
     assert content_hash(frame.head(0)) != content_hash(frame.head(0).drop("answers"))
+
+
+def test_a_table_the_io_manager_writes_is_described_by_its_comments_and_rows(adri):
+    import dagster as dg
+
+    from adri_pipeline.defs.io_managers import DuckDBContentHashIOManager
+
+    frame = pl.DataFrame({"model": ["m"], "codebook_hash": ["h"], "variable": ["a"], "answers": [3]})
+    context = dg.build_output_context(asset_key=dg.AssetKey("evidence_audits"))
+    DuckDBContentHashIOManager(adri=adri).handle_output(context, frame)
+    metadata = context.get_logged_metadata()
+    assert metadata["dagster/row_count"].value == 1 and metadata["dagster/table_name"].value == "adri.main.evidence_audits"
+    schema = metadata["dagster/column_schema"].value
+    assert [c.name for c in schema.columns][:4] == ["model", "codebook_hash", "variable", "answers"]
+    assert all(c.description for c in schema.columns)

@@ -25,7 +25,7 @@ from adri_pipeline.defs.classification.codebook import codebook, prompt_signatur
 from adri_pipeline.defs.classification.coders import coded_model
 from adri_pipeline.defs.classification.corpus import corpus, document_shards
 from adri_pipeline.defs.io_managers import content_hash, versioned
-from adri_pipeline.defs.metadata import table_metadata
+from adri_pipeline.defs.metadata import table_metadata, warehouse_table
 from adri_pipeline.defs.resources import DEPLOYED, DUCKDB_WRITER, SHARED_LEDGER, AdriSettings
 from adri_pipeline.progress import DocumentsDone
 from adri_pipeline.warehouse import (
@@ -34,6 +34,7 @@ from adri_pipeline.warehouse import (
     read_results,
     read_values,
 )
+from adri_pipeline.warehouse.catalog import table_description
 
 
 def _classify(context: dg.AssetExecutionContext, run: RunContext, shards: set[str], progress, backend):
@@ -114,7 +115,8 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
 def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Tables `classification_values`, `classification_documents` and `classification_figures` for the
     model the latest classification run recorded and the current codebook: no model call, no choosing.
-    With the shared ledger, its new answers, runs and failures are pulled into the warehouse first."""
+    With the shared ledger, its new answers, runs and failures are pulled into the warehouse first.
+    Its table metadata describes `classification_values`."""
     settings = adri.settings()
     warehouse = adri.warehouse_access()
     book = recorded_codebook(context, adri)
@@ -133,6 +135,7 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
             **summary.model_dump(include={"documents", "pending", "json_valid_first_try_pct", "valid_first_try_pct",
                                           "retry_pct", "seconds_median", "seconds_p90"}),
             "figures": table_metadata(table) if table.height else "none",
+            **warehouse_table(table_description(warehouse, "classification_values")),
         },
     )
 

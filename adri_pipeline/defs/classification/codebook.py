@@ -6,9 +6,10 @@ import dagster as dg
 
 from adri_pipeline.classification.codebook import Codebook, load_codebook, parse_codebook
 from adri_pipeline.classification.prompt import PROMPT_VERSION, build_prompt
-from adri_pipeline.defs.metadata import file_hash
+from adri_pipeline.defs.metadata import file_hash, warehouse_table
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.warehouse import store_codebook, stored_codebook
+from adri_pipeline.warehouse.catalog import table_description
 
 
 def codebook_version(settings) -> str:
@@ -26,10 +27,12 @@ def codebook(adri: AdriSettings) -> dg.DataVersion:
 @dg.asset(code_version=PROMPT_VERSION, pool=DUCKDB_WRITER, group_name="codebook", deps=[codebook], kinds={"duckdb"})
 def prompt_signature(adri: AdriSettings) -> dg.MaterializeResult:
     """System message + response schema. Its data version is the signature, so a label-only edit
-    leaves the classifications fresh while the results still get renamed."""
+    leaves the classifications fresh while the results still get renamed. Its table metadata
+    describes `prompt_signatures`."""
     book = load_codebook(adri.settings().codebook)
     prompt = build_prompt(book)
-    store_codebook(adri.warehouse_access(), book, prompt)
+    warehouse = adri.warehouse_access()
+    store_codebook(warehouse, book, prompt)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(prompt.signature),
         metadata={
@@ -37,6 +40,7 @@ def prompt_signature(adri: AdriSettings) -> dg.MaterializeResult:
             "codebook_version": book.version, "prompt_version": prompt.prompt_version,
             "variables": ", ".join(book.variables),
             "system_message": dg.MetadataValue.md(f"```\n{prompt.system_message}\n```"),
+            **warehouse_table(table_description(warehouse, "prompt_signatures")),
         },
     )
 

@@ -8,8 +8,9 @@ from adri_pipeline.classification.corpus_reading import corpus_document_ids, reg
 from adri_pipeline.classification.shards import shards_of
 from adri_pipeline.config import Settings
 from adri_pipeline.defs.io_managers import content_hash
-from adri_pipeline.defs.metadata import table_metadata
+from adri_pipeline.defs.metadata import table_metadata, warehouse_table
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
+from adri_pipeline.warehouse.catalog import table_description
 
 # One partition per shard of documents, not per document (classification/shards.py).
 document_shards = dg.DynamicPartitionsDefinition(name="document_shards")
@@ -33,9 +34,11 @@ def register_shards(instance: dg.DagsterInstance, doc_ids) -> tuple[list[str], l
 @dg.asset(code_version=f"reader-{READER_VERSION}", pool=DUCKDB_WRITER, group_name="corpus", kinds={"duckdb", "polars"})
 def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Documents with an abstract (table `documents`) and per-file coverage (table `coverage`), in the
-    shared ledger too when one is configured; their shards are registered as partitions."""
+    shared ledger too when one is configured; their shards are registered as partitions. Its table
+    metadata describes `documents`."""
     settings = adri.settings()
-    loaded = register_corpus(settings, adri.warehouse_access())  # an unchanged file is not parsed again
+    warehouse = adri.warehouse_access()
+    loaded = register_corpus(settings, warehouse)  # an unchanged file is not parsed again
     _, new = register_shards(context.instance, loaded.documents["doc_id"])  # the partitions its runs cover
     for skip in loaded.skipped[:20]:
         context.log.warning(skip)
@@ -48,6 +51,7 @@ def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Material
             "skipped_duplicates": len(loaded.skipped),
             "coverage": table_metadata(coverage),
             "corpus_path": str(settings.corpus),
+            **warehouse_table(table_description(warehouse, "documents")),
         },
     )
 

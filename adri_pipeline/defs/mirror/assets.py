@@ -8,11 +8,12 @@ import polars as pl
 
 from adri_pipeline import strict_json
 from adri_pipeline.defs.io_managers import versioned
-from adri_pipeline.defs.metadata import file_hash, table_metadata
+from adri_pipeline.defs.metadata import file_hash, table_metadata, warehouse_table
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.mirror import service
 from adri_pipeline.mirror.approval import EVALUATION_FILE
 from adri_pipeline.mirror.results import MirrorReport
+from adri_pipeline.warehouse.catalog import table_description
 
 IO = "content_hash_io_manager"
 
@@ -29,11 +30,13 @@ def _as_cases(frame: pl.DataFrame) -> list[dict]:
 def shadow_log(adri: AdriSettings) -> dg.MaterializeResult:
     """Validated shadow-log rows (table `shadow_log`); bad lines quarantined with their reason."""
     settings = adri.settings()
-    shadow = service.decision_records(settings, adri.warehouse_access())
+    warehouse = adri.warehouse_access()
+    shadow = service.decision_records(settings, warehouse)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(file_hash(settings.mirror_log)),
         metadata={"log": str(settings.mirror_log), "kept": shadow.kept, "quarantined": len(shadow.quarantined),
-                  "first_bad_lines": dg.MetadataValue.json(shadow.quarantined[:5])})
+                  "first_bad_lines": dg.MetadataValue.json(shadow.quarantined[:5]),
+                  **warehouse_table(table_description(warehouse, "shadow_log"))})
 
 
 @dg.asset_check(asset=shadow_log, blocking=False)

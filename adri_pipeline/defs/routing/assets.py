@@ -4,10 +4,11 @@ import dagster as dg
 import polars as pl
 
 from adri_pipeline import strict_json
-from adri_pipeline.defs.metadata import table_metadata
+from adri_pipeline.defs.metadata import table_metadata, warehouse_table
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.jev.serialize import SERIALIZER_VERSION
 from adri_pipeline.routing import service
+from adri_pipeline.warehouse.catalog import table_description
 
 
 @dg.asset(code_version=SERIALIZER_VERSION, pool=DUCKDB_WRITER, group_name="routing", kinds={"duckdb"})
@@ -35,7 +36,8 @@ def frozen_test_split(context: dg.AssetCheckExecutionContext, adri: AdriSettings
 
 @dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="routing", deps=[routing_examples], kinds={"duckdb"})
 def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
-    """Every candidate fitted on dev, calibrated on calibration, measured on test; report + plots."""
+    """Every candidate fitted on dev, calibrated on calibration, measured on test; report + plots.
+    Its table metadata describes `routing_predictions`."""
     run = service.benchmark(adri.settings())
     rows = pl.DataFrame([{"candidate": name, "task": task, "accuracy": round(m.accuracy, 3),
                           "macro_f1": round(m.macro_f1 if m.macro_f1 is not None else float("nan"), 3),
@@ -48,4 +50,5 @@ def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
         "metrics": table_metadata(rows),
         # undefined figures null, an interval too few decisions support as its reason (strict JSON)
         "verdicts": dg.MetadataValue.json({name: strict_json.plain(h) for name, h in run.hypotheses.items()}),
+        **warehouse_table(table_description(adri.warehouse_access(), "routing_predictions")),
     })
