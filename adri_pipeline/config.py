@@ -149,7 +149,8 @@ class Settings(BaseSettings):
 
     # ha-pt-BR, ha-pt, clinc150 (../shared/data) or the project's sample
     routing_dataset: Annotated[str, Flag(("routing",), name="--dataset", help="sample (default), ha-pt-BR, ha-pt, "
-                                         "clinc150, sgd, or a canonical JSON-lines file/folder")] = "sample"
+                                         "clinc150, sgd, <one of them but sgd>-unseen-intents (a fifth of its "
+                                         "intents never fitted on), or a canonical JSON-lines file/folder")] = "sample"
     routing_candidates: Annotated[str, Flag(("routing",), name="--candidates", help="comma-separated: "
                                             "embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
                                             "jev:<url>[#<model>], ollama:<model>, openai:<model>")] = \

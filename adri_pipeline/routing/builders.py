@@ -212,9 +212,10 @@ def _adversarial(text: str, rng: random.Random, language: str = "") -> tuple[str
 
 
 def build_d1(utterances: list[Utterance], descriptions: dict[str, str], seed: int = 13,
-             p_gold_eligible: float = 0.85, dataset: str = "") -> list[CanonicalExample]:
+             p_gold_eligible: float = 0.85, dataset: str = "", offered: list[str] | None = None) -> list[CanonicalExample]:
+    """`offered`: the intents a catalogue may list (default: every intent of the utterances and descriptions)."""
     rng = random.Random(seed)
-    intents = sorted({u.intent for u in utterances if u.intent != NO_MATCH} | set(descriptions))
+    intents = sorted(offered or {u.intent for u in utterances if u.intent != NO_MATCH} | set(descriptions))
     examples = []
     for index, utterance in enumerate(utterances):
         n = rng.randint(MIN_OPTIONS, min(MAX_OPTIONS, len(intents)))
@@ -601,10 +602,13 @@ def located_canonical(path: Path) -> CanonicalFile:
 
 
 def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int = 13,
-                  split_seed: int = 7) -> tuple[list[CanonicalExample], dict[str, str]]:
+                  split_seed: int = 7, unseen_share: float = 0.0) -> tuple[list[CanonicalExample], dict[str, str]]:
     """(examples, example id -> split). D1 is split by utterance group first; the multi-intent
     messages (D4) and the composed conversations (D2/D3) of each split are made only of that split's
-    utterances, so no utterance reaches two splits whatever task it feeds."""
+    utterances, so no utterance reaches two splits whatever task it feeds. `unseen_share`: leave
+    intents out (_with_unseen_intents)."""
+    if unseen_share:
+        return _with_unseen_intents(utterances, descriptions, dataset, seed, split_seed, unseen_share)
     d1 = build_d1(utterances, descriptions, seed=seed, dataset=dataset)
     examples = d1 + build_d5(utterances, seed=seed + 12, dataset=dataset)  # D5 shares its utterance's group
     split_of = assign_splits(examples, seed=split_seed)
@@ -618,3 +622,26 @@ def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dat
         examples += composed
         split_of |= {e.id: split for e in composed}
     return examples, split_of
+
+
+UNSEEN_TAG = "intencao_nao_vista"  # metadata.adversarial of a request for an intent no split fitted on
+
+
+def _with_unseen_intents(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int,
+                         split_seed: int, share: float) -> tuple[list[CanonicalExample], dict[str, str]]:
+    """Leave intents out: a seeded `share` of the intents is taken out of the source, utterances and
+    descriptions alike, before anything is built, so no split of any task reads them; the others make
+    the dataset as usual. Each left-out utterance joins the test split as a D1 request among the kept
+    intents only, its gold `sem_correspondencia`: a deployment's catalogue does not have that intent,
+    and the router must say so (tagged UNSEEN_TAG, so the report reads them apart)."""
+    intents = sorted({u.intent for u in utterances if u.intent != NO_MATCH})
+    unseen = set(random.Random(seed + 31).sample(intents, max(1, round(share * len(intents)))))
+    kept = [u for u in utterances if u.intent not in unseen]
+    kept_descriptions = {i: d for i, d in descriptions.items() if i not in unseen}
+    examples, split_of = build_dataset(kept, kept_descriptions, dataset, seed, split_seed)
+    offered = sorted({u.intent for u in kept if u.intent != NO_MATCH} | set(kept_descriptions))
+    left_out = build_d1([u for u in utterances if u.intent in unseen], kept_descriptions, seed=seed + 31,
+                        p_gold_eligible=0.0, dataset=f"{dataset}:unseen", offered=offered)
+    left_out = [e.model_copy(update={"metadata": e.metadata.model_copy(
+        update={"adversarial": [*e.metadata.adversarial, UNSEEN_TAG]})}) for e in left_out]
+    return examples + left_out, split_of | {e.id: "test" for e in left_out}

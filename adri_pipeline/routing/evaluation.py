@@ -13,6 +13,7 @@ import polars as pl
 from adri_pipeline.jev import metrics
 from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, length_bucket
 from adri_pipeline.prices import PriceTable
+from adri_pipeline.routing.builders import UNSEEN_TAG
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.results import CandidateResult
@@ -189,6 +190,18 @@ def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | N
     return entry
 
 
+def unseen_intents_scope(frame: pl.DataFrame, by_id: dict[str, CanonicalExample]) -> dict | None:
+    """Leave intents out (builders.UNSEEN_TAG): out-of-scope recall on the requests for intents no split
+    was fitted on, beside in-scope accuracy on the accepted; None without such requests."""
+    d1 = frame.filter(pl.col("task") == "D1")
+    unseen = [UNSEEN_TAG in by_id[i].metadata.adversarial for i in d1["example_id"].to_list()]
+    if not any(unseen):
+        return None
+    kept = d1.filter(pl.Series(unseen) | (pl.col("gold") != NO_MATCH))
+    return metrics.out_of_scope(kept["gold"].to_list(), kept["answer"].to_list(), kept["confidence"].to_list(),
+                                kept["threshold"][0], NO_MATCH)
+
+
 def set_cost(run: CandidateRun, frame: pl.DataFrame, hourly_usd: float) -> dict:
     """The JEV design, D4: "custo total, que soma as latências". A set's questions go in one request, so
     a set costs its measured latency (mean over the independent runs); the D4 test sets together
@@ -241,6 +254,8 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
         result["tasks"][task] = task_figures(group, config, run.set_quantiles.get(task))
         if task == "D4":
             result["tasks"][task]["set_cost"] = set_cost(run, group, prices.hourly(run.name))
+    if "D1" in result["tasks"]:
+        result["tasks"]["D1"]["scope_unseen_intents"] = unseen_intents_scope(frame, by_id)
     # the JEV design: "Dados sintéticos e reais são reportados em separado" — every quality figure
     origins = frame.with_columns(pl.Series("origin", [origin_of(by_id[i]) for i in frame["example_id"].to_list()],
                                            pl.String))

@@ -67,3 +67,30 @@ def test_the_report_says_dev_holds_the_teams_turns_and_says_nothing_without_them
     assert any(d.startswith("Dev also holds 293 examples from other files (handwritten_d2.jsonl (40)") for d in said)
     alone = RunConfig(dataset="sample", extra_training=[])
     assert not any(d.startswith("Dev also holds") for d in departures(build(alone), alone, {}))
+
+
+def test_leave_intents_out_keeps_a_fifth_of_the_intents_out_of_every_fitted_split(tmp_path):
+    """Issue 56, item 5: `<source>-unseen-intents`. No dev or calibration example of any task reads a
+    left-out intent (as gold, option or utterance); each left-out utterance is a test D1 request among
+    the kept intents, out of scope, tagged so the report reads it apart."""
+    from adri_pipeline.jev.examples import NO_MATCH
+    from adri_pipeline.routing.builders import UNSEEN_TAG
+    from adri_pipeline.routing.datasets import build, load_source
+    from adri_pipeline.routing.protocol import RunConfig
+
+    utterances, _ = load_source("sample")
+    dataset = build(RunConfig(dataset="sample-unseen-intents"), tmp_path)
+    left_out = [e for e in dataset.examples if UNSEEN_TAG in e.metadata.adversarial]
+    unseen_texts = {e.utterance for e in left_out}
+    intents = {u.intent for u in utterances if u.intent != NO_MATCH}
+    unseen = {u.intent for u in utterances if u.text in unseen_texts} & intents
+    assert len(unseen) == round(0.2 * len(intents)) and left_out
+    assert all(dataset.split_of[e.id] == "test" and e.task == "D1" and e.gold_label == NO_MATCH
+               and not unseen & set(e.options) for e in left_out)
+    fitted = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
+    unseen_utterances = {u.text for u in utterances if u.intent in unseen}
+    for example in fitted:
+        labels = set(example.gold_label) if isinstance(example.gold_label, list) else {example.gold_label}
+        assert not unseen & (set(example.options) | labels | set(example.state.eligible_intents))
+        assert example.utterance not in unseen_utterances
+    assert build(RunConfig(dataset="sample-unseen-intents"), tmp_path).test_hash == dataset.test_hash  # frozen
