@@ -190,16 +190,24 @@ def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | N
     return entry
 
 
-def unseen_intents_scope(frame: pl.DataFrame, by_id: dict[str, CanonicalExample]) -> dict | None:
-    """Leave intents out (builders.UNSEEN_TAG): out-of-scope recall on the requests for intents no split
-    was fitted on, beside in-scope accuracy on the accepted; None without such requests."""
+def scope_by_kind(frame: pl.DataFrame, by_id: dict[str, CanonicalExample]) -> dict[str, dict] | None:
+    """D1's out-of-scope figures on each kind of out-of-scope request apart, beside the same in-scope
+    ones: those the source itself annotates out of scope (CLINC150's "oos" utterances: their D5 gold is
+    fora_do_escopo, Larson et al.'s sense) and those for intents no split fitted on (leave intents out:
+    builders.UNSEEN_TAG); the rest of D1's out-of-scope requests only lack their intent among the
+    options. None without either kind."""
     d1 = frame.filter(pl.col("task") == "D1")
-    unseen = [UNSEEN_TAG in by_id[i].metadata.adversarial for i in d1["example_id"].to_list()]
-    if not any(unseen):
-        return None
-    kept = d1.filter(pl.Series(unseen) | (pl.col("gold") != NO_MATCH))
-    return metrics.out_of_scope(kept["gold"].to_list(), kept["answer"].to_list(), kept["confidence"].to_list(),
-                                kept["threshold"][0], NO_MATCH)
+    annotated = {e.group_id for e in by_id.values() if e.task == "D5" and e.gold_label == "fora_do_escopo"}
+    examples = [by_id[i] for i in d1["example_id"].to_list()]
+    kinds = {"annotated out of scope by the source": [e.group_id in annotated for e in examples],
+             "intents never fitted on": [UNSEEN_TAG in e.metadata.adversarial for e in examples]}
+    figures = {}
+    for kind, chosen in kinds.items():
+        if any(chosen):
+            kept = d1.filter(pl.Series(chosen) | (pl.col("gold") != NO_MATCH))
+            figures[kind] = metrics.out_of_scope(kept["gold"].to_list(), kept["answer"].to_list(),
+                                                 kept["confidence"].to_list(), kept["threshold"][0], NO_MATCH)
+    return figures or None
 
 
 def set_cost(run: CandidateRun, frame: pl.DataFrame, hourly_usd: float) -> dict:
@@ -255,7 +263,7 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
         if task == "D4":
             result["tasks"][task]["set_cost"] = set_cost(run, group, prices.hourly(run.name))
     if "D1" in result["tasks"]:
-        result["tasks"]["D1"]["scope_unseen_intents"] = unseen_intents_scope(frame, by_id)
+        result["tasks"]["D1"]["scope_by_kind"] = scope_by_kind(frame, by_id)
     # the JEV design: "Dados sintéticos e reais são reportados em separado" — every quality figure
     origins = frame.with_columns(pl.Series("origin", [origin_of(by_id[i]) for i in frame["example_id"].to_list()],
                                            pl.String))

@@ -69,8 +69,8 @@ class TaskFigures(BaseModel):
     set_cost: SetCost | None = None  # D4
     # D1 where the test holds out-of-scope requests (jev/metrics.out_of_scope): recall, accuracy on the accepted
     scope: dict[str, Figure | int] | None = None
-    # the same on the requests for intents no split fitted on (leave intents out: evaluation.unseen_intents_scope)
-    scope_unseen_intents: dict[str, Figure | int] | None = None
+    # the same per kind of out-of-scope request (evaluation.scope_by_kind)
+    scope_by_kind: dict[str, dict[str, Figure | int]] | None = None
 
     @property
     def below_majority(self) -> bool:

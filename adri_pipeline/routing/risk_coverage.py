@@ -94,7 +94,8 @@ def out_of_scope(results: dict[str, CandidateResult], outside: list[OutsideSet],
     accepted at the certified threshold (jev/metrics.out_of_scope), beside Larson et al.'s table."""
     rows = [(name, where + suffix, scope) for name, result in results.items() if "D1" in result.tasks
             for where, f in _rows(result, "D1", outside, test_set)
-            for suffix, scope in (("", f.scope), (", intents never fitted on", f.scope_unseen_intents)) if scope]
+            for suffix, scope in [("", f.scope), *((f", {kind}", s) for kind, s in (f.scope_by_kind or {}).items())]
+            if scope]
     if not rows:
         return []
     lines = ["### Out of scope (D1)", "",
@@ -104,9 +105,12 @@ def out_of_scope(results: dict[str, CandidateResult], outside: list[OutsideSet],
              "in-scope requests routed; in-scope coverage: how many of them were routed. Larson et al. (EMNLP "
              "2019, CLINC150, no rejection threshold certified): BERT " + _pct(LARSON_2019["BERT in-scope accuracy"])
              + " in-scope accuracy with " + _pct(LARSON_2019["BERT out-of-scope recall"]) + " out-of-scope recall; "
-             "the best recall in their table " + _pct(LARSON_2019["best out-of-scope recall"]) + ". Rows \"intents "
-             "never fitted on\" (a dataset `<source>-unseen-intents`): a fifth of the source's intents left out of "
-             "every split it fitted on, their requests asked among the other intents.", "",
+             "the best recall in their table " + _pct(LARSON_2019["best out-of-scope recall"]) + ". The first row "
+             "of each set counts every out-of-scope request, most of them only missing their intent among the "
+             "options; \"annotated out of scope by the source\": the requests the source itself says no intent "
+             "serves (CLINC150's, Larson et al.'s sense); \"intents never fitted on\" (a dataset "
+             "`<source>-unseen-intents`): a fifth of the source's intents left out of every split it fitted on, "
+             "their requests asked among the other intents.", "",
              "| candidate | test set | out of scope | in scope | out-of-scope recall | in-scope accuracy on the "
              "accepted | in-scope coverage |", "|---" * 7 + "|"]
     lines += [f"| {name} | {where} | {s['out_of_scope']} | {s['in_scope']} | {_pct(s['out_of_scope_recall'])} | "
