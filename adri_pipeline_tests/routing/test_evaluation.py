@@ -134,3 +134,27 @@ def test_d1_with_out_of_scope_requests_reports_larsons_figures_beside_theirs():
     assert "59%" in lines  # BERT's out-of-scope recall in Larson et al.'s table
     in_scope_only = group.filter(pl.col("gold") != "sem_correspondencia")
     assert task_figures(in_scope_only, RunConfig()).get("scope") is None
+
+
+def test_out_of_scope_is_read_per_kind_the_sources_own_and_intents_never_fitted_on():
+    import polars as pl
+
+    from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
+    from adri_pipeline.routing.builders import UNSEEN_TAG
+    from adri_pipeline.routing.evaluation import scope_by_kind
+
+    def example(i, task, gold, tags=()):
+        return CanonicalExample(id=f"{task}-{i}", group_id=f"g{i}", task=task, state=State(), utterance=f"u{i}",
+                                question="?", question_type="choice", options={"a": "a", gold: gold},
+                                gold_label=gold, metadata=Metadata(adversarial=list(tags)))
+    d1 = [example(0, "D1", "a"), example(1, "D1", "sem_correspondencia"), example(2, "D1", "sem_correspondencia"),
+          example(3, "D1", "sem_correspondencia", [UNSEEN_TAG])]
+    by_id = {e.id: e for e in d1 + [example(1, "D5", "fora_do_escopo"), example(0, "D5", "no_escopo")]}
+    frame = pl.DataFrame({"example_id": [e.id for e in d1], "task": "D1", "gold": [e.gold_label for e in d1],
+                          "answer": ["a", "sem_correspondencia", "a", "a"], "confidence": [0.9] * 4,
+                          "threshold": [0.5] * 4})
+    kinds = scope_by_kind(frame, by_id)
+    assert kinds["annotated out of scope by the source"]["out_of_scope"] == 1  # D1-1: its D5 gold says so
+    assert kinds["annotated out of scope by the source"]["out_of_scope_recall"] == 1.0
+    assert kinds["intents never fitted on"]["out_of_scope_recall"] == 0.0  # D1-3 routed to "a"
+    assert scope_by_kind(frame.head(3), {k: v for k, v in by_id.items() if k != "D5-1"}) is None
