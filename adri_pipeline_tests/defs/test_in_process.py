@@ -131,14 +131,20 @@ def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_pat
     assert "variables below 100.5" in check.description and "'tecnica'" in check.description
 
 
-def test_auto_with_no_server_fails_the_orchestrated_run_naming_the_server(dagster_instance, tmp_path):
+def test_auto_with_no_server_fails_the_orchestrated_run_in_one_line_naming_the_server_and_the_way_without(
+        dagster_instance, tmp_path):
+    """Failed before: the reason was a BackendError's stack trace, and it named no way to run without a
+    server (issue 55: a backfill from the UI fails by default, backend `auto` and no Ollama)."""
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="auto", model="qwen-test",
                         ollama_hosts="http://127.0.0.1:9", corpus=str(SAMPLE))
     graph = materialize_graph(dagster_instance, adri, raise_on_error=False, jobs=("classify",))
     assert not graph.classify.success
     failure = [e for e in graph.classify.all_events if e.event_type_value == "STEP_FAILURE"][0]
-    message = str(failure.event_specific_data.error)
+    user_failure = failure.event_specific_data.user_failure_data  # a dg.Failure: the UI shows its description
+    assert user_failure is not None, failure.event_specific_data.error
+    message = user_failure.description
     assert "not reachable at http://127.0.0.1:9" in message and "never fall back" in message
+    assert "ADRI_BACKEND=embedded" in message and "\n" not in message
     assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == set()
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM ledger").fetchall()[0][0] == 0

@@ -7,6 +7,8 @@ import dagster as dg
 import polars as pl
 
 from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
+from adri_pipeline.classification.backends.base import BackendError
+from adri_pipeline.classification.backends.select import WITHOUT_SERVER
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.prompt import PROMPT_VERSION
 from adri_pipeline.classification.publishing import refresh_results
@@ -49,6 +51,18 @@ def _classify(context: dg.AssetExecutionContext, run: RunContext, shards: set[st
                               progress=progress, backend=backend).report, documents
 
 
+def _backend(run: RunContext):
+    """The run's backend. A missing model server is a configuration error: the run fails at its start
+    with one line that names the server and the way to run without one, not a stack trace."""
+    try:
+        return resolve_backend(run, allow_fallback=False)
+    except BackendError as exc:
+        reason = " ".join(str(exc).split())
+        if WITHOUT_SERVER not in reason:
+            reason = f"{reason}; {WITHOUT_SERVER}"
+        raise dg.Failure(description=reason, allow_retries=False) from None
+
+
 def _recorded_shards(context: dg.AssetExecutionContext, report, tallies: dict[str, ShardTally]) -> list[str]:
     """The shards a run records as materialized. A run that reached its end records every shard it was
     asked for, cached or not: a backfill marks a requested partition its successful run left unrecorded
@@ -80,7 +94,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     settings = adri.settings()
     shards = set(context.partition_keys)
     run = RunContext.load(settings, recorded_codebook(context, adri))
-    backend = resolve_backend(run, allow_fallback=False)
+    backend = _backend(run)
     context.instance.add_run_tags(context.run.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
     # a progress line on stderr (the terminal of `adri demo`, the run's compute log under the daemon),
