@@ -41,6 +41,12 @@ def tally_shards(doc_ids, answered, answered_now) -> dict[str, ShardTally]:
     return {shard: ShardTally(documents[shard], done[shard], new[shard]) for shard in sorted(documents)}
 
 
+def shards_to_record(tallies: dict[str, ShardTally], recorded: set[str]) -> list[str]:
+    """The shards whose answers changed since Dagster last heard of them: those that got new answers in
+    this run, and those that hold answers but were never recorded (`recorded`: the ones that were)."""
+    return [shard for shard, tally in tallies.items() if tally.new or (tally.answered and shard not in recorded)]
+
+
 def shard_ranges(keys: list[str], per_run: int) -> list[list[str]]:
     """`keys` (in order) cut into consecutive ranges of at most `per_run` shards: one run each."""
     if per_run < 1:

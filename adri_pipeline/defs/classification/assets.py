@@ -21,7 +21,7 @@ from adri_pipeline.classification.service import (
     recorded_model,
     resolve_backend,
 )
-from adri_pipeline.classification.shards import ShardTally, shard_of, tally_shards
+from adri_pipeline.classification.shards import ShardTally, shard_of, shards_to_record, tally_shards
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import codebook, prompt_signature, recorded_codebook
 from adri_pipeline.defs.classification.coders import coded_model
@@ -70,8 +70,7 @@ def _recorded_shards(context: dg.AssetExecutionContext, report, tallies: dict[st
     recorded; the rest stay to do."""
     if not report.stopped:
         return sorted(context.partition_keys)
-    recorded = context.instance.get_materialized_partitions(context.asset_key)
-    return [shard for shard, tally in tallies.items() if tally.new or (tally.answered and shard not in recorded)]
+    return shards_to_record(tallies, context.instance.get_materialized_partitions(context.asset_key))
 
 
 @dg.asset(code_version=PROMPT_VERSION,
