@@ -43,15 +43,19 @@ class ClassifyOptions(BaseModel):
 
 def cmd_classify(settings: Settings, options: ClassifyOptions) -> int:
     from adri_pipeline.classification.service import classify_and_summarize
+    from adri_pipeline.dagster_instance import report_cli_classification
     from adri_pipeline.progress import DocumentsDone
 
     progress = DocumentsDone()
+    committed = []  # the run, once its answers, results and snapshot are written
     try:
         summary = classify_and_summarize(settings, limit=options.limit, estimate=options.estimate,
-                                         replace_documents=options.replace_documents, progress=progress)
+                                         replace_documents=options.replace_documents, progress=progress,
+                                         committed=committed.append)
     finally:
         progress.close()
-    print("\n".join(summary.lines()))
+    recorded = [report_cli_classification(settings, run) for run in committed]  # in Dagster's asset history
+    print("\n".join(summary.lines() + [line for line in recorded if line]))
     if summary.interrupted:
         return 143 if "SIGTERM" in summary.stopped else 130
     return 1 if summary.all_failed or summary.stopped else 0

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 from adri_pipeline.config import PILOT_CODEBOOK, SAMPLE_CORPUS, Settings
+from adri_pipeline.dagster_instance import LOCAL_HOME
 
 DEMO_PERFORMANCE_RUNS = 1
 
@@ -103,7 +104,7 @@ def _threads_for_free_cores() -> str:
 
 def _dagster_home() -> None:
     """DAGSTER_HOME under the folder the demo runs in unless set, with telemetry off in a new instance."""
-    home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd() / ".dagster_home"))
+    home = os.environ.setdefault("DAGSTER_HOME", str(Path.cwd() / LOCAL_HOME))
     os.makedirs(home, exist_ok=True)
     instance_yaml = os.path.join(home, "dagster.yaml")
     if not os.path.exists(instance_yaml):

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from adri_pipeline.dagster_instance import LOCAL_HOME
+
 GRACE_SECONDS = 10.0
 LOCATION_MODULE = "adri_pipeline.definitions"
 
@@ -37,7 +39,7 @@ def serve(port: int, dagster_home: Path | None = None) -> int:
     """Run `dagster dev` on 127.0.0.1:`port` until it ends or this process is told to stop; its
     instance in DAGSTER_HOME, else `.dagster_home` in the current folder. Returns its exit code, or
     143 / 130 when SIGTERM / Ctrl+C stopped it."""
-    home = Path(dagster_home or os.environ.get("DAGSTER_HOME") or Path.cwd() / ".dagster_home").resolve()
+    home = Path(dagster_home or os.environ.get("DAGSTER_HOME") or Path.cwd() / LOCAL_HOME).resolve()
     home.mkdir(parents=True, exist_ok=True)
     print(f"Dagster UI on http://127.0.0.1:{port} (instance in {home}); Ctrl+C or SIGTERM stops it", file=sys.stderr)
     child = subprocess.Popen(dagster_dev_command(port), env=os.environ | {"DAGSTER_HOME": str(home)},

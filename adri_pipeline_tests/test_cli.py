@@ -152,3 +152,44 @@ def test_register_reads_the_warehouse_it_is_given(tmp_path, capsys, monkeypatch,
     assert "shards of documents registered" in capsys.readouterr().out
     assert "documents read from the warehouse" in caplog.text  # the corpus stored there, not parsed again
     assert not (tmp_path / "data" / "warehouse" / "adri.duckdb").exists()
+
+
+def test_a_cli_classification_is_in_the_dagster_instances_asset_history(tmp_path, capsys, monkeypatch, ollama_stub):
+    """Failed before: documents classified from the command line left no trace in Dagster, whose
+    `classifications` history showed other runs while `analyst_snapshot` held these (issue 55)."""
+    import dagster as dg
+    import duckdb
+
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    warehouse = tmp_path / "w.duckdb"
+    assert main(["classify", "--corpus", str(SAMPLE), "--codebook", str(PILOT), "--warehouse", str(warehouse),
+                 "--backend", "ollama", "--model", "qwen-test", "--ollama-hosts", ollama_stub.host, "--limit", "3"]) == 0
+    assert f"recorded in {home}: " in capsys.readouterr().out
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        [(run_id,)] = con.execute("SELECT run_id FROM classification_runs WHERE origin = 'cli'").fetchall()
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        shards = [r.asset_materialization.metadata
+                  for r in instance.fetch_materializations(dg.AssetKey("classifications"), limit=50).records]
+        snapshot = instance.get_latest_materialization_event(dg.AssetKey("analyst_snapshot")).asset_materialization
+    assert shards and sum(m["new"].value for m in shards) == 3
+    for metadata in [*shards, snapshot.metadata]:
+        assert metadata["origin"].value == "cli" and metadata["run_id"].value == run_id
+        assert metadata["warehouse"].value == str(warehouse)
+    assert snapshot.metadata["new"].value == 3
+
+
+def test_a_broken_dagster_instance_costs_the_cli_one_line_not_the_run(tmp_path, capsys, caplog, monkeypatch,
+                                                                       ollama_stub):
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("storage:\n  nonsense: {}\n", encoding="utf-8")
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    assert main(["classify", "--corpus", str(SAMPLE), "--codebook", str(PILOT), "--warehouse",
+                 str(tmp_path / "w.duckdb"), "--backend", "ollama", "--model", "qwen-test", "--ollama-hosts",
+                 ollama_stub.host, "--limit", "2"]) == 0
+    out, err = capsys.readouterr()
+    assert "classified now 2" in out and "recorded in" not in out and "Traceback" not in err
+    [said] = [r.getMessage() for r in caplog.records if r.name == "adri_pipeline.dagster_instance"]
+    assert said.startswith(f"Dagster instance {home}: this run is not recorded there (") and "\n" not in said

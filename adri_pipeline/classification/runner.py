@@ -93,6 +93,7 @@ class RunReport:
     slots: int = 1  # requests the run keeps at the model at once: what --estimate projects with
     stopped: str = ""  # why the run stopped early, if it did
     answered: list[str] = field(default_factory=list)  # doc ids with an answer in the ledger after the run
+    answered_now: list[str] = field(default_factory=list)  # of those, the ones the model answered in this run
     keys: dict[str, str] = field(default_factory=dict)  # doc id -> its cache key in this run
 
     def count_in(self, head: "RunReport") -> None:
@@ -104,6 +105,7 @@ class RunReport:
         self.failed = head.failed + [f for f in self.failed if f[0] not in failed_before]
         self.seconds = head.seconds + self.seconds
         self.to_classify += head.classified
+        self.answered_now = head.answered_now + self.answered_now
 
     @property
     def all_failed(self) -> bool:
@@ -305,6 +307,7 @@ class _InFlight:
         if outcome.valid:
             report.classified += 1
             report.answered.append(document.doc_id)
+            report.answered_now.append(document.doc_id)
             report.seconds.append(sum(a.response.seconds for a in outcome.attempts))
         else:
             problems = outcome.attempts[outcome.kept].checked.problems

@@ -285,10 +285,14 @@ def pull_shared_ledger(settings: Settings, warehouse: Warehouse) -> list[str] | 
 
 
 def classify_and_summarize(settings: Settings, *, limit: int | None = None, estimate: bool = False,
-                           replace_documents: bool = False, progress=None) -> ClassificationSummary:
-    """`adri classify`: the corpus file classified (classify_corpus_file) and what the run did."""
+                           replace_documents: bool = False, progress=None, committed=None) -> ClassificationSummary:
+    """`adri classify`: the corpus file classified (classify_corpus_file) and what the run did.
+    `committed(run)` is called once the run's answers, results and snapshot are written (the command
+    line reports the run to a Dagster instance there)."""
     run, corpus = classify_corpus_file(settings, limit=limit, estimate=estimate, progress=progress,
                                        replace_documents=replace_documents)
+    if committed is not None:
+        committed(run)
     return summarize_run(run, corpus, str(settings.warehouse), estimate)
 
 

@@ -9,6 +9,8 @@ SCALING.md).
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from dataclasses import dataclass
 
 SHARDS = 256
 
@@ -21,6 +23,28 @@ def shard_of(doc_id: str) -> str:
 def shards_of(doc_ids) -> list[str]:
     """The shards holding these documents, in key order."""
     return sorted({shard_of(doc_id) for doc_id in doc_ids})
+
+
+@dataclass(frozen=True)
+class ShardTally:
+    """A shard's documents in one run: how many, how many have an answer, how many of those the model
+    gave in this run (the rest were cached)."""
+
+    documents: int = 0
+    answered: int = 0
+    new: int = 0
+
+
+def tally_shards(doc_ids, answered, answered_now) -> dict[str, ShardTally]:
+    """The tally of every shard of `doc_ids`, in key order; `answered` and `answered_now` are among them."""
+    documents, done, new = (Counter(shard_of(doc_id) for doc_id in ids) for ids in (doc_ids, answered, answered_now))
+    return {shard: ShardTally(documents[shard], done[shard], new[shard]) for shard in sorted(documents)}
+
+
+def shards_to_record(tallies: dict[str, ShardTally], recorded: set[str]) -> list[str]:
+    """The shards whose answers changed since Dagster last heard of them: those that got new answers in
+    this run, and those that hold answers but were never recorded (`recorded`: the ones that were)."""
+    return [shard for shard, tally in tallies.items() if tally.new or (tally.answered and shard not in recorded)]
 
 
 def shard_ranges(keys: list[str], per_run: int) -> list[list[str]]:

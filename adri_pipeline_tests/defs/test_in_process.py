@@ -51,7 +51,8 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     assert table_rows(warehouse)["routing_metrics"] > 0
 
     again = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
-    assert materializations(again.classify) == []  # unchanged documents record nothing
+    recorded = [e.event_specific_data.materialization.metadata for e in materializations(again.classify)]
+    assert len(recorded) == len(shards) and all(m["new"].value == 0 for m in recorded)  # every shard, nothing new
     audits = [e for e in materializations(again.results, partitioned=False)
               if e.asset_key.to_user_string() == "evidence_audits"][0]
     assert audits.event_specific_data.materialization.metadata["rewritten"].value is False
@@ -80,7 +81,9 @@ def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, t
     assert re.search(rf"classifying shards shard-\d+\.\.shard-\d+: {n - 9}/{n - 9} doc", capfd.readouterr().err)
     assert len(ollama_stub.chats()) - calls_before == n - 9  # nothing redone
     rest = set(sample_corpus.documents["doc_id"]) - done
-    assert {e.partition for e in materializations(second.classify)} == set(shards_of(rest))
+    new = {e.partition: e.event_specific_data.materialization.metadata["new"].value
+           for e in materializations(second.classify)}
+    assert {shard for shard, n in new.items() if n} == set(shards_of(rest)) and sum(new.values()) == n - 9
     every_shard = set(shards_of(sample_corpus.documents["doc_id"]))
     assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == every_shard
 
@@ -128,14 +131,20 @@ def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_pat
     assert "variables below 100.5" in check.description and "'tecnica'" in check.description
 
 
-def test_auto_with_no_server_fails_the_orchestrated_run_naming_the_server(dagster_instance, tmp_path):
+def test_auto_with_no_server_fails_the_orchestrated_run_in_one_line_naming_the_server_and_the_way_without(
+        dagster_instance, tmp_path):
+    """Failed before: the reason was a BackendError's stack trace, and it named no way to run without a
+    server (issue 55: a backfill from the UI fails by default, backend `auto` and no Ollama)."""
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="auto", model="qwen-test",
                         ollama_hosts="http://127.0.0.1:9", corpus=str(SAMPLE))
     graph = materialize_graph(dagster_instance, adri, raise_on_error=False, jobs=("classify",))
     assert not graph.classify.success
     failure = [e for e in graph.classify.all_events if e.event_type_value == "STEP_FAILURE"][0]
-    message = str(failure.event_specific_data.error)
+    user_failure = failure.event_specific_data.user_failure_data  # a dg.Failure: the UI shows its description
+    assert user_failure is not None, failure.event_specific_data.error
+    message = user_failure.description
     assert "not reachable at http://127.0.0.1:9" in message and "never fall back" in message
+    assert "ADRI_BACKEND=embedded" in message and "\n" not in message
     assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == set()
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM ledger").fetchall()[0][0] == 0
@@ -207,3 +216,23 @@ def test_the_quality_check_judges_the_model_whose_results_its_asset_built(dagste
                and e.asset_check_evaluation_data.check_name == "classification_quality"]
     assert built != "ollama:qwen-test"
     assert check.metadata["model"].value == built
+
+
+def test_a_range_run_over_cached_shards_records_every_shard_it_was_asked_for(dagster_instance, tmp_path, ollama_stub):
+    """Failed before: a range run recorded only the shards that got new answers, and a backfill marks
+    every partition a successful single run leaves unrecorded as failed (issue 55: "Failed" for 22 of
+    209 partitions of a green run). Recorded is not changed: nothing after the shards is rebuilt."""
+    from adri_pipeline.definitions import defs
+
+    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
+                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    materialize_graph(dagster_instance, adri, jobs=("classify",))
+    settled = dg.evaluate_automation_conditions(defs=defs, instance=dagster_instance)
+    asked = len(ollama_stub.chats())
+    cached = materialize_graph(dagster_instance, adri, jobs=("classify",))
+    assert cached.classify.success and len(ollama_stub.chats()) == asked  # every document cached
+    recorded = {e.partition: e.event_specific_data.materialization.metadata for e in materializations(cached.classify)}
+    assert set(recorded) == set(dagster_instance.get_dynamic_partitions("document_shards"))
+    assert all(m["new"].value == 0 and m["answered"].value == m["documents"].value > 0 for m in recorded.values())
+    after = dg.evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=settled.cursor)
+    assert after.total_requested == 0

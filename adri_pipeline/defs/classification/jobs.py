@@ -13,8 +13,8 @@ from adri_pipeline.defs.classification.coders import coded_model, findings_corre
 from adri_pipeline.defs.classification.corpus import corpus
 from adri_pipeline.defs.reports.assets import analyst_snapshot
 
-# classifications records materializations only for documents whose result is new, and yields no
-# Output for the range, so Dagster would skip anything downstream in the same run: results run apart,
+# classifications records its shards' materializations itself and yields no Output for the range
+# (docs/decisions.md), so Dagster would skip anything downstream in the same run: results run apart,
 # after the range run, by their automation condition (defs/automation.py).
 RESULTS_ONWARD = [classification_results, evidence_audits, validation_agreement, findings_corrected, analyst_snapshot]
 
