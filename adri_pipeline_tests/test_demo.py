@@ -2,6 +2,8 @@
 
 import os
 
+import psutil
+
 from adri_pipeline import demo
 
 
@@ -10,10 +12,10 @@ def test_the_embedder_gets_a_thread_per_free_core_and_the_environment_wins(monke
     for 18 of CPU); a busy machine gets one thread, an idle one a thread per core."""
     cores = len(os.sched_getaffinity(0))
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    monkeypatch.setattr(os, "getloadavg", lambda: (cores + 1.0, 0.0, 0.0))
+    monkeypatch.setattr(psutil, "cpu_percent", lambda interval: 100.0)
     assert demo._threads_for_free_cores().startswith("1 embedding thread") and os.environ["OMP_NUM_THREADS"] == "1"
     monkeypatch.delenv("OMP_NUM_THREADS")
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.0, 0.0))
+    monkeypatch.setattr(psutil, "cpu_percent", lambda interval: 3.0)
     demo._threads_for_free_cores()
     assert os.environ["OMP_NUM_THREADS"] == str(cores)
     monkeypatch.setenv("OMP_NUM_THREADS", "3")

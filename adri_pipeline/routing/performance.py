@@ -70,7 +70,8 @@ def weights_bytes(calibrated) -> int:
 def measure(calibrated, test: list[tuple[str, str, dict]], warmup: list[tuple[str, str, dict]],
             batches: tuple[int, ...], runs: int, label: str = "performance runs") -> Measured:
     """`runs` processes, one after the other, each from the pickled candidate: (id, task, request)
-    triples for warm-up, then every test decision at batch 1, then throughput at each of `batches`."""
+    triples for warm-up, then every test decision at batch 1 (batch 1's throughput is that pass's), then
+    throughput at each other size of `batches`."""
     with tempfile.TemporaryDirectory(prefix="adri-h3-") as folder:
         artifact = Path(folder) / "candidate.pickle"
         artifact.write_bytes(pickle.dumps(calibrated))
@@ -115,10 +116,13 @@ def _run(job: dict) -> dict:
     warmup_seconds = time.perf_counter() - started
     warm_cache = dict(encoder.cache) if encoder is not None else {}  # option texts seen in warm-up
 
+    started = time.perf_counter()
     latency = {example_id: calibrated.respond(request, task)[1] for example_id, task, request
                in steps(job["test"], f"{label}: latency, one decision at a time", unit="decision")}
-    throughput: dict[str, float] = {}
-    for batch in steps(job["batches"], f"{label}: throughput, batch sizes {job['batches']}", unit="size"):
+    # batch 1 is that pass itself: every test decision, one at a time, each message unseen
+    throughput: dict[str, float] = {"1": len(job["test"]) / (time.perf_counter() - started)} if job["test"] else {}
+    for batch in steps([b for b in job["batches"] if str(b) not in throughput],
+                       f"{label}: throughput, batch sizes {job['batches']}", unit="size"):
         if batch > len(job["test"]) and throughput:
             break  # one batch holds every decision already
         if len(throughput) >= 3 and max(list(throughput.values())[-2:]) < 1.05 * max(list(throughput.values())[:-2]):
