@@ -19,6 +19,7 @@ DUCKDB_WRITER = "duckdb_writer"
 # classified as many runs side by side (SCALING.md); without it, one run, the warehouse's writer.
 DEPLOYED = Settings.load()  # read once when the code location loads: what the definitions are shaped by
 SHARED_LEDGER = bool(DEPLOYED.ledger_url)
+SHAPES_THE_DEFINITIONS = ("ledger_url", "shards_per_run")  # read from DEPLOYED by the definitions
 
 
 class _SettingsResource(dg.ConfigurableResource):
@@ -29,6 +30,20 @@ class _SettingsResource(dg.ConfigurableResource):
 
     def setup_for_execution(self, context: dg.InitResourceContext) -> None:
         self._settings = self._build()
+        if context.run is not None:  # a run, not a sensor's evaluation
+            self._refuse_what_the_deployment_was_not_built_for()
+
+    def _refuse_what_the_deployment_was_not_built_for(self) -> None:
+        """The definitions (pools, backfill policy, schedule targets, sensors) were shaped by the
+        code location's settings when it loaded (DEPLOYED); a launchpad value that disagrees with one
+        of them would run one deployment under the rules of another, so the run is refused, both named."""
+        for name in SHAPES_THE_DEFINITIONS:
+            given, deployed = getattr(self, name), getattr(DEPLOYED, name)
+            if given is not None and getattr(self._settings, name) != deployed:
+                raise dg.Failure(f"launchpad {name} = {given!r} differs from the deployment's {deployed!r}, which "
+                                 "this code location's definitions were built with (pools, backfill policy, schedules, "
+                                 f"sensors): set ADRI_{name.upper()} where the code location runs and reload it, or "
+                                 "leave the field empty")
 
     def _build(self) -> Settings:
         return Settings.load(**{name: getattr(self, name) for name in type(self).model_fields})

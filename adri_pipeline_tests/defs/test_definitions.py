@@ -27,3 +27,25 @@ def test_dagster_definitions_validate_with_the_workspace():
     result = subprocess.run([str(PROJECT_ROOT / ".venv" / "bin" / "dagster"), "definitions", "validate",
                              "-w", "workspace.yaml"], cwd=PROJECT_ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_a_launchpad_value_the_definitions_were_not_built_with_is_refused_both_named(tmp_path):
+    """Issue 58, item 2: the definitions' backfill policy was shaped by the deployment's shards_per_run
+    (defs/resources.DEPLOYED); a run given another on the launchpad ran under rules it did not choose.
+    The same value, or the field left empty, runs."""
+    import dagster as dg
+
+    from adri_pipeline.config import PILOT_CODEBOOK
+    from adri_pipeline.defs.classification.codebook import prompt_signature
+    from adri_pipeline.defs.resources import DEPLOYED, AdriSettings
+
+    def run(**launchpad):
+        adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), codebook=str(PILOT_CODEBOOK), **launchpad)
+        return dg.materialize([prompt_signature], resources={"adri": adri}, raise_on_error=False)
+
+    refused = run(shards_per_run=DEPLOYED.shards_per_run + 1)
+    assert not refused.success
+    [failure] = [e for e in refused.all_events if e.event_type_value == "RESOURCE_INIT_FAILURE"]
+    said = failure.event_specific_data.error.message
+    assert f"shards_per_run = {DEPLOYED.shards_per_run + 1}" in said and f"deployment's {DEPLOYED.shards_per_run}" in said
+    assert run(shards_per_run=DEPLOYED.shards_per_run).success and run().success
