@@ -5,6 +5,7 @@ reclassifies (in that order). The sensors that look at the codebook and the code
 they saw as observations of the `codebook` and `coder_file` sources. No sensor opens the DuckDB warehouse."""
 
 import json
+from datetime import datetime, timezone
 
 import dagster as dg
 
@@ -162,16 +163,36 @@ def batch_pending(runs) -> bool:
                                                  and RETRIED_AS_TAG not in run.tags) for run in runs)
 
 
+CURSOR_OVERLAP_S = 1.0  # runs created this close before the cursor are read again: a run key dedupes them
+
+
+def results_requests(records) -> tuple[list[dg.RunRequest], float | None]:
+    """From run records of classify_shards_job: a results request for each launch all of whose runs
+    (and their retries) ended, and where the next evaluation may start reading — the creation time of
+    the oldest run of a launch still pending, or else of the newest run read (None: nothing read)."""
+    batches: dict[str, list] = {}
+    for record in records:
+        if BATCH_TAG in record.dagster_run.tags:
+            batches.setdefault(record.dagster_run.tags[BATCH_TAG], []).append(record)
+    pending = {batch for batch, members in batches.items() if batch_pending([r.dagster_run for r in members])}
+    requests = [dg.RunRequest(run_key=f"results-{batch}", tags={BATCH_TAG: batch}) for batch in batches
+                if batch not in pending]
+    stamps = [r.create_timestamp.timestamp() for batch in pending for r in batches[batch]] or \
+        [r.create_timestamp.timestamp() for r in records]
+    return requests, (min(stamps) if pending else max(stamps)) if stamps else None
+
+
 @dg.sensor(job=refresh_results_job, minimum_interval_seconds=5,
            default_status=dg.DefaultSensorStatus.RUNNING if SHARED_LEDGER else dg.DefaultSensorStatus.STOPPED)
 def results_after_shard_runs_sensor(context: dg.SensorEvaluationContext):
     """Results, audits, agreement and the analyst snapshot built once per launch, when all of its
-    runs (and their retries) have ended: never per run, and never while one still commits."""
-    runs = context.instance.get_runs(dg.RunsFilter(job_name=classify_shards_job.name), limit=2000)
-    batches: dict[str, list] = {}
-    for run in runs:
-        if BATCH_TAG in run.tags:
-            batches.setdefault(run.tags[BATCH_TAG], []).append(run)
-    requests = [dg.RunRequest(run_key=f"results-{batch}", tags={BATCH_TAG: batch})
-                for batch, members in batches.items() if not batch_pending(members)]
-    return requests or dg.SkipReason(f"{sum(map(batch_pending, batches.values()))} launch(es) still running")
+    runs (and their retries) have ended: never per run, and never while one still commits. Reads only
+    the runs created since the oldest launch still pending (the cursor), not every run of the job."""
+    since = float(context.cursor) - CURSOR_OVERLAP_S if context.cursor else None
+    records = context.instance.get_run_records(dg.RunsFilter(
+        job_name=classify_shards_job.name,
+        created_after=datetime.fromtimestamp(since, timezone.utc) if since is not None else None))
+    requests, cursor = results_requests(records)
+    if cursor is not None:
+        context.update_cursor(str(cursor))
+    return requests or dg.SkipReason("no launch has ended since the last evaluation")

@@ -208,3 +208,25 @@ def test_a_launch_is_pending_while_a_run_is_queued_or_a_failed_one_awaits_its_re
     assert batch_pending([done, run(dg.DagsterRunStatus.FAILURE, **{"dagster/will_retry": "true"})])
     retried = run(dg.DagsterRunStatus.FAILURE, **{"dagster/will_retry": "true", "dagster/auto_retry_run_id": "r2"})
     assert not batch_pending([done, retried])  # its retry is a run of the launch of its own
+
+
+def test_results_are_asked_once_a_launch_ends_and_the_cursor_keeps_the_oldest_pending_launch():
+    """Issue 58, item 2: the sensor read the last 2,000 runs of the job every 5 s; it now reads from the
+    creation of the oldest launch still pending (or the newest run it read), and asks for a launch's
+    results when all of its runs ended."""
+    from datetime import datetime, timezone
+    from types import SimpleNamespace
+
+    from adri_pipeline.defs.classification.sensors import results_requests
+
+    def record(batch, status, at):
+        run = SimpleNamespace(status=status, tags={"adri/batch": batch})
+        return SimpleNamespace(dagster_run=run, create_timestamp=datetime.fromtimestamp(at, timezone.utc))
+
+    done, running = dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.STARTED
+    requests, cursor = results_requests([record("a", done, 10), record("a", done, 11), record("b", running, 12),
+                                         record("b", done, 13), record("c", done, 14)])
+    assert [r.run_key for r in requests] == ["results-a", "results-c"] and cursor == 12  # b's oldest run
+    requests, cursor = results_requests([record("b", done, 12), record("b", done, 13), record("c", done, 14)])
+    assert [r.run_key for r in requests] == ["results-b", "results-c"] and cursor == 14  # c again: its key dedupes
+    assert results_requests([]) == ([], None)
