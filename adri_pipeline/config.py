@@ -153,7 +153,8 @@ class Settings(BaseSettings):
                                          "intents never fitted on), or a canonical JSON-lines file/folder")] = "sample"
     routing_candidates: Annotated[str, Flag(("routing",), name="--candidates", help="comma-separated: "
                                             "embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
-                                            "jev:<url>[#<model>], ollama:<model>, openai:<model>")] = \
+                                            "jev:<url>[#<model>], ollama:<model>, openai:<model>; "
+                                            "a trained one + @source-only: fitted without the team's turns")] = \
         "embedded-zeroshot,embedded-logreg,sparrow"
     routing_prices: Annotated[Path, Flag(("routing",), name="--prices", aliases=("--precos",),
                                          help="price table: hourly price per machine shape and the shape each "

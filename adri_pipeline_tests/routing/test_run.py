@@ -38,3 +38,31 @@ def test_the_confidence_is_tempered_off_the_sources_data_not_the_teams_turns_tha
     calibrated, _ = prepare("static-logreg", dataset, RunConfig(dataset="sample"))
     own = {e.utterance for e in dataset.in_split("dev") if e.id not in dataset.fit_weight}
     assert calibrated.familiarity.fit.shape[0] == len(own)
+
+
+def test_a_source_only_candidate_learns_without_the_teams_turns_beside_the_one_that_does(monkeypatch):
+    """Issue 56, item 7: `<candidate>@source-only` is the same candidate fitted on its source's dev split
+    alone, so one report shows both fits (the departure of learning from the team's turns made visible)."""
+    from adri_pipeline.jev.contract import RoutingConfigError
+    from adri_pipeline.routing.candidates import make_candidate
+    from adri_pipeline.routing.datasets import build
+    from adri_pipeline.routing.embedded import StaticLogReg
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.run import prepare
+
+    fitted_on: list[int] = []
+    real_fit = StaticLogReg.fit
+
+    def counting_fit(self, requests, *args, **kwargs):
+        fitted_on.append(len(requests))
+        return real_fit(self, requests, *args, **kwargs)
+
+    monkeypatch.setattr(StaticLogReg, "fit", counting_fit)
+    dataset = build(RunConfig(dataset="sample"))
+    calibrated, _ = prepare("static-logreg@source-only", dataset, RunConfig(dataset="sample"))
+    prepare("static-logreg", dataset, RunConfig(dataset="sample"))
+    dev = dataset.in_split("dev")
+    assert fitted_on == [len(dev) - len(dataset.fit_weight), len(dev)]
+    assert calibrated.name == "static-logreg@source-only" and calibrated.candidate.source_only
+    with pytest.raises(RoutingConfigError, match="learns nothing here"):
+        make_candidate("sparrow@source-only")
