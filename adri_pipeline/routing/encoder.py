@@ -10,6 +10,7 @@ this machine has, part of that candidate's weights rather than a second general-
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import tempfile
 from contextlib import contextmanager
@@ -18,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from adri_pipeline.models import embedder
+
+log = logging.getLogger(__name__)
 
 
 class VectorFile:
@@ -52,14 +55,20 @@ class VectorFile:
         self.added[self.key(text)] = vector
 
     def save(self) -> None:
+        """What was added, written beside and renamed over the file; a folder that cannot be written
+        costs a warning, never the run (the vectors are a cache)."""
         if not self.added:
             return
         merged = {**self._read(), **self.added}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".npz")
-        with os.fdopen(handle, "wb") as f:
-            np.savez(f, keys=np.array(list(merged), dtype="S32"), vectors=np.stack(list(merged.values())))
-        os.replace(temporary, self.path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".npz")
+            with os.fdopen(handle, "wb") as f:
+                np.savez(f, keys=np.array(list(merged), dtype="S32"), vectors=np.stack(list(merged.values())))
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            log.warning("vectors not kept in %s (%s): the next run embeds these texts again", self.path.parent, exc)
+            return
         self.vectors, self.added = merged, {}
 
     def _read(self) -> dict[bytes, np.ndarray]:

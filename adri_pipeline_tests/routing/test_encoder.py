@@ -75,3 +75,13 @@ def test_a_loaded_candidate_embeds_every_message_again(tmp_path):
 def test_no_folder_keeps_no_file():
     assert VectorFile.in_folder("") is None
     assert Encoder().vectors is None
+
+
+def test_a_folder_that_cannot_be_written_costs_a_warning_not_the_run(tmp_path, caplog):
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("x")
+    vectors = VectorFile(blocked / "vectors.npz")
+    vectors.add(TEXTS[0], embedder.queries(TEXTS[:1])[0])
+    with caplog.at_level("WARNING", logger="adri_pipeline.routing.encoder"):
+        vectors.save()
+    assert "vectors not kept" in caplog.text and vectors.get(TEXTS[0]) is not None
