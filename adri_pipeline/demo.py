@@ -29,23 +29,27 @@ def run_demo(settings: Settings) -> int:
     threads = _threads_for_free_cores()
     _dagster_home()
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
-    import dagster as dg
-
-    from adri_pipeline.classification.codebook import load_codebook
-    from adri_pipeline.classification.results import figures_lines
-    from adri_pipeline.classification.service import current_figures
     from adri_pipeline.defs.resources import AdriSettings
-    from adri_pipeline.in_process import materialize_graph
-    from adri_pipeline.routing.datasets import report_folder
-    from adri_pipeline.warehouse import Warehouse
 
-    corpus_path = SAMPLE_CORPUS
-    codebook_path = PILOT_CODEBOOK
-    adri = AdriSettings(warehouse=str(settings.warehouse), corpus=str(corpus_path),
-                        codebook=str(codebook_path), backend="embedded", **demo_routing())
-    print(f"adri demo: {corpus_path.name} x {codebook_path.name}, embedded default, "
+    adri = AdriSettings(warehouse=str(settings.warehouse), corpus=str(SAMPLE_CORPUS),
+                        codebook=str(PILOT_CODEBOOK), backend="embedded", **demo_routing())
+    print(f"adri demo: {SAMPLE_CORPUS.name} x {PILOT_CODEBOOK.name}, embedded default, "
           f"Dagster instance {os.environ['DAGSTER_HOME']}, {threads}")
     started = time.perf_counter()
+    graph = _materialize(adri, started)
+    _print_results(settings, adri, graph)
+    print("stages: " + ", ".join(f"{job} {seconds:.1f} s" for job, seconds in graph.seconds.items())
+          + f"; demo {time.perf_counter() - started:.1f} s in all")
+    return 0 if graph.success else 1
+
+
+def _materialize(adri, started: float):
+    """The whole asset graph on the persistent instance, then what Dagster recorded of it: the shard
+    partitions, the runs and every asset check, so a failed check is seen before the figures."""
+    import dagster as dg
+
+    from adri_pipeline.in_process import materialize_graph
+
     with dg.DagsterInstance.get() as instance:
         graph = materialize_graph(instance, adri, log_level="WARNING")
         checks = [e.asset_check_evaluation_data for e in graph.results.all_events
@@ -57,9 +61,20 @@ def run_demo(settings: Settings) -> int:
           f"{graph.results.run_id[:8]}, {time.perf_counter() - started:.1f} s")
     for check in checks:
         print(f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} - {check.description}")
+    return graph
+
+
+def _print_results(settings: Settings, adri, graph) -> None:
+    """The classification figures (said to come from synthetic abstracts), the routing benchmark's, the
+    mirror's when its evaluation ran, and where the warehouse and the review pages are."""
+    from adri_pipeline.classification.codebook import load_codebook
+    from adri_pipeline.classification.results import figures_lines
+    from adri_pipeline.classification.service import current_figures
+    from adri_pipeline.routing.datasets import report_folder
+    from adri_pipeline.warehouse import Warehouse
 
     warehouse = Warehouse(settings.warehouse)
-    model, figures = current_figures(warehouse, load_codebook(codebook_path))
+    model, figures = current_figures(warehouse, load_codebook(PILOT_CODEBOOK))
     print(f"classification results ({model.model}; synthetic abstracts written for the demo):")
     print("\n".join(figures_lines(figures)))
 
@@ -70,9 +85,6 @@ def run_demo(settings: Settings) -> int:
         print_mirror(warehouse, adri.settings().mirror_log)
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
     print(f"review pages (open in a browser): {graph.review_site}")
-    print("stages: " + ", ".join(f"{job} {seconds:.1f} s" for job, seconds in graph.seconds.items())
-          + f"; demo {time.perf_counter() - started:.1f} s in all")
-    return 0 if graph.success else 1
 
 
 def demo_routing() -> dict:

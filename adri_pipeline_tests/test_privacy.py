@@ -106,6 +106,59 @@ def warehouse_text(path: Path) -> str:
         return "\n".join(str(db.execute(f'select * from "{t}"').fetchall()) for t in tables)
 
 
+def _gate_config(folder: Path):
+    """Two points over the same states: p exposes one field to its mirror, q none, and the names listed
+    are redacted; the configuration's path and the configuration loaded from it."""
+    from adri_pipeline.mirror.gate_config import load_gate_config
+
+    config_path = folder / "gate.yaml"
+    point = {"kind": "judgment", "question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
+             "mode": "shadow", "expose_fields": ["exposto"]}
+    config_path.write_text(yaml.safe_dump({"points": {"p": point, "q": {**point, "expose_fields": []}},
+                                           "redact_names": LISTED}, allow_unicode=True), encoding="utf-8")
+    return config_path, load_gate_config(config_path)
+
+
+def _through_the_gate(config, log_path: Path, exposed_value, hidden_field: dict, answered: str, written: str):
+    """Every way a datum reaches the gate: in the states both points decide on, in a rule's answer and in a
+    task's output. The requests the mirror received and the log as the gate wrote it, before two lines
+    the evaluation must quarantine are appended to it."""
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline.mirror.shadow_log import ShadowLog
+
+    mirror_requests = []
+
+    def mirror(request):
+        mirror_requests.append(request)
+        return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0},
+                "answers": {n: {"type": "noul", "noul": 0.2} for n in request["questions"]}}
+
+    rules = {"p": lambda s: "sim", "q": lambda s: answered if s.get("responder") else "sim"}
+    gate = Gate(config, rules, {"p": mirror, "q": mirror}, ShadowLog(log_path), run_id="r1")
+    states = [{"exposto": exposed_value, **hidden_field, "n": i} for i in range(3)]
+    for state in states:
+        gate.decide_many(state, ["p", "q"])
+    gate.decide("q", {"responder": True, **hidden_field})  # the rule answers with a personal datum
+    gate.task_finished("t1", 1.0, output=f"resumo para {written}")
+    gate.close()
+    as_the_gate_wrote_it = log_path.read_text(encoding="utf-8")
+    with log_path.open("a", encoding="utf-8") as log:  # two lines the evaluation must quarantine
+        log.write(json.dumps({"decision_point": "p", "state": {"x": written}}, ensure_ascii=False) + "\n")
+        log.write(f"not json {written}\n")
+    return mirror_requests, as_the_gate_wrote_it
+
+
+def _as_the_evaluation_reads_it(config, log_path: Path) -> dict[str, str]:
+    """The records kept and the lines quarantined, each redacted: what the warehouse stores and the judges read."""
+    from adri_pipeline.mirror.shadow_log import read_log
+
+    options = {name: list(p.options) for name, p in config.points.items()}
+    kept, quarantined = read_log(log_path, config.redactor(), options)
+    assert quarantined, "the hostile lines were not quarantined: the check would prove less"
+    return {"records read": json.dumps([r.model_dump(mode="json") for r in kept], ensure_ascii=False),
+            "lines quarantined": json.dumps(quarantined, ensure_ascii=False)}
+
+
 # 200 examples each write through the gate and read the log back as the evaluation does, in process
 # (~0.15 s each): the records kept and the lines quarantined are what the warehouse stores and the judges
 # read. The whole documented path (`adri mirror evaluate`, its warehouse, two judges on loopback, ~3 s each)
@@ -118,53 +171,22 @@ def warehouse_text(path: Path) -> str:
 @example(["Hiroshi Tanaka", "maria  conceição SILVA", "face12345678909ab", "tel987654321"], "key", True)
 @example(["12.345.678/0001-95", "Wojciech Kowalski", "joao souza", "+55 11 3333-4444"], "nested", True)
 def test_no_personal_datum_leaves_by_any_documented_path(values, position, through_the_cli):
-    from adri_pipeline.mirror.gate import Gate
-    from adri_pipeline.mirror.gate_config import load_gate_config
-    from adri_pipeline.mirror.shadow_log import ShadowLog, read_log
-
     exposed_value, hidden, answered, written = values
     as_number = int(re.sub(r"\D", "", hidden)) if re.fullmatch(r"[\d.\-/ ]+", hidden) else hidden
     hidden_field = {"value": {"cliente": f"fala com {hidden} hoje"}, "key": {hidden: "sim"},
                     "nested": {"historico": [{"texto": [f"({hidden})"]}]}, "number": {"doc": as_number}}[position]
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        config_path = folder / "gate.yaml"
-        point = {"kind": "judgment", "question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
-                 "mode": "shadow", "expose_fields": ["exposto"]}
-        config_path.write_text(yaml.safe_dump({"points": {"p": point, "q": {**point, "expose_fields": []}},
-                                               "redact_names": LISTED}, allow_unicode=True), encoding="utf-8")
-        config = load_gate_config(config_path)
-        mirror_requests = []
-
-        def mirror(request):
-            mirror_requests.append(request)
-            return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0},
-                    "answers": {n: {"type": "noul", "noul": 0.2} for n in request["questions"]}}
-
+        config_path, config = _gate_config(folder)
         log_path = folder / "shadow.jsonl"
-        rules = {"p": lambda s: "sim", "q": lambda s: answered if s.get("responder") else "sim"}
-        gate = Gate(config, rules, {"p": mirror, "q": mirror}, ShadowLog(log_path), run_id="r1")
-        states = [{"exposto": exposed_value, **hidden_field, "n": i} for i in range(3)]
-        for state in states:
-            gate.decide_many(state, ["p", "q"])
-        gate.decide("q", {"responder": True, **hidden_field})  # the rule answers with a personal datum
-        gate.task_finished("t1", 1.0, output=f"resumo para {written}")
-        gate.close()
-        as_the_gate_wrote_it = log_path.read_text(encoding="utf-8")
-        with log_path.open("a", encoding="utf-8") as log:  # two lines the evaluation must quarantine
-            log.write(json.dumps({"decision_point": "p", "state": {"x": written}}, ensure_ascii=False) + "\n")
-            log.write(f"not json {written}\n")
-
+        mirror_requests, as_the_gate_wrote_it = _through_the_gate(config, log_path, exposed_value, hidden_field,
+                                                                  answered, written)
         places = {"mirror requests but the exposed field": json.dumps(mirror_requests, ensure_ascii=False).replace(
             json.dumps(exposed_value, ensure_ascii=False)[1:-1], "")}
         if through_the_cli:
             places |= _through_adri_mirror_evaluate(folder, log_path, config_path)
         else:  # what the evaluation reads: the records kept and the lines quarantined, each redacted
-            options = {name: list(p.options) for name, p in config.points.items()}
-            kept, quarantined = read_log(log_path, config.redactor(), options)
-            assert quarantined, "the hostile lines were not quarantined: the check would prove less"
-            places |= {"records read": json.dumps([r.model_dump(mode="json") for r in kept], ensure_ascii=False),
-                       "lines quarantined": json.dumps(quarantined, ensure_ascii=False)}
+            places |= _as_the_evaluation_reads_it(config, log_path)
         places[log_path.name] = as_the_gate_wrote_it  # the hostile lines appended after it are the test's own
         written_as = [str(as_number)] if position == "number" and as_number != hidden else []  # leading zeros gone
         for value in [*values, *written_as]:

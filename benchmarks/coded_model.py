@@ -52,53 +52,74 @@ def main() -> None:
         settings = Settings(warehouse=Path(folder) / "adri.duckdb", corpus=corpus, coders=CODERS,
                             coders_corpus=corpus)
         run = RunContext.load(settings)
-        started = time.perf_counter()
-        model = train(run)
-        cold = time.perf_counter() - started
-        started = time.perf_counter()
-        train(run)
-        warm = time.perf_counter() - started
-        print(f"training on {len(model.documents)} coded documents: {cold:.1f} s cold (embedding them), "
-              f"{warm:.1f} s with the vectors cached")
-
-        started = time.perf_counter()
-        measured = agreement(settings, cross_validated=True)
-        print(f"\nall {len(model.documents)} coded documents, 5-fold cross-validated ({time.perf_counter() - started:.1f} s):")
-        by_model = {m: figures(measured.table.filter(pl.col("model") == m)) for m in measured.table["model"].unique()}
-        trained_name = next(m for m in by_model if m != ZERO_SHOT)
-        for variable in settings_variables(settings):
-            print(f"  {variable:12s} trained {by_model[trained_name][variable]:26s} zero-shot {by_model[ZERO_SHOT][variable]}")
-
-        print(f"\nthe {RANDOM_ROUND} random documents only (the suggested 40 are harder by construction):")
-        sample = coded_sample(run)
-        first, suggested = sample.documents[:RANDOM_ROUND], sample.documents[RANDOM_ROUND:]
-        coders = load_coder_labels(CODERS, sample.codebook)
-        without, with_suggested = {}, {}
-        for train_rows, test_rows in GroupKFold(n_splits=5).split(first, groups=[d.doc_id for d in first]):
-            training = [first[i] for i in train_rows]
-            for answers, extra in ((without, []), (with_suggested, suggested)):
-                fitted = fit(training + extra, sample.codebook, TrainingParams(), "benchmark")
-                for i in test_rows:
-                    answers[first[i].doc_id] = fitted.predict(first[i].vectors)[0]
-        backend = EmbeddedBackend()
-        backend.prepare(sample.codebook, None)
-        zero_shot = {d.doc_id: backend.zero_shot(d.vectors) for d in first}
-        rows = {name: figures(agreement_table(answers_frame(name, answers), coders, sample.codebook))
-                for name, answers in (("trained on 96", without), ("trained on 96 + 40 suggested", with_suggested),
-                                      (ZERO_SHOT, zero_shot))}
-        for variable in settings_variables(settings):
-            print(f"  {variable:12s} " + "  ".join(f"{name}: {rows[name][variable]:24s}" for name in rows))
-
+        model = time_training(run)
+        cross_validated(settings, model)
+        random_round_only(run, settings)
         if args.classify:
-            from adri_pipeline.classification.service import classify_corpus_file
+            time_classifying(settings)
 
-            run_settings = settings.model_copy(update={"backend": "embedded"})
-            started = time.perf_counter()
-            run, loaded = classify_corpus_file(run_settings)
-            elapsed = time.perf_counter() - started
-            print(f"\nclassifying {loaded.documents.height} documents with {run.model.model}: {elapsed:.0f} s "
-                  f"({elapsed / loaded.documents.height:.2f} s/doc, training included); "
-                  f"{run.report.classified} classified, {len(run.report.failed)} failed")
+
+def time_training(run: RunContext):
+    """Training twice: the first embeds every coded document, the second finds their vectors cached."""
+    started = time.perf_counter()
+    model = train(run)
+    cold = time.perf_counter() - started
+    started = time.perf_counter()
+    train(run)
+    warm = time.perf_counter() - started
+    print(f"training on {len(model.documents)} coded documents: {cold:.1f} s cold (embedding them), "
+          f"{warm:.1f} s with the vectors cached")
+    return model
+
+
+def cross_validated(settings: Settings, model) -> None:
+    """Agreement with the coders over every coded document, the trained model's cross-validated beside
+    zero-shot's."""
+    started = time.perf_counter()
+    measured = agreement(settings, cross_validated=True)
+    print(f"\nall {len(model.documents)} coded documents, 5-fold cross-validated ({time.perf_counter() - started:.1f} s):")
+    by_model = {m: figures(measured.table.filter(pl.col("model") == m)) for m in measured.table["model"].unique()}
+    trained_name = next(m for m in by_model if m != ZERO_SHOT)
+    for variable in settings_variables(settings):
+        print(f"  {variable:12s} trained {by_model[trained_name][variable]:26s} zero-shot {by_model[ZERO_SHOT][variable]}")
+
+
+def random_round_only(run: RunContext, settings: Settings) -> None:
+    """Agreement on the random round alone, folds by document, trained with and without the suggested
+    round: what the suggested codes add, measured where they were not chosen to be hard."""
+    print(f"\nthe {RANDOM_ROUND} random documents only (the suggested 40 are harder by construction):")
+    sample = coded_sample(run)
+    first, suggested = sample.documents[:RANDOM_ROUND], sample.documents[RANDOM_ROUND:]
+    coders = load_coder_labels(CODERS, sample.codebook)
+    without, with_suggested = {}, {}
+    for train_rows, test_rows in GroupKFold(n_splits=5).split(first, groups=[d.doc_id for d in first]):
+        training = [first[i] for i in train_rows]
+        for answers, extra in ((without, []), (with_suggested, suggested)):
+            fitted = fit(training + extra, sample.codebook, TrainingParams(), "benchmark")
+            for i in test_rows:
+                answers[first[i].doc_id] = fitted.predict(first[i].vectors)[0]
+    backend = EmbeddedBackend()
+    backend.prepare(sample.codebook, None)
+    zero_shot = {d.doc_id: backend.zero_shot(d.vectors) for d in first}
+    rows = {name: figures(agreement_table(answers_frame(name, answers), coders, sample.codebook))
+            for name, answers in (("trained on 96", without), ("trained on 96 + 40 suggested", with_suggested),
+                                  (ZERO_SHOT, zero_shot))}
+    for variable in settings_variables(settings):
+        print(f"  {variable:12s} " + "  ".join(f"{name}: {rows[name][variable]:24s}" for name in rows))
+
+
+def time_classifying(settings: Settings) -> None:
+    """The whole corpus folder classified with the trained model, training included; the answers are not
+    looked at."""
+    from adri_pipeline.classification.service import classify_corpus_file
+
+    run_settings = settings.model_copy(update={"backend": "embedded"})
+    started = time.perf_counter()
+    run, loaded = classify_corpus_file(run_settings)
+    elapsed = time.perf_counter() - started
+    print(f"\nclassifying {loaded.documents.height} documents with {run.model.model}: {elapsed:.0f} s "
+          f"({elapsed / loaded.documents.height:.2f} s/doc, training included); "
+          f"{run.report.classified} classified, {len(run.report.failed)} failed")
 
 
 def settings_variables(settings: Settings) -> list[str]:

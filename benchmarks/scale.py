@@ -83,6 +83,21 @@ class Counting(ModelServerStub):
                 self.first_chat_at = self.first_chat_at or time.perf_counter()
 
 
+def watch(process: subprocess.Popen, peak: list[int], kill_after: int | None, stub: Counting | None) -> None:
+    """Until the process ends, its peak RSS in `peak[0]`, sampled every 50 ms; SIGKILL once `kill_after`
+    chats reached the server, as a worker dying mid-run."""
+    try:
+        handle = psutil.Process(process.pid)
+        while process.poll() is None:
+            peak[0] = max(peak[0], handle.memory_info().rss)
+            if kill_after is not None and stub.chat_count >= kill_after:
+                os.kill(process.pid, signal.SIGKILL)
+                return
+            time.sleep(0.05)
+    except psutil.Error:
+        pass
+
+
 def classify(corpus: Path, warehouse: Path, host: str, kill_after: int | None = None,
              stub: Counting | None = None) -> dict:
     """One `adri classify` process: wall seconds, peak RSS (MB), its summary lines; killed with SIGKILL
@@ -93,20 +108,7 @@ def classify(corpus: Path, warehouse: Path, host: str, kill_after: int | None = 
                                 "--codebook", str(PILOT_CODEBOOK), "--backend", "ollama", "--model", "qwen-test"],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     peak = [0]
-
-    def watch():
-        try:
-            handle = psutil.Process(process.pid)
-            while process.poll() is None:
-                peak[0] = max(peak[0], handle.memory_info().rss)
-                if kill_after is not None and stub.chat_count >= kill_after:
-                    os.kill(process.pid, signal.SIGKILL)
-                    return
-                time.sleep(0.05)
-        except psutil.Error:
-            pass
-
-    watcher = threading.Thread(target=watch, daemon=True)
+    watcher = threading.Thread(target=watch, args=(process, peak, kill_after, stub), daemon=True)
     watcher.start()
     out, _ = process.communicate()
     wall = time.perf_counter() - started

@@ -125,20 +125,28 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
         "by_year": shares(values, codebook, "year", documents),
         "by_source": shares(values, codebook, "source", documents),
     }
-    try:
-        corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
-    except NotCorrectable as refused:
-        corrected_findings, out["corrected_refused"] = None, str(refused)
-    if corrected_findings is not None:
-        out["corrected"] = corrected_findings
-        # which model's corrected findings are tightest: this model's are reused, not computed again
-        out["models"] = _against_gold(settings, warehouse, codebook, documents, width, source, corrected_findings)
+    out |= _corrected_parts(settings, warehouse, codebook, name, values, documents, width, source)
     if cross_variables:
         out["cross"] = cross(values, codebook, *cross_variables)
     if compare:
         other, other_values, _ = answer_set(settings, warehouse, codebook, compare)
         out["compare"] = side_by_side(values, other_values, (name, other), codebook)
     return out
+
+
+def _corrected_parts(settings: Settings, warehouse: Warehouse, codebook: Codebook, name: str, values: pl.DataFrame,
+                     documents: pl.DataFrame, width: float, source: str | None) -> dict:
+    """The findings' corrected shares and which model's are tightest, or why nothing could be corrected
+    (`corrected_refused`); nothing when there is no coded random sample to correct with."""
+    try:
+        corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+    except NotCorrectable as refused:
+        return {"corrected_refused": str(refused)}
+    if corrected_findings is None:
+        return {}
+    # which model's corrected findings are tightest: this model's are reused, not computed again
+    return {"corrected": corrected_findings,
+            "models": _against_gold(settings, warehouse, codebook, documents, width, source, corrected_findings)}
 
 
 def corrected_findings(settings: Settings, model: str | None = None, width: float = 0.10) -> CorrectedFindings | None:

@@ -73,17 +73,7 @@ def assemble_results(warehouse, documents: pl.DataFrame, codebook: Codebook, mod
         doc_id = keys[key]
         answer, audits = json.loads(response), json.loads(audit)
         kept_attempt = 1 if first_try else attempts
-        for name, var in codebook.variables.items():
-            item, check = answer[name], audits.get(name, {})
-            value_rows.append({
-                "doc_id": doc_id, **base, "variable": name, "value": _as_text(item["valor"]),
-                "label": _label(var, item["valor"]), "evidencia": item["evidencia"],
-                "audit_status": check.get("status"), "evidence_field": check.get("field") or (
-                    "abstract" if check.get("start") is not None else None),
-                "evidence_start": check.get("start"), "evidence_end": check.get("end"),
-                "evidence_flag": OVER_20_WORDS if check.get("flags") else None,
-                "attempt": kept_attempt, "cache_key": key,
-            })
+        value_rows += _value_rows(codebook, answer, audits, {"doc_id": doc_id, **base}, kept_attempt, key)
         document_rows.append({
             "doc_id": doc_id, **base, "source": sources.get(doc_id), "attempts": attempts,
             "json_valid_first_try": first_try if json_first_try is None else json_first_try,
@@ -92,6 +82,24 @@ def assemble_results(warehouse, documents: pl.DataFrame, codebook: Codebook, mod
         })
     return Results(pl.DataFrame(value_rows, schema=VALUE_SCHEMA), pl.DataFrame(document_rows, schema=DOCUMENT_SCHEMA),
                    pending=len(docs) - len(document_rows))
+
+
+def _value_rows(codebook: Codebook, answer: dict, audits: dict, head: dict, attempt: int, key: str) -> list[dict]:
+    """One document's answer as a row per variable (`head`: its doc_id, model and codebook): the value,
+    its label, the evidence quoted and where the audit found it."""
+    rows = []
+    for name, var in codebook.variables.items():
+        item, check = answer[name], audits.get(name, {})
+        rows.append({
+            **head, "variable": name, "value": _as_text(item["valor"]),
+            "label": _label(var, item["valor"]), "evidencia": item["evidencia"],
+            "audit_status": check.get("status"), "evidence_field": check.get("field") or (
+                "abstract" if check.get("start") is not None else None),
+            "evidence_start": check.get("start"), "evidence_end": check.get("end"),
+            "evidence_flag": OVER_20_WORDS if check.get("flags") else None,
+            "attempt": attempt, "cache_key": key,
+        })
+    return rows
 
 
 def _pct(part: int, whole: int) -> float | None:

@@ -318,11 +318,7 @@ def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify
     recorded = earlier.filter(pl.col("round") == round_name)
     asked = (len(drawn_ids) if drawn_ids is not None else n, seed, stratify or "")
     if not recorded.is_empty():
-        drawn = (recorded.height, recorded["seed"][0], recorded["stratified_by"][0])
-        if drawn != asked:
-            raise RoundError(f"round {round_name!r} already drew {drawn[0]} documents with seed {drawn[1]}"
-                             f"{' by ' + drawn[2] if drawn[2] else ''}; start another round for another draw")
-        return recorded
+        return _the_recorded_draw(recorded, round_name, asked)
     refuse_superseding_coded_rounds(settings, warehouse, codebook, earlier, stratify)
     model, values, _ = answer_set(settings, warehouse, codebook, None)
     corpus = set(values["doc_id"]) - holdout_ids(settings)
@@ -333,6 +329,31 @@ def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify
         raise RoundError(f"{warehouse.path}: {len(population)} classified document(s) can still be drawn "
                          f"(reserved ones and earlier random rounds left out); ask for --random {len(population)} "
                          "or fewer")
+    sample, left_out = _draw_by_strata(warehouse, round_name, population, n, seed, stratify)
+    sample = sample.with_columns(
+        pl.lit(round_name).alias("round"), pl.lit("random").alias("method"), pl.lit(seed, pl.Int64).alias("seed"),
+        pl.lit(stratify or "").alias("stratified_by"), pl.lit(len(population), pl.Int64).alias("population"),
+        pl.lit(codebook.content_hash).alias("codebook_hash"), pl.lit(model).alias("model"),
+        pl.lit(population_hash(corpus)).alias("population_hash"), pl.lit(len(corpus), pl.Int64).alias("corpus_documents"),
+        pl.lit(",".join(left_out)).alias("strata_left_out"))
+    store_coding_sample(warehouse, sample)
+    return coding_samples(warehouse).filter(pl.col("round") == round_name)
+
+
+def _the_recorded_draw(recorded: pl.DataFrame, round_name: str, asked: tuple[int, int, str]) -> pl.DataFrame:
+    """A round drawn already: the same draw asked again gives the recorded one, so asking twice is safe;
+    another size, seed or strata is refused, as a round has one draw (another draw is another round)."""
+    drawn = (recorded.height, recorded["seed"][0], recorded["stratified_by"][0])
+    if drawn != asked:
+        raise RoundError(f"round {round_name!r} already drew {drawn[0]} documents with seed {drawn[1]}"
+                         f"{' by ' + drawn[2] if drawn[2] else ''}; start another round for another draw")
+    return recorded
+
+
+def _draw_by_strata(warehouse: Warehouse, round_name: str, population: list[str], n: int, seed: int,
+                    stratify: str | None) -> tuple[pl.DataFrame, list[str]]:
+    """The seeded draw, by the strata of the document column `stratify` when given, and the strata that
+    got no document: said now and recorded, since their documents cannot be corrected for."""
     strata = None
     if stratify:
         documents = read_documents(warehouse, population)
@@ -342,14 +363,7 @@ def draw_random(settings: Settings, round_name: str, n: int, seed: int, stratify
     if left_out:
         log.warning("round %s: %d document(s) cannot reach every %s: %s get none (recorded; their documents "
                     "cannot be corrected for)", round_name, n, stratify, ", ".join(left_out))
-    sample = sample.with_columns(
-        pl.lit(round_name).alias("round"), pl.lit("random").alias("method"), pl.lit(seed, pl.Int64).alias("seed"),
-        pl.lit(stratify or "").alias("stratified_by"), pl.lit(len(population), pl.Int64).alias("population"),
-        pl.lit(codebook.content_hash).alias("codebook_hash"), pl.lit(model).alias("model"),
-        pl.lit(population_hash(corpus)).alias("population_hash"), pl.lit(len(corpus), pl.Int64).alias("corpus_documents"),
-        pl.lit(",".join(left_out)).alias("strata_left_out"))
-    store_coding_sample(warehouse, sample)
-    return coding_samples(warehouse).filter(pl.col("round") == round_name)
+    return sample, left_out
 
 
 def _record_given_draw(warehouse, round_name, drawn_ids, seed, population, corpus, codebook, model) -> pl.DataFrame:

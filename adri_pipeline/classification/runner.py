@@ -388,11 +388,7 @@ def classify_corpus(
     prompt = prompt or build_prompt(codebook)
     frame = documents.head(limit) if limit else documents
     keys = [key for part in frame.iter_slices(SLICE_ROWS) for key in document_keys(as_documents(part), prompt, backend)]
-    doc_ids = frame["doc_id"].to_list()
-    known = _ledger(store).known(keys)
-    todo = [row for row, key in enumerate(keys) if key not in known]
-    report = RunReport(backend.model, len(doc_ids), cached=len(doc_ids) - len(todo), to_classify=len(todo),
-                       answered=[d for d, k in zip(doc_ids, keys) if k in known], keys=dict(zip(doc_ids, keys)))
+    report, todo = _what_the_ledger_holds(frame, keys, backend, store)
     if estimate:
         todo = todo[:ESTIMATE_SAMPLE]
         report.sampled = len(todo)
@@ -400,7 +396,29 @@ def classify_corpus(
         on_start(report)
     if not todo:
         return report
+    _ask_the_model(report, frame, todo, keys, codebook, prompt, backend, store, concurrency=concurrency,
+                   progress=progress, hand_over=hand_over, keep_backend=keep_backend)
+    return report
 
+
+def _what_the_ledger_holds(frame: pl.DataFrame, keys: list[str], backend: Backend,
+                           store: Warehouse | SharedLedger | Ledger) -> tuple[RunReport, list[int]]:
+    """The run's report as the ledger starts it (each document answered already counted as cached) and
+    the rows left for the model."""
+    doc_ids = frame["doc_id"].to_list()
+    known = _ledger(store).known(keys)
+    todo = [row for row, key in enumerate(keys) if key not in known]
+    report = RunReport(backend.model, len(doc_ids), cached=len(doc_ids) - len(todo), to_classify=len(todo),
+                       answered=[d for d, k in zip(doc_ids, keys) if k in known], keys=dict(zip(doc_ids, keys)))
+    return report, todo
+
+
+def _ask_the_model(report: RunReport, frame: pl.DataFrame, todo: list[int], keys: list[str], codebook: Codebook,
+                   prompt: Prompt, backend: Backend, store: Warehouse | SharedLedger | Ledger, *, concurrency: int,
+                   progress, hand_over, keep_backend: bool) -> None:
+    """The documents at rows `todo` through the backend, every server slot kept busy, each answer
+    committed to the ledger as it comes; the pool and (unless kept) the backend are closed however the
+    run ends, an interrupt included, and after an interrupt the ledger says what was answered."""
     backend.prepare(codebook, prompt)
     report.slots = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
     flight, size = None, report.slots * PREFETCH
@@ -419,5 +437,4 @@ def classify_corpus(
         report.requests = getattr(backend, "requests_sent", report.model_calls)
     if report.stopped:  # an interrupt may land between a commit and its bookkeeping: the ledger decides
         known = _ledger(store).known(keys)
-        report.answered = [d for d, k in zip(doc_ids, keys) if k in known]
-    return report
+        report.answered = [d for d, k in zip(frame["doc_id"].to_list(), keys) if k in known]

@@ -54,6 +54,7 @@ from adri_pipeline.warehouse import (
     store_codebook,
     store_corpus,
 )
+from adri_pipeline.warehouse.shared import SharedLedger
 
 log = logging.getLogger(__name__)
 
@@ -176,31 +177,19 @@ def _classify_documents(context: RunContext, documents: pl.DataFrame, *, origin:
                         run_id: str | None, limit: int | None, estimate: bool, progress, backend,
                         head: RunReport | None) -> ClassificationRun:
     started_at, started = datetime.now(timezone.utc), time.perf_counter()
-    settings, codebook, prompt = context.settings, context.codebook, context.prompt
+    codebook, prompt = context.codebook, context.prompt
     if backend is None:
         backend = resolve_backend(context, allow_fallback=allow_fallback)  # before anything is written
-    model = ModelIdentity.of(backend)
-    store_codebook(context.warehouse, codebook, prompt)
-    shared = shared_ledger(settings)  # with ADRI_LEDGER_URL the answers go there, and are pulled in here
-    run_id = run_id or uuid.uuid4().hex
-    log.info("classification run %s: %s (digest %s), codebook %s%s", run_id[:8], model.model,
-             model.digest[:19] or "-", codebook.content_hash[:12], f", shared ledger {shared.name}" if shared else "")
+    model, shared, run_id = _open_run(context, backend, run_id)
     publishing = Publishing(context, model, shared)
-
-    def on_document(outcome, total):
-        if progress:
-            progress(outcome, total)
-        publishing.answered(outcome)
-
     report = None
     with one_stop():  # a burst of Ctrl+C stops the run once; its results are written once
         try:
             if head is not None and head.stopped:
                 report = head
             else:
-                report = classify_corpus(documents, codebook, backend, shared or context.warehouse, limit=limit,
-                                         estimate=estimate, concurrency=settings.concurrency, progress=on_document,
-                                         on_start=publishing.before_any_call, prompt=prompt)
+                report = _publishing_as_it_goes(context, documents, backend, shared, publishing, progress, limit,
+                                                estimate)
                 if head is not None:
                     report.count_in(head)
         finally:
@@ -209,6 +198,34 @@ def _classify_documents(context: RunContext, documents: pl.DataFrame, *, origin:
             figures, snapshot = publishing.close(report, row)
     return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started,
                              publishing_seconds=publishing.checkpoints.spent)
+
+
+def _open_run(context: RunContext, backend, run_id: str | None) -> tuple[ModelIdentity, SharedLedger | None, str]:
+    """What a run records before its first request: the codebook and prompt it classifies with, and a log
+    line naming the run, the model and where its answers go (the shared ledger, with ADRI_LEDGER_URL,
+    whence they are pulled in here). The model's identity, the shared ledger (or None) and the run's id."""
+    codebook = context.codebook
+    model = ModelIdentity.of(backend)
+    store_codebook(context.warehouse, codebook, context.prompt)
+    shared = shared_ledger(context.settings)
+    run_id = run_id or uuid.uuid4().hex
+    log.info("classification run %s: %s (digest %s), codebook %s%s", run_id[:8], model.model,
+             model.digest[:19] or "-", codebook.content_hash[:12], f", shared ledger {shared.name}" if shared else "")
+    return model, shared, run_id
+
+
+def _publishing_as_it_goes(context: RunContext, documents: pl.DataFrame, backend, shared: SharedLedger | None,
+                           publishing: Publishing, progress, limit: int | None, estimate: bool) -> RunReport:
+    """classify_corpus over the ledger (the shared one, with ADRI_LEDGER_URL): each answer published as
+    it comes, and what the ledger already holds published before any model call."""
+    def on_document(outcome, total):
+        if progress:
+            progress(outcome, total)
+        publishing.answered(outcome)
+
+    return classify_corpus(documents, context.codebook, backend, shared or context.warehouse, limit=limit,
+                           estimate=estimate, concurrency=context.settings.concurrency, progress=on_document,
+                           on_start=publishing.before_any_call, prompt=context.prompt)
 
 
 @dataclass
@@ -324,30 +341,13 @@ def _classify_corpus_file(context: RunContext, *, origin: str, limit: int | None
     with one_stop(), warehouse.connect():  # one stop for the first documents, the rest and the closing
         reading = CorpusReading(settings, warehouse, prints, replace_documents)
         reading.start()
-        head, done_first = None, [0]
+        done_first = [0]
 
         def first_progress(outcome, total):
             done_first[0] += 1
             if progress:
                 progress(outcome, total)
-        try:
-            backend = resolve_backend(context, allow_fallback=True)  # while the first documents are read
-            reading.may_store.set()
-            reading.head_ready.wait()
-            try:
-                if reading.head is not None:  # else a small file, read whole already (or failed)
-                    head = classify_corpus(reading.head, context.codebook, backend,
-                                           HeldLedger(shared or warehouse, reading.gate),
-                                           concurrency=settings.concurrency, progress=first_progress,
-                                           keep_backend=True, hand_over=reading.hand_over, prompt=context.prompt)
-                reading.first_request_out.set()  # all of the first documents cached: nothing was asked
-                corpus = reading.result()
-            except BaseException:
-                backend.close()
-                raise
-        except BaseException:
-            reading.cancel()
-            raise
+        backend, head, corpus = _classify_while_reading(context, reading, shared, first_progress)
         for note in corpus.notes:
             log.warning(note)
         for doc_id in reading.replaced:
@@ -357,6 +357,34 @@ def _classify_corpus_file(context: RunContext, *, origin: str, limit: int | None
                                  head=head)
         run.replaced_documents = reading.replaced
         return run, corpus
+
+
+def _classify_while_reading(context: RunContext, reading: CorpusReading, shared: SharedLedger | None,
+                            first_progress) -> tuple:
+    """The file's first documents classified while the rest is read, their answers held until the whole
+    file is stored; the backend is resolved meanwhile and kept open for the rest. On any failure the
+    reading is cancelled and the backend closed, so nothing is left running. (backend, the first
+    documents' report or None for a file small enough to be read whole, the corpus)."""
+    head = None
+    try:
+        backend = resolve_backend(context, allow_fallback=True)  # while the first documents are read
+        reading.may_store.set()
+        reading.head_ready.wait()
+        try:
+            if reading.head is not None:  # else a small file, read whole already (or failed)
+                head = classify_corpus(reading.head, context.codebook, backend,
+                                       HeldLedger(shared or context.warehouse, reading.gate),
+                                       concurrency=context.settings.concurrency, progress=first_progress,
+                                       keep_backend=True, hand_over=reading.hand_over, prompt=context.prompt)
+            reading.first_request_out.set()  # all of the first documents cached: nothing was asked
+            corpus = reading.result()
+        except BaseException:
+            backend.close()
+            raise
+    except BaseException:
+        reading.cancel()
+        raise
+    return backend, head, corpus
 
 
 def _classify_read_corpus(context: RunContext, corpus: Corpus | None, prints: pl.DataFrame,

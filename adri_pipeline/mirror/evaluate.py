@@ -169,61 +169,93 @@ def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged:
                    hourly_price_usd: float, seed: int = 3, min_days: int = MIN_SHADOW_DAYS,
                    min_agreed: int = MIN_AGREED_CASES) -> PointEvaluation:
     counted = [r for r in judged if r["judge_a"] is not None and r["judge_a"] == r["judge_b"]]
-    labelled = [r for r in judged if r["judge_a"] is not None and r["judge_b"] is not None]
     label = np.array([r["judge_a"] for r in counted], dtype=object)
     weight = np.array([r["weight"] for r in counted], float)
     rule_ok = np.array([r["rule_decision"] for r in counted], dtype=object) == label
     mirror_ok = np.array([r["mirror_decision"] for r in counted], dtype=object) == label
     confident = np.array([(r["probability"] or 0) >= point.threshold for r in counted], bool)
-    # what control would have returned: the mirror when confident (and, for safety, not looser)
-    gated = np.array([_gated(point, r) for r in counted], dtype=object) == label
-    with_mirror = [r for r in records if r.get("mirror_decision") is not None]
-    latencies = [r["latency_ms"] for r in with_mirror]
-    diagnosis = diagnose_failures(point, counted)
+    gain_ci = _gain_interval(rule_ok, mirror_ok, weight, confident, seed)
 
+    days = traffic_days(records)
+    recommendation, reasons, moves, overrides = _recommendation(point, int(confident.sum()), gain_ci, len(days),
+                                                                counted, min_days, min_agreed)
+    # what control would have returned: the mirror when confident (and, for safety, not looser), moving
+    # only in the recommended directions when there are some
+    gating = point.model_copy(update={"overrides": [tuple(o) for o in overrides]}) if overrides else point
+    gated = np.array([_gated(gating, r) for r in counted], dtype=object) == label
+    with_mirror = [r for r in records if r.get("mirror_decision") is not None]
+    return PointEvaluation.model_validate({
+        "decision_point": name, **_traffic_figures(point, records, with_mirror, hourly_price_usd),
+        **_judging_figures(judged, counted), **_accuracies(rule_ok, mirror_ok, gated, confident, weight),
+        "failure_diagnosis": diagnose_failures(point, counted),
+        "gain_ci95": gain_ci if isinstance(gain_ci, metrics.NotEnoughData) else list(gain_ci),
+        "threshold": point.threshold,
+        **_shadow_evidence(days, min_days, min_agreed),
+        "recommendation": recommendation, "recommended_mode": recommended_mode(point, recommendation),
+        "overrides": moves, "recommended_overrides": overrides if recommendation == "promote" else [],
+        "reasons": reasons, "confidence_reference": confidence_reference(with_mirror),
+    })
+
+
+def _judging_figures(judged: list[dict], counted: list[dict]) -> dict:
+    """How much was judged and how often the two judges agreed: only the cases they labelled alike count."""
+    labelled = [r for r in judged if r["judge_a"] is not None and r["judge_b"] is not None]
+    return {
+        "sampled": len(judged), "disagreements_sampled": sum(r["stratum"] == "disagreement" for r in judged),
+        "judge_agreement_rate": len(counted) / len(labelled) if labelled else float("nan"),
+        "counted": len(counted),
+    }
+
+
+def _shadow_evidence(days: list[str], min_days: int, min_agreed: int) -> dict:
+    """The days of shadow traffic behind the evaluation, beside the least a promotion needs."""
+    return {"shadow_days": len(days), "first_day": days[0] if days else None, "last_day": days[-1] if days else None,
+            "min_shadow_days": min_days, "min_agreed_cases": min_agreed}
+
+
+def _gain_interval(rule_ok: np.ndarray, mirror_ok: np.ndarray, weight: np.ndarray, confident: np.ndarray,
+                   seed: int):
+    """The bootstrap interval of the mirror's weighted accuracy over the rule's, on the cases where the
+    mirror was confident: the only cases control would hand to it."""
     index = np.nonzero(confident)[0]
 
     def gain(positions):
         pick = index[positions]
         return _weighted_accuracy(mirror_ok[pick], weight[pick]) - _weighted_accuracy(rule_ok[pick], weight[pick])
 
-    gain_ci = metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
+    return metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
 
-    days = traffic_days(records)
-    recommendation, reasons, moves, overrides = _recommendation(point, len(index), gain_ci, len(days),
-                                                                counted, min_days, min_agreed)
-    if overrides:  # what control would have had, moving only in the recommended directions
-        directed = point.model_copy(update={"overrides": [tuple(o) for o in overrides]})
-        gated = np.array([_gated(directed, r) for r in counted], dtype=object) == label
 
-    mean_latency_s = float(np.mean(latencies)) / 1000 if latencies else float("nan")
-    return PointEvaluation.model_validate({
-        "decision_point": name, "logged": len(records), "with_mirror": len(with_mirror),
-        "sampled": len(judged), "disagreements_sampled": sum(r["stratum"] == "disagreement" for r in judged),
-        "judge_agreement_rate": len(counted) / len(labelled) if labelled else float("nan"),
-        "counted": len(counted),
+def _accuracies(rule_ok: np.ndarray, mirror_ok: np.ndarray, gated: np.ndarray, confident: np.ndarray,
+                weight: np.ndarray) -> dict:
+    """The rule's, the mirror's and control's weighted accuracy on the cases both judges agreed on,
+    overall and where the mirror was confident, and the confident mistakes a threshold cannot catch."""
+    return {
         "rule_accuracy": _weighted_accuracy(rule_ok, weight),
         "mirror_accuracy": _weighted_accuracy(mirror_ok, weight),
         "rule_accuracy_when_mirror_confident": _weighted_accuracy(rule_ok[confident], weight[confident]),
         "mirror_accuracy_when_confident": _weighted_accuracy(mirror_ok[confident], weight[confident]),
         "control_accuracy": _weighted_accuracy(gated, weight),
+        "high_confidence_errors": int((confident & ~mirror_ok).sum()),
+    }
+
+
+def _traffic_figures(point: DecisionPoint, records: list[dict], with_mirror: list[dict],
+                     hourly_price_usd: float) -> dict:
+    """What the logged traffic says without any judge: how much the mirror answered and how confidently,
+    how fast, at what cost per decision, and how often it failed or was dropped."""
+    latencies = [r["latency_ms"] for r in with_mirror]
+    mean_latency_s = float(np.mean(latencies)) / 1000 if latencies else float("nan")
+    return {
+        "logged": len(records), "with_mirror": len(with_mirror),
         "coverage_at_threshold": float(np.mean([(r["probability"] or 0) >= point.threshold for r in with_mirror]))
         if with_mirror else float("nan"),
-        "high_confidence_errors": int((confident & ~mirror_ok).sum()),
         "latency_ms": metrics.percentiles(latencies),
         "cost_per_decision_usd": hourly_price_usd * mean_latency_s / 3600, "hourly_price_usd": hourly_price_usd,
         "dropped_or_failed": sum(r.get("outcome") in ("timeout", "mirror_error", "mirror_busy", "quota_exhausted",
                                                       "no_answer", "dropped_queue_full") for r in records),
         "dropped_queue_full": sum(r.get("outcome") == "dropped_queue_full" for r in records),
-        "failure_diagnosis": diagnosis,
-        "gain_ci95": gain_ci if isinstance(gain_ci, metrics.NotEnoughData) else list(gain_ci),
-        "threshold": point.threshold,
-        "shadow_days": len(days), "first_day": days[0] if days else None, "last_day": days[-1] if days else None,
-        "min_shadow_days": min_days, "min_agreed_cases": min_agreed,
-        "recommendation": recommendation, "recommended_mode": recommended_mode(point, recommendation),
-        "overrides": moves, "recommended_overrides": overrides if recommendation == "promote" else [],
-        "reasons": reasons, "confidence_reference": confidence_reference(with_mirror),
-    })
+    }
 
 
 def confidence_reference(records: list[dict]) -> list[float]:

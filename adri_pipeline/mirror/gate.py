@@ -110,6 +110,17 @@ def _probability(value) -> float | None:
     return number if number is not None and 0.0 <= number <= 1.0 else None
 
 
+def _state_hash_key(config: GateConfig, hash_key: bytes | None) -> bytes:
+    """The key state hashes are made with: the one given, else the environment's; else a random one for
+    this process, said in the log, since its hashes then match no other process's."""
+    key = hash_key or os.environ.get(config.state_hash_key_env, "").encode()
+    if not key:
+        logger.info("%s not set: state hashes are keyed with a random key for this process",
+                    config.state_hash_key_env)
+        key = secrets.token_bytes(32)
+    return key
+
+
 class Gate:
     def __init__(self, config: GateConfig, rules: dict[str, Rule], mirrors: dict[str, Mirror], log: RecordLog | None = None,
                  run_id: str | None = None, hash_key: bytes | None = None):
@@ -121,12 +132,7 @@ class Gate:
         self._add_served_mirrors(config)
         self.run_id = run_id
         self.redactor = config.redactor()
-        key = hash_key or os.environ.get(config.state_hash_key_env, "").encode()
-        if not key:
-            logger.info("%s not set: state hashes are keyed with a random key for this process",
-                        config.state_hash_key_env)
-            key = secrets.token_bytes(32)
-        self._hash_key = key
+        self._hash_key = _state_hash_key(config, hash_key)
         self.dropped: Counter = Counter()
         self.outcomes: Counter = Counter()
         self._calls: dict[str, deque] = {name: deque() for name in config.points}
@@ -135,12 +141,7 @@ class Gate:
         # shadow lane never makes a control decision wait or time out, and the reverse
         self._lanes = {"control": _Lane(CONTROL_LANE_WORKERS, "mirror-control"),
                        "shadow": _Lane(config.shadow_workers + 2, "mirror-shadow")}
-        # log records are written by a thread of their own, never on the caller's path; past this many
-        # waiting, records are counted as lost (log_dropped) rather than block a decision
-        self._log_queue: queue.Queue = queue.Queue(maxsize=max(4 * config.queue_size, LOG_QUEUE_MIN))
-        self.log_dropped = 0
-        self._log_writer = threading.Thread(target=self._write_log, daemon=True, name="mirror-log")
-        self._log_writer.start()
+        self._start_the_log_writer(config)
         self._unconfigured: set[str] = set()  # points a caller asks about that the configuration lost
         # (path, size, mtime) of each acting point's evaluation as last checked, and the points whose
         # evaluation changed under a running gate: those fall back to the rule until a reload
@@ -151,6 +152,14 @@ class Gate:
         self._workers = [threading.Thread(target=self._shadow_worker, daemon=True) for _ in range(config.shadow_workers)]
         for worker in self._workers:
             worker.start()
+
+    def _start_the_log_writer(self, config: GateConfig) -> None:
+        """Log records are written by a thread of their own, never on the caller's path; past this many
+        waiting, records are counted as lost (log_dropped) rather than block a decision."""
+        self._log_queue: queue.Queue = queue.Queue(maxsize=max(4 * config.queue_size, LOG_QUEUE_MIN))
+        self.log_dropped = 0
+        self._log_writer = threading.Thread(target=self._write_log, daemon=True, name="mirror-log")
+        self._log_writer.start()
 
     def _add_served_mirrors(self, config: GateConfig) -> None:
         """Points whose configuration names a System One server get it as their mirror (one client per
@@ -233,13 +242,7 @@ class Gate:
             else:
                 acting.append(name)
         if shadow:
-            try:
-                self._queue.put_nowait((shadow, state, rule_answers))
-            except queue.Full:
-                for name in shadow:
-                    self.dropped[name] += 1
-                    self._write(name, None, rule_answers[name], _Asked(None, None, 0.0, ""), "shadow", "rule",
-                                "dropped_queue_full")
+            self._queue_for_shadow(shadow, state, rule_answers)
         if acting:
             asked = self._ask_many(acting, state)
             for name in acting:
@@ -250,6 +253,17 @@ class Gate:
                 self.outcomes[(name, decision.reason)] += 1
                 decisions[name] = decision
         return decisions
+
+    def _queue_for_shadow(self, shadow: list[str], state: dict, rule_answers: dict) -> None:
+        """The shadow points' question to the mirror, for a worker to ask off the caller's path; with the
+        queue full, dropped and logged as such rather than make the caller wait."""
+        try:
+            self._queue.put_nowait((shadow, state, rule_answers))
+        except queue.Full:
+            for name in shadow:
+                self.dropped[name] += 1
+                self._write(name, None, rule_answers[name], _Asked(None, None, 0.0, ""), "shadow", "rule",
+                            "dropped_queue_full")
 
     def _approval_holds(self, name: str, point: DecisionPoint) -> bool:
         """Whether the evaluation an acting point was approved on is still the file it was: checked at

@@ -123,6 +123,13 @@ class DecisionPoint(BaseModel):
         if self.mode in ("control", "veto") and self.threshold < CONTROL_THRESHOLD:
             raise ValueError(f"threshold: mode {self.mode} commands only at p >= {CONTROL_THRESHOLD} "
                              f"(got {self.threshold}); a lower threshold is for shadow or warn")
+        self._check_the_question()
+        self._check_command()
+        return self
+
+    def _check_the_question(self) -> None:
+        """The point's own shape, whatever its mode: options (or a score range) that make sense, and the
+        lists that name options naming real ones."""
         if self.question_type != "score" and not self.options:
             raise ValueError(f"a {self.question_type} question needs options")
         if self.question_type == "score" and self.score_range[0] >= self.score_range[1]:
@@ -131,6 +138,10 @@ class DecisionPoint(BaseModel):
             raise ValueError(f"tool_call_options {unknown} are not options of this point: {sorted(self.options)}")
         if self.harden_order and sorted(self.harden_order) != sorted(self.options):
             raise ValueError(f"harden_order must list every option exactly once: {sorted(self.options)}")
+
+    def _check_command(self) -> None:
+        """A point that commands (control, veto) moves in one direction only, and a safety point only in the
+        direction that hardens: the mirror may make its decision stricter, never looser."""
         if self.never_control and self.mode in ("control", "veto"):
             raise ValueError(f"never_control: this point may not command (mode {self.mode}); use shadow or warn")
         if self.mode == "veto" and (self.question_type != "noul" or set(self.options) != {"sim", "nao"}):
@@ -156,7 +167,6 @@ class DecisionPoint(BaseModel):
             raise ValueError("control moves one way only (the mirror design): give overrides, the [rule's answer, "
                              "mirror's answer] moves its evaluation recommended (recommended_overrides), or "
                              "harden_order")
-        return self
 
     def allows(self, rule_answer, mirror_answer) -> bool:
         """Whether control lets the mirror turn the rule's answer into its own: along `overrides`, else

@@ -36,12 +36,7 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
         with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
             lines += [f"\n{cross[0]} × {cross[1]} (documents)", str(table)]
     if "compare" in found:
-        compared = found["compare"]
-        lines.append(f"\nside by side on the {compared['documents'][0] if compared.height else 0} documents both "
-                     "answered (shares; difference in points)")
-        left, right = compared.columns[3:5]
-        lines += [f"  {r['variable']:<14} {r['label'][:36]:<36} {left[:20]}: {percent(r[left]):>8}  "
-                  f"{right[:20]}: {percent(r[right]):>8}  {r['difference_pp']:+.1f} pp" for r in compared.iter_rows(named=True)]
+        lines += _side_by_side(found["compare"])
     if "corrected" in found:
         lines += corrected_lines(found["corrected"])
         if by:
@@ -49,6 +44,17 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
     if "corrected_refused" in found:
         lines.append(f"\nno corrected findings: {found['corrected_refused']}")
     return lines
+
+
+def _side_by_side(compared: pl.DataFrame) -> list[str]:
+    """A second answer set beside the first, on the documents both answered: the shares and their
+    difference in points."""
+    lines = [f"\nside by side on the {compared['documents'][0] if compared.height else 0} documents both "
+             "answered (shares; difference in points)"]
+    left, right = compared.columns[3:5]
+    return lines + [f"  {r['variable']:<14} {r['label'][:36]:<36} {left[:20]}: {percent(r[left]):>8}  "
+                    f"{right[:20]}: {percent(r[right]):>8}  {r['difference_pp']:+.1f} pp"
+                    for r in compared.iter_rows(named=True)]
 
 
 CORRECTED_MEANING = ("corrected: the model's answers on every document, corrected by the coders' random sample "

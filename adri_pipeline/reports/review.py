@@ -28,6 +28,7 @@ import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 import jinja2
 import polars as pl
@@ -290,9 +291,23 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
     if found is None:
         return render("findings.html.j2", title="Findings — what the corpus says", found=None, variables=[],
                       cross=None, compare=None, validation=validation)
-    codebook = found["codebook"]
+    cross = None
+    if "cross" in found and crossed:
+        first, second = crossed
+        table = found["cross"].pivot(on=second, index=first, values="documents").fill_null(0)
+        cross = {"first": first, "second": second, "rows": table.sort(first).to_dicts()}
+    return render("findings.html.j2", title="Findings — what the corpus says", found=found,
+                  variables=_variables_section(found), cross=cross, compare=_compare_section(found),
+                  validation=validation,
+                  corrected=_corrected_section(found["corrected"]) if "corrected" in found else None,
+                  models=_models_section(found.get("models")), baseline_note=ZERO_SHOT_NOTE)
+
+
+def _variables_section(found: dict) -> list[dict]:
+    """Each codebook variable's shares with its chart, its trend by year (where a trend means something
+    for its type) and its split by source (only when the corpus has more than one source)."""
     variables = []
-    for name, var in codebook.variables.items():
+    for name, var in found["codebook"].variables.items():
         mine = found["shares"].filter(pl.col("variable") == name)
         by_year = found["by_year"].filter(pl.col("variable") == name)
         by_source = found["by_source"].filter(pl.col("variable") == name)
@@ -301,23 +316,19 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
                           "chart": share_chart(mine.to_dicts(), f"{name}: share of documents"),
                           "trend": trend, "by_year": _by_group(by_year, "year") if trend else [],
                           "by_source": _by_group(by_source, "source") if by_source["source"].n_unique() > 1 else []})
-    cross = None
-    if "cross" in found and crossed:
-        first, second = crossed
-        table = found["cross"].pivot(on=second, index=first, values="documents").fill_null(0)
-        cross = {"first": first, "second": second, "rows": table.sort(first).to_dicts()}
-    compare = None
-    if "compare" in found:
-        frame = found["compare"]
-        left, right = frame.columns[3:5]
-        compare = {"left": left, "right": right, "documents": frame["documents"][0] if frame.height else 0,
-                   "rows": [{"variable": r["variable"], "value": r["label"], left: percent(r[left]),
-                             right: percent(r[right]), "difference (pp)": r["difference_pp"]}
-                            for r in frame.iter_rows(named=True)]}
-    return render("findings.html.j2", title="Findings — what the corpus says", found=found, variables=variables,
-                  cross=cross, compare=compare, validation=validation,
-                  corrected=_corrected_section(found["corrected"]) if "corrected" in found else None,
-                  models=_models_section(found.get("models")), baseline_note=ZERO_SHOT_NOTE)
+    return variables
+
+
+def _compare_section(found: dict) -> dict | None:
+    """The two groups of documents compared value by value, when the findings compared two."""
+    if "compare" not in found:
+        return None
+    frame = found["compare"]
+    left, right = frame.columns[3:5]
+    return {"left": left, "right": right, "documents": frame["documents"][0] if frame.height else 0,
+            "rows": [{"variable": r["variable"], "value": r["label"], left: percent(r[left]),
+                      right: percent(r[right]), "difference (pp)": r["difference_pp"]}
+                     for r in frame.iter_rows(named=True)]}
 
 
 def _models_section(compared) -> list[dict] | None:
@@ -411,6 +422,15 @@ def _routing_run(name: str, report: BenchmarkReport, images: list[dict]) -> dict
     confusions = [{"candidate": candidate, "labels": matrix["labels"], "rows": list(zip(matrix["labels"], matrix["matrix"]))}
                   for candidate, result in report.results.items()
                   if "D1" in result.tasks and (matrix := result.tasks["D1"].confusion) and matrix.get("labels")]
+    return {"name": name, "test_hash": report.test_hash, "rows": rows, "verdicts": verdicts,
+            "legend": [{"name": header, "definition": definition} for header, definition in ROUTING_FIGURES.values()],
+            "performance": _routing_performance(report), "departures": report.departures, "confusions": confusions,
+            "images": images}
+
+
+def _routing_performance(report: BenchmarkReport) -> list[dict]:
+    """Each candidate's performance row: latency, throughput at batch 1 and at its production batch,
+    memory, size and cost, the figures that decide whether it can serve."""
     performance = []
     for candidate, result in report.results.items():
         perf = result.performance
@@ -424,9 +444,7 @@ def _routing_run(name: str, report: BenchmarkReport, images: list[dict]) -> dict
             "shape": perf.shape,
             # fractions of a cent: three significant digits
             "cost/1000 decisions USD (batch 1)": "—" if cost is None or cost != cost else f"{cost:.3g}"})
-    return {"name": name, "test_hash": report.test_hash, "rows": rows, "verdicts": verdicts,
-            "legend": [{"name": header, "definition": definition} for header, definition in ROUTING_FIGURES.values()],
-            "performance": performance, "departures": report.departures, "confusions": confusions, "images": images}
+    return performance
 
 
 def routing_page(routing_root: Path, out: Path) -> str:
@@ -509,20 +527,43 @@ def build_review(warehouse: Warehouse, codebook: Codebook, out: Path | None = No
     it crossed."""
     out = out or warehouse.path.parent / "review"
     out.mkdir(parents=True, exist_ok=True)
-    sets = [s for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash]
     pages: list[tuple[str, str, str]] = []  # (file, title, what it answers)
-
-    def write(name: str, content: str, title: str, answers: str) -> None:
+    for name, content, title, answers in _pages(warehouse, codebook, out, coders, compare, found, crossed,
+                                                validation):
         (out / name).write_text(content, encoding="utf-8")
         pages.append((name, title, answers))
+    index = out / "index.html"
+    index.write_text(render("index.html.j2", title="adri-pipeline review", codebook=codebook, pages=pages),
+                     encoding="utf-8")
+    return Site(index, [out / name for name, _, _ in pages])
 
-    write("findings.html", findings_page(found, crossed, validation), "Findings",
-          "What does the corpus say: how many studies take each value, by year and source, and how sure are we?")
+
+def _pages(warehouse: Warehouse, codebook: Codebook, out: Path, coders: Path | None,
+           compare: tuple[str, str] | None, found: dict | None, crossed: tuple[str, str] | None,
+           validation: dict | None) -> Iterator[tuple[str, str, str, str]]:
+    """(file, content, title, what it answers) of each page in the index's order, made one at a time so
+    each is written before the next is built."""
+    sets = [s for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash]
+    yield ("findings.html", findings_page(found, crossed, validation), "Findings",
+           "What does the corpus say: how many studies take each value, by year and source, and how sure are we?")
     for s in sets:
-        write(f"documents-{slug(s['model'])}.html", documents_page(warehouse, codebook, s["model"]),
-              f"Documents: {s['model']} ({s['documents']})",
-              "Where exactly is each answer's evidence, and was it found literally?")
-    models = [s["model"] for s in sets]
+        yield (f"documents-{slug(s['model'])}.html", documents_page(warehouse, codebook, s["model"]),
+               f"Documents: {s['model']} ({s['documents']})",
+               "Where exactly is each answer's evidence, and was it found literally?")
+    yield from _comparison_pages(warehouse, codebook, [s["model"] for s in sets], compare, coders)
+    yield ("summary.html", summary_page(warehouse, sets), "Summary",
+           "How often is the answer valid first time, retried, and its evidence literal / approximate / absent?")
+    yield ("routing.html", routing_page(warehouse.path.parent / "routing", out), "Routing benchmark",
+           "How accurate and calibrated is each routing candidate, and which hypotheses hold?")
+    yield ("mirror.html", mirror_page(warehouse, warehouse.path.parent / "mirror"), "Mirror evaluation",
+           "Should each decision point's mirror be promoted, kept in shadow or retired, and why?")
+
+
+def _comparison_pages(warehouse: Warehouse, codebook: Codebook, models: list[str],
+                      compare: tuple[str, str] | None, coders: Path | None) -> list[tuple[str, str, str, str]]:
+    """(file, content, title, what it answers) of each comparison page: the two models asked for, or else
+    the first two with results; and the first model against the human coders when their codes are given."""
+    pages = []
     pairs = []
     if compare:
         pairs.append(compare)
@@ -531,24 +572,16 @@ def build_review(warehouse: Warehouse, codebook: Codebook, out: Path | None = No
     for left, right in pairs:
         a = read_results(warehouse, left, codebook.content_hash)[0]
         b = read_results(warehouse, right, codebook.content_hash)[0]
-        write(f"compare-{slug(left)}-vs-{slug(right)}.html", compare_page(warehouse, codebook, (left, a), (right, b)),
-              f"Compare: {left} vs {right}", "Where do two models disagree, and on what evidence?")
+        pages.append((f"compare-{slug(left)}-vs-{slug(right)}.html",
+                      compare_page(warehouse, codebook, (left, a), (right, b)),
+                      f"Compare: {left} vs {right}", "Where do two models disagree, and on what evidence?"))
     if coders is not None and models:
-        write(f"compare-{slug(models[0])}-vs-coders.html",
-              compare_page(warehouse, codebook,
-                           (models[0], read_results(warehouse, models[0], codebook.content_hash)[0]),
-                           ("coders", coder_values(coders, codebook))),
-              f"Compare: {models[0]} vs coders", "Where does the model disagree with the human coders?")
-    write("summary.html", summary_page(warehouse, sets), "Summary",
-          "How often is the answer valid first time, retried, and its evidence literal / approximate / absent?")
-    write("routing.html", routing_page(warehouse.path.parent / "routing", out), "Routing benchmark",
-          "How accurate and calibrated is each routing candidate, and which hypotheses hold?")
-    write("mirror.html", mirror_page(warehouse, warehouse.path.parent / "mirror"), "Mirror evaluation",
-          "Should each decision point's mirror be promoted, kept in shadow or retired, and why?")
-    index = out / "index.html"
-    index.write_text(render("index.html.j2", title="adri-pipeline review", codebook=codebook, pages=pages),
-                     encoding="utf-8")
-    return Site(index, [out / name for name, _, _ in pages])
+        pages.append((f"compare-{slug(models[0])}-vs-coders.html",
+                      compare_page(warehouse, codebook,
+                                   (models[0], read_results(warehouse, models[0], codebook.content_hash)[0]),
+                                   ("coders", coder_values(coders, codebook))),
+                      f"Compare: {models[0]} vs coders", "Where does the model disagree with the human coders?"))
+    return pages
 
 
 def write_review(settings, compare: tuple[str, str] | None = None) -> Site:

@@ -25,6 +25,22 @@ REFROZEN_ON = dict.fromkeys(("sample", "clinc150", "sgd"), "2026-12-01") | dict.
 def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
     """Each place this run departs from the JEV design's protocol (§4-§6), in words a reader can weigh
     against the verdicts: stated with every report, never left for the reader to find in the code."""
+    out = _training_and_hardware(dataset, runs)
+    out += _labels(dataset)
+    out += _measurement(config, runs)
+    out += _test_split_and_questions(dataset, config)
+    out += _thresholds_and_samples(dataset, config, runs)
+    out.append("Precision is each candidate's own, recorded as it declares it (\"What each candidate ran with\"), "
+               "not chosen among fp32, bf16 and fp16; a server's (System One, LLM baseline) is not reported by its API.")
+    out.append(f"The token limit is each candidate's own context (\"What each candidate ran with\"), not the smallest "
+               f"context for all: the state is serialized to {config.max_state_chars} characters, then cut by the same "
+               "policy to each candidate's limit, counted by its own tokenizer.")
+    return out
+
+
+def _training_and_hardware(dataset: Dataset, runs: dict[str, CandidateRun]) -> list[str]:
+    """What the candidates learned from, beyond what the design allows, and the hardware they were
+    measured on: the first things that qualify every figure after them."""
     out = []
     trained = [name for name, run in runs.items() if run.kind.trains]
     if trained:
@@ -33,6 +49,13 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     out += _extra_training(dataset)
     out.append("CPU only: the design's GPU scenarios (batch 1 and production batch) are not measured; the CPU "
                "production batch stands in for throughput.")
+    return out
+
+
+def _labels(dataset: Dataset) -> list[str]:
+    """Where the gold labels fall short of the design's: one annotator, synthetic examples, an option no
+    example measures."""
+    out = []
     if not any(e.annotator_labels for e in dataset.examples):
         out.append("One label per example, from its source or its composition: no two independent annotators, so "
                    "no agreement (kappa / alpha) to report.")
@@ -43,6 +66,13 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     if any(e.task == "D5" for e in dataset.examples) and not any(
             e.task == "D5" and e.gold_label == "requer_bloqueio" for e in dataset.examples):
         out.append("D5: no example is annotated requer_bloqueio; the option is offered, never measured.")
+    return out
+
+
+def _measurement(config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
+    """How the figures were measured where the design asks otherwise: examples left out of the LLM
+    baseline, what each candidate brings, fewer performance runs, unchecked prices."""
+    out = []
     if config.llm_max_examples and any(run.kind.role == "llm_baseline" for run in runs.values()):
         out.append(f"The LLM baseline answered only the first {config.llm_max_examples} calibration and test "
                    "examples of each task; H1 is paired on those.")
@@ -53,6 +83,13 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     if Path(config.prices).resolve() == PRICES.resolve():
         out.append("Costs use the bundled price table, whose rates were not checked against a price list: edit it "
                    "(or ADRI_ROUTING_PRICES) before quoting a cost.")
+    return out
+
+
+def _test_split_and_questions(dataset: Dataset, config: RunConfig) -> list[str]:
+    """A test split frozen after the candidates were developed, and questions without a decision rule:
+    both weigh on how far the verdicts generalize."""
+    out = []
     if config.dataset in BUILT_IN:
         when = REFROZEN_ON[config.dataset]
         out.append(f"This dataset's test split was frozen anew on {when} ({REFROZEN[when]}); the candidates had been "
@@ -61,6 +98,13 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     if ruleless:
         out.append(f"The questions of {', '.join(ruleless)} state no decision rule (no \"Regra:\"); the design asks "
                    "for a question, options with descriptions and a rule for every task (task 21).")
+    return out
+
+
+def _thresholds_and_samples(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
+    """Abstention thresholds that could not be certified, out-of-source sets cut to a sample, and messages
+    redacted before any candidate saw them."""
+    out = []
     uncertified = sorted({task for run in runs.values() for task, bound in run.threshold_bounds.items()
                           if bound["threshold"] > 1})
     if uncertified:
@@ -76,11 +120,6 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
         out.append(f"{dataset.anonymized} example(s) carried personal data (e-mail, CPF, CNPJ, phone, or a listed "
                    "name) in a message or turn: replaced by the project's "
                    "redactor before any candidate saw them; the test split's hash is of the source as given.")
-    out.append("Precision is each candidate's own, recorded as it declares it (\"What each candidate ran with\"), "
-               "not chosen among fp32, bf16 and fp16; a server's (System One, LLM baseline) is not reported by its API.")
-    out.append(f"The token limit is each candidate's own context (\"What each candidate ran with\"), not the smallest "
-               f"context for all: the state is serialized to {config.max_state_chars} characters, then cut by the same "
-               "policy to each candidate's limit, counted by its own tokenizer.")
     return out
 
 

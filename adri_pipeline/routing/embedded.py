@@ -19,6 +19,7 @@ import re
 import warnings
 from collections import Counter
 from functools import wraps
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -77,6 +78,37 @@ def _session_texts(state: dict, criteria: dict | None = None) -> dict[str, str]:
         texts[option] = " ".join(filter(None, (_humanize(agent), criteria.get(option, ""), last_turn,
                                                exchanges.get(agent, ""))))
     return texts
+
+
+class _TurnCues(NamedTuple):
+    """What the conversation says about the new message whatever the option: the highest similarity to
+    a topic on screen, whether the agent's last turn asked something and the message's similarity to
+    it, the message's length in words, and whether any session is suspended."""
+    best: float
+    asked: float
+    to_last: float
+    words: int
+    suspended: float
+
+
+def _session_row(option: str, active_agent: str | None, similarity: dict[str, float],
+                 agent_probabilities: dict[str, float], on_screen: list[str], cues: _TurnCues) -> list:
+    """One option's features (EmbeddedLogReg._session_features): which kind of option it is, then every
+    cue crossed with the kind, so the model learns how much each cue counts for each kind."""
+    kind = [option == "continuar_agente_ativo", option.startswith("retomar_sessao:"),
+            option == "iniciar_novo_agente", option == "desambiguar"]
+    own = similarity.get(option)  # only the options with a topic to compare against
+    others = [v for k, v in similarity.items() if k != option]
+    gap = own - max(others, default=0.0) if own is not None else 0.0
+    agent = (active_agent or "") if kind[0] else option.removeprefix("retomar_sessao:") if kind[1] else None
+    mass = (agent_probabilities.get(agent, 0.0) if agent is not None else
+            max(1 - sum(agent_probabilities.get(a, 0.0) for a in on_screen), 0.0) if kind[2] else 0.0)
+    best, asked, short, words = cues.best, cues.asked, float(cues.words <= 3), cues.words
+    return [*kind, own or 0.0, gap, float(own is not None and own >= best),
+            *(k * np.log(mass + 1e-3) for k in kind[:3]),
+            *(k * best for k in kind), *(k * short for k in kind), *(k * asked for k in kind),
+            *(k * asked * short for k in kind), *(k * cues.to_last for k in kind),
+            *(k * cues.suspended for k in kind), *(k * np.log1p(words) for k in kind)]
 
 
 def _last_agent_turn(state: dict) -> str:
@@ -277,10 +309,7 @@ class EmbeddedZeroShot(_Embedded):
         d1 = [(r, g) for r, g in zip(requests, golds) if isinstance(g, str) and "D1" in r["questions"]]
         grid = np.linspace(0.70, 0.95, 26)
         if d1:
-            scored = [(self._intent_scores(parse_state(r["state"])["message"], list(r["questions"]["D1"]["criteria"]),
-                                           r["questions"]["D1"]["criteria"]), g) for r, g in d1]
-            self.no_match_similarity = float(max(grid, key=lambda t: sum(
-                (max({**s, NO_MATCH: t}, key={**s, NO_MATCH: t}.get) == g) for s, g in scored)))
+            self._fit_no_match(d1, grid)
         d4 = [(self._d4_scores(parse_state(r["state"])["message"], r["questions"]), list(r["questions"]), gold)
               for r, gold in _multi_intent_golds(requests, golds)]
         if d4:
@@ -289,19 +318,32 @@ class EmbeddedZeroShot(_Embedded):
                                    for o, c in r["questions"]["D1"]["criteria"].items() if o != NO_MATCH})
         d5 = [(r, g) for r, g in zip(requests, golds) if "D5" in r["questions"]]
         if d5:
-            saved = self.out_of_scope_similarity, self.block_offset
-            scored = []
-            for request, gold in d5:
-                self.out_of_scope_similarity, self.block_offset = 0.0, 0.0
-                scored.append((self._guard_scores(parse_state(request["state"])["message"],
-                                                  request["questions"]["D5"]["criteria"]), gold))
+            self._fit_guard(d5, grid)
 
-            def right(threshold: float, offset: float) -> int:
-                return sum(max(s, key=lambda o: threshold if o == "fora_do_escopo" else s[o] + (
-                    offset if o == "requer_bloqueio" else 0.0)) == g for s, g in scored)
+    def _fit_no_match(self, d1: list[tuple[dict, str]], grid: np.ndarray) -> None:
+        """The similarity below which no intent matches: the grid's value that answers most of dev's D1
+        requests right, no-match among the options."""
+        scored = [(self._intent_scores(parse_state(r["state"])["message"], list(r["questions"]["D1"]["criteria"]),
+                                       r["questions"]["D1"]["criteria"]), g) for r, g in d1]
+        self.no_match_similarity = float(max(grid, key=lambda t: sum(
+            (max({**s, NO_MATCH: t}, key={**s, NO_MATCH: t}.get) == g) for s, g in scored)))
 
-            self.out_of_scope_similarity, self.block_offset = max(
-                ((t, b) for t in grid for b in np.linspace(-0.3, 0.0, 13)), key=lambda tb: right(*tb), default=saved)
+    def _fit_guard(self, d5: list[tuple[dict, str]], grid: np.ndarray) -> None:
+        """D5's out-of-scope similarity and the offset a block must clear, the pair that answers most of
+        dev's D5 requests right; the options are scored with both at zero, so neither biases the search."""
+        saved = self.out_of_scope_similarity, self.block_offset
+        scored = []
+        for request, gold in d5:
+            self.out_of_scope_similarity, self.block_offset = 0.0, 0.0
+            scored.append((self._guard_scores(parse_state(request["state"])["message"],
+                                              request["questions"]["D5"]["criteria"]), gold))
+
+        def right(threshold: float, offset: float) -> int:
+            return sum(max(s, key=lambda o: threshold if o == "fora_do_escopo" else s[o] + (
+                offset if o == "requer_bloqueio" else 0.0)) == g for s, g in scored)
+
+        self.out_of_scope_similarity, self.block_offset = max(
+            ((t, b) for t in grid for b in np.linspace(-0.3, 0.0, 13)), key=lambda tb: right(*tb), default=saved)
 
 
 class EmbeddedLogReg(_Embedded):
@@ -370,28 +412,12 @@ class EmbeddedLogReg(_Embedded):
             agent_probabilities = self._agent_probabilities(message)
         on_screen = [state["active_agent"] or "", *(a for a, _ in state["suspended"])]
         similarity = dict(zip(texts, (self.encoder(list(texts.values())) @ message).tolist()))
-        best = max(similarity.values(), default=0.0)
         last_agent = _last_agent_turn(state)
-        asked = float(last_agent.rstrip().endswith("?"))
-        to_last = float(self.encoder([last_agent])[0] @ message) if last_agent else 0.0
-        words = len(state["message"].split())
-        short = float(words <= 3)
-        suspended = float(bool(state["suspended"]))
-        rows = []
-        for option in options:
-            kind = [option == "continuar_agente_ativo", option.startswith("retomar_sessao:"),
-                    option == "iniciar_novo_agente", option == "desambiguar"]
-            own = similarity.get(option)  # only the options with a topic to compare against
-            others = [v for k, v in similarity.items() if k != option]
-            gap = own - max(others, default=0.0) if own is not None else 0.0
-            agent = (state["active_agent"] or "") if kind[0] else option.removeprefix("retomar_sessao:") if kind[1] else None
-            mass = (agent_probabilities.get(agent, 0.0) if agent is not None else
-                    max(1 - sum(agent_probabilities.get(a, 0.0) for a in on_screen), 0.0) if kind[2] else 0.0)
-            rows.append([*kind, own or 0.0, gap, float(own is not None and own >= best),
-                         *(k * np.log(mass + 1e-3) for k in kind[:3]),
-                         *(k * best for k in kind), *(k * short for k in kind), *(k * asked for k in kind),
-                         *(k * asked * short for k in kind), *(k * to_last for k in kind),
-                         *(k * suspended for k in kind), *(k * np.log1p(words) for k in kind)])
+        cues = _TurnCues(best=max(similarity.values(), default=0.0), asked=float(last_agent.rstrip().endswith("?")),
+                         to_last=float(self.encoder([last_agent])[0] @ message) if last_agent else 0.0,
+                         words=len(state["message"].split()), suspended=float(bool(state["suspended"])))
+        rows = [_session_row(option, state["active_agent"], similarity, agent_probabilities, on_screen, cues)
+                for option in options]
         # whom a message reads as addressed to speaks only of agents the agent model was trained on: on
         # a catalogue it never saw, "nobody on screen" is absence of knowledge, and a model fitted on one
         # catalogue answered "new agent" to 76 of 80 turns of another. So every feature has two weights,

@@ -264,22 +264,8 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
             result["tasks"][task]["set_cost"] = set_cost(run, group, prices.hourly(run.name))
     if "D1" in result["tasks"]:
         result["tasks"]["D1"]["scope_by_kind"] = scope_by_kind(frame, by_id)
-    # the JEV design: "Dados sintéticos e reais são reportados em separado" — every quality figure
-    origins = frame.with_columns(pl.Series("origin", [origin_of(by_id[i]) for i in frame["example_id"].to_list()],
-                                           pl.String))
-    for (origin, task), group in origins.group_by("origin", "task", maintain_order=True):
-        result["by_origin"].setdefault(origin, {})[task] = task_figures(group, config)
-    team_keys = sorted({k for e in dataset.examples for k in (e.metadata.model_extra or {})})
-    slices = SLICES | {f"metadata.{k}": (lambda e, k=k: str((e.metadata.model_extra or {}).get(k, "—")))
-                       for k in team_keys}  # keys a team added inside metadata
-    for slice_name, key in slices.items():
-        values = [key(by_id[i]) for i in frame["example_id"].to_list()]
-        sliced = frame.with_columns(pl.Series("slice", [v if isinstance(v, list) else [v] for v in values],
-                                              pl.List(pl.String))).explode("slice")  # each of an example's tags
-        result["slices"][slice_name] = {
-            value: {"n": g.height, "accuracy": float(g["correct"].mean())}
-            for (value,), g in sliced.group_by("slice", maintain_order=True)
-        }
+    result["by_origin"] = _by_origin(frame, by_id, config)
+    result["slices"] = _slices(frame, by_id, dataset)
     result["error_causes"] = error_causes(frame, by_id)
     result["abstention_d3_vs_confidence"] = abstention_comparison(frame, by_id, run.threshold)
     latencies = run.measured.latencies_s
@@ -299,6 +285,35 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
     # what answered the test, as frozen after calibration (routing/freeze.py)
     result["freeze"] = json.loads(run.freeze_record.read_text(encoding="utf-8")) if run.freeze_record else None
     return CandidateResult.model_validate(result)
+
+
+def _by_origin(frame: pl.DataFrame, by_id: dict, config: RunConfig) -> dict:
+    """Every quality figure per origin (synthetic, real) and task: the JEV design, "Dados sintéticos e
+    reais são reportados em separado"."""
+    by_origin: dict = {}
+    origins = frame.with_columns(pl.Series("origin", [origin_of(by_id[i]) for i in frame["example_id"].to_list()],
+                                           pl.String))
+    for (origin, task), group in origins.group_by("origin", "task", maintain_order=True):
+        by_origin.setdefault(origin, {})[task] = task_figures(group, config)
+    return by_origin
+
+
+def _slices(frame: pl.DataFrame, by_id: dict, dataset: Dataset) -> dict:
+    """Accuracy per value of each slice (SLICES, and each key a team added inside metadata); an example
+    with several tags counts in each of them."""
+    team_keys = sorted({k for e in dataset.examples for k in (e.metadata.model_extra or {})})
+    slices = SLICES | {f"metadata.{k}": (lambda e, k=k: str((e.metadata.model_extra or {}).get(k, "—")))
+                       for k in team_keys}  # keys a team added inside metadata
+    out = {}
+    for slice_name, key in slices.items():
+        values = [key(by_id[i]) for i in frame["example_id"].to_list()]
+        sliced = frame.with_columns(pl.Series("slice", [v if isinstance(v, list) else [v] for v in values],
+                                              pl.List(pl.String))).explode("slice")  # each of an example's tags
+        out[slice_name] = {
+            value: {"n": g.height, "accuracy": float(g["correct"].mean())}
+            for (value,), g in sliced.group_by("slice", maintain_order=True)
+        }
+    return out
 
 
 def performance(run: CandidateRun, prices: PriceTable) -> dict:

@@ -121,6 +121,18 @@ def _run(job: dict) -> dict:
                in steps(job["test"], f"{label}: latency, one decision at a time", unit="decision")}
     # batch 1 is that pass itself: every test decision, one at a time, each message unseen
     throughput: dict[str, float] = {"1": len(job["test"]) / (time.perf_counter() - started)} if job["test"] else {}
+    _batch_throughput(job, calibrated, encoder, warm_cache, throughput)
+    return {"pid": os.getpid(), "load_seconds": load_seconds, "warmup_seconds": warmup_seconds,
+            "warmup_decisions": len(job["warmup"]), "cached_at_start": cached_at_start,
+            "latency_by_example": latency, "throughput_per_s": throughput,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def _batch_throughput(job: dict, calibrated, encoder, warm_cache: dict, throughput: dict[str, float]) -> None:
+    """Decisions per second at each of the job's batch sizes, added to `throughput`, smallest first,
+    each size meeting the test messages unseen; stops once a batch holds every decision or the last two
+    sizes gained nothing (a bigger batch then only adds latency)."""
+    label = job.get("label", "performance run")
     for batch in steps([b for b in job["batches"] if str(b) not in throughput],
                        f"{label}: throughput, batch sizes {job['batches']}", unit="size"):
         if batch > len(job["test"]) and throughput:
@@ -133,10 +145,6 @@ def _run(job: dict) -> dict:
         for i in range(0, len(job["test"]), batch):
             calibrated.respond_batch([(request, task) for _, task, request in job["test"][i:i + batch]])
         throughput[str(batch)] = len(job["test"]) / (time.perf_counter() - started)
-    return {"pid": os.getpid(), "load_seconds": load_seconds, "warmup_seconds": warmup_seconds,
-            "warmup_decisions": len(job["warmup"]), "cached_at_start": cached_at_start,
-            "latency_by_example": latency, "throughput_per_s": throughput,
-            "peak_rss_mb": peak_rss_mb()}
 
 
 def peak_rss_mb() -> float:

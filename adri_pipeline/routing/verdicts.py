@@ -141,18 +141,7 @@ def verdicts(results: dict[str, CandidateResult], runs: dict[str, CandidateRun],
         run = runs[name]
         if run.kind.role == "llm_baseline":
             continue
-        if baseline:
-            llm = runs[baseline.candidate]
-            h1 = _h1(run.predictions, llm.predictions, set(result.tasks) & set(baseline.tasks), config, rng)
-            outside_h1 = {source: _h1(frame, llm.outside_predictions[source],
-                                      set(result.out_of_source.get(source, {})) &
-                                      set(baseline.out_of_source.get(source, {})), config, rng).verdict
-                          for source, frame in run.outside_predictions.items() if source in llm.outside_predictions}
-            h1 = h1.model_copy(update={"in_source": h1.verdict, "out_of_source": outside_h1,
-                                       "verdict": holding(h1.verdict, outside_h1, "non-inferior")})
-        else:
-            h1 = H1(verdict="not evaluated",
-                    reason="no LLM baseline in this run (add ollama:<model> or openai:<model> to the candidates)")
+        h1 = _h1_everywhere(run, result, baseline, runs[baseline.candidate] if baseline else None, config, rng)
         h2 = _abstention(run.predictions, config, rng, result.abstention_d3_vs_confidence)
         outside_h2 = {source: _abstention(frame, config, rng).verdict
                       for source, frame in run.outside_predictions.items()}
@@ -160,6 +149,22 @@ def verdicts(results: dict[str, CandidateResult], runs: dict[str, CandidateRun],
                                    "verdict": holding(h2.verdict, outside_h2, "supported")})
         out[name] = Hypotheses(H1=h1, H2=h2, H3=_performance_verdict(result, baseline, config))
     return out
+
+
+def _h1_everywhere(run: CandidateRun, result: CandidateResult, baseline: CandidateResult | None,
+                   llm: CandidateRun | None, config: RunConfig, rng: np.random.Generator) -> H1:
+    """H1 in source and on every out-of-source set both answered, non-inferior only where it is on all of
+    them; not evaluated without an LLM baseline in the run."""
+    if baseline is None:
+        return H1(verdict="not evaluated",
+                  reason="no LLM baseline in this run (add ollama:<model> or openai:<model> to the candidates)")
+    h1 = _h1(run.predictions, llm.predictions, set(result.tasks) & set(baseline.tasks), config, rng)
+    outside_h1 = {source: _h1(frame, llm.outside_predictions[source],
+                              set(result.out_of_source.get(source, {})) &
+                              set(baseline.out_of_source.get(source, {})), config, rng).verdict
+                  for source, frame in run.outside_predictions.items() if source in llm.outside_predictions}
+    return h1.model_copy(update={"in_source": h1.verdict, "out_of_source": outside_h1,
+                                 "verdict": holding(h1.verdict, outside_h1, "non-inferior")})
 
 
 def _performance_verdict(result: CandidateResult, baseline: CandidateResult | None, config: RunConfig) -> H3:

@@ -134,22 +134,29 @@ def test_a_csv_export_never_hands_a_spreadsheet_a_formula(tmp_path):
     assert pl.read_parquet(write(frame, "parquet", tmp_path / "r.parquet"))["title"].to_list() == cells
 
 
-def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counted_alone(classified, tmp_path, capsys):
-    """Issue 41: the sample's 23 invented abstracts counted beside a team's file were published as one
-    corpus (failed before: no count per file, no warning, no --source)."""
+def _a_teams_file_beside_the_sample(classified, tmp_path):
+    """A copy of the classified sample's warehouse, with a team's file of three abstracts classified into
+    it too (synthetic here as well: written for this test). The settings on that warehouse and the file."""
     import json
     import shutil
 
-    from adri_pipeline.cli import main
-
     settings = classified.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
     shutil.copytree(classified.warehouse.parent, settings.warehouse.parent)
-    team = tmp_path / "teses.jsonl"  # synthetic here too: three short abstracts written for this test
+    team = tmp_path / "teses.jsonl"
     team.write_text("".join(json.dumps({"id": f"t-{i}", "title": f"Estudo {i}", "year": 2020,
                                         "abstract": f"Entrevistas com {i + 5} gestores sobre alimentação escolar "
                                                     "no Brasil; análise qualitativa."}, ensure_ascii=False) + "\n"
                             for i in range(3)), encoding="utf-8")
     classify_corpus_file(settings.model_copy(update={"corpus": team}))
+    return settings, team
+
+
+def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counted_alone(classified, tmp_path, capsys):
+    """Issue 41: the sample's 23 invented abstracts counted beside a team's file were published as one
+    corpus (failed before: no count per file, no warning, no --source)."""
+    from adri_pipeline.cli import main
+
+    settings, team = _a_teams_file_beside_the_sample(classified, tmp_path)
 
     mixed = findings(settings)
     assert mixed["counted_by_source"] == {"sample_corpus.jsonl": 23, "teses.jsonl": 3}

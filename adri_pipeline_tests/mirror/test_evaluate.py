@@ -94,27 +94,21 @@ def config_file(tmp_path, points: dict):
     return path
 
 
-def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
-    log = DATA / "mirror" / "sample_shadow_log.jsonl"
-    one_source = evaluate_log(settings_for(log, warehouse), warehouse).evaluations["confirmar_transferencia"]
-    assert one_source.recommendation == "needs a second judge"  # failed before: the log's labels counted twice
-
-    # two label files: copies of the log's labels here, and a file has no model family either way
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _two_label_files(tmp_path, log, warehouse, records):
+    """The evaluation with two label files as its judges: copies of the log's labels, so the same source
+    twice, and a file has no model family either way."""
     for coder in ("a", "b"):
         (tmp_path / f"{coder}.jsonl").write_text("".join(
             json.dumps({"state_hash": r["state_hash"], "label": r["truth"]}) + "\n" for r in records if r.get("truth")))
     files = settings_for(log, warehouse).model_copy(
         update={"mirror_judges": f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"})
-    two_files_report = evaluate_log(files, warehouse)
-    two_files = two_files_report.evaluations["confirmar_transferencia"]
-    assert two_files.recommendation == "needs a second judge"  # failed before: "promote"
-    assert [j["source"] for j in two_files_report.judges] == ["label file", "label file"]
-    assert two_files_report.judges[0]["annotator"] is None  # the files name no annotator
+    return evaluate_log(files, warehouse)
 
-    # two model judges of different families, on the loopback server, each reading the case on its own
+
+def _two_model_judges(log, warehouse, records):
+    """The evaluation with two model judges of different families on the loopback server, each reading
+    the case on its own and answering the log's label for it."""
     from adri_pipeline.jev.serialize import serialize_facts
-    from loopback.model_server import ModelServerStub
 
     truth_of = {serialize_facts(r["state"]): r["truth"] for r in records if r.get("truth")}
 
@@ -125,7 +119,51 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"), responder=judge_answers) as judges:
         settings = settings_for(log, warehouse).model_copy(update={
             "mirror_judges": "ollama:qwen2.5:7b,ollama:gemma3:4b", "ollama_hosts": [judges.host]})
-        report = evaluate_log(settings, warehouse)
+        return evaluate_log(settings, warehouse)
+
+
+def _approve_by_hand(tmp_path, report) -> tuple[Path, Path]:
+    """A person approves the point on the evaluation, in the team's own configuration, whose comments
+    must outlive the rewrite: the configuration file and the evaluation approved."""
+    from adri_pipeline.cli import main
+
+    gate_file = tmp_path / "gate.yaml"
+    kept_by_hand = "# hand-kept: the payments team reviews every change to this file\n"
+    gate_file.write_text(kept_by_hand + Path(report.recommended_configuration).read_text())
+    evaluation_file = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
+    assert main(["mirror", "approve", "confirmar_transferencia", "--evaluation", str(evaluation_file),
+                 "--config", str(gate_file)]) == 0
+    assert gate_file.read_text().startswith(kept_by_hand)  # failed before: the rewrite dropped every comment
+    return gate_file, evaluation_file
+
+
+def _assert_an_override_the_evaluation_did_not_recommend_is_refused(tmp_path, gate_file, evaluation) -> None:
+    """An approved configuration widened by hand past what the evaluation showed does not load."""
+    from adri_pipeline.mirror.gate_config import load_gate_config
+
+    widened = yaml.safe_load(gate_file.read_text())
+    widened["points"]["confirmar_transferencia"]["overrides"].append(["executar", "vetar"])
+    if ["executar", "vetar"] not in evaluation.recommended_overrides:
+        (tmp_path / "widened.yaml").write_text(yaml.safe_dump(widened))
+        with pytest.raises(GateConfigError, match="overrides .* were not recommended by its evaluation"):
+            load_gate_config(tmp_path / "widened.yaml")
+
+
+def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
+    from adri_pipeline.mirror.gate_config import load_gate_config
+
+    log = DATA / "mirror" / "sample_shadow_log.jsonl"
+    one_source = evaluate_log(settings_for(log, warehouse), warehouse).evaluations["confirmar_transferencia"]
+    assert one_source.recommendation == "needs a second judge"  # failed before: the log's labels counted twice
+
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    two_files_report = _two_label_files(tmp_path, log, warehouse, records)
+    two_files = two_files_report.evaluations["confirmar_transferencia"]
+    assert two_files.recommendation == "needs a second judge"  # failed before: "promote"
+    assert [j["source"] for j in two_files_report.judges] == ["label file", "label file"]
+    assert two_files_report.judges[0]["annotator"] is None  # the files name no annotator
+
+    report = _two_model_judges(log, warehouse, records)
     evaluation = report.evaluations["confirmar_transferencia"]
     assert {j["family"] for j in report.judges} == {"qwen", "gemma"}  # each judge's source, named
     # the cost per decision from the price table's shape, not a fixed rate
@@ -137,29 +175,15 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     assert recommended["points"]["confirmar_transferencia"]["mode"] == "shadow"  # nothing acts before approval
     assert recommended["evidence"]["confirmar_transferencia"]["recommended_mode"] == "control"
 
-    # a person approves the point on that evaluation, in the team's own configuration: it now loads in control
-    from adri_pipeline.cli import main
-    from adri_pipeline.mirror.gate_config import load_gate_config
-
-    gate_file = tmp_path / "gate.yaml"
-    kept_by_hand = "# hand-kept: the payments team reviews every change to this file\n"
-    gate_file.write_text(kept_by_hand + Path(report.recommended_configuration).read_text())
-    evaluation_file = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
-    assert main(["mirror", "approve", "confirmar_transferencia", "--evaluation", str(evaluation_file),
-                 "--config", str(gate_file)]) == 0
-    assert gate_file.read_text().startswith(kept_by_hand)  # failed before: the rewrite dropped every comment
+    # approved by a person on that evaluation, the point now loads in control
+    gate_file, evaluation_file = _approve_by_hand(tmp_path, report)
     approved = load_gate_config(gate_file).points["confirmar_transferencia"]
     assert approved.mode == "control" and approved.harden_order == ["executar", "confirmar", "vetar"]
     assert approved.approval.sha256 == hashlib.sha256(evaluation_file.read_bytes()).hexdigest()
     # one direction: the moves the evaluation showed the mirror wins, each hardening (a safety point)
     assert [list(m) for m in approved.overrides] == evaluation.recommended_overrides != []
     assert all(approved.restrictiveness(to) > approved.restrictiveness(of) for of, to in approved.overrides)
-    widened = yaml.safe_load(gate_file.read_text())
-    widened["points"]["confirmar_transferencia"]["overrides"].append(["executar", "vetar"])
-    if ["executar", "vetar"] not in evaluation.recommended_overrides:
-        (tmp_path / "widened.yaml").write_text(yaml.safe_dump(widened))
-        with pytest.raises(GateConfigError, match="overrides .* were not recommended by its evaluation"):
-            load_gate_config(tmp_path / "widened.yaml")
+    _assert_an_override_the_evaluation_did_not_recommend_is_refused(tmp_path, gate_file, evaluation)
 
     # the one-source evaluation, rewritten over it, no longer supports control: refused naming the point
     evaluate_log(settings_for(log, warehouse), warehouse)

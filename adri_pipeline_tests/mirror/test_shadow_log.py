@@ -215,12 +215,10 @@ def test_a_line_with_any_unknown_field_value_is_quarantined_naming_its_line_and_
         assert bad[0]["error"].startswith(f"field {field!r}: "), bad[0]["error"]
 
 
-def test_unknown_values_are_quarantined_on_ingest_and_the_cli_names_the_file_line_and_field(tmp_path, warehouse,
-                                                                                              capsys):
-    """Failed before: `mirror evaluate` stored a mirror decision and a truth no option names; an unknown
-    task outcome reached `mirror savings` and ended in a KeyError traceback."""
-    from adri_pipeline.cli import main
-
+def _a_log_with_unknown_values(tmp_path):
+    """A gate configuration with one point, and a log of five lines for it: two good (one of them a mirror
+    answer that was not an option, as the gate logs it), a mirror decision and a truth no option names,
+    and a task record whose outcome is no known one. The log's path and the configuration's."""
     path = tmp_path / "shadow.jsonl"
     config = tmp_path / "gate.yaml"
     config.write_text(json.dumps({"points": {"p": {"kind": "judgment", "question": "Que fazer com o pedido?",
@@ -229,6 +227,16 @@ def test_unknown_values_are_quarantined_on_ingest_and_the_cli_names_the_file_lin
     path.write_text("\n".join(json.dumps(line) for line in [
         GOOD, {**GOOD, "mirror_decision": "VETAR"}, {**GOOD, "truth": "talvez"},
         {**GOOD, "mirror_decision": "talvez", "outcome": "invalid_option"}, task]) + "\n", encoding="utf-8")
+    return path, config
+
+
+def test_unknown_values_are_quarantined_on_ingest_and_the_cli_names_the_file_line_and_field(tmp_path, warehouse,
+                                                                                              capsys):
+    """Failed before: `mirror evaluate` stored a mirror decision and a truth no option names; an unknown
+    task outcome reached `mirror savings` and ended in a KeyError traceback."""
+    from adri_pipeline.cli import main
+
+    path, config = _a_log_with_unknown_values(tmp_path)
     kept, bad = ingest(path, warehouse, OPTIONS)
     assert len(kept) == 2 and [(b["line"], b["error"].split(":")[0]) for b in bad] == [
         (2, "field 'mirror_decision'"), (3, "field 'truth'"), (5, "field 'outcome'")]

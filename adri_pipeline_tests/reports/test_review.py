@@ -266,26 +266,35 @@ def test_the_findings_page_draws_the_counts_the_warehouse_holds_in_chromium(two_
     assert (tmp_path / "findings.png").stat().st_size > 0
 
 
-def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp_path):
+# a candidate's performance as a routing run records it: measured three times, its production batch 16
+ROUTING_PERFORMANCE = {"independent_runs": 3, "runs": [], "production_batch": 16,
+                       "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0}, "peak_rss_mb": 280.0,
+                       "artifact_mb": 68.6, "load_seconds": 0.9, "warmup_seconds": 0.1, "batch_chosen_by": "pilot",
+                       "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB", "hourly_usd": 0.06, "price_table": "prices.toml",
+                       "cost_per_1000_usd": {"batch 1": 0.000339, "batch 16": 0.000188}}
+# D2's figures, accuracy well above the majority class's
+D2_FIGURES = {"n": 3, "accuracy": 1.0, "majority_baseline_accuracy": 0.34, "high_confidence_wrong_rate": 0.0,
+              "high_confidence_wrong_rate_fixed": 0.0, "ece": 0.1, "mce": 0.2, "aurc": 0.0,
+              "coverage_at_threshold": 1.0, "selective_accuracy_at_threshold": 1.0, "reliability": []}
 
-    from adri_pipeline.reports.review import routing_page
-    from adri_pipeline.routing.results import H1, H2, H3, BenchmarkReport, CandidateResult, Hypotheses
 
-    run = tmp_path / "routing" / "sgd"
-    run.mkdir(parents=True)
-    performance = {"independent_runs": 3, "runs": [], "production_batch": 16,
-                   "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0}, "peak_rss_mb": 280.0,
-                   "artifact_mb": 68.6, "load_seconds": 0.9, "warmup_seconds": 0.1, "batch_chosen_by": "pilot",
-                   "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB", "hourly_usd": 0.06, "price_table": "prices.toml",
-                   "cost_per_1000_usd": {"batch 1": 0.000339, "batch 16": 0.000188}}
-    d2 = {"n": 3, "accuracy": 1.0, "majority_baseline_accuracy": 0.34, "high_confidence_wrong_rate": 0.0,
-          "high_confidence_wrong_rate_fixed": 0.0, "ece": 0.1, "mce": 0.2, "aurc": 0.0, "coverage_at_threshold": 1.0,
-          "selective_accuracy_at_threshold": 1.0, "reliability": []}
-    result = CandidateResult(candidate="embedded-logreg", kind={}, tasks={"D2": d2}, by_origin={}, slices={},
-                             temperature={}, abstention_threshold={}, discarded_answers=0, discarded_reasons={},
-                             error_causes={}, abstention_d3_vs_confidence={}, latency_ms={"p95": 30.0},
-                             latency_per_turn_ms_percentiles={"p95": 41.0}, performance=performance,
-                             cost_per_1000_usd=0.000339, fit_seconds=1.0)
+def _one_candidate():
+    """embedded-logreg's result on D2 alone, with the performance above."""
+    from adri_pipeline.routing.results import CandidateResult
+
+    return CandidateResult(candidate="embedded-logreg", kind={}, tasks={"D2": D2_FIGURES}, by_origin={}, slices={},
+                           temperature={}, abstention_threshold={}, discarded_answers=0, discarded_reasons={},
+                           error_causes={}, abstention_d3_vs_confidence={}, latency_ms={"p95": 30.0},
+                           latency_per_turn_ms_percentiles={"p95": 41.0}, performance=ROUTING_PERFORMANCE,
+                           cost_per_1000_usd=0.000339, fit_seconds=1.0)
+
+
+def _write_one_routing_report(run: Path) -> None:
+    """A metrics.json as a routing run writes it: one candidate on one task, measured three times, its
+    hypotheses and one departure from the protocol, each figure a value the page's assertions can find."""
+    from adri_pipeline.routing.results import H1, H2, H3, BenchmarkReport, Hypotheses
+
+    result = _one_candidate()
     verdicts = Hypotheses(H1=H1(verdict="not evaluated"), H2=H2(verdict="not evaluated", min_coverage=0.5),
                           H3=H3(verdict="met", p95_per_turn_ms=41.0, target_p95_ms=50.0, cost_per_1000_usd=0.000339,
                                 shape="VM.Standard.E4.Flex 1 OCPU 24 GB", compared_with_cost_per_1000_usd=0.01,
@@ -293,6 +302,14 @@ def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp
     BenchmarkReport(config={}, test_hash="ab" * 32, results={"embedded-logreg": result},
                     hypotheses={"embedded-logreg": verdicts}, annotator_agreement={},
                     departures=["CPU only: no GPU scenario."]).write(run / "metrics.json")
+
+
+def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp_path):
+    from adri_pipeline.reports.review import routing_page
+
+    run = tmp_path / "routing" / "sgd"
+    run.mkdir(parents=True)
+    _write_one_routing_report(run)
     (tmp_path / "routing" / "old").mkdir()
     (tmp_path / "routing" / "old" / "metrics.json").write_text('{"results": {}}', encoding="utf-8")
     html = routing_page(tmp_path / "routing", tmp_path)

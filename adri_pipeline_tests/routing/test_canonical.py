@@ -73,18 +73,44 @@ def test_a_line_that_is_not_json_is_named(tmp_path):
         load_canonical(path)
 
 
+TEAM_GOLDS = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
+TEAM_TEXTS = {"continuar_agente_ativo": "sim pfv", "retomar_sessao:listas": "e a lista de compras?",
+              "iniciar_novo_agente": "qual a previsão do tempo amanhã?"}
+
+
+def _team_rows() -> list[dict]:
+    """36 D2 lines in the three golds' turn, two annotators who disagree on every fourth (9 excluded, none
+    adjudicated), and two adversarial categories on every other line."""
+    rows = [line(i, gold=TEAM_GOLDS[i % 3], utterance=TEAM_TEXTS[TEAM_GOLDS[i % 3]] + f" ({i})",
+                 annotator_labels=[TEAM_GOLDS[i % 3], TEAM_GOLDS[i % 3] if i % 4 else "desambiguar"])
+            for i in range(36)]
+    for row in rows[1::2]:  # two adversarial categories on one example
+        row["metadata"] = row["metadata"] | {"adversarial": ["curta_dependente_de_contexto", "erro_ortografico"]}
+    return rows
+
+
+def _an_external_test_file(tmp_path, dataset, rows):
+    """The dataset with an external file as its test split, after two files that share an id or a group
+    with the fit data are refused naming the file and the line."""
+    # failed before: refused without naming the file or the line
+    with pytest.raises(RoutingConfigError, match=r"mesmo\.jsonl: line \d: id .* is also in the data the candidates"):
+        with_external_test(dataset, located_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
+    same_group = [r | {"id": f"novo-{i}"} for i, r in enumerate(rows[:3])]
+    with pytest.raises(RoutingConfigError, match=r"grupo\.jsonl: line \d: group_id .* is also in the data"):
+        with_external_test(dataset, located_canonical(write(tmp_path / "grupo.jsonl", same_group)))
+    external = load_canonical(write(tmp_path / "externo.jsonl", [
+        line(1000 + i, gold=TEAM_GOLDS[i % 3], utterance=TEAM_TEXTS[TEAM_GOLDS[i % 3]]) for i in range(9)]))
+    evaluated = with_external_test(dataset, external)
+    assert {e.id for e in evaluated.in_split("test")} == {e.id for e in external}
+    return evaluated
+
+
 @pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     from adri_pipeline.routing.service import run_benchmark
     from adri_pipeline.warehouse import Warehouse
 
-    golds = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
-    texts = {"continuar_agente_ativo": "sim pfv", "retomar_sessao:listas": "e a lista de compras?",
-             "iniciar_novo_agente": "qual a previsão do tempo amanhã?"}
-    rows = [line(i, gold=golds[i % 3], utterance=texts[golds[i % 3]] + f" ({i})",
-                 annotator_labels=[golds[i % 3], golds[i % 3] if i % 4 else "desambiguar"]) for i in range(36)]
-    for row in rows[1::2]:  # two adversarial categories on one example
-        row["metadata"] = row["metadata"] | {"adversarial": ["curta_dependente_de_contexto", "erro_ortografico"]}
+    rows = _team_rows()
     team_file = write(tmp_path / "equipe.jsonl", rows)
     frozen = tmp_path / "frozen"
     dataset = build(RunConfig(dataset=str(team_file)), frozen)
@@ -101,16 +127,7 @@ def test_run_and_evaluate_on_a_teams_file_produce_metrics(tmp_path):
     assert set(adversarial) == {"curta_dependente_de_contexto", "erro_ortografico"}
     assert adversarial["curta_dependente_de_contexto"]["n"] == metrics["results"]["embedded-logreg"]["tasks"]["D2"]["n"]
 
-    # failed before: refused without naming the file or the line
-    with pytest.raises(RoutingConfigError, match=r"mesmo\.jsonl: line \d: id .* is also in the data the candidates"):
-        with_external_test(dataset, located_canonical(write(tmp_path / "mesmo.jsonl", rows[:3])))
-    same_group = [r | {"id": f"novo-{i}"} for i, r in enumerate(rows[:3])]
-    with pytest.raises(RoutingConfigError, match=r"grupo\.jsonl: line \d: group_id .* is also in the data"):
-        with_external_test(dataset, located_canonical(write(tmp_path / "grupo.jsonl", same_group)))
-    external = load_canonical(write(tmp_path / "externo.jsonl", [
-        line(1000 + i, gold=golds[i % 3], utterance=texts[golds[i % 3]]) for i in range(9)]))
-    evaluated = with_external_test(dataset, external)
-    assert {e.id for e in evaluated.in_split("test")} == {e.id for e in external}
+    evaluated = _an_external_test_file(tmp_path, dataset, rows)
     run_benchmark(RunConfig(dataset=str(team_file), runs=0), ["embedded-logreg"],  # quality only
                   Warehouse(tmp_path / "w.duckdb"), tmp_path / "eval", dataset=evaluated)
     evaluation = json.loads((tmp_path / "eval" / "metrics.json").read_text())

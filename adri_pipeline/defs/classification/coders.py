@@ -129,14 +129,20 @@ def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
                                   severity=dg.AssetCheckSeverity.WARN,
                                   description="no random coded sample: the findings are the model's labels alone")
         return
-    table = pl.concat([found.table.select(pl.lit(found.model).alias("model"), pl.lit("").alias("grouped_by"),
-                                          pl.lit("").alias("group_name"), pl.all())]
-                      + [groups.select(pl.lit(found.model).alias("model"), pl.lit(by).alias("grouped_by"),
-                                       pl.col("group").alias("group_name"), *CORRECTED_SCHEMA)
-                         for by, groups in found.by_group.items()])
+    table = _corrected_table(found)
     yield versioned(table, model=found.model, rounds=", ".join(found.rounds), coded=found.coded,
                     to_code=str(found.to_code), to_code_corpus=str(found.to_code_corpus), table=table_metadata(table))
     yield estimation_sample_fit(found)
+
+
+def _corrected_table(found: CorrectedFindings) -> pl.DataFrame:
+    """The whole corpus's corrected shares and each group's, in one table an analyst filters by
+    `grouped_by` (empty for the whole corpus) and `group_name`."""
+    return pl.concat([found.table.select(pl.lit(found.model).alias("model"), pl.lit("").alias("grouped_by"),
+                                         pl.lit("").alias("group_name"), pl.all())]
+                     + [groups.select(pl.lit(found.model).alias("model"), pl.lit(by).alias("grouped_by"),
+                                      pl.col("group").alias("group_name"), *CORRECTED_SCHEMA)
+                        for by, groups in found.by_group.items()])
 
 
 def estimation_sample_fit(found: CorrectedFindings) -> dg.AssetCheckResult:
