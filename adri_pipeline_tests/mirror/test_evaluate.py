@@ -274,9 +274,13 @@ def run_tasks(log_path, repetitions=3, task_seconds=None):
     from adri_pipeline.mirror.shadow_log import ShadowLog
     from adri_pipeline_tests.mirror.evidence import approved
 
-    mirror = lambda request: {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"html": {  # noqa: E731
-        "type": "noul", "noul": 0.05 if "simples" in request["state"] else 0.95}}}
-    rule = lambda state: "sim" if state["url"].endswith("simples") else "nao"  # noqa: E731
+    def mirror(request):
+        return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"html": {
+            "type": "noul", "noul": 0.05 if "simples" in request["state"] else 0.95}}}
+
+    def rule(state):
+        return "sim" if state["url"].endswith("simples") else "nao"
+
     task_seconds = task_seconds or {"a": (100.0, 70.0), "b": (50.0, 40.0), "simples": (5.0, 9.0)}
     for repetition in range(repetitions):
         for mode in ("off", "control"):

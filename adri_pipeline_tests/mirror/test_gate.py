@@ -447,8 +447,10 @@ def test_a_control_is_switched_off_from_configuration_without_restarting(tmp_pat
 @pytest.mark.parametrize("harden_order, refused", [([], True), (["nao", "sim"], True), (["sim", "nao"], False)])
 def test_a_veto_on_a_safety_point_must_harden(harden_order, refused):
     """Failed before: a safety point 'must it be blocked?' in veto could turn 'sim' (block) into 'nao'."""
-    build = lambda: DecisionPoint(kind="judgment", question="Pode executar?", question_type="noul", options={"sim": "s", "nao": "n"},  # noqa: E731
-                                  mode="veto", safety=True, harden_order=harden_order)
+    def build():
+        return DecisionPoint(kind="judgment", question="Pode executar?", question_type="noul",
+                             options={"sim": "s", "nao": "n"}, mode="veto", safety=True, harden_order=harden_order)
+
     if refused:
         with pytest.raises(ValueError, match="a safety point in veto needs harden_order"):
             build()
