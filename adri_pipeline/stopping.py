@@ -37,8 +37,10 @@ def _stop(signum, frame):
         _waiting = False
         raise _interrupt(signum)
     if _stopping:
-        sys.stderr.write(f"{name}: already stopping, writing the results of what was done "
-                         "(kill -9 loses nothing if you cannot wait)\n")
+        sys.stderr.write(
+            f"{name}: already stopping, writing the results of what was done "
+            "(kill -9 loses nothing if you cannot wait)\n"
+        )
         return
     _last_signal, _stopping = name, _in_run
     raise _interrupt(signum)
@@ -88,7 +90,6 @@ def interrupt_from(exc: BaseException) -> KeyboardInterrupt | None:
     """The KeyboardInterrupt a database error stands for, if it is DuckDB's "Query interrupted"."""
     import duckdb
 
-    if isinstance(exc, duckdb.InterruptException) or (
-            type(exc) is RuntimeError and str(exc) == "Query interrupted"):
+    if isinstance(exc, duckdb.InterruptException) or (type(exc) is RuntimeError and str(exc) == "Query interrupted"):
         return KeyboardInterrupt("SIGTERM") if _last_signal == "SIGTERM" else KeyboardInterrupt()
     return None

@@ -9,8 +9,11 @@ from adri_pipeline.jev.contract import SCHEMAS
 
 def test_the_checkout_reads_codebooks_contracts_and_data_from_the_top_level():
     """What the settings read is a file of the checkout's top level, not a copy inside the package."""
-    for folder, path in ((CODEBOOKS, PILOT_CODEBOOK), (CONTRACTS, SCHEMAS / "request.schema.json"),
-                         (DATA, SAMPLE_CORPUS)):
+    for folder, path in (
+        (CODEBOOKS, PILOT_CODEBOOK),
+        (CONTRACTS, SCHEMAS / "request.schema.json"),
+        (DATA, SAMPLE_CORPUS),
+    ):
         assert path.is_file() and path.is_relative_to(folder), path
         assert folder.parent == PROJECT_ROOT and not folder.is_relative_to(PROJECT_ROOT / "adri_pipeline"), folder
     assert not (PROJECT_ROOT / "adri_pipeline" / "bundled" / "codebooks").exists()  # one copy, not two kept by hand
@@ -24,8 +27,11 @@ def test_no_function_in_the_repository_runs_over_50_lines():
     import ast
 
     root = Path(__file__).resolve().parent.parent
-    long = [(f"{path.relative_to(root)}:{node.lineno}", node.name, node.end_lineno - node.lineno + 1)
-            for tree in ("adri_pipeline", "adri_pipeline_tests", "loopback", "benchmarks")
-            for path in (root / tree).rglob("*.py") for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 50]
+    long = [
+        (f"{path.relative_to(root)}:{node.lineno}", node.name, node.end_lineno - node.lineno + 1)
+        for tree in ("adri_pipeline", "adri_pipeline_tests", "loopback", "benchmarks")
+        for path in (root / tree).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 50
+    ]
     assert not long, long

@@ -35,13 +35,16 @@ def corpus_of(n: int) -> pl.DataFrame:
     """n distinct documents made from the sample (distinct text -> distinct cache keys)."""
     base = load_corpus(SAMPLE_CORPUS).documents
     copies = (n + base.height - 1) // base.height
-    frame = pl.concat([
-        base.with_columns(
-            (pl.col("doc_id") + f"-{i}").alias("doc_id"),
-            (pl.col("text") + f" (cópia {i})").alias("text"),
-            (pl.col("abstract") + f" (cópia {i})").alias("abstract"),
-        ) for i in range(copies)
-    ])
+    frame = pl.concat(
+        [
+            base.with_columns(
+                (pl.col("doc_id") + f"-{i}").alias("doc_id"),
+                (pl.col("text") + f" (cópia {i})").alias("text"),
+                (pl.col("abstract") + f" (cópia {i})").alias("abstract"),
+            )
+            for i in range(copies)
+        ]
+    )
     return frame.head(n)
 
 
@@ -69,13 +72,16 @@ def time_the_pipeline(documents: pl.DataFrame) -> None:
         results = assemble_results(warehouse, documents, codebook, backend)
         assemble = time.perf_counter() - started
 
-
     print(f"documents: {n}")
-    print(f"first run (loopback server, zero model latency): {cold:.2f} s = {1000 * cold / n:.2f} ms/doc "
-          f"(HTTP round trip + JSON + validation + 6 audits + ledger commit)")
-    print(f"cache-hit rerun, median of 3: {statistics.median(reruns):.2f} s "
-          f"= {1000 * statistics.median(reruns) / n:.3f} ms/doc; ratio cold/rerun "
-          f"{cold / statistics.median(reruns):.1f}x")
+    print(
+        f"first run (loopback server, zero model latency): {cold:.2f} s = {1000 * cold / n:.2f} ms/doc "
+        f"(HTTP round trip + JSON + validation + 6 audits + ledger commit)"
+    )
+    print(
+        f"cache-hit rerun, median of 3: {statistics.median(reruns):.2f} s "
+        f"= {1000 * statistics.median(reruns) / n:.3f} ms/doc; ratio cold/rerun "
+        f"{cold / statistics.median(reruns):.1f}x"
+    )
     print(f"assemble results from ledger: {assemble:.2f} s ({results.values.height} value rows)")
 
 
@@ -104,8 +110,10 @@ def time_an_index_per_document(abstracts: list[str], quotes: list[str], typos: l
                 audit_evidence(evidence, index, no_information=False)
         per_document.append(time.perf_counter() - started)
     evidences = 6 * len(abstracts)
-    print(f"audit throughput, index built once per document (5 literal + 1 approximate/absent of 6): "
-          f"{evidences / statistics.median(per_document):,.0f} evidences/s (median of 3; target 100,000)")
+    print(
+        f"audit throughput, index built once per document (5 literal + 1 approximate/absent of 6): "
+        f"{evidences / statistics.median(per_document):,.0f} evidences/s (median of 3; target 100,000)"
+    )
     literal_only = []
     for _ in range(3):
         indexes = [DocumentIndex(a, "Um título") for a in abstracts]
@@ -114,8 +122,10 @@ def time_an_index_per_document(abstracts: list[str], quotes: list[str], typos: l
             for _ in range(6):
                 audit_evidence(quote, index, no_information=False)
         literal_only.append(time.perf_counter() - started)
-    print(f"audit throughput, literal quotes against prebuilt indexes: "
-          f"{evidences / statistics.median(literal_only):,.0f} evidences/s (median of 3)")
+    print(
+        f"audit throughput, literal quotes against prebuilt indexes: "
+        f"{evidences / statistics.median(literal_only):,.0f} evidences/s (median of 3)"
+    )
 
 
 def main() -> None:

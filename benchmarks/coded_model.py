@@ -36,8 +36,11 @@ RANDOM_ROUND = 120  # the first 120 coded documents were drawn at random (GUIDE.
 
 def figures(table: pl.DataFrame) -> dict[str, str]:
     """variable -> 'kappa 0.41' or 'Jaccard 0.49'."""
-    return {r["variable"]: (f"Jaccard {r['jaccard']:.3f}" if r["jaccard"] is not None else f"kappa {r['kappa']:.3f}")
-            + f" ({r['agreement_pct']:.0f} %)" for r in table.iter_rows(named=True)}
+    return {
+        r["variable"]: (f"Jaccard {r['jaccard']:.3f}" if r["jaccard"] is not None else f"kappa {r['kappa']:.3f}")
+        + f" ({r['agreement_pct']:.0f} %)"
+        for r in table.iter_rows(named=True)
+    }
 
 
 def main() -> None:
@@ -49,8 +52,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         if args.vectors:
             shutil.copy(args.vectors, Path(folder) / "adri.duckdb")
-        settings = Settings(warehouse=Path(folder) / "adri.duckdb", corpus=corpus, coders=CODERS,
-                            coders_corpus=corpus)
+        settings = Settings(warehouse=Path(folder) / "adri.duckdb", corpus=corpus, coders=CODERS, coders_corpus=corpus)
         run = RunContext.load(settings)
         model = time_training(run)
         cross_validated(settings, model)
@@ -67,8 +69,10 @@ def time_training(run: RunContext):
     started = time.perf_counter()
     train(run)
     warm = time.perf_counter() - started
-    print(f"training on {len(model.documents)} coded documents: {cold:.1f} s cold (embedding them), "
-          f"{warm:.1f} s with the vectors cached")
+    print(
+        f"training on {len(model.documents)} coded documents: {cold:.1f} s cold (embedding them), "
+        f"{warm:.1f} s with the vectors cached"
+    )
     return model
 
 
@@ -77,11 +81,15 @@ def cross_validated(settings: Settings, model) -> None:
     zero-shot's."""
     started = time.perf_counter()
     measured = agreement(settings, cross_validated=True)
-    print(f"\nall {len(model.documents)} coded documents, 5-fold cross-validated ({time.perf_counter() - started:.1f} s):")
+    print(
+        f"\nall {len(model.documents)} coded documents, 5-fold cross-validated ({time.perf_counter() - started:.1f} s):"
+    )
     by_model = {m: figures(measured.table.filter(pl.col("model") == m)) for m in measured.table["model"].unique()}
     trained_name = next(m for m in by_model if m != ZERO_SHOT)
     for variable in settings_variables(settings):
-        print(f"  {variable:12s} trained {by_model[trained_name][variable]:26s} zero-shot {by_model[ZERO_SHOT][variable]}")
+        print(
+            f"  {variable:12s} trained {by_model[trained_name][variable]:26s} zero-shot {by_model[ZERO_SHOT][variable]}"
+        )
 
 
 def random_round_only(run: RunContext, settings: Settings) -> None:
@@ -101,9 +109,14 @@ def random_round_only(run: RunContext, settings: Settings) -> None:
     backend = EmbeddedBackend()
     backend.prepare(sample.codebook, None)
     zero_shot = {d.doc_id: backend.zero_shot(d.vectors) for d in first}
-    rows = {name: figures(agreement_table(answers_frame(name, answers), coders, sample.codebook))
-            for name, answers in (("trained on 96", without), ("trained on 96 + 40 suggested", with_suggested),
-                                  (ZERO_SHOT, zero_shot))}
+    rows = {
+        name: figures(agreement_table(answers_frame(name, answers), coders, sample.codebook))
+        for name, answers in (
+            ("trained on 96", without),
+            ("trained on 96 + 40 suggested", with_suggested),
+            (ZERO_SHOT, zero_shot),
+        )
+    }
     for variable in settings_variables(settings):
         print(f"  {variable:12s} " + "  ".join(f"{name}: {rows[name][variable]:24s}" for name in rows))
 
@@ -117,9 +130,11 @@ def time_classifying(settings: Settings) -> None:
     started = time.perf_counter()
     run, loaded = classify_corpus_file(run_settings)
     elapsed = time.perf_counter() - started
-    print(f"\nclassifying {loaded.documents.height} documents with {run.model.model}: {elapsed:.0f} s "
-          f"({elapsed / loaded.documents.height:.2f} s/doc, training included); "
-          f"{run.report.classified} classified, {len(run.report.failed)} failed")
+    print(
+        f"\nclassifying {loaded.documents.height} documents with {run.model.model}: {elapsed:.0f} s "
+        f"({elapsed / loaded.documents.height:.2f} s/doc, training included); "
+        f"{run.report.classified} classified, {len(run.report.failed)} failed"
+    )
 
 
 def settings_variables(settings: Settings) -> list[str]:

@@ -33,13 +33,35 @@ def main() -> None:
 
     with Counting() as stub:
         started = time.perf_counter()
-        subprocess.run([str(ADRI), "classify", "--corpus", str(corpus), "--warehouse", str(warehouse), "--codebook",
-                        str(PILOT_CODEBOOK), "--backend", "ollama", "--model", "qwen-test"], check=True,
-                       env={**os.environ, "ADRI_OLLAMA_HOSTS": f"{stub.host}*{SLOTS}"},
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                str(ADRI),
+                "classify",
+                "--corpus",
+                str(corpus),
+                "--warehouse",
+                str(warehouse),
+                "--codebook",
+                str(PILOT_CODEBOOK),
+                "--backend",
+                "ollama",
+                "--model",
+                "qwen-test",
+            ],
+            check=True,
+            env={**os.environ, "ADRI_OLLAMA_HOSTS": f"{stub.host}*{SLOTS}"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         print(f"documents: {n} synthetic; adri classify (cold): {time.perf_counter() - started:.1f} s", flush=True)
-        adri = AdriSettings(warehouse=str(warehouse), corpus=str(corpus), codebook=str(PILOT_CODEBOOK),
-                            backend="ollama", model="qwen-test", ollama_hosts=stub.host)
+        adri = AdriSettings(
+            warehouse=str(warehouse),
+            corpus=str(corpus),
+            codebook=str(PILOT_CODEBOOK),
+            backend="ollama",
+            model="qwen-test",
+            ollama_hosts=stub.host,
+        )
         time_the_range_runs(adri)
     size = sum(f.stat().st_size for f in (tmp / "home").rglob("*") if f.is_file())
     print(f"instance size: {size / 2**20:.1f} MB")
@@ -62,12 +84,17 @@ def time_the_range_runs(adri) -> None:
         for label in ("range run over every shard (records the shards)", "the same range rerun, all cached"):
             started = time.perf_counter()
             result = job.execute_in_process(
-                instance=instance, tags=range_tags(shards), resources=resources_for(adri),
-                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}})
-            events = sum(1 for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"
-                         and e.partition)
-            print(f"{label}: {time.perf_counter() - started:.1f} s, success {result.success}, "
-                  f"{events} shard materializations", flush=True)
+                instance=instance,
+                tags=range_tags(shards),
+                resources=resources_for(adri),
+                run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},
+            )
+            events = sum(1 for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION" and e.partition)
+            print(
+                f"{label}: {time.perf_counter() - started:.1f} s, success {result.success}, "
+                f"{events} shard materializations",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -24,8 +24,9 @@ DIGEST = "sha256:" + "ab" * 32
 
 
 class ModelServerStub:
-    def __init__(self, models=("qwen-test:latest",), responder=None, delay: float = 0.0, slots: int | None = None,
-                 port: int = 0):
+    def __init__(
+        self, models=("qwen-test:latest",), responder=None, delay: float = 0.0, slots: int | None = None, port: int = 0
+    ):
         self.models = list(models)
         self.loaded: set[str] = set()
         self.script: list[dict] = []
@@ -74,12 +75,15 @@ class ModelServerStub:
         if not request.get("logprobs") or self.next_token is None:
             return None
         top = self.next_token(request)
-        return dict(sorted(top.items(), key=lambda kv: -kv[1])[:int(request.get("top_logprobs") or 1)])
+        return dict(sorted(top.items(), key=lambda kv: -kv[1])[: int(request.get("top_logprobs") or 1)])
 
     def chats(self) -> list[dict]:
         """Chat requests of either API; an OpenAI one also carries its schema as `format`, as Ollama's does."""
-        return [r if path == "/api/chat" else {**r, "format": _schema_of(r)}
-                for path, r in self.requests if path in ("/api/chat", "/v1/chat/completions")]
+        return [
+            r if path == "/api/chat" else {**r, "format": _schema_of(r)}
+            for path, r in self.requests
+            if path in ("/api/chat", "/v1/chat/completions")
+        ]
 
     def __enter__(self) -> "ModelServerStub":
         self.thread.start()
@@ -111,18 +115,43 @@ class _StubHandler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.stub._record(self.path, {})
         if self.path == "/api/tags":
-            return self._send(200, {"models": [
-                {"name": m, "model": m, "digest": DIGEST, "size": self.stub.size} for m in self.stub.models]})
+            return self._send(
+                200,
+                {
+                    "models": [
+                        {"name": m, "model": m, "digest": DIGEST, "size": self.stub.size} for m in self.stub.models
+                    ]
+                },
+            )
         if self.path == "/api/ps":
-            return self._send(200, {"models": [
-                {"name": m, "model": m, "digest": DIGEST, "size": 1, "size_vram": 1}
-                for m in sorted(self.stub.loaded)]})
+            return self._send(
+                200,
+                {
+                    "models": [
+                        {"name": m, "model": m, "digest": DIGEST, "size": 1, "size_vram": 1}
+                        for m in sorted(self.stub.loaded)
+                    ]
+                },
+            )
         if self.path == "/api/version":
             return self._send(200, {"version": "0.12.0-stub"})
         if self.path == "/v1/models":
-            return self._send(200, {"object": "list", "data": [
-                {"id": m.removesuffix(":latest"), "object": "model", "created": int(time.time()), "owned_by": "stub",
-                 "meta": {"size": 1, "n_params": 270_000_000}} for m in self.stub.models]})
+            return self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": m.removesuffix(":latest"),
+                            "object": "model",
+                            "created": int(time.time()),
+                            "owned_by": "stub",
+                            "meta": {"size": 1, "n_params": 270_000_000},
+                        }
+                        for m in self.stub.models
+                    ],
+                },
+            )
         if self.path == "/props" and self.stub.props is not None:
             return self._send(200, self.stub.props)
         self._send(404, {"error": "not found"})
@@ -151,13 +180,23 @@ class _StubHandler(BaseHTTPRequestHandler):
                 return
             self.stub.loaded.add(model)
             top = self.stub._top_logprobs(request)
-            return self._send(200, {
-                "model": model, "created_at": "2026-11-29T00:00:00Z",
-                "message": {"role": "assistant", "content": next(iter(top)) if top else step["content"]},
-                "done": True, "done_reason": "stop", "total_duration": 2_000_000,
-                "load_duration": 0, "prompt_eval_count": 321, "prompt_eval_duration": 1_000_000,
-                "eval_count": 123, "eval_duration": 1_000_000,
-            } | ({"logprobs": [_token_logprobs(top)]} if top else {}))
+            return self._send(
+                200,
+                {
+                    "model": model,
+                    "created_at": "2026-11-29T00:00:00Z",
+                    "message": {"role": "assistant", "content": next(iter(top)) if top else step["content"]},
+                    "done": True,
+                    "done_reason": "stop",
+                    "total_duration": 2_000_000,
+                    "load_duration": 0,
+                    "prompt_eval_count": 321,
+                    "prompt_eval_duration": 1_000_000,
+                    "eval_count": 123,
+                    "eval_duration": 1_000_000,
+                }
+                | ({"logprobs": [_token_logprobs(top)]} if top else {}),
+            )
         self._send(404, {"error": "not found"})
 
     def _take_step(self, request: dict, error_body) -> dict | None:
@@ -185,31 +224,46 @@ class _StubHandler(BaseHTTPRequestHandler):
     def _openai_chat(self, request: dict):
         model = request.get("model", "")
         if not self.stub.knows(model):
-            return self._send(404, {"error": {"message": f"model '{model}' not found",
-                                              "type": "not_found_error"}})
+            return self._send(404, {"error": {"message": f"model '{model}' not found", "type": "not_found_error"}})
         if self.stub.reject_json_schema and (request.get("response_format") or {}).get("type") == "json_schema":
-            return self._send(400, {"error": {"message": "response_format json_schema is not supported",
-                                              "type": "invalid_request_error"}})
+            return self._send(
+                400,
+                {"error": {"message": "response_format json_schema is not supported", "type": "invalid_request_error"}},
+            )
         step = self._take_step(request, lambda message: {"error": {"message": message}})
         if step is None:
             return
         top = self.stub._top_logprobs(request)
-        return self._send(200, {
-            "id": "chatcmpl-stub", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [{"index": 0, "finish_reason": step.get("finish_reason", "stop"),
-                         "message": {"role": "assistant",
-                                     "content": next(iter(top)) if top else step["content"]},
-                         "logprobs": {"content": [_token_logprobs(top)]} if top else None}],
-            "usage": {"prompt_tokens": 321, "completion_tokens": 123, "total_tokens": 444},
-            "timings": {"prompt_ms": 1.0, "predicted_ms": 1.0, "cache_n": 0},
-        })
+        return self._send(
+            200,
+            {
+                "id": "chatcmpl-stub",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": step.get("finish_reason", "stop"),
+                        "message": {"role": "assistant", "content": next(iter(top)) if top else step["content"]},
+                        "logprobs": {"content": [_token_logprobs(top)]} if top else None,
+                    }
+                ],
+                "usage": {"prompt_tokens": 321, "completion_tokens": 123, "total_tokens": 444},
+                "timings": {"prompt_ms": 1.0, "predicted_ms": 1.0, "cache_n": 0},
+            },
+        )
 
 
 def _token_logprobs(top: dict[str, float]) -> dict:
     """The generated token (the most likely) with its top log-probabilities, as both APIs write it."""
     token, logprob = next(iter(top.items()))
-    return {"token": token, "logprob": logprob, "bytes": None,
-            "top_logprobs": [{"token": t, "logprob": v, "bytes": None} for t, v in top.items()]}
+    return {
+        "token": token,
+        "logprob": logprob,
+        "bytes": None,
+        "top_logprobs": [{"token": t, "logprob": v, "bytes": None} for t, v in top.items()],
+    }
 
 
 def _schema_of(request: dict) -> dict | str | None:

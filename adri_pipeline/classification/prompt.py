@@ -37,7 +37,7 @@ def _describe_variable(name: str, var: Variable) -> str:
     if var.type == "list":
         lines.append("Responda uma lista sem repetições com todos os valores que se aplicam.")
     if var.type == "text":
-        lines.append("Responda um texto curto; use \"nao_informado\" quando o resumo não indicar.")
+        lines.append('Responda um texto curto; use "nao_informado" quando o resumo não indicar.')
     for value, spec in var.values.items():
         line = f"- {value}: {spec.description}"
         if spec.examples:

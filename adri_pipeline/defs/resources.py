@@ -53,6 +53,8 @@ def _launchpad_type(annotation) -> type:
 
 # one field per setting, derived: a setting added to config.Settings is on the launchpad with no second list
 AdriSettings = create_model(
-    "AdriSettings", __base__=_SettingsResource, __module__=__name__,
+    "AdriSettings",
+    __base__=_SettingsResource,
+    __module__=__name__,
     **{name: (_launchpad_type(field.annotation) | None, None) for name, field in Settings.model_fields.items()},
 )

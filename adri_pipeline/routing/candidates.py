@@ -46,10 +46,12 @@ class ModelServerLost(AdriError, ConnectionError):
 
     @classmethod
     def of(cls, candidate: str, server, cause: Exception) -> "ModelServerLost":
-        return cls(f"candidate {candidate}: the server at {server.host} stopped answering mid-run ({cause}); "
-                   "nothing of this run was written (results, report and warehouse rows are written when "
-                   f"every candidate has answered; earlier runs' stay as they were); {server.start_hint}, "
-                   "then run the same command again")
+        return cls(
+            f"candidate {candidate}: the server at {server.host} stopped answering mid-run ({cause}); "
+            "nothing of this run was written (results, report and warehouse rows are written when "
+            f"every candidate has answered; earlier runs' stay as they were); {server.start_hint}, "
+            "then run the same command again"
+        )
 
 
 @dataclass(frozen=True)
@@ -87,8 +89,9 @@ class Candidate:
     def check(self) -> None:
         """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""
 
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None,
-            weights: list[float] | None = None) -> None:
+    def fit(
+        self, requests: list[dict], golds: list, groups: list[str] | None = None, weights: list[float] | None = None
+    ) -> None:
         """Nothing to learn; the temperature is fitted by Calibrated. `weights`: each example's weight
         in the fit (Dataset.fit_weight), for the candidates that weigh examples."""
 
@@ -139,7 +142,6 @@ def softmax(logits: dict[str, float], temperature: float = 1.0) -> dict[str, flo
     return dict(zip(keys, values.tolist()))
 
 
-
 KINDS: dict[str, str] = {
     # name, or prefix ending in ":" -> module:class; a new kind is one module and one line here
     "embedded-zeroshot": "adri_pipeline.routing.embedded:EmbeddedZeroShot",
@@ -156,11 +158,16 @@ KINDS: dict[str, str] = {
 def candidate_class(name: str) -> type[Candidate]:
     import importlib
 
-    key = name if name in KINDS else next((k for k in KINDS if k.endswith(":") and name.startswith(k)
-                                           and len(name) > len(k)), None)
+    key = (
+        name
+        if name in KINDS
+        else next((k for k in KINDS if k.endswith(":") and name.startswith(k) and len(name) > len(k)), None)
+    )
     if key is None:
-        raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
-                                 "sparrow:<model>, jev:<url>[#<model>], ollama:<model>, openai:<model>)")
+        raise RoutingConfigError(
+            f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
+            "sparrow:<model>, jev:<url>[#<model>], ollama:<model>, openai:<model>)"
+        )
     module, _, cls = KINDS[key].partition(":")
     return getattr(importlib.import_module(module), cls)
 

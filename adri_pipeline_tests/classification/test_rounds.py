@@ -32,8 +32,10 @@ def _annotate(server, token: str, project: int, codes_for) -> int:
     codebook = load_codebook(PILOT_CODEBOOK)
     tasks = _tasks(api, project)
     for task in tasks:
-        made = api.post(f"/api/tasks/{task['id']}/annotations",
-                        json={"result": result_items(codebook, codes_for(task["data"])), "lead_time": 30.0})
+        made = api.post(
+            f"/api/tasks/{task['id']}/annotations",
+            json={"result": result_items(codebook, codes_for(task["data"])), "lead_time": 30.0},
+        )
         assert made.status_code == 201, made.text
     return len(tasks)
 
@@ -44,8 +46,12 @@ def _blind_codes(coder: str):
         start = data["abstract"].index(first_words)
         evidence = (Span("abstract", start, start + len(first_words), first_words),)
         disputed = data["doc_id"] == DISPUTED and coder == BRUNO
-        return {"abordagem": Code("quantitativa" if disputed else "qualitativa", evidence),
-                "brasil_caso": Code("true", evidence), "periodo": Code("nao_informado")}
+        return {
+            "abordagem": Code("quantitativa" if disputed else "qualitativa", evidence),
+            "brasil_caso": Code("true", evidence),
+            "periodo": Code("nao_informado"),
+        }
+
     return codes
 
 
@@ -54,10 +60,12 @@ def _start_blind_pass(server, warehouse, ids):
     that names it; each project shows its coder no model answer."""
     from adri_pipeline.classification import rounds
 
-    settings = Settings.load(warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url,
-                             label_studio_token=server.token)
-    refused = Settings.load(warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url,
-                            label_studio_token="f" * 40)
+    settings = Settings.load(
+        warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url, label_studio_token=server.token
+    )
+    refused = Settings.load(
+        warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url, label_studio_token="f" * 40
+    )
     with pytest.raises(LabelStudioError, match=r"refused to create a project: HTTP 401.*API token"):
         rounds.start(refused, "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
     blind = rounds.start(settings, "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
@@ -66,8 +74,10 @@ def _start_blind_pass(server, warehouse, ids):
     for project in blind.projects:  # blind: no model answer in the project, none shown
         settings_of = api.get(f"/api/projects/{project.project_id}").json()
         assert settings_of["show_collab_predictions"] is False
-        assert all(not task.get("predictions") and task.get("total_predictions", 0) == 0
-                   for task in _tasks(api, project.project_id))
+        assert all(
+            not task.get("predictions") and task.get("total_predictions", 0) == 0
+            for task in _tasks(api, project.project_id)
+        )
     return settings, blind, api
 
 
@@ -107,9 +117,16 @@ def _review_and_adjudicate(server, settings, api, screenshot) -> None:
     assert [t["data"]["doc_id"] for t in disputed] == [DISPUTED]
     assert f"{ANA}: qualitativa" in disputed[0]["data"]["disputes"]
     for decided in ("quantitativa", "mista"):  # Carla's second thought is her last word
-        _annotate(server, server.others[CARLA], adjudication.projects[0].project_id,
-                  lambda data, value=decided: {"abordagem": Code(value), "brasil_caso": Code("true"),
-                                               "periodo": Code("nao_informado")})
+        _annotate(
+            server,
+            server.others[CARLA],
+            adjudication.projects[0].project_id,
+            lambda data, value=decided: {
+                "abordagem": Code(value),
+                "brasil_caso": Code("true"),
+                "periodo": Code("nao_informado"),
+            },
+        )
 
 
 def _assert_the_pulled_codes(pulled) -> None:
@@ -120,11 +137,14 @@ def _assert_the_pulled_codes(pulled) -> None:
     blind_codes = codes.filter(pl.col("pass") == "blind")
     assert blind_codes.group_by("coder").len().sort("coder").rows() == [(ANA, 30), (BRUNO, 30), (DORA, 30)]
     assert codes.filter(pl.col("pass") == "adjudication").select("doc_id", "variable", "value").rows() == [
-        (DISPUTED, "abordagem", "mista")]  # only the disputed variable is read from the third pass
+        (DISPUTED, "abordagem", "mista")
+    ]  # only the disputed variable is read from the third pass
     documents = {d.doc_id: d for d in as_documents(load_corpus(SAMPLE_CORPUS).documents)}
     quoted = blind_codes.filter(pl.col("variable") == "abordagem").row(0, named=True)
     assert quoted["audit_status"] == "literal" and quoted["span_field"] == "abstract"
-    assert documents[quoted["doc_id"]].abstract[quoted["evidence_start"]:quoted["evidence_end"]] == quoted["evidencia"]
+    assert (
+        documents[quoted["doc_id"]].abstract[quoted["evidence_start"] : quoted["evidence_end"]] == quoted["evidencia"]
+    )
     assert set(blind_codes.filter(pl.col("variable") == "periodo")["audit_status"]) == {"waived"}
 
 
@@ -136,8 +156,9 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
     warehouse = tmp_path / "wh" / "adri.duckdb"
     ids = tmp_path / "round-1.txt"
     ids.write_text("\n".join(DOCUMENTS) + "\n")
-    assert main(["classify", "--corpus", str(SAMPLE_CORPUS), "--backend", "embedded", "--warehouse",
-                 str(warehouse)]) == 0  # the principal model the review pass shows
+    assert (
+        main(["classify", "--corpus", str(SAMPLE_CORPUS), "--backend", "embedded", "--warehouse", str(warehouse)]) == 0
+    )  # the principal model the review pass shows
     with label_studio(other_users=(ANA, BRUNO, CARLA, DORA)) as server:
         settings, blind, api = _start_blind_pass(server, warehouse, ids)
         _code_the_blind_pass(server, settings, blind)

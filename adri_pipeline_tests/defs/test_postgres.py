@@ -20,9 +20,14 @@ def dagster_on_postgres(postgres_server, tmp_path, monkeypatch) -> None:
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(PROJECT_ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
-    for key, value in {"DAGSTER_HOME": str(home), "DAGSTER_PG_USERNAME": "postgres", "DAGSTER_PG_PASSWORD": "",
-                       "DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_DB": postgres_server.new_database("dagster"),
-                       "DAGSTER_PG_PORT": str(postgres_server.port)}.items():
+    for key, value in {
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_PG_USERNAME": "postgres",
+        "DAGSTER_PG_PASSWORD": "",
+        "DAGSTER_PG_HOST": "127.0.0.1",
+        "DAGSTER_PG_DB": postgres_server.new_database("dagster"),
+        "DAGSTER_PG_PORT": str(postgres_server.port),
+    }.items():
         monkeypatch.setenv(key, value)
 
 
@@ -32,10 +37,21 @@ def _assert_the_warehouse_has_one_writer_at_a_time(instance) -> None:
 
     pools = instance.get_concurrency_config().pool_config
     assert pools.default_pool_limit == 1 and pools.pool_granularity.value == "run"
-    writers = {key.to_user_string() for assets in defs.resolve_asset_graph().assets_defs
-               if assets.is_executable and assets.op.pool == "duckdb_writer" for key in assets.keys}
-    assert {"corpus", "prompt_signature", "classifications", "classification_results", "analyst_snapshot",
-            "routing_benchmark", "shadow_log"} <= writers
+    writers = {
+        key.to_user_string()
+        for assets in defs.resolve_asset_graph().assets_defs
+        if assets.is_executable and assets.op.pool == "duckdb_writer"
+        for key in assets.keys
+    }
+    assert {
+        "corpus",
+        "prompt_signature",
+        "classifications",
+        "classification_results",
+        "analyst_snapshot",
+        "routing_benchmark",
+        "shadow_log",
+    } <= writers
 
 
 @pytest.mark.usefixtures("dagster_on_postgres")
@@ -45,8 +61,13 @@ def test_a_range_run_on_postgres_stops_midway_resumes_and_holds_the_warehouse_to
     from adri_pipeline.defs.resources import AdriSettings
     from adri_pipeline.in_process import materialize_graph
 
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
-                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=ollama_stub.host,
+        corpus=str(SAMPLE),
+    )
     with dg.DagsterInstance.get() as instance:
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
         _assert_the_warehouse_has_one_writer_at_a_time(instance)

@@ -35,8 +35,10 @@ ANSWER_S = 1.0  # each answer takes a second at the model: a run is mid-range fo
 
 def _values(path: Path):
     with duckdb.connect(str(path), read_only=True) as con:
-        return con.execute("SELECT doc_id, variable, value, evidencia, audit_status, evidence_start, evidence_end, "
-                           "cache_key FROM classification_values ORDER BY ALL").fetchall()
+        return con.execute(
+            "SELECT doc_id, variable, value, evidencia, audit_status, evidence_start, evidence_end, "
+            "cache_key FROM classification_values ORDER BY ALL"
+        ).fetchall()
 
 
 def _wait(condition, timeout_s: float, what: str, every_s: float = 0.2):
@@ -57,8 +59,9 @@ def _worker_pid(instance, run_id: str) -> int | None:
 
 def _most_at_once(records) -> int:
     """The most runs that were running at the same moment, from their start and end times."""
-    edges = sorted([(r.start_time, 1) for r in records if r.start_time]
-                   + [(r.end_time, -1) for r in records if r.end_time])
+    edges = sorted(
+        [(r.start_time, 1) for r in records if r.start_time] + [(r.end_time, -1) for r in records if r.end_time]
+    )
     most = running = 0
     for _, step in edges:
         running += step
@@ -69,8 +72,14 @@ def _most_at_once(records) -> int:
 def _one_process_run(tmp_path: Path, host: str) -> tuple[Settings, int]:
     """The same corpus classified in one process, every document answered: the warehouse the range's runs
     must end equal to, and how many documents there are."""
-    alone = Settings.load(warehouse=tmp_path / "alone" / "w.duckdb", corpus=SAMPLE, backend="ollama",
-                          model="qwen-test", ollama_hosts=[host], concurrency=4)
+    alone = Settings.load(
+        warehouse=tmp_path / "alone" / "w.duckdb",
+        corpus=SAMPLE,
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=[host],
+        concurrency=4,
+    )
     run, corpus = classify_corpus_file(alone)
     documents = corpus.documents.height
     assert run.report.classified == documents
@@ -84,9 +93,14 @@ def instance_env(postgres_server, tmp_path, monkeypatch) -> dict[str, str]:
     home = tmp_path / "dagster_home"
     home.mkdir()
     shutil.copy(PROJECT_ROOT / "deploy" / "dagster.yaml", home / "dagster.yaml")
-    env = {"DAGSTER_HOME": str(home), "DAGSTER_PG_USERNAME": "postgres", "DAGSTER_PG_PASSWORD": "",
-           "DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_DB": postgres_server.new_database("dagster"),
-           "DAGSTER_PG_PORT": str(postgres_server.port)}
+    env = {
+        "DAGSTER_HOME": str(home),
+        "DAGSTER_PG_USERNAME": "postgres",
+        "DAGSTER_PG_PASSWORD": "",
+        "DAGSTER_PG_HOST": "127.0.0.1",
+        "DAGSTER_PG_DB": postgres_server.new_database("dagster"),
+        "DAGSTER_PG_PORT": str(postgres_server.port),
+    }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env
@@ -95,11 +109,20 @@ def instance_env(postgres_server, tmp_path, monkeypatch) -> dict[str, str]:
 def _range_env(instance_env: dict[str, str], ledger_url: str, tmp_path: Path, host: str) -> dict[str, str]:
     """What the daemon, the webserver and `adri launch` share: the instance, the ledger, the warehouse and
     the model, with one answer at a time per worker so a run stays mid-range long enough to be killed."""
-    return {**os.environ, **instance_env, "ADRI_LEDGER_URL": ledger_url, "ADRI_WAREHOUSE": str(tmp_path / "w.duckdb"),
-            "ADRI_CORPUS": str(SAMPLE), "ADRI_BACKEND": "ollama", "ADRI_MODEL": "qwen-test",
-            "ADRI_OLLAMA_HOSTS": host, "ADRI_SHARDS_PER_RUN": str(SHARDS_PER_RUN), "ADRI_CONCURRENCY": "1",
-            # the killed worker's claims return to its retry after 5 s (by default, a document's budget)
-            "ADRI_LEDGER_LEASE_S": "5"}
+    return {
+        **os.environ,
+        **instance_env,
+        "ADRI_LEDGER_URL": ledger_url,
+        "ADRI_WAREHOUSE": str(tmp_path / "w.duckdb"),
+        "ADRI_CORPUS": str(SAMPLE),
+        "ADRI_BACKEND": "ollama",
+        "ADRI_MODEL": "qwen-test",
+        "ADRI_OLLAMA_HOSTS": host,
+        "ADRI_SHARDS_PER_RUN": str(SHARDS_PER_RUN),
+        "ADRI_CONCURRENCY": "1",
+        # the killed worker's claims return to its retry after 5 s (by default, a document's budget)
+        "ADRI_LEDGER_LEASE_S": "5",
+    }
 
 
 @contextmanager
@@ -110,11 +133,22 @@ def _dagster_services(env: dict[str, str], tmp_path: Path, port: int):
     logs.mkdir()
     workspace = str(PROJECT_ROOT / "workspace.yaml")
     services = [
-        subprocess.Popen([str(BIN / "dagster-daemon"), "run", "-w", workspace], env=env, cwd=tmp_path,
-                         stdout=open(logs / "daemon.log", "w"), stderr=subprocess.STDOUT, start_new_session=True),
-        subprocess.Popen([str(BIN / "dagster-webserver"), "-w", workspace, "-h", "127.0.0.1", "-p", str(port)],
-                         env=env, cwd=tmp_path, stdout=open(logs / "webserver.log", "w"),
-                         stderr=subprocess.STDOUT, start_new_session=True),
+        subprocess.Popen(
+            [str(BIN / "dagster-daemon"), "run", "-w", workspace],
+            env=env,
+            cwd=tmp_path,
+            stdout=open(logs / "daemon.log", "w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        ),
+        subprocess.Popen(
+            [str(BIN / "dagster-webserver"), "-w", workspace, "-h", "127.0.0.1", "-p", str(port)],
+            env=env,
+            cwd=tmp_path,
+            stdout=open(logs / "webserver.log", "w"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        ),
     ]
     try:
         yield
@@ -133,14 +167,21 @@ def _dagster_services(env: dict[str, str], tmp_path: Path, port: int):
 
 def _launch_when_the_webserver_answers(env: dict[str, str], port: int) -> None:
     """`adri launch` against the webserver once it answers: before that the launch would find nothing."""
+
     def answering():
         try:
             return urllib.request.urlopen(f"http://127.0.0.1:{port}/server_info", timeout=2).status == 200
         except OSError:
             return False
+
     _wait(answering, 180, "the Dagster webserver", every_s=1)
-    launched = subprocess.run([str(BIN / "adri"), "launch", "--dagster", f"http://127.0.0.1:{port}"],
-                              env=env, capture_output=True, text=True, timeout=120)
+    launched = subprocess.run(
+        [str(BIN / "adri"), "launch", "--dagster", f"http://127.0.0.1:{port}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert launched.returncode == 0, launched.stderr
 
 
@@ -174,11 +215,13 @@ def _results_run(instance):
         runs = instance.get_runs(dg.RunsFilter(job_name="refresh_results_job"))
         done = [r for r in runs if r.status in (dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.FAILURE)]
         return done[0] if done else None
+
     return _wait(results_built, 600, "the results after the range's runs", every_s=1)
 
 
 def test_a_range_as_runs_side_by_side_survives_a_killed_worker_and_ends_as_one_process_would(
-        postgres_server, instance_env, tmp_path):
+    postgres_server, instance_env, tmp_path
+):
     import dagster as dg
 
     ledger_url = postgres_server.url(postgres_server.new_database("ledger"))
@@ -196,7 +239,9 @@ def test_a_range_as_runs_side_by_side_survives_a_killed_worker_and_ends_as_one_p
 
                 records = _shard_runs(instance)
                 killed = instance.get_run_by_id(victim.run_id)
-                retries = [r.dagster_run for r in records if r.dagster_run.tags.get("dagster/parent_run_id") == victim.run_id]
+                retries = [
+                    r.dagster_run for r in records if r.dagster_run.tags.get("dagster/parent_run_id") == victim.run_id
+                ]
                 materialized = instance.get_materialized_partitions(dg.AssetKey("classifications"))
                 registered = instance.get_dynamic_partitions("document_shards")
                 refreshes = instance.get_runs(dg.RunsFilter(job_name="refresh_results_job"))
@@ -205,9 +250,11 @@ def test_a_range_as_runs_side_by_side_survives_a_killed_worker_and_ends_as_one_p
 
     first_runs = [r for r in records if "dagster/parent_run_id" not in r.dagster_run.tags]
     retry_record = next(r for r in records if r.dagster_run.run_id == retries[0].run_id)
-    print(f"\n{len(first_runs)} runs, {_most_at_once(records)} at once at most; killed worker noticed and "
-          f"retried, the retry ended {retry_record.end_time - killed_at:.1f} s after the kill; "
-          f"{sum(asked.values()) - documents} document(s) asked twice; {documents} documents")
+    print(
+        f"\n{len(first_runs)} runs, {_most_at_once(records)} at once at most; killed worker noticed and "
+        f"retried, the retry ended {retry_record.end_time - killed_at:.1f} s after the kill; "
+        f"{sum(asked.values()) - documents} document(s) asked twice; {documents} documents"
+    )
     assert len(first_runs) >= 4 and _most_at_once(records) >= 2
     assert killed.status == dg.DagsterRunStatus.FAILURE and len(retries) == 1
     assert retries[0].status == dg.DagsterRunStatus.SUCCESS

@@ -93,16 +93,22 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
     from adri_pipeline.config import Settings
     from adri_pipeline.routing import service
 
-    settings = Settings.load(warehouse=str(tmp_path / "w.duckdb"), routing_candidates="embedded-zeroshot",
-                             routing_out_of_source=str(DATA / "routing" / "handwritten_d2.jsonl"),
-                             routing_extra_training="none", routing_performance_runs=0)
+    settings = Settings.load(
+        warehouse=str(tmp_path / "w.duckdb"),
+        routing_candidates="embedded-zeroshot",
+        routing_out_of_source=str(DATA / "routing" / "handwritten_d2.jsonl"),
+        routing_extra_training="none",
+        routing_performance_runs=0,
+    )
     run = service.benchmark(settings)
     text = run.report.read_text(encoding="utf-8")
     _assert_the_headline_is_risk_and_coverage(text, run.results["embedded-zeroshot"])
     first_table = text.split("## In source and out of source", 1)[1].split("###", 1)[0]
     assert "| embedded-zeroshot | D2 | in source |" in first_table
-    assert "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand; read while tuning on 2026-12-01) | 40 |" \
+    assert (
+        "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand; read while tuning on 2026-12-01) | 40 |"
         in first_table
+    )
     # a candidate below the majority class is flagged where it is (failed before: nothing said so)
     rows = [line.split(" | ") for line in first_table.splitlines() if line.startswith("| embedded-zeroshot |")]
     assert rows
@@ -121,6 +127,9 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
     h2 = run.hypotheses["embedded-zeroshot"].H2
     assert set(h2.out_of_source) == {"file-handwritten_d2"} and h2.verdict.startswith(h2.in_source)
     assert result.drift_alarm_share["in source"] <= result.drift_alarm_share["file-handwritten_d2"]
-    stored = service.Warehouse(settings.warehouse).query(
-        "SELECT DISTINCT test_set FROM routing_predictions ORDER BY ALL")["test_set"].to_list()
+    stored = (
+        service.Warehouse(settings.warehouse)
+        .query("SELECT DISTINCT test_set FROM routing_predictions ORDER BY ALL")["test_set"]
+        .to_list()
+    )
     assert stored == ["file-handwritten_d2", "in source"]

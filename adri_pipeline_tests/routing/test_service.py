@@ -30,11 +30,15 @@ def _assert_wrong_with_high_confidence_is_at_the_threshold(figures: dict, wareho
     from adri_pipeline.jev import metrics as jev_metrics
 
     d1 = figures["results"]["embedded-logreg"]["tasks"]["D1"]
-    predictions = warehouse.query("SELECT correct, confidence FROM routing_predictions WHERE candidate = "
-                                  "'embedded-logreg' AND task = 'D1'")
+    predictions = warehouse.query(
+        "SELECT correct, confidence FROM routing_predictions WHERE candidate = 'embedded-logreg' AND task = 'D1'"
+    )
     threshold = figures["results"]["embedded-logreg"]["abstention_threshold"]["D1"]
-    assert d1["high_confidence_wrong_rate"] == pytest.approx(jev_metrics.high_confidence_wrong_rate(
-        predictions["correct"].to_list(), predictions["confidence"].to_list(), threshold))
+    assert d1["high_confidence_wrong_rate"] == pytest.approx(
+        jev_metrics.high_confidence_wrong_rate(
+            predictions["correct"].to_list(), predictions["confidence"].to_list(), threshold
+        )
+    )
     assert "high_confidence_wrong_rate_fixed" in d1 and "hc_wrong@thr" in text and "hc_wrong@0.85" in text
 
 
@@ -61,10 +65,12 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert json.loads(runs["run_config"][0])["seed"] == 13
     logreg = figures["results"]["embedded-logreg"]
     assert sum(c["count"] for c in logreg["error_causes"].values()) == sum(
-        round(t["n"] * (1 - t["accuracy"])) for t in logreg["tasks"].values())
+        round(t["n"] * (1 - t["accuracy"])) for t in logreg["tasks"].values()
+    )
     assert figures["hypotheses"]["embedded-logreg"]["H3"]["verdict"] == "not evaluated"
-    assert "## Departures from the protocol" in text and any("learn from the dev split" in d
-                                                            for d in figures["departures"])
+    assert "## Departures from the protocol" in text and any(
+        "learn from the dev split" in d for d in figures["departures"]
+    )
     abstention = logreg["abstention_d3_vs_confidence"]  # composed turns carry both D2 and D3
     assert abstention["turns"] > 0 and 0 <= abstention["explicit_d3"]["coverage"] <= 1
     native = warehouse.query("SELECT native_confidence FROM routing_predictions WHERE candidate = 'embedded-logreg'")
@@ -75,15 +81,20 @@ def test_sample_benchmark_writes_report_plots_and_tables(tmp_path):
     assert frozen["test_split_sha256"] == figures["test_hash"] and len(frozen["artifact_sha256"]) == 64
 
 
-
 def test_what_each_candidate_ran_with_states_its_token_limit():
     from adri_pipeline.routing.report import ran_with
     from adri_pipeline.routing.results import CandidateResult
 
-    results = {"a": CandidateResult.model_construct(kind={"precision": "p"}, input_tokens={},
-                                                    token_limit={"tokens": 512, "counted_by": "its tokenizer"}),
-               "jev:x": CandidateResult.model_construct(kind={}, input_tokens={}, token_limit={
-                   "tokens": None, "counted_by": "the server's tokenizer (not cut here)"})}
+    results = {
+        "a": CandidateResult.model_construct(
+            kind={"precision": "p"}, input_tokens={}, token_limit={"tokens": 512, "counted_by": "its tokenizer"}
+        ),
+        "jev:x": CandidateResult.model_construct(
+            kind={},
+            input_tokens={},
+            token_limit={"tokens": None, "counted_by": "the server's tokenizer (not cut here)"},
+        ),
+    }
     lines = ran_with(results, RunConfig(dataset="sample"))
     assert "| a | p | 512 (its tokenizer) | not reported |" in lines
     assert "| jev:x | not declared | the server's tokenizer (not cut here) | not reported |" in lines
@@ -96,12 +107,16 @@ def test_the_report_states_each_candidates_token_limit(tmp_path):
     config = RunConfig(dataset="sample", runs=0)
     report = run_benchmark(config, ["sparrow"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out").report
     text = report.read_text(encoding="utf-8")
-    assert "| sparrow | sparrow-decider: 8-bit embedding rows, float32 layers | 512 (sparrow-decider's word pieces " \
-           "(512 per text)) |" in text
+    assert (
+        "| sparrow | sparrow-decider: 8-bit embedding rows, float32 layers | 512 (sparrow-decider's word pieces "
+        "(512 per text)) |" in text
+    )
     assert "jev-truncation-v2" in text and "One truncation for all" not in text
     figures = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert figures["results"]["sparrow"]["token_limit"] == {
-        "tokens": 512, "counted_by": "sparrow-decider's word pieces (512 per text)"}
+        "tokens": 512,
+        "counted_by": "sparrow-decider's word pieces (512 per text)",
+    }
 
 
 @pytest.mark.slow
@@ -110,5 +125,6 @@ def test_real_pt_br_intents_logreg_beats_zeroshot_on_macro_f1(tmp_path):
     config = RunConfig(dataset="ha-pt-BR", runs=0)  # quality only
     run_benchmark(config, ["embedded-zeroshot", "embedded-logreg"], Warehouse(tmp_path / "w.duckdb"), tmp_path)
     results = json.loads((tmp_path / "metrics.json").read_text())["results"]
-    assert results["embedded-logreg"]["tasks"]["D1"]["macro_f1"] > results["embedded-zeroshot"]["tasks"]["D1"]["macro_f1"]
-
+    assert (
+        results["embedded-logreg"]["tasks"]["D1"]["macro_f1"] > results["embedded-zeroshot"]["tasks"]["D1"]["macro_f1"]
+    )

@@ -16,6 +16,7 @@ Usage:
 The data-generating process, targets and pass rule are those recorded in
 grid.json (see its fields); this file implements them.
 """
+
 import argparse
 import importlib.util
 import json
@@ -173,11 +174,15 @@ def fmt(x, spec=".3f"):
 
 def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--adapter", required=True, help="Python file exposing intervals(gold, predicted_coded, predicted_uncoded)")
+    ap.add_argument(
+        "--adapter", required=True, help="Python file exposing intervals(gold, predicted_coded, predicted_uncoded)"
+    )
     ap.add_argument("--function", default="intervals", help="name of the function in the adapter (default: intervals)")
     ap.add_argument("--grid", default=os.path.join(HERE, "grid.json"))
     ap.add_argument("--cells", default=None, help="comma-separated cell ids (default: all)")
-    ap.add_argument("--draws", type=int, default=None, help="override draws per cell (quick look; not the grid's verdict)")
+    ap.add_argument(
+        "--draws", type=int, default=None, help="override draws per cell (quick look; not the grid's verdict)"
+    )
     ap.add_argument("--json", default=None, help="write the per-cell table to this file")
     return ap.parse_args(argv)
 
@@ -194,12 +199,14 @@ def chosen_cells(grid, wanted):
 
 def row(r):
     """One cell's line of the table, under the header main prints."""
-    return (f"{r['id']:>3} {r['p']:>5.2f} {r['n']:>4} {r['N']:>6} {r['sensitivity']:>4.2f} {r['false_alarm']:>4.2f} | "
-            f"{fmt(r['coverage_population']):>7} {fmt(r['coverage_corpus']):>7} | "
-            f"{r['refusal_population']:>7.3f} {r['refusal_corpus']:>7.3f} | "
-            f"{fmt(r['mean_width_population']):>6} {fmt(r['mean_width_corpus']):>6} | "
-            f"{r['zero_width_population']:>4} {r['zero_width_corpus']:>4} | {r['status']}"
-            + (f"  ({r['notes']})" if r["notes"] else ""))
+    return (
+        f"{r['id']:>3} {r['p']:>5.2f} {r['n']:>4} {r['N']:>6} {r['sensitivity']:>4.2f} {r['false_alarm']:>4.2f} | "
+        f"{fmt(r['coverage_population']):>7} {fmt(r['coverage_corpus']):>7} | "
+        f"{r['refusal_population']:>7.3f} {r['refusal_corpus']:>7.3f} | "
+        f"{fmt(r['mean_width_population']):>6} {fmt(r['mean_width_corpus']):>6} | "
+        f"{r['zero_width_population']:>4} {r['zero_width_corpus']:>4} | {r['status']}"
+        + (f"  ({r['notes']})" if r["notes"] else "")
+    )
 
 
 def main(argv=None):
@@ -210,10 +217,14 @@ def main(argv=None):
     cells = chosen_cells(grid, args.cells)
     fn = load_function(args.adapter, args.function)
 
-    print(f"adapter {args.adapter}:{args.function}  grid {args.grid}  cells {len(cells)}  draws/cell {draws}"
-          + ("" if draws == grid["draws_per_cell"] else f"  (grid says {grid['draws_per_cell']}: quick look only)"))
-    head = (f"{'id':>3} {'p':>5} {'n':>4} {'N':>6} {'sens':>4} {'fa':>4} | {'cov_pop':>7} {'cov_cor':>7} | "
-            f"{'ref_pop':>7} {'ref_cor':>7} | {'w_pop':>6} {'w_cor':>6} | {'zw_p':>4} {'zw_c':>4} | status")
+    print(
+        f"adapter {args.adapter}:{args.function}  grid {args.grid}  cells {len(cells)}  draws/cell {draws}"
+        + ("" if draws == grid["draws_per_cell"] else f"  (grid says {grid['draws_per_cell']}: quick look only)")
+    )
+    head = (
+        f"{'id':>3} {'p':>5} {'n':>4} {'N':>6} {'sens':>4} {'fa':>4} | {'cov_pop':>7} {'cov_cor':>7} | "
+        f"{'ref_pop':>7} {'ref_cor':>7} | {'w_pop':>6} {'w_cor':>6} | {'zw_p':>4} {'zw_c':>4} | status"
+    )
     print(head)
     print("-" * len(head))
     results = []
@@ -225,13 +236,26 @@ def main(argv=None):
     refused = [r["id"] for r in results if r["status"] == "ALL-REFUSED"]
     overall = "PASS" if not fails else "FAIL"
     print("-" * len(head))
-    print(f"OVERALL: {overall}  ({len(results) - len(fails)}/{len(results)} cells not failing; "
-          f"failing cells: {fails or 'none'}; all-refused cells: {refused or 'none'}; draws/cell {draws})")
+    print(
+        f"OVERALL: {overall}  ({len(results) - len(fails)}/{len(results)} cells not failing; "
+        f"failing cells: {fails or 'none'}; all-refused cells: {refused or 'none'}; draws/cell {draws})"
+    )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"adapter": args.adapter, "function": args.function, "grid": args.grid,
-                       "draws_per_cell": draws, "overall": overall, "failing_cells": fails,
-                       "all_refused_cells": refused, "cells": results}, f, indent=1)
+            json.dump(
+                {
+                    "adapter": args.adapter,
+                    "function": args.function,
+                    "grid": args.grid,
+                    "draws_per_cell": draws,
+                    "overall": overall,
+                    "failing_cells": fails,
+                    "all_refused_cells": refused,
+                    "cells": results,
+                },
+                f,
+                indent=1,
+            )
     return 0 if overall == "PASS" else 1
 
 

@@ -62,7 +62,7 @@ def windows(abstract: str) -> list[tuple[int, int]]:
         words = [m.span() for m in _WORD.finditer(abstract, *sentence)]
         step = EVIDENCE_MAX_WORDS if len(words) <= EVIDENCE_MAX_WORDS else EVIDENCE_MAX_WORDS // 2
         for first in range(0, max(len(words) - EVIDENCE_MAX_WORDS, 0) + 1, step):
-            chunk = words[first:first + EVIDENCE_MAX_WORDS]
+            chunk = words[first : first + EVIDENCE_MAX_WORDS]
             while len(chunk) > 1 and chunk[-1][1] - chunk[0][0] > EVIDENCE_MAX_CHARS:
                 chunk = chunk[:-1]
             if chunk:
@@ -110,8 +110,7 @@ def embed_document(document: Document, title_window: bool = True) -> DocumentVec
 class EmbeddedBackend:
     name = "embedded"
 
-    def __init__(self, params: EmbeddedParams | None = None, trained=None,
-                 memory_floor_mb: int = 1024):
+    def __init__(self, params: EmbeddedParams | None = None, trained=None, memory_floor_mb: int = 1024):
         self.settings = params or EmbeddedParams()
         self.trained = trained
         self.memory_floor_mb = memory_floor_mb
@@ -121,9 +120,15 @@ class EmbeddedBackend:
             self.model += f"{TRAINED_ON_CODES}{trained.digest[:12]}"
             # what it learned from, recorded with every answer and run: corrected findings correct a model
             # out of fold on the coded documents it saw (queries.corrected), never by its own training data
-            self.params = {"coded": {"digest": trained.digest, "version": TRAINING_VERSION,
-                                     "training": trained.params.model_dump(), "documents": len(trained.documents),
-                                     "trained_on": sorted(trained.documents)}}
+            self.params = {
+                "coded": {
+                    "digest": trained.digest,
+                    "version": TRAINING_VERSION,
+                    "training": trained.params.model_dump(),
+                    "documents": len(trained.documents),
+                    "trained_on": sorted(trained.documents),
+                }
+            }
         self._targets: dict[str, tuple[list[str], np.ndarray]] = {}
         self._codebook: Codebook | None = None
 
@@ -166,9 +171,12 @@ class EmbeddedBackend:
     def zero_shot(self, vectors: DocumentVectors) -> dict:
         """The zero-shot answer from a document's vectors (it reads the abstract's windows only)."""
         first = sum(1 for field, _, _ in vectors.spans if field == "title")
-        return {name: self._answer(var, *self._targets[name], vectors.windows[first:], vectors.document,
-                                   vectors.texts[first:])
-                for name, var in self._codebook.variables.items()}
+        return {
+            name: self._answer(
+                var, *self._targets[name], vectors.windows[first:], vectors.document, vectors.texts[first:]
+            )
+            for name, var in self._codebook.variables.items()
+        }
 
     def _answer(self, var, options, targets, window_vectors, document_vector, texts) -> dict:
         per_window = window_vectors @ targets.T  # windows x options
@@ -192,8 +200,7 @@ class EmbeddedBackend:
         if scores[best] - np.median(scores) < self.settings.value_margin:
             return {"evidencia": "", "valor": ["nao_informado"] if var.type == "list" else "nao_informado"}
         if var.type == "list":
-            chosen = [options[i] for i in np.argsort(-scores)
-                      if scores[i] >= scores[best] - self.settings.list_margin]
+            chosen = [options[i] for i in np.argsort(-scores) if scores[i] >= scores[best] - self.settings.list_margin]
             return {"evidencia": evidence(best), "valor": chosen}
         return {"evidencia": evidence(best), "valor": options[best]}
 
