@@ -1,6 +1,6 @@
-"""Run the code location's asset graph in-process (demo, tests, benchmarks), from above it: register the documents' shards as partitions,
-one range run of classify_documents_job, then refresh_results_job (what the results' automation
-condition does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
+"""Run the code location's asset graph in-process (demo, tests, benchmarks), from above it: register the
+documents' shards as partitions, one range run of classify_documents_job, then refresh_results_job (what the
+results' automation condition does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
 
 from __future__ import annotations
 

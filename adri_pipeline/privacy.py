@@ -174,9 +174,10 @@ BRAZILIAN_CITIES = (
 
 
 def faker_name_lists() -> dict[str, list[str]]:
-    """First and last names of every Faker locale written in Latin letters, Faker's pt_BR and pt_PT
-    first names, and places named like people, lower case without accents: what NAME_LISTS holds (read from a file: importing the 86
-    locales takes seconds, the file milliseconds; a test checks the file is what this returns)."""
+    """First and last names of every Faker locale written in Latin letters, Faker's pt_BR and pt_PT first
+    names, and places named like people, lower case without accents: what NAME_LISTS holds (read from a file:
+    importing the 86 locales takes seconds, the file milliseconds; a test checks the file is what this
+    returns)."""
     import importlib
     import pkgutil
 

@@ -56,9 +56,9 @@ def install_stop_handlers() -> None:
 
 @contextmanager
 def one_stop() -> Iterator[None]:
-    """A run that writes its results however it ends: the first signal stops it, later ones are only
-    noted, while it writes them and after (its program then only reports and leaves). A run inside a run (the rest of a file after its first
-    documents, classify_corpus_file) shares the outer one's stop."""
+    """A run that writes its results however it ends: the first signal stops it, later ones are only noted,
+    while it writes them and after (its program then only reports and leaves). A run inside a run (the rest of
+    a file after its first documents, classify_corpus_file) shares the outer one's stop."""
     global _depth, _in_run, _stopping, _waiting
     _depth += 1
     if _depth == 1:

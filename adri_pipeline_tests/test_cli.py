@@ -167,8 +167,8 @@ def test_routing_pilot_records_the_production_batch_later_runs_use(tmp_path, cap
 
 
 def test_batch_fixes_the_production_batch_without_a_pilot(tmp_path):
-    """`--batch N` (`--lote`): every candidate measured at batch N, no pilot run, and who chose it recorded with the run;
-    it wins over a pilot's record."""
+    """`--batch N` (`--lote`): every candidate measured at batch N, no pilot run, and who chose it recorded
+    with the run; it wins over a pilot's record."""
     from adri_pipeline.config import Settings
     from adri_pipeline.routing.service import config_for, pilot_record
 

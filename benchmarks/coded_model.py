@@ -6,9 +6,10 @@ Real data: the project's coded sample (data/coders/pilot_coded.csv: 120 random d
 
     .venv/bin/python benchmarks/coded_model.py [--classify]
 
---vectors <warehouse> starts from a copy of that warehouse's cached vectors (the cold training time
-is then not measured). --classify also times classifying the whole corpus folder (463 documents) with the trained model; the
-answers are not looked at and the temporary warehouse is deleted (the holdout documents are among them).
+--vectors <warehouse> starts from a copy of that warehouse's cached vectors (the cold training time is then
+not measured). --classify also times classifying the whole corpus folder (463 documents) with the trained
+model; the answers are not looked at and the temporary warehouse is deleted (the holdout documents are among
+them).
 """
 
 import argparse

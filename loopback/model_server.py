@@ -5,9 +5,10 @@ Asked for log-probabilities (`logprobs`), a chat answers one token with `next_to
 {token: logprob}` as its top log-probabilities, in each API's shape; with `next_token` None the
 server answers without them, as a server that does not support them does.
 
-Chat answers come from `script` (a list consumed in order: dicts with status / content / delay /
-error, or `drop` to close the connection without answering, as a server dying mid-request does) and, when the script is empty, from `responder(request) -> content`. Every request is
-recorded. Can run in-process (`ModelServerStub`) or as a subprocess (`python -m ... PORT`) for kill tests.
+Chat answers come from `script` (a list consumed in order: dicts with status / content / delay / error, or
+`drop` to close the connection without answering, as a server dying mid-request does) and, when the script is
+empty, from `responder(request) -> content`. Every request is recorded. Can run in-process (`ModelServerStub`)
+or as a subprocess (`python -m ... PORT`) for kill tests.
 """
 
 from __future__ import annotations

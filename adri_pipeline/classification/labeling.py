@@ -1,7 +1,8 @@
-"""The coders' labeling interface in Label Studio, generated from the codebook: per variable its values — one choice for enum and boolean, several for list, a text area for
-text — with the definition and each value's description and examples as hints, and a span label per
-variable for the evidence (`evidencia`) on the title and on the abstract. The XML is Label Studio's
-labeling-config language; the codebook's terms stay as users wrote them.
+"""The coders' labeling interface in Label Studio, generated from the codebook: per variable its values — one
+choice for enum and boolean, several for list, a text area for text — with the definition and each value's
+description and examples as hints, and a span label per variable for the evidence (`evidencia`) on the title
+and on the abstract. The XML is Label Studio's labeling-config language; the codebook's terms stay as users
+wrote them.
 
 Also the two translations between a document's codes and Label Studio's result items (its JSON
 format for annotations and predictions): `result_items` writes the principal model's answers as a

@@ -1,6 +1,6 @@
-"""Candidates behind one adapter: each turns a System One request into per-question option logits
-(options as jev/contract.options_of names them); `Calibrated` (routing/calibration.py) turns logits
-into a System One response with a temperature fitted on the calibration split only. Candidates see the request (serialized
+"""Candidates behind one adapter: each turns a System One request into per-question option logits (options as
+jev/contract.options_of names them); `Calibrated` (routing/calibration.py) turns logits into a System One
+response with a temperature fitted on the calibration split only. Candidates see the request (serialized
 state + questions), never the example object.
 
 Each kind declares what it is (`Kind`): its role (a candidate, or the LLM baseline H1 compares

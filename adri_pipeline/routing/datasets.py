@@ -89,12 +89,12 @@ def frozen_folder(warehouse_folder: Path) -> Path:
 
 
 def anonymized(examples: list[CanonicalExample], names: list[str] = ()) -> tuple[list[CanonicalExample], int]:
-    """The JEV design's sources are "anonimizados": each message and conversation turn through the
-    project's redactor (e-mails, CPF, CNPJ, phone numbers and the `names` listed) before any candidate
-    or baseline sees it. Its name detector stays off here: on ha-pt-BR and SGD it changed 164 and 631
-    texts, and those read were places ("São Paulo", "San Francisco", "Salvador"), which the intents need. The test split is hashed as its source gives
-    it, before this: a frozen split keeps its identity when the redactor learns a new pattern.
-    Returns the examples and how many changed."""
+    """The JEV design's sources are "anonimizados": each message and conversation turn through the project's
+    redactor (e-mails, CPF, CNPJ, phone numbers and the `names` listed) before any candidate or baseline sees
+    it. Its name detector stays off here: on ha-pt-BR and SGD it changed 164 and 631 texts, and those read
+    were places ("São Paulo", "San Francisco", "Salvador"), which the intents need. The test split is hashed
+    as its source gives it, before this: a frozen split keeps its identity when the redactor learns a new
+    pattern. Returns the examples and how many changed."""
     from adri_pipeline.privacy import Redactor
 
     redact, out, changed = Redactor(names), [], 0

@@ -272,7 +272,8 @@ def _heading(dataset: Dataset, config: RunConfig, name: str) -> list[str]:
         f"# Routing benchmark — {name}",
         "",
         f"Wire: System One (POST /v1/systemone), serializer {config.serializer}; test split frozen, sha256 "
-        f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = {counts['dev']}/{counts['calibration']}/{counts['test']}.",
+        f"`{dataset.test_hash[:16]}…`; examples dev/calibration/test = "
+        f"{counts['dev']}/{counts['calibration']}/{counts['test']}.",
         f"Run config: `{json.dumps(_shown(dataclasses.asdict(config)), ensure_ascii=False)}`",
         "",
         "Test data by task, origin and language (synthetic examples are reported apart from real ones: "

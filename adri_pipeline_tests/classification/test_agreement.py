@@ -120,7 +120,8 @@ def test_lists_are_measured_by_jaccard_and_confused_per_value(tmp_path, pilot):
             "doc_id,variable,value,coder,pass,round",
             "d1,abordagem,qualitativa,a@x.org,blind,r1",
             "d1,abordagem,teorica,a@x.org,blind,r1",
-            "line 4: coder 'a@x.org' coded document 'd1', variable 'abordagem', round 'r1', pass 'blind' again (line 2)",
+            "line 4: coder 'a@x.org' coded document 'd1', variable 'abordagem', round 'r1', pass 'blind' again "
+            "(line 2)",
         ),
     ],
 )

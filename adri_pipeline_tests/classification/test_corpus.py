@@ -158,7 +158,10 @@ def test_a_csv_without_an_abstract_column_names_what_it_found(tmp_path):
 def test_control_bidi_ansi_and_entities_never_reach_the_model_and_the_original_is_kept(tmp_path):
     from adri_pipeline.classification.corpus import as_documents
 
-    abstract = "Resumo: A pol\u00edtica\x00 de \x1b[31malimenta\u00e7\u00e3o\x1b[0m\x07 &amp; sa\u00fade \u202eoculto\u202c &quot;real&quot;."
+    abstract = (
+        "Resumo: A pol\u00edtica\x00 de \x1b[31malimenta\u00e7\u00e3o\x1b[0m\x07 &amp; sa\u00fade "
+        "\u202eoculto\u202c &quot;real&quot;."
+    )
     path = tmp_path / "c.jsonl"
     path.write_text(
         json.dumps({"id": "d1", "title": "T\u00edtulo &lt;b&gt;\x1b[1m", "abstract": abstract}) + "\n", encoding="utf-8"

@@ -186,7 +186,8 @@ def test_safety_point_in_control_without_an_order_is_refused_at_load(tmp_path):
 
 
 YES_NO_POINT = (
-    "points:\n  p:\n    kind: judgment\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
+    "points:\n  p:\n    kind: judgment\n    question: Pode?\n    question_type: noul\n"
+    "    options: {sim: sim, nao: nao}\n"
     "    overrides: [[sim, nao]]\n"
 )
 
@@ -839,7 +840,8 @@ from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline_tests.mirror.evidence import approved
 
 timeout_s, url = float(sys.argv[1]), sys.argv[2]
-point = DecisionPoint(kind="judgment", question="Pode executar?", options={o: o for o in ("executar", "confirmar", "vetar")},
+point = DecisionPoint(kind="judgment", question="Pode executar?",
+                      options={o: o for o in ("executar", "confirmar", "vetar")},
                       mode="control", timeout_s=timeout_s, harden_order=["executar", "confirmar", "vetar"],
                       mirror="jev:" + url)
 gate = Gate(approved({"p": point}), {"p": lambda state: "executar"}, {})

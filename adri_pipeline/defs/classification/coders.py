@@ -145,10 +145,10 @@ def coders_agree_enough(measures: RoundMeasures) -> dg.AssetCheckResult:
 )
 def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
     """The principal model's shares corrected by the coders' gold on the documents drawn at random
-    (classification/corrected.py, docs/findings.md): per (variable, value) the model-only,
-    coders-only, corrected and this-corpus shares with 95 % intervals, for the whole corpus (`grouped_by`
-    empty) and per year and per source, each group corrected by its own coded documents. Its check, `estimation_sample_fit`, warns
-    when there is no random sample, when it is too small for the stated width, or when it was drawn
+    (classification/corrected.py, docs/findings.md): per (variable, value) the model-only, coders-only,
+    corrected and this-corpus shares with 95 % intervals, for the whole corpus (`grouped_by` empty) and per
+    year and per source, each group corrected by its own coded documents. Its check, `estimation_sample_fit`,
+    warns when there is no random sample, when it is too small for the stated width, or when it was drawn
     under another version of the codebook."""
     settings = adri.settings()
     found = corrected_findings(settings) if settings.coders else None

@@ -46,9 +46,9 @@ def _settings(tmp_path, hosts: list[str]) -> Settings:
 
 
 def test_a_host_that_dies_mid_run_and_comes_back_costs_its_slots_not_the_run(tmp_path):
-    """Host A drops every request after its second answer (a server dying mid-request); when B has
-    answered six (longer than the old retries of one host lasted), A is back. Every document is answered once, at one host or the other, the run never
-    stops, and A answered again after it rejoined."""
+    """Host A drops every request after its second answer (a server dying mid-request); when B has answered
+    six (longer than the old retries of one host lasted), A is back. Every document is answered once, at one
+    host or the other, the run never stops, and A answered again after it rejoined."""
     at_a, at_b, lock = Counter(), Counter(), threading.Lock()
     with (
         ModelServerStub(responder=_answering(at_a, lock)) as a,
@@ -154,8 +154,9 @@ def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_i
 
 
 def test_a_model_bigger_than_the_free_memory_is_not_loaded_and_nothing_is_written(tmp_path):
-    """The memory check before loading (ADR 0011's resource rule): an Ollama server on this machine
-    lists a model larger than the free memory; the run stops before any request, naming the sizes, with nothing in the ledger."""
+    """The memory check before loading (ADR 0011's resource rule): an Ollama server on this machine lists a
+    model larger than the free memory; the run stops before any request, naming the sizes, with nothing in the
+    ledger."""
     import psutil
 
     with ModelServerStub(responder=answer_from_request) as a:
