@@ -65,9 +65,11 @@ TEST_ENV := PYTHONDONTWRITEBYTECODE= OMP_NUM_THREADS=1
 test: lint
 	$(TEST_ENV) $(BIN)/python -m pytest -m "not slow" -n 2 --dist worksteal
 
-# ruff's lint (pyproject.toml's [tool.ruff.lint]) and vulture's dead code ([tool.vulture]): a second or two
+# ruff's lint (pyproject.toml's [tool.ruff.lint]), ruff's layout (a file ruff format would change fails;
+# `ruff format` on the same folders fixes it) and vulture's dead code ([tool.vulture]): a second or two
 lint: $(STAMP)
 	$(BIN)/ruff check adri_pipeline adri_pipeline_tests loopback benchmarks
+	$(BIN)/ruff format --check adri_pipeline adri_pipeline_tests loopback benchmarks
 	$(BIN)/vulture
 
 # --timeout: one hung test fails alone (its stack printed) instead of eating CI's 90 minutes

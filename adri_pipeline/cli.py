@@ -29,16 +29,22 @@ class NoOptions(BaseModel):
     pass
 
 
-OVERWRITE = Flag(aliases=("--sobrescrever",), help="replace the output file if it exists (never the warehouse, "
-                                                   "its snapshot, a corpus, a codebook or the coders' file)")
+OVERWRITE = Flag(
+    aliases=("--sobrescrever",),
+    help="replace the output file if it exists (never the warehouse, "
+    "its snapshot, a corpus, a codebook or the coders' file)",
+)
 
 
 class ClassifyOptions(BaseModel):
     limit: Annotated[PositiveInt | None, Flag(aliases=("--limite",), help="only the first N documents (N >= 1)")] = None
-    replace_documents: Annotated[bool, Flag(help="a document id already stored with another text takes this "
-                                                 "file's text")] = False
-    estimate: Annotated[bool, Flag(aliases=("--estimar",), help=f"classify {ESTIMATE_SAMPLE} documents and project "
-                                                                "the time for the rest")] = False
+    replace_documents: Annotated[
+        bool, Flag(help="a document id already stored with another text takes this file's text")
+    ] = False
+    estimate: Annotated[
+        bool,
+        Flag(aliases=("--estimar",), help=f"classify {ESTIMATE_SAMPLE} documents and project the time for the rest"),
+    ] = False
 
 
 def cmd_classify(settings: Settings, options: ClassifyOptions) -> int:
@@ -49,9 +55,14 @@ def cmd_classify(settings: Settings, options: ClassifyOptions) -> int:
     progress = DocumentsDone()
     committed = []  # the run, once its answers, results and snapshot are written
     try:
-        summary = classify_and_summarize(settings, limit=options.limit, estimate=options.estimate,
-                                         replace_documents=options.replace_documents, progress=progress,
-                                         committed=committed.append)
+        summary = classify_and_summarize(
+            settings,
+            limit=options.limit,
+            estimate=options.estimate,
+            replace_documents=options.replace_documents,
+            progress=progress,
+            committed=committed.append,
+        )
     finally:
         progress.close()
     recorded = [report_cli_classification(settings, run) for run in committed]  # in Dagster's asset history
@@ -62,8 +73,13 @@ def cmd_classify(settings: Settings, options: ClassifyOptions) -> int:
 
 
 class AgreeOptions(BaseModel):
-    cv: Annotated[bool, Flag(aliases=("--validacao-cruzada",), help="also the embedded model trained on the codes, "
-                                                                    "cross-validated, and zero-shot")] = False
+    cv: Annotated[
+        bool,
+        Flag(
+            aliases=("--validacao-cruzada",),
+            help="also the embedded model trained on the codes, cross-validated, and zero-shot",
+        ),
+    ] = False
     folds: Annotated[PositiveInt, Flag(help="cross-validation folds")] = 5
     confusion: Annotated[bool, Flag(aliases=("--confusao",), help="print the confusion tables")] = False
 
@@ -91,8 +107,10 @@ def cmd_agree(settings: Settings, options: AgreeOptions) -> int:
             print("\nthe gold the models above are measured against, by where it comes from")
             print(result.round.gold_sources)
             if result.round.unresolved.height:
-                print(f"\n{result.round.unresolved.height} disagreement(s) not adjudicated yet (no gold): "
-                      f"adri code start --pass adjudication")
+                print(
+                    f"\n{result.round.unresolved.height} disagreement(s) not adjudicated yet (no gold): "
+                    f"adri code start --pass adjudication"
+                )
                 print(result.round.unresolved)
             print("\nthe coders' evidence, audited as the model's (literal, approximate, absent, waived)")
             print(result.round.coder_audits)
@@ -120,25 +138,67 @@ def cmd_suggest(settings: Settings, options: SuggestOptions) -> int:
 class CodeOptions(BaseModel):
     action: Annotated[Literal["start", "pull", "draw", "pending"], Flag(positional=True)]
     round: Annotated[str, Flag(aliases=("--rodada",), required=("code",), help="the round's name, e.g. round-1")] = ""
-    pass_name: Annotated[Literal["blind", "review", "adjudication"], Flag(
-        name="--pass", aliases=("--etapa",), actions=("start",), help="blind (two coders or more, no model answer), review "
-                                                 "(the principal model's answers shown), adjudication (the "
-                                                 "disagreements)")] = "blind"
-    coders_list: Annotated[str | None, Flag(name="--coder", aliases=("--codificador",), actions=("start",), help="the coders' "
-                                            "Label Studio e-mails, comma-separated")] = None
-    ids: Annotated[Path | None, Flag(actions=("start", "draw"), path="file", help="the round's document ids, one per "
-                                     "line (default: what adri suggest picks); draw: ids drawn at random elsewhere, "
-                                     "recorded")] = None
-    n: Annotated[PositiveInt, Flag(aliases=("--limite",), actions=("start",), help="how many documents adri suggest "
-                                                                                   "picks")] = 10
-    random: Annotated[PositiveInt | None, Flag(aliases=("--aleatorio",), actions=("start", "draw"), help="this many documents drawn "
-                                              "at random from the classified corpus, recorded so corrected findings "
-                                              "can use them")] = None
+    pass_name: Annotated[
+        Literal["blind", "review", "adjudication"],
+        Flag(
+            name="--pass",
+            aliases=("--etapa",),
+            actions=("start",),
+            help="blind (two coders or more, no model answer), review "
+            "(the principal model's answers shown), adjudication (the "
+            "disagreements)",
+        ),
+    ] = "blind"
+    coders_list: Annotated[
+        str | None,
+        Flag(
+            name="--coder",
+            aliases=("--codificador",),
+            actions=("start",),
+            help="the coders' Label Studio e-mails, comma-separated",
+        ),
+    ] = None
+    ids: Annotated[
+        Path | None,
+        Flag(
+            actions=("start", "draw"),
+            path="file",
+            help="the round's document ids, one per "
+            "line (default: what adri suggest picks); draw: ids drawn at random elsewhere, "
+            "recorded",
+        ),
+    ] = None
+    n: Annotated[
+        PositiveInt, Flag(aliases=("--limite",), actions=("start",), help="how many documents adri suggest picks")
+    ] = 10
+    random: Annotated[
+        PositiveInt | None,
+        Flag(
+            aliases=("--aleatorio",),
+            actions=("start", "draw"),
+            help="this many documents drawn "
+            "at random from the classified corpus, recorded so corrected findings "
+            "can use them",
+        ),
+    ] = None
     seed: Annotated[int, Flag(aliases=("--semente",), actions=("start", "draw"), help="the random draw's seed")] = 0
-    stratify: Annotated[Literal["year", "source"] | None, Flag(
-        aliases=("--estratificar",), actions=("start", "draw"), help="draw within each year or source, weights recorded")] = None
-    out: Annotated[Path | None, Flag(actions=("pull", "draw"), path="output", help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
-                                          "<round>.csv); draw: its ids file (<round>.ids there)")] = None
+    stratify: Annotated[
+        Literal["year", "source"] | None,
+        Flag(
+            aliases=("--estratificar",),
+            actions=("start", "draw"),
+            help="draw within each year or source, weights recorded",
+        ),
+    ] = None
+    out: Annotated[
+        Path | None,
+        Flag(
+            actions=("pull", "draw"),
+            path="output",
+            help="pull: the round's coders' CSV (default: <warehouse folder>/coding/"
+            "<round>.csv); draw: its ids file (<round>.ids there)",
+        ),
+    ] = None
     overwrite: Annotated[bool, replace(OVERWRITE, actions=("pull", "draw"))] = False
 
 
@@ -153,8 +213,10 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
         per = pulled.codes.group_by("pass", "coder", maintain_order=True).len()
         for pass_name, coder, codes in per.iter_rows():
             print(f"{pass_name}\t{coder or '(any)'}\t{codes} codes")
-        print(f"{pulled.uncoded_blind_tasks} blind task(s) not coded yet; {pulled.disagreements.height} "
-              f"disagreement(s) between blind coders")
+        print(
+            f"{pulled.uncoded_blind_tasks} blind task(s) not coded yet; {pulled.disagreements.height} "
+            f"disagreement(s) between blind coders"
+        )
         print(f"wrote {pulled.csv}: adri agree --coders {pulled.csv}")
         return 0
     if options.action == "pending":
@@ -188,18 +250,24 @@ def _code_draw(settings: Settings, options: CodeOptions):
     if options.action == "start":
         rounds.reach_label_studio(settings)
     sample = rounds.draw_random(settings, options.round, options.random or 0, options.seed, options.stratify, given)
-    print(f"round {options.round}: {sample.height} document(s) drawn at random (seed {options.seed}"
-          f"{', within each ' + options.stratify if options.stratify else ''}) of {sample['population'][0]} "
-          "classified; recorded for corrected findings")
+    print(
+        f"round {options.round}: {sample.height} document(s) drawn at random (seed {options.seed}"
+        f"{', within each ' + options.stratify if options.stratify else ''}) of {sample['population'][0]} "
+        "classified; recorded for corrected findings"
+    )
     if sample["strata_left_out"][0]:
-        print(f"warning: no document drawn from {options.stratify} {sample['strata_left_out'][0]} (too few for every "
-              "stratum): recorded; those documents cannot be corrected for")
+        print(
+            f"warning: no document drawn from {options.stratify} {sample['strata_left_out'][0]} (too few for every "
+            "stratum): recorded; those documents cannot be corrected for"
+        )
     if options.action == "draw":
         path = options.out or Path(settings.warehouse).parent / "coding" / f"{options.round}.ids"
         path.parent.mkdir(parents=True, exist_ok=True)
         paths.write_text(path, "".join(f"{doc_id}\n" for doc_id in sample["doc_id"]))
-        print(f"wrote {path}: code these documents (adri code start --round {options.round} --ids {path}, "
-              f"or by hand in a coders' CSV with round {options.round})")
+        print(
+            f"wrote {path}: code these documents (adri code start --round {options.round} --ids {path}, "
+            f"or by hand in a coders' CSV with round {options.round})"
+        )
     return sample
 
 
@@ -211,9 +279,11 @@ def _code_pending(settings: Settings, round_name: str) -> int:
     for doc_id, variable, reason, values in missing.iter_rows():
         print(f"{doc_id}\t{variable}\t{reason}{chr(9) + values if values else ''}")
     disputed = int((missing["reason"] == "disputed").sum())
-    print(f"round {round_name}: {missing.height} (document, variable) pair(s) without gold: {disputed} disputed "
-          f"(adjudicate: adri code start --round {round_name} --pass adjudication), {missing.height - disputed} not "
-          "coded; until then corrected findings bound their intervals (docs/findings.md)")
+    print(
+        f"round {round_name}: {missing.height} (document, variable) pair(s) without gold: {disputed} disputed "
+        f"(adjudicate: adri code start --round {round_name} --pass adjudication), {missing.height - disputed} not "
+        "coded; until then corrected findings bound their intervals (docs/findings.md)"
+    )
     return 0
 
 
@@ -230,27 +300,52 @@ def cmd_review(settings: Settings, options: ReviewOptions) -> int:
     return 0
 
 
-OF_SOURCE = Flag(name="--source", aliases=("--fonte",), help="only the documents read from this corpus file (its "
-                                                             "path as given to classify, or its name)")
-ANSWERS_OF = Flag(name="--model", aliases=("--modelo",), help="whose answers (default: the principal model, else "
-                                                              "the latest classification run's)")
+OF_SOURCE = Flag(
+    name="--source",
+    aliases=("--fonte",),
+    help="only the documents read from this corpus file (its path as given to classify, or its name)",
+)
+ANSWERS_OF = Flag(
+    name="--model",
+    aliases=("--modelo",),
+    help="whose answers (default: the principal model, else the latest classification run's)",
+)
 
 
 class FindingsOptions(BaseModel):
     answers_of: Annotated[str | None, ANSWERS_OF] = None
     by: Annotated[Literal["year", "source"] | None, Flag(aliases=("--por",), help="shares per year or source")] = None
-    cross: Annotated[str | None, Flag(aliases=("--cruzar",), help="two variables against each other: "
-                                                                 "'abordagem,subarea'")] = None
-    compare: Annotated[str | None, Flag(aliases=("--comparar",), help="a second answer set beside it: a model name, "
-                                                                     "or 'coders'")] = None
-    width: Annotated[Width, Flag(aliases=("--largura",), help="corrected findings: the interval width (0.10: ten "
-                                                              "points) to plan how many more to code for")] = 0.10
-    labels: Annotated[Path | None, Flag(aliases=("--rotulos",), path="output", help="corrected findings: write the model's and the "
-                                                                  "coders' labels they are computed from (CSV)")] = None
+    cross: Annotated[
+        str | None, Flag(aliases=("--cruzar",), help="two variables against each other: 'abordagem,subarea'")
+    ] = None
+    compare: Annotated[
+        str | None, Flag(aliases=("--comparar",), help="a second answer set beside it: a model name, or 'coders'")
+    ] = None
+    width: Annotated[
+        Width,
+        Flag(
+            aliases=("--largura",),
+            help="corrected findings: the interval width (0.10: ten points) to plan how many more to code for",
+        ),
+    ] = 0.10
+    labels: Annotated[
+        Path | None,
+        Flag(
+            aliases=("--rotulos",),
+            path="output",
+            help="corrected findings: write the model's and the coders' labels they are computed from (CSV)",
+        ),
+    ] = None
     of_source: Annotated[str | None, OF_SOURCE] = None
-    models: Annotated[bool, Flag(aliases=("--modelos",), help="corrected findings: every model with results, ranked "
-                                                             "by how tight its corrected intervals are, and its "
-                                                             "errors against the gold")] = False
+    models: Annotated[
+        bool,
+        Flag(
+            aliases=("--modelos",),
+            help="corrected findings: every model with results, ranked "
+            "by how tight its corrected intervals are, and its "
+            "errors against the gold",
+        ),
+    ] = False
     overwrite: Annotated[bool, OVERWRITE] = False
 
 
@@ -263,13 +358,21 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
     cross = tuple(options.cross.split(",", 1)) if options.cross else None
     if cross is not None and len(cross) != 2:
         raise SystemExit("error: --cross needs two variables: 'abordagem,subarea'")
-    found = findings(settings, model=options.answers_of, compare=options.compare, cross_variables=cross,
-                     width=options.width, source=options.of_source)
+    found = findings(
+        settings,
+        model=options.answers_of,
+        compare=options.compare,
+        cross_variables=cross,
+        width=options.width,
+        source=options.of_source,
+    )
     print("\n".join(findings_lines(found, options.by, cross)))
     if options.labels:
         if "corrected" not in found:
-            raise SystemExit("error: --labels: no corrected findings (they need a random coding round, "
-                             "adri code start --random N, and the coders' file, --coders)")
+            raise SystemExit(
+                "error: --labels: no corrected findings (they need a random coding round, "
+                "adri code start --random N, and the coders' file, --coders)"
+            )
         from adri_pipeline import paths
 
         with paths.replacing(options.labels) as written:
@@ -280,20 +383,24 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
 
         compared = found.get("models")  # findings ranks the models whenever it corrects
         if compared is None:
-            raise SystemExit("error: --models: no corrected findings (they need a random coding round, "
-                             "adri code start --random N, and the coders' file, --coders)")
+            raise SystemExit(
+                "error: --models: no corrected findings (they need a random coding round, "
+                "adri code start --random N, and the coders' file, --coders)"
+            )
         print("\n" + "\n".join(models_lines(compared)))
     return 0
 
 
 class ExportOptions(BaseModel):
     format: Annotated[Literal["csv", "parquet", "xlsx"], Flag(aliases=("--formato",), required=("export",))] = "csv"
-    output: Annotated[Path | None, Flag(aliases=("--saida",), required=("export",), path="output",
-                                        help="the file to write")] = None
+    output: Annotated[
+        Path | None, Flag(aliases=("--saida",), required=("export",), path="output", help="the file to write")
+    ] = None
     overwrite: Annotated[bool, OVERWRITE] = False
     answers_of: Annotated[str | None, ANSWERS_OF] = None
-    evidence: Annotated[bool, Flag(aliases=("--evidencia",), help="also each answer's evidencia, audit status, "
-                                                                  "field and offsets")] = False
+    evidence: Annotated[
+        bool, Flag(aliases=("--evidencia",), help="also each answer's evidencia, audit status, field and offsets")
+    ] = False
     of_source: Annotated[str | None, OF_SOURCE] = None
 
 
@@ -301,8 +408,14 @@ def cmd_export(settings: Settings, options: ExportOptions) -> int:
     """One row per document, one column per variable, with the document's metadata."""
     from adri_pipeline.classification.queries import export_results
 
-    path, rows = export_results(settings, options.format, options.output, model=options.answers_of,
-                                evidence=options.evidence, source=options.of_source)
+    path, rows = export_results(
+        settings,
+        options.format,
+        options.output,
+        model=options.answers_of,
+        evidence=options.evidence,
+        source=options.of_source,
+    )
     print(f"{path}: {rows} documents")
     return 0
 
@@ -316,8 +429,14 @@ def cmd_snapshot(settings: Settings, options: NoOptions) -> int:
 
 class SqlOptions(BaseModel):
     command: Annotated[str | None, Flag(aliases=("-c", "--comando"), help="run these statements and leave")] = None
-    file: Annotated[Path | None, Flag(aliases=("--arquivo",), path="file", help="run the statements in this file and "
-                                                                               "leave (e.g. docs/queries.sql)")] = None
+    file: Annotated[
+        Path | None,
+        Flag(
+            aliases=("--arquivo",),
+            path="file",
+            help="run the statements in this file and leave (e.g. docs/queries.sql)",
+        ),
+    ] = None
     version: Annotated[bool, Flag(aliases=("--versao",), help="the DuckDB version that reads the snapshot")] = False
 
 
@@ -355,8 +474,10 @@ def cmd_register(settings: Settings, options: NoOptions) -> int:
         shards, new = register_documents(instance, settings)
     print(f"{len(shards)} shards of documents registered as partitions of 'document_shards' ({new} new)")
     if shards:
-        print(f"dagster asset materialize -m adri_pipeline.definitions --select classifications "
-              f"--partition-range '{shards[0]}...{shards[-1]}'")
+        print(
+            f"dagster asset materialize -m adri_pipeline.definitions --select classifications "
+            f"--partition-range '{shards[0]}...{shards[-1]}'"
+        )
     return 0
 
 
@@ -369,42 +490,109 @@ def cmd_launch(settings: Settings, options: LaunchOptions) -> int:
     from adri_pipeline.defs.launcher import launch_classification
 
     run_id = launch_classification(settings, options.dagster)
-    print(f"register_corpus_job run {run_id} submitted to {options.dagster}: the range's runs follow it "
-          f"(shard_runs_sensor), the results once they end; watch them at {options.dagster.rstrip('/')}/runs")
+    print(
+        f"register_corpus_job run {run_id} submitted to {options.dagster}: the range's runs follow it "
+        f"(shard_runs_sensor), the results once they end; watch them at {options.dagster.rstrip('/')}/runs"
+    )
     return 0
 
 
 class RoutingOptions(BaseModel):
-    action: Annotated[Literal["build", "pilot", "run", "evaluate", "report", "cross", "serve", "table", "calibrate"],
-                      Flag(positional=True)]
-    doc: Annotated[Path | None, Flag(actions=("table",), path="edited", help="write the table into this doc, between its "
-                                     "`<!-- measured: routing DATASET -->` and `<!-- /measured -->` markers")] = None
-    candidate: Annotated[str | None, Flag(actions=("serve", "calibrate"), help="the candidate to fit, calibrate and serve on POST "
-                                               "/v1/systemone (default: the first of --candidates)")] = None
+    action: Annotated[
+        Literal["build", "pilot", "run", "evaluate", "report", "cross", "serve", "table", "calibrate"],
+        Flag(positional=True),
+    ]
+    doc: Annotated[
+        Path | None,
+        Flag(
+            actions=("table",),
+            path="edited",
+            help="write the table into this doc, between its "
+            "`<!-- measured: routing DATASET -->` and `<!-- /measured -->` markers",
+        ),
+    ] = None
+    candidate: Annotated[
+        str | None,
+        Flag(
+            actions=("serve", "calibrate"),
+            help="the candidate to fit, calibrate and serve on POST /v1/systemone (default: the first of --candidates)",
+        ),
+    ] = None
     host: Annotated[str, Flag(actions=("serve",), help="the address to listen on")] = "127.0.0.1"
     port: Annotated[int, Flag(actions=("serve",), help="the port (0 picks a free one)")] = 8000
-    key_env: Annotated[str | None, Flag(actions=("serve",), help="require Authorization: Bearer $VAR from clients")] = None
-    budget: Annotated[float, Field(gt=0), Flag(aliases=("--prazo",), actions=("serve",), help="seconds each answer may "
-                                               "take; past them 503 with the reason (default 10)")] = 10.0
-    team: Annotated[Path | None, Flag(aliases=("--equipe",), actions=("calibrate",), required=("calibrate",),
-                                      path="file-or-folder", help="the team's labelled turns (canonical JSON lines, 50-200 of "
-                                      "its catalogue) that recertify the candidate's threshold for that catalogue")] = None
-    team_calibration: Annotated[Path | None, Flag(aliases=("--calibracao-equipe",), actions=("serve",), path="file",
-                                                  help="a file `adri routing calibrate --team` wrote: serve with "
-                                                  "its thresholds, drift reference and sets")] = None
-    clarify: Annotated[bool, Flag(aliases=("--desambiguar",), actions=("serve",), help="conformal prediction sets: an "
-                                  "unsure D2 choice between 2-3 options answers desambiguar, naming them in "
-                                  "x_prediction_sets; an empty or larger set abstains")] = False
-    fitted_on: Annotated[str | None, Flag(actions=("cross",), help="datasets to fit on, comma-separated (default --dataset)")] = None
-    tested_on: Annotated[str | None, Flag(actions=("cross",), help="datasets or canonical files to test on, comma-separated "
-                                               "(default: the fitted-on ones)")] = None
-    test_file: Annotated[str | None, Flag(name="--test", actions=("evaluate", "run"), help="evaluate: the only test, a canonical file whose "
-                                                              "every line is test or another shipped dataset (its "
-                                                              "test split); run: one more out-of-source test")] = None
-    llm_limit: Annotated[PositiveInt | None, Flag(aliases=("--limite-llm",), actions=("run", "evaluate"), help="an LLM baseline answers only the "
-                                                  "first N calibration and test examples of each task")] = None
-    benchmark_seed: Annotated[int, Flag(name="--seed", actions=("build", "run", "evaluate"),
-                                                help="the benchmark's random state")] = 13
+    key_env: Annotated[str | None, Flag(actions=("serve",), help="require Authorization: Bearer $VAR from clients")] = (
+        None
+    )
+    budget: Annotated[
+        float,
+        Field(gt=0),
+        Flag(
+            aliases=("--prazo",),
+            actions=("serve",),
+            help="seconds each answer may take; past them 503 with the reason (default 10)",
+        ),
+    ] = 10.0
+    team: Annotated[
+        Path | None,
+        Flag(
+            aliases=("--equipe",),
+            actions=("calibrate",),
+            required=("calibrate",),
+            path="file-or-folder",
+            help="the team's labelled turns (canonical JSON lines, 50-200 of "
+            "its catalogue) that recertify the candidate's threshold for that catalogue",
+        ),
+    ] = None
+    team_calibration: Annotated[
+        Path | None,
+        Flag(
+            aliases=("--calibracao-equipe",),
+            actions=("serve",),
+            path="file",
+            help="a file `adri routing calibrate --team` wrote: serve with its thresholds, drift reference and sets",
+        ),
+    ] = None
+    clarify: Annotated[
+        bool,
+        Flag(
+            aliases=("--desambiguar",),
+            actions=("serve",),
+            help="conformal prediction sets: an "
+            "unsure D2 choice between 2-3 options answers desambiguar, naming them in "
+            "x_prediction_sets; an empty or larger set abstains",
+        ),
+    ] = False
+    fitted_on: Annotated[
+        str | None, Flag(actions=("cross",), help="datasets to fit on, comma-separated (default --dataset)")
+    ] = None
+    tested_on: Annotated[
+        str | None,
+        Flag(
+            actions=("cross",),
+            help="datasets or canonical files to test on, comma-separated (default: the fitted-on ones)",
+        ),
+    ] = None
+    test_file: Annotated[
+        str | None,
+        Flag(
+            name="--test",
+            actions=("evaluate", "run"),
+            help="evaluate: the only test, a canonical file whose "
+            "every line is test or another shipped dataset (its "
+            "test split); run: one more out-of-source test",
+        ),
+    ] = None
+    llm_limit: Annotated[
+        PositiveInt | None,
+        Flag(
+            aliases=("--limite-llm",),
+            actions=("run", "evaluate"),
+            help="an LLM baseline answers only the first N calibration and test examples of each task",
+        ),
+    ] = None
+    benchmark_seed: Annotated[
+        int, Flag(name="--seed", actions=("build", "run", "evaluate"), help="the benchmark's random state")
+    ] = 13
 
 
 def cmd_routing(settings: Settings, options: RoutingOptions) -> int:
@@ -415,19 +603,37 @@ def cmd_routing(settings: Settings, options: RoutingOptions) -> int:
 
 class MirrorOptions(BaseModel):
     action: Annotated[Literal["replay", "evaluate", "savings", "approve"], Flag(positional=True)]
-    point: Annotated[str | None, Flag(positional=True, actions=("approve",), help="the decision point to approve")] = None
-    replay_point: Annotated[Literal["page_type", "html_is_enough"], Flag(name="--point", actions=("replay",),
-                                                                          help="which labelled replay to run")] = "page_type"
-    replay_mirror: Annotated[str | None, Flag(name="--mirror", aliases=("--espelho",), actions=("replay",),
-                                              help="the mirror is this System One server, jev:URL[#MODEL]")] = None
-    evaluation: Annotated[Path | None, Flag(actions=("approve",), path="file", help="the evaluation report (mirror_evaluation.json)")] = None
-    mode: Annotated[Literal["control", "veto", "warn"] | None, Flag(actions=("approve",), help="a weaker "
-                                                                         "acting mode than the one recommended")] = None
-    blind_sheet: Annotated[Path | None, Flag(actions=("savings",), path="output",
-                                             help="write a blinded quality sheet (CSV) and its key")] = None
+    point: Annotated[str | None, Flag(positional=True, actions=("approve",), help="the decision point to approve")] = (
+        None
+    )
+    replay_point: Annotated[
+        Literal["page_type", "html_is_enough"],
+        Flag(name="--point", actions=("replay",), help="which labelled replay to run"),
+    ] = "page_type"
+    replay_mirror: Annotated[
+        str | None,
+        Flag(
+            name="--mirror",
+            aliases=("--espelho",),
+            actions=("replay",),
+            help="the mirror is this System One server, jev:URL[#MODEL]",
+        ),
+    ] = None
+    evaluation: Annotated[
+        Path | None, Flag(actions=("approve",), path="file", help="the evaluation report (mirror_evaluation.json)")
+    ] = None
+    mode: Annotated[
+        Literal["control", "veto", "warn"] | None,
+        Flag(actions=("approve",), help="a weaker acting mode than the one recommended"),
+    ] = None
+    blind_sheet: Annotated[
+        Path | None, Flag(actions=("savings",), path="output", help="write a blinded quality sheet (CSV) and its key")
+    ] = None
     quality: Annotated[Path | None, Flag(actions=("savings",), path="file", help="the graded blinded sheet")] = None
     overwrite: Annotated[bool, replace(OVERWRITE, actions=("replay", "savings"))] = False
-    as_json: Annotated[bool, Flag(name="--json", actions=("evaluate",), help="print the whole evaluation as JSON instead of a summary")] = False
+    as_json: Annotated[
+        bool, Flag(name="--json", actions=("evaluate",), help="print the whole evaluation as JSON instead of a summary")
+    ] = False
 
 
 def cmd_mirror(settings: Settings, options: MirrorOptions) -> int:
@@ -488,39 +694,74 @@ COMMANDS = (
     Command("classify", cmd_classify, ClassifyOptions, "classify a corpus against a codebook", ("classificar",)),
     Command("agree", cmd_agree, AgreeOptions, "agreement and kappa against human coders", ("concordancia",)),
     Command("suggest", cmd_suggest, SuggestOptions, "which documents to code next", ("sugerir",)),
-    Command("code", cmd_code, CodeOptions, "a coding round in Label Studio: start a pass, pull the codes",
-            ("codificar",), publishes_snapshot=True, action_help={
-                "start": "open a pass of the round in Label Studio", "pull": "pull every code of the round back "
-                "into a CSV", "draw": "only draw the round's random documents (<round>.ids)",
-                "pending": "the round's documents without gold, per variable: to adjudicate or code"}),
+    Command(
+        "code",
+        cmd_code,
+        CodeOptions,
+        "a coding round in Label Studio: start a pass, pull the codes",
+        ("codificar",),
+        publishes_snapshot=True,
+        action_help={
+            "start": "open a pass of the round in Label Studio",
+            "pull": "pull every code of the round back into a CSV",
+            "draw": "only draw the round's random documents (<round>.ids)",
+            "pending": "the round's documents without gold, per variable: to adjudicate or code",
+        },
+    ),
     Command("review", cmd_review, ReviewOptions, "write the static review pages (HTML)", ("revisar",)),
     Command("findings", cmd_findings, FindingsOptions, "what the corpus says: shares per variable", ("achados",)),
-    Command("export", cmd_export, ExportOptions, "results as one row per document (csv, parquet, xlsx)",
-            ("exportar",)),
+    Command("export", cmd_export, ExportOptions, "results as one row per document (csv, parquet, xlsx)", ("exportar",)),
     Command("snapshot", cmd_snapshot, NoOptions, "republish the analyst snapshot"),
     Command("sql", cmd_sql, SqlOptions, "an SQL shell on the analyst snapshot (DuckDB, read-only)", ("consulta",)),
     Command("register", cmd_register, NoOptions, "register corpus documents as Dagster partitions"),
-    Command("launch", cmd_launch, LaunchOptions, "with the shared ledger: classify the deployment's corpus as "
-            "Dagster runs side by side (SCALING.md)", ("lancar",)),
-    Command("routing", cmd_routing, RoutingOptions, "JEV typed-decision routing benchmark", (),
-            publishes_snapshot=True, action_help={
-        "build": "build the dataset's canonical examples and freeze its test split",
-        "pilot": "choose each candidate's production batch size on dev examples",
-        "run": "the benchmark: in source, out of source, latency, verdicts",
-        "evaluate": "the benchmark on --test files only",
-        "report": "print the dataset's last report",
-        "cross": "fit on some datasets, test on others: one table",
-        "serve": "fit, calibrate and serve one candidate on POST /v1/systemone",
-        "table": "the last run as a docs \"Measured here\" table, with its date, commit and test split hash",
-        "calibrate": "recertify a candidate's threshold on a team's own labelled turns (--team) for serve"}),
-    Command("mirror", cmd_mirror, MirrorOptions, "mirror decision models: shadow replay and evaluation", (),
-            publishes_snapshot=True, action_help={
-        "replay": "run a labelled replay through the gate in shadow, writing the shadow log",
-        "evaluate": "judge the shadow log: agreement, savings, the recommended mode",
-        "savings": "what the mirror saved, and a blinded quality sheet",
-        "approve": "promote a decision point to the mode its evaluation recommends"}),
-    Command("llm", cmd_llm, LlmOptions, "a real language model here: llama-server with Gemma 3 270M (`make llm`)",
-            (), {"serve": "serve Gemma 3 270M on 127.0.0.1, in the foreground, until Ctrl+C"}),
+    Command(
+        "launch",
+        cmd_launch,
+        LaunchOptions,
+        "with the shared ledger: classify the deployment's corpus as Dagster runs side by side (SCALING.md)",
+        ("lancar",),
+    ),
+    Command(
+        "routing",
+        cmd_routing,
+        RoutingOptions,
+        "JEV typed-decision routing benchmark",
+        (),
+        publishes_snapshot=True,
+        action_help={
+            "build": "build the dataset's canonical examples and freeze its test split",
+            "pilot": "choose each candidate's production batch size on dev examples",
+            "run": "the benchmark: in source, out of source, latency, verdicts",
+            "evaluate": "the benchmark on --test files only",
+            "report": "print the dataset's last report",
+            "cross": "fit on some datasets, test on others: one table",
+            "serve": "fit, calibrate and serve one candidate on POST /v1/systemone",
+            "table": 'the last run as a docs "Measured here" table, with its date, commit and test split hash',
+            "calibrate": "recertify a candidate's threshold on a team's own labelled turns (--team) for serve",
+        },
+    ),
+    Command(
+        "mirror",
+        cmd_mirror,
+        MirrorOptions,
+        "mirror decision models: shadow replay and evaluation",
+        (),
+        publishes_snapshot=True,
+        action_help={
+            "replay": "run a labelled replay through the gate in shadow, writing the shadow log",
+            "evaluate": "judge the shadow log: agreement, savings, the recommended mode",
+            "savings": "what the mirror saved, and a blinded quality sheet",
+            "approve": "promote a decision point to the mode its evaluation recommends",
+        },
+    ),
+    Command(
+        "llm",
+        cmd_llm,
+        LlmOptions,
+        "a real language model here: llama-server with Gemma 3 270M (`make llm`)",
+        (),
+        {"serve": "serve Gemma 3 270M on 127.0.0.1, in the foreground, until Ctrl+C"},
+    ),
     Command("demo", cmd_demo, NoOptions, "run the main job on the sample data (embedded default)"),
     Command("ui", cmd_ui, UiOptions, "the Dagster UI on 127.0.0.1 (`make ui`), stopped whole by Ctrl+C or SIGTERM"),
 )
@@ -584,7 +825,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValidationError as exc:  # an ADRI_* variable the settings refuse
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     install_stop_handlers()
     try:
         check_paths(command, settings, options)

@@ -59,5 +59,6 @@ def report_cli_classification(settings, run) -> str | None:
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
         log.warning("Dagster instance %s: this run is not recorded there (%s)", home, reason)
         return None
-    return (f"dagster: run {run.run_id[:8]} recorded in {home}: {len(shards)} shard(s) of classifications"
-            + (", analyst_snapshot" if snapshot else ""))
+    return f"dagster: run {run.run_id[:8]} recorded in {home}: {len(shards)} shard(s) of classifications" + (
+        ", analyst_snapshot" if snapshot else ""
+    )

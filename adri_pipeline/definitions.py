@@ -13,5 +13,7 @@ defs = dg.Definitions.merge(
     routing.defs,
     mirror.defs,
     reports.defs,
-    dg.Definitions(resources={"adri": _settings, "content_hash_io_manager": DuckDBContentHashIOManager(adri=_settings)}),
+    dg.Definitions(
+        resources={"adri": _settings, "content_hash_io_manager": DuckDBContentHashIOManager(adri=_settings)}
+    ),
 )

@@ -29,50 +29,80 @@ def run_demo(settings: Settings) -> int:
     threads = _threads_for_free_cores()
     _dagster_home()
     warnings.filterwarnings("ignore", message=".*(beta|preview).*", category=Warning)
+    from adri_pipeline.defs.resources import AdriSettings
+
+    adri = AdriSettings(
+        warehouse=str(settings.warehouse),
+        corpus=str(SAMPLE_CORPUS),
+        codebook=str(PILOT_CODEBOOK),
+        backend="embedded",
+        **demo_routing(),
+    )
+    print(
+        f"adri demo: {SAMPLE_CORPUS.name} x {PILOT_CODEBOOK.name}, embedded default, "
+        f"Dagster instance {os.environ['DAGSTER_HOME']}, {threads}"
+    )
+    started = time.perf_counter()
+    graph = _materialize(adri, started)
+    _print_results(settings, adri, graph)
+    print(
+        "stages: "
+        + ", ".join(f"{job} {seconds:.1f} s" for job, seconds in graph.seconds.items())
+        + f"; demo {time.perf_counter() - started:.1f} s in all"
+    )
+    return 0 if graph.success else 1
+
+
+def _materialize(adri, started: float):
+    """The whole asset graph on the persistent instance, then what Dagster recorded of it: the shard
+    partitions, the runs and every asset check, so a failed check is seen before the figures."""
     import dagster as dg
 
+    from adri_pipeline.in_process import materialize_graph
+
+    with dg.DagsterInstance.get() as instance:
+        graph = materialize_graph(instance, adri, log_level="WARNING")
+        checks = [
+            e.asset_check_evaluation_data
+            for e in graph.results.all_events
+            if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        ]
+        fresh = sum(
+            1 for e in graph.classify.all_events if e.event_type_value == "ASSET_MATERIALIZATION" and e.partition
+        )
+    print(
+        f"dagster: {graph.shards} shard partitions of documents ({graph.new_partitions} new), "
+        f"{fresh} shards recorded with new answers, runs {graph.classify.run_id[:8]} + "
+        f"{graph.results.run_id[:8]}, {time.perf_counter() - started:.1f} s"
+    )
+    for check in checks:
+        print(f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} - {check.description}")
+    return graph
+
+
+def _print_results(settings: Settings, adri, graph) -> None:
+    """The classification figures (said to come from synthetic abstracts), the routing benchmark's, the
+    mirror's when its evaluation ran, and where the warehouse and the review pages are."""
     from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.classification.results import figures_lines
     from adri_pipeline.classification.service import current_figures
-    from adri_pipeline.defs.resources import AdriSettings
-    from adri_pipeline.in_process import materialize_graph
     from adri_pipeline.routing.datasets import report_folder
     from adri_pipeline.warehouse import Warehouse
 
-    corpus_path = SAMPLE_CORPUS
-    codebook_path = PILOT_CODEBOOK
-    adri = AdriSettings(warehouse=str(settings.warehouse), corpus=str(corpus_path),
-                        codebook=str(codebook_path), backend="embedded", **demo_routing())
-    print(f"adri demo: {corpus_path.name} x {codebook_path.name}, embedded default, "
-          f"Dagster instance {os.environ['DAGSTER_HOME']}, {threads}")
-    started = time.perf_counter()
-    with dg.DagsterInstance.get() as instance:
-        graph = materialize_graph(instance, adri, log_level="WARNING")
-        checks = [e.asset_check_evaluation_data for e in graph.results.all_events
-                  if e.event_type_value == "ASSET_CHECK_EVALUATION"]
-        fresh = sum(1 for e in graph.classify.all_events
-                    if e.event_type_value == "ASSET_MATERIALIZATION" and e.partition)
-    print(f"dagster: {graph.shards} shard partitions of documents ({graph.new_partitions} new), "
-          f"{fresh} shards recorded with new answers, runs {graph.classify.run_id[:8]} + "
-          f"{graph.results.run_id[:8]}, {time.perf_counter() - started:.1f} s")
-    for check in checks:
-        print(f"check {check.check_name}: {'passed' if check.passed else 'FAILED'} - {check.description}")
-
     warehouse = Warehouse(settings.warehouse)
-    model, figures = current_figures(warehouse, load_codebook(codebook_path))
+    model, figures = current_figures(warehouse, load_codebook(PILOT_CODEBOOK))
     print(f"classification results ({model.model}; synthetic abstracts written for the demo):")
     print("\n".join(figures_lines(figures)))
 
     print_routing(report_folder(settings.warehouse.parent, adri.settings().routing_dataset))
 
-    if any(e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key.to_user_string() == "mirror_evaluation"
-           for e in graph.mirror.all_events):
+    if any(
+        e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key.to_user_string() == "mirror_evaluation"
+        for e in graph.mirror.all_events
+    ):
         print_mirror(warehouse, adri.settings().mirror_log)
     print(f"warehouse: {warehouse.path}\nanalyst snapshot: {warehouse.snapshot_path}")
     print(f"review pages (open in a browser): {graph.review_site}")
-    print("stages: " + ", ".join(f"{job} {seconds:.1f} s" for job, seconds in graph.seconds.items())
-          + f"; demo {time.perf_counter() - started:.1f} s in all")
-    return 0 if graph.success else 1
 
 
 def demo_routing() -> dict:
@@ -84,8 +114,11 @@ def demo_routing() -> dict:
     other shipped source: minutes more with ../shared/data)."""
     from adri_pipeline.routing.out_of_source import PROJECT_TESTS
 
-    return {"routing_performance_runs": DEMO_PERFORMANCE_RUNS, "routing_production_batch": 1,
-            "routing_out_of_source": ",".join(str(p) for p in PROJECT_TESTS if p.exists())}
+    return {
+        "routing_performance_runs": DEMO_PERFORMANCE_RUNS,
+        "routing_production_batch": 1,
+        "routing_out_of_source": ",".join(str(p) for p in PROJECT_TESTS if p.exists()),
+    }
 
 
 def _threads_for_free_cores() -> str:
@@ -123,11 +156,16 @@ def print_mirror(warehouse, log: Path) -> None:
 
     for row in read_mirror_evaluations(warehouse).filter(pl.col("log") == str(log)).iter_rows(named=True):
         e = MirrorReport.stored(row["evaluation"])
-        print(f"mirror {row['decision_point']} (synthetic shadow log): rule {e.rule_accuracy:.3f} vs mirror-when-"
-              f"confident {e.mirror_accuracy_when_confident:.3f} (coverage {e.coverage_at_threshold:.2f}, judges "
-              f"agree {e.judge_agreement_rate:.2f}) -> {e.recommendation}"
-              + (f" (may be approved for {e.recommended_mode}: adri mirror approve)"
-                 if e.recommendation == "promote" else ""))
+        print(
+            f"mirror {row['decision_point']} (synthetic shadow log): rule {e.rule_accuracy:.3f} vs mirror-when-"
+            f"confident {e.mirror_accuracy_when_confident:.3f} (coverage {e.coverage_at_threshold:.2f}, judges "
+            f"agree {e.judge_agreement_rate:.2f}) -> {e.recommendation}"
+            + (
+                f" (may be approved for {e.recommended_mode}: adri mirror approve)"
+                if e.recommendation == "promote"
+                else ""
+            )
+        )
 
 
 def print_routing(routing_dir: Path) -> None:
@@ -135,21 +173,32 @@ def print_routing(routing_dir: Path) -> None:
     from adri_pipeline.routing.results import BenchmarkReport
 
     report = BenchmarkReport.read(routing_dir / "metrics.json")
-    print(f"routing benchmark ({report.config['dataset']}: synthetic utterances written for the project, "
-          f"test split sha256 {report.test_hash[:12]}; latency from {report.config['runs']} cold "
-          f"performance run per candidate at the batch chosen by {report.config.get('production_batch_by', 'a pilot')}; "
-          "the JEV design asks three runs and a pilot: `adri routing run` does them):")
+    print(
+        f"routing benchmark ({report.config['dataset']}: synthetic utterances written for the project, "
+        f"test split sha256 {report.test_hash[:12]}; latency from {report.config['runs']} cold "
+        f"performance run per candidate at the batch chosen by {report.config.get('production_batch_by', 'a pilot')}; "
+        "the JEV design asks three runs and a pilot: `adri routing run` does them):"
+    )
     for name, result in report.results.items():
         d1, verdict = result.tasks["D1"], report.hypotheses[name]
-        print(f"  {name:<18} D1 n={d1.n} accuracy {d1.accuracy:.3f} (majority class {d1.majority_baseline_accuracy:.3f})"
-              f"  macro-F1 {d1.macro_f1:.3f}  ECE {d1.ece:.3f}  p95 {result.latency_ms['p95']:.1f} ms  "
-              f"H2 {verdict.H2.verdict}  H3 {verdict.H3.verdict}")
-        outside = [f"{source} {tasks['D2'].accuracy:.3f} (majority {tasks['D2'].majority_baseline_accuracy:.3f}, "
-                   f"wrong at p>=0.85 {tasks['D2'].high_confidence_wrong_rate_fixed:.1%})"
-                   for source, tasks in result.out_of_source.items() if "D2" in tasks]
+        print(
+            f"  {name:<18} D1 n={d1.n} accuracy {d1.accuracy:.3f} (majority class {d1.majority_baseline_accuracy:.3f})"
+            f"  macro-F1 {d1.macro_f1:.3f}  ECE {d1.ece:.3f}  p95 {result.latency_ms['p95']:.1f} ms  "
+            f"H2 {verdict.H2.verdict}  H3 {verdict.H3.verdict}"
+        )
+        outside = [
+            f"{source} {tasks['D2'].accuracy:.3f} (majority {tasks['D2'].majority_baseline_accuracy:.3f}, "
+            f"wrong at p>=0.85 {tasks['D2'].high_confidence_wrong_rate_fixed:.1%})"
+            for source, tasks in result.out_of_source.items()
+            if "D2" in tasks
+        ]
         if "D2" in result.tasks and outside:
-            print(f"  {'':<18} D2 accuracy in source {result.tasks['D2'].accuracy:.3f}; out of source (fitted on "
-                  f"none of them; every shipped source: adri routing run): " + "; ".join(outside))
-    print("  (the project's synthetic sample: about 13 hand-written requests for each of 10 intents; figures on real "
-          "data: adri routing run --dataset sgd or ha-pt-BR, README)")
+            print(
+                f"  {'':<18} D2 accuracy in source {result.tasks['D2'].accuracy:.3f}; out of source (fitted on "
+                f"none of them; every shipped source: adri routing run): " + "; ".join(outside)
+            )
+    print(
+        "  (the project's synthetic sample: about 13 hand-written requests for each of 10 intents; figures on real "
+        "data: adri routing run --dataset sgd or ha-pt-BR, README)"
+    )
     print(f"  report {routing_dir / 'report.md'}")

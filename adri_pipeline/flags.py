@@ -50,8 +50,11 @@ def _plain(annotation):
 def _converter(field, option: str):
     """argparse's `type`: the text validated as the field is (its constraints included), with the
     error said as a flag's."""
-    adapter = TypeAdapter(typing.Annotated[tuple([_plain(field.annotation), *field.metadata])]
-                          if field.metadata else _plain(field.annotation))
+    adapter = TypeAdapter(
+        typing.Annotated[tuple([_plain(field.annotation), *field.metadata])]
+        if field.metadata
+        else _plain(field.annotation)
+    )
 
     def convert(text: str):
         try:
@@ -59,9 +62,15 @@ def _converter(field, option: str):
         except ValidationError as exc:
             error = exc.errors()[0]
             bound = error.get("ctx", {})
-            message = (f"must be at least {bound['ge']} (got {text})" if "ge" in bound else
-                       f"must be at most {bound['le']} (got {text})" if "le" in bound else error["msg"])
+            message = (
+                f"must be at least {bound['ge']} (got {text})"
+                if "ge" in bound
+                else f"must be at most {bound['le']} (got {text})"
+                if "le" in bound
+                else error["msg"]
+            )
             raise argparse.ArgumentTypeError(message) from None
+
     convert.__name__ = option
     return convert
 
@@ -75,8 +84,9 @@ def actions_of(model: type[BaseModel]) -> tuple[str, ...]:
     return typing.get_args(field.annotation)
 
 
-def path_flags(model: type[BaseModel], command: str, action: str | None = None,
-               every_field: bool = False) -> list[tuple[str, str, str]]:
+def path_flags(
+    model: type[BaseModel], command: str, action: str | None = None, every_field: bool = False
+) -> list[tuple[str, str, str]]:
     """(field name, flag, kind) of each path flag of `model` on `command` (and `action`): what
     paths.check reads before the command runs."""
     found = []
@@ -91,8 +101,13 @@ def path_flags(model: type[BaseModel], command: str, action: str | None = None,
     return found
 
 
-def add_flags(parser: argparse.ArgumentParser, command: str, model: type[BaseModel], every_field: bool = False,
-              action: str | None = None) -> None:
+def add_flags(
+    parser: argparse.ArgumentParser,
+    command: str,
+    model: type[BaseModel],
+    every_field: bool = False,
+    action: str | None = None,
+) -> None:
     """The fields of `model` that declare themselves flags of `command` (`every_field`: all its fields
     with a Flag, a command's own options), as argparse arguments whose destination is the field's
     name; an absent flag stays None, so the environment and the defaults decide. With `action`, the

@@ -1,6 +1,6 @@
-"""Run the code location's asset graph in-process (demo, tests, benchmarks), from above it: register the documents' shards as partitions,
-one range run of classify_documents_job, then refresh_results_job (what the results' automation
-condition does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
+"""Run the code location's asset graph in-process (demo, tests, benchmarks), from above it: register the
+documents' shards as partitions, one range run of classify_documents_job, then refresh_results_job (what the
+results' automation condition does under the daemon), then routing_benchmark_job and mirror_evaluation_job."""
 
 from __future__ import annotations
 
@@ -32,14 +32,18 @@ class GraphRun:
     @property
     def review_site(self) -> str:
         """The review pages' index the review job wrote (the job also publishes the analyst snapshot)."""
-        [site] = [e.event_specific_data.materialization.metadata["path"].value for e in self.review.all_events
-                  if e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key.to_user_string() == "review_site"]
+        [site] = [
+            e.event_specific_data.materialization.metadata["path"].value
+            for e in self.review.all_events
+            if e.event_type_value == "ASSET_MATERIALIZATION" and e.asset_key.to_user_string() == "review_site"
+        ]
         return site
 
     @property
     def success(self) -> bool:
-        return all(r.success for r in (self.classify, self.results, self.routing, self.mirror, self.review)
-                   if r is not None)
+        return all(
+            r.success for r in (self.classify, self.results, self.routing, self.mirror, self.review) if r is not None
+        )
 
 
 def resources_for(adri: AdriSettings) -> dict:
@@ -47,19 +51,29 @@ def resources_for(adri: AdriSettings) -> dict:
 
 
 def materialize_graph(
-    instance: dg.DagsterInstance, adri: AdriSettings, raise_on_error: bool = True, log_level: str = "INFO",
+    instance: dg.DagsterInstance,
+    adri: AdriSettings,
+    raise_on_error: bool = True,
+    log_level: str = "INFO",
     jobs: tuple[str, ...] = ALL_JOBS,
 ) -> GraphRun:
     """Run the named jobs in order (tests run only those they assert on). The results refresh runs
     after a failed classification too, as their automation condition does under the daemon."""
     shards, new = register_documents(instance, adri.settings())
     common = {
-        "instance": instance, "resources": resources_for(adri), "raise_on_error": raise_on_error,
+        "instance": instance,
+        "resources": resources_for(adri),
+        "raise_on_error": raise_on_error,
         "run_config": {"loggers": {"console": {"config": {"log_level": log_level}}}},
     }
     graph = GraphRun(len(shards), new)
-    names = {"classify": "classify_documents_job", "results": "refresh_results_job",
-             "routing": "routing_benchmark_job", "mirror": "mirror_evaluation_job", "review": "review_job"}
+    names = {
+        "classify": "classify_documents_job",
+        "results": "refresh_results_job",
+        "routing": "routing_benchmark_job",
+        "mirror": "mirror_evaluation_job",
+        "review": "review_job",
+    }
     for job in jobs:
         tags = range_tags(shards) if job == "classify" else None
         started = time.perf_counter()

@@ -100,10 +100,17 @@ def read_by_the_project(settings) -> dict[Path, str]:
     """The files an output must never replace, whatever its flag: what each one is."""
     from adri_pipeline.warehouse import Warehouse
 
-    named = {settings.warehouse: "the warehouse", Warehouse(settings.warehouse).snapshot_path: "the warehouse's snapshot",
-             settings.corpus: "the corpus", settings.codebook: "the codebook", settings.coders: "the coders' file",
-             settings.coders_corpus: "the coders' corpus", settings.holdout: "the reserved ids file",
-             settings.mirror_config: "the gate configuration", settings.routing_prices: "the price table"}
+    named = {
+        settings.warehouse: "the warehouse",
+        Warehouse(settings.warehouse).snapshot_path: "the warehouse's snapshot",
+        settings.corpus: "the corpus",
+        settings.codebook: "the codebook",
+        settings.coders: "the coders' file",
+        settings.coders_corpus: "the coders' corpus",
+        settings.holdout: "the reserved ids file",
+        settings.mirror_config: "the gate configuration",
+        settings.routing_prices: "the price table",
+    }
     return {Path(path): what for path, what in named.items() if path is not None}
 
 

@@ -46,8 +46,10 @@ class PriceTable(BaseModel):
         unknown = {c: s for c, s in table.ran_on.items() if s not in table.shapes}
         if unknown:
             candidate, shape = next(iter(unknown.items()))
-            raise RoutingConfigError(f"{path}: ran_on.{candidate} names shape {shape!r}, which is not under "
-                                     f"[shapes] ({', '.join(table.shapes)})")
+            raise RoutingConfigError(
+                f"{path}: ran_on.{candidate} names shape {shape!r}, which is not under "
+                f"[shapes] ({', '.join(table.shapes)})"
+            )
         if "default" not in table.ran_on:
             raise RoutingConfigError(f"{path}: ran_on needs a 'default' shape")
         return table

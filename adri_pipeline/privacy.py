@@ -80,19 +80,22 @@ def valid_cpf(digits: str) -> bool:
 
 
 def valid_cnpj(digits: str) -> bool:
-    return len(digits) == 14 and _check_digits(digits, [[5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2],
-                                                        [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]])
+    return len(digits) == 14 and _check_digits(
+        digits, [[5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2], [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]]
+    )
 
 
 def _inside_hex(token: str) -> str:
     """A hash-like token kept as it is, but for a CPF or CNPJ with valid check digits in it."""
+
     def run(match: re.Match) -> str:
         digits = match.group(0)
         for size, placeholder, valid in ((14, "[CNPJ]", valid_cnpj), (11, "[CPF]", valid_cpf)):
             for start in range(len(digits) - size + 1):
-                if valid(digits[start:start + size]):
-                    return digits[:start] + placeholder + digits[start + size:]
+                if valid(digits[start : start + size]):
+                    return digits[:start] + placeholder + digits[start + size :]
         return digits
+
     return _DIGIT_RUN.sub(run, token)
 
 
@@ -113,11 +116,13 @@ NAME_LISTS = Path(__file__).parent / "bundled" / "privacy" / "names.json"
 # Portuguese words that are also first names: taken for a name only when capitalised
 _COMMON_WORDS = frozenset(
     "rosa luz paz cruz clara gloria graca gracas vitoria aurora dores socorro neves mercedes pilar amparo estrela "
-    "flor mar sol bento franco justo santos natal pascoa conceicao assuncao fe esperanca celeste serena".split())
+    "flor mar sol bento franco justo santos natal pascoa conceicao assuncao fe esperanca celeste serena".split()
+)
 _MONTHS_AND_DAYS = frozenset(
     "janeiro fevereiro marco abril maio junho julho agosto setembro outubro novembro dezembro january february "
     "march april may june july august september october november december domingo segunda terca quarta quinta "
-    "sexta sabado sunday monday tuesday wednesday thursday friday saturday".split())
+    "sexta sabado sunday monday tuesday wednesday thursday friday saturday".split()
+)
 _TITLES = r"(?:sr|sra|srta|dr|dra|prof|profa|dona|seu|mr|mrs|ms|miss)"
 # a lower-case first name right after these is someone's ("falei com joão", "o pedido da francisca")
 _PERSON_CUES = frozenset("com para pra pro o a da do de cliente sou avisa ligar falar chamar".split())
@@ -126,17 +131,53 @@ _PERSON_CUES = frozenset("com para pra pro o a da do de cliente sou avisa ligar 
 # places named like people, never taken for a name: the Brazilian state capitals and a few large cities
 # (with the states, Portugal's cities and the countries Faker lists)
 BRAZILIAN_CITIES = (
-    "Rio Branco", "Maceió", "Macapá", "Manaus", "Salvador", "Fortaleza", "Brasília", "Vitória", "Goiânia",
-    "São Luís", "Cuiabá", "Campo Grande", "Belo Horizonte", "Belém", "João Pessoa", "Curitiba", "Recife",
-    "Teresina", "Rio de Janeiro", "Natal", "Porto Alegre", "Porto Velho", "Boa Vista", "Florianópolis",
-    "São Paulo", "Aracaju", "Palmas", "Campinas", "Santos", "Guarulhos", "Londrina", "Joinville", "Niterói",
-    "Vitória da Conquista", "Juiz de Fora", "Ribeirão Preto", "Uberlândia", "Sorocaba", "Feira de Santana")
+    "Rio Branco",
+    "Maceió",
+    "Macapá",
+    "Manaus",
+    "Salvador",
+    "Fortaleza",
+    "Brasília",
+    "Vitória",
+    "Goiânia",
+    "São Luís",
+    "Cuiabá",
+    "Campo Grande",
+    "Belo Horizonte",
+    "Belém",
+    "João Pessoa",
+    "Curitiba",
+    "Recife",
+    "Teresina",
+    "Rio de Janeiro",
+    "Natal",
+    "Porto Alegre",
+    "Porto Velho",
+    "Boa Vista",
+    "Florianópolis",
+    "São Paulo",
+    "Aracaju",
+    "Palmas",
+    "Campinas",
+    "Santos",
+    "Guarulhos",
+    "Londrina",
+    "Joinville",
+    "Niterói",
+    "Vitória da Conquista",
+    "Juiz de Fora",
+    "Ribeirão Preto",
+    "Uberlândia",
+    "Sorocaba",
+    "Feira de Santana",
+)
 
 
 def faker_name_lists() -> dict[str, list[str]]:
-    """First and last names of every Faker locale written in Latin letters, Faker's pt_BR and pt_PT
-    first names, and places named like people, lower case without accents: what NAME_LISTS holds (read from a file: importing the 86
-    locales takes seconds, the file milliseconds; a test checks the file is what this returns)."""
+    """First and last names of every Faker locale written in Latin letters, Faker's pt_BR and pt_PT first
+    names, and places named like people, lower case without accents: what NAME_LISTS holds (read from a file:
+    importing the 86 locales takes seconds, the file milliseconds; a test checks the file is what this
+    returns)."""
     import importlib
     import pkgutil
 
@@ -150,8 +191,12 @@ def faker_name_lists() -> dict[str, list[str]]:
     first, last, portuguese = set(), set(), set()
     for locale in sorted(m.name for m in pkgutil.iter_modules(person.__path__)):
         provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
-        given = set().union(*(plain(getattr(provider, a, ())) for a in ("first_names", "first_names_male",
-                                                                        "first_names_female", "first_names_nonbinary")))
+        given = set().union(
+            *(
+                plain(getattr(provider, a, ()))
+                for a in ("first_names", "first_names_male", "first_names_female", "first_names_nonbinary")
+            )
+        )
         first |= given
         last |= plain(getattr(provider, "last_names", ()))
         if locale in ("pt_BR", "pt_PT"):
@@ -159,10 +204,18 @@ def faker_name_lists() -> dict[str, list[str]]:
     from faker.providers.address.pt_BR import Provider as BrazilAddress
     from faker.providers.address.pt_PT import Provider as PortugalAddress
 
-    places = {*BRAZILIAN_CITIES, *(name for _, name in BrazilAddress.estados), *PortugalAddress.cities,
-              *BrazilAddress.countries}
-    return {"first": sorted(first), "last": sorted(last), "portuguese_first": sorted(portuguese),
-            "places": sorted({" ".join(_key(w) for w in place.split()) for place in places})}
+    places = {
+        *BRAZILIAN_CITIES,
+        *(name for _, name in BrazilAddress.estados),
+        *PortugalAddress.cities,
+        *BrazilAddress.countries,
+    }
+    return {
+        "first": sorted(first),
+        "last": sorted(last),
+        "portuguese_first": sorted(portuguese),
+        "places": sorted({" ".join(_key(w) for w in place.split()) for place in places}),
+    }
 
 
 @cache
@@ -175,8 +228,10 @@ _PROPER_RUN = re.compile(rf"\b{_CAPITALIZED}(?:\s+(?:(?:{'|'.join(_PARTICLES)})\
 _TITLED = re.compile(rf"(?i:\b({_TITLES}\.?\s+)){_CAPITALIZED}(?:\s+{_CAPITALIZED})*")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 # a capitalised run of two words or more right after these is someone's ("para Jucelino Bezerra")
-_ROLE_CUES = frozenset("para com por cliente motorista tecnico tecnica gerente senhora senhor advogado advogada "
-                       "fornecedor fornecedora responsavel assinado atendente contato".split())
+_ROLE_CUES = frozenset(
+    "para com por cliente motorista tecnico tecnica gerente senhora senhor advogado advogada "
+    "fornecedor fornecedora responsavel assinado atendente contato".split()
+)
 
 
 @lru_cache(maxsize=1 << 16)
@@ -194,7 +249,7 @@ def _capitalised_name(match: re.Match) -> str:
     keys = [_key(w) for w in words]
     if " ".join(keys) in lists["places"] or any(k in _MONTHS_AND_DAYS for k in keys) or keys[0] in _SAINTS:
         return match.group(0)
-    before = match.string[max(0, match.start() - 40):match.start()].rstrip()  # a window: long texts stay linear
+    before = match.string[max(0, match.start() - 40) : match.start()].rstrip()  # a window: long texts stay linear
     opens_sentence = not before or before[-1] in ".!?:;\n"
     cue = _key(_WORD.findall(before)[-1]) if _WORD.findall(before) else ""
     named = [k for k in keys if k not in _PARTICLES]
@@ -212,14 +267,23 @@ def _lower_case_names(value: str) -> str:
     for i in range(1, len(words)):
         cue, name = words[i - 1], words[i]
         key = _key(name.group())
-        if not name.group().islower() or _key(cue.group()) not in _PERSON_CUES or key in _COMMON_WORDS \
-                or key in _MONTHS_AND_DAYS or not value[cue.end():name.start()].isspace() or not (
-                key in lists["portuguese_first"] or (len(key) >= 5 and key in lists["first"])):
+        if (
+            not name.group().islower()
+            or _key(cue.group()) not in _PERSON_CUES
+            or key in _COMMON_WORDS
+            or key in _MONTHS_AND_DAYS
+            or not value[cue.end() : name.start()].isspace()
+            or not (key in lists["portuguese_first"] or (len(key) >= 5 and key in lists["first"]))
+        ):
             continue
         end = name.end()
-        if i + 1 < len(words) and words[i + 1].group().islower() and value[end:words[i + 1].start()].isspace():
+        if i + 1 < len(words) and words[i + 1].group().islower() and value[end : words[i + 1].start()].isspace():
             after = _key(words[i + 1].group())
-            if after not in _PERSON_CUES and after not in _PARTICLES and (after in lists["last"] or after in lists["first"]):
+            if (
+                after not in _PERSON_CUES
+                and after not in _PARTICLES
+                and (after in lists["last"] or after in lists["first"])
+            ):
                 end = words[i + 1].end()
         spans.append((name.start(), end))
     for start, end in reversed(spans):
@@ -285,8 +349,11 @@ class Redactor:
     def stored(self, record: dict) -> dict:
         """A shadow-log record as it may be stored: its state redacted whole (exposed fields too) and
         every field a writer fills with text of its choosing (STORED_TEXT_FIELDS)."""
-        return {**record, "state": self(record.get("state") or {}),
-                **{k: self.text(record[k]) for k in STORED_TEXT_FIELDS if isinstance(record.get(k), str)}}
+        return {
+            **record,
+            "state": self(record.get("state") or {}),
+            **{k: self.text(record[k]) for k in STORED_TEXT_FIELDS if isinstance(record.get(k), str)},
+        }
 
 
 # fields any writer fills with text it chose: a rule that answers with the user's e-mail instead of an

@@ -41,8 +41,16 @@ def steps(items: Iterable | None, what: str, total: int | None = None, unit: str
     """`items` with a progress line titled `what` (a tqdm: also usable as a counter with .update)."""
     if sys.stderr.isatty():
         return tqdm(items, desc=what, total=total, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=False)
-    return _LogLines(items, desc=what, total=total, unit=unit, file=sys.stderr, mininterval=LOG_EVERY_S,
-                     maxinterval=LOG_EVERY_S, bar_format=LOG_LINE)
+    return _LogLines(
+        items,
+        desc=what,
+        total=total,
+        unit=unit,
+        file=sys.stderr,
+        mininterval=LOG_EVERY_S,
+        maxinterval=LOG_EVERY_S,
+        bar_format=LOG_LINE,
+    )
 
 
 class DocumentsDone:

@@ -37,8 +37,10 @@ def _stop(signum, frame):
         _waiting = False
         raise _interrupt(signum)
     if _stopping:
-        sys.stderr.write(f"{name}: already stopping, writing the results of what was done "
-                         "(kill -9 loses nothing if you cannot wait)\n")
+        sys.stderr.write(
+            f"{name}: already stopping, writing the results of what was done "
+            "(kill -9 loses nothing if you cannot wait)\n"
+        )
         return
     _last_signal, _stopping = name, _in_run
     raise _interrupt(signum)
@@ -54,9 +56,9 @@ def install_stop_handlers() -> None:
 
 @contextmanager
 def one_stop() -> Iterator[None]:
-    """A run that writes its results however it ends: the first signal stops it, later ones are only
-    noted, while it writes them and after (its program then only reports and leaves). A run inside a run (the rest of a file after its first
-    documents, classify_corpus_file) shares the outer one's stop."""
+    """A run that writes its results however it ends: the first signal stops it, later ones are only noted,
+    while it writes them and after (its program then only reports and leaves). A run inside a run (the rest of
+    a file after its first documents, classify_corpus_file) shares the outer one's stop."""
     global _depth, _in_run, _stopping, _waiting
     _depth += 1
     if _depth == 1:
@@ -88,7 +90,6 @@ def interrupt_from(exc: BaseException) -> KeyboardInterrupt | None:
     """The KeyboardInterrupt a database error stands for, if it is DuckDB's "Query interrupted"."""
     import duckdb
 
-    if isinstance(exc, duckdb.InterruptException) or (
-            type(exc) is RuntimeError and str(exc) == "Query interrupted"):
+    if isinstance(exc, duckdb.InterruptException) or (type(exc) is RuntimeError and str(exc) == "Query interrupted"):
         return KeyboardInterrupt("SIGTERM") if _last_signal == "SIGTERM" else KeyboardInterrupt()
     return None

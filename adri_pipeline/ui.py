@@ -42,8 +42,12 @@ def serve(port: int, dagster_home: Path | None = None) -> int:
     home = Path(dagster_home or os.environ.get("DAGSTER_HOME") or Path.cwd() / LOCAL_HOME).resolve()
     home.mkdir(parents=True, exist_ok=True)
     print(f"Dagster UI on http://127.0.0.1:{port} (instance in {home}); Ctrl+C or SIGTERM stops it", file=sys.stderr)
-    child = subprocess.Popen(dagster_dev_command(port), env=os.environ | {"DAGSTER_HOME": str(home)},
-                             start_new_session=True, preexec_fn=_sigint_restored)
+    child = subprocess.Popen(
+        dagster_dev_command(port),
+        env=os.environ | {"DAGSTER_HOME": str(home)},
+        start_new_session=True,
+        preexec_fn=_sigint_restored,
+    )
     stopped_by = None
     try:
         return child.wait()

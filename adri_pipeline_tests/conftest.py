@@ -79,8 +79,12 @@ def dagster_instance():
 def adri(tmp_path, codebook_copy):
     from adri_pipeline.defs.resources import AdriSettings
 
-    return AdriSettings(warehouse=str(tmp_path / "wh" / "adri.duckdb"), corpus=str(SAMPLE),
-                        codebook=str(codebook_copy), backend="embedded")
+    return AdriSettings(
+        warehouse=str(tmp_path / "wh" / "adri.duckdb"),
+        corpus=str(SAMPLE),
+        codebook=str(codebook_copy),
+        backend="embedded",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +141,10 @@ def table_rows(path) -> dict[str, int]:
     import duckdb
 
     with duckdb.connect(str(path), read_only=True) as con:
-        tables = [t for (t,) in con.execute("SELECT table_name FROM information_schema.tables "
-                                            "WHERE table_type = 'BASE TABLE'").fetchall()]
+        tables = [
+            t
+            for (t,) in con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE'"
+            ).fetchall()
+        ]
         return {t: con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}

@@ -43,17 +43,37 @@ def label_studio(timeout_s: float = 180.0, other_users: tuple[str, ...] = ()):
     with tempfile.TemporaryDirectory(prefix="adri-label-studio-") as folder:
         log = Path(folder) / "label-studio.log"  # it logs every request: more than a pipe holds
         env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": folder, "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true"}
-        command = [str(LABEL_STUDIO), "start", "--no-browser", "--host", "127.0.0.1", "--port", str(port),
-                   "--username", EMAIL, "--password", PASSWORD, "--user-token", TOKEN]
+        command = [
+            str(LABEL_STUDIO),
+            "start",
+            "--no-browser",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--username",
+            EMAIL,
+            "--password",
+            PASSWORD,
+            "--user-token",
+            TOKEN,
+        ]
         with process_server(command, port, "/health", timeout_s, env, log) as url:
             others = {email: _token(index) for index, email in enumerate(other_users, start=1)}
             for email, token in others.items():
-                subprocess.run([str(LABEL_STUDIO), "init", "--username", email, "--password", PASSWORD,
-                                "--user-token", token], env=env, check=True, capture_output=True, timeout=120)
+                subprocess.run(
+                    [str(LABEL_STUDIO), "init", "--username", email, "--password", PASSWORD, "--user-token", token],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    timeout=120,
+                )
             yield LabelStudioServer(url, TOKEN, EMAIL, PASSWORD, log, others)
 
 
-def labeling_page(server: LabelStudioServer, project: int, wait_for_text: str, screenshot: Path) -> tuple[str, list[str]]:
+def labeling_page(
+    server: LabelStudioServer, project: int, wait_for_text: str, screenshot: Path
+) -> tuple[str, list[str]]:
     """The project's labeling page in headless Chromium (Debian's), logged in as the first user: the
     page's text and its script errors, with a screenshot. Errors count from the labeling page on:
     Label Studio's home page, right after a first login, sometimes throws "Illegal invocation" from

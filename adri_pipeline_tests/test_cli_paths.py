@@ -52,8 +52,15 @@ def path_flags() -> list[tuple[str, str | None, str, str, str]]:
             for argument in parser._actions:
                 field = spec.options.model_fields.get(argument.dest) or Settings.model_fields.get(argument.dest)
                 if argument.option_strings and field is not None and _plain(field.annotation) is Path:
-                    found.append((spec.name, action, argument.option_strings[0], argument.dest,
-                                  _kind(spec.name, action, argument.dest, field)))
+                    found.append(
+                        (
+                            spec.name,
+                            action,
+                            argument.option_strings[0],
+                            argument.dest,
+                            _kind(spec.name, action, argument.dest, field),
+                        )
+                    )
     return found
 
 
@@ -72,11 +79,18 @@ def bad_paths(kind: str, tmp_path: Path) -> dict[str, Path]:
     (tmp_path / "exists.csv").write_text("kept\n")
     under_a_file = tmp_path / "a-file.txt" / "x.csv"
     if kind == "output":
-        return {"missing folder": tmp_path / "no-such-folder" / "out.csv", "folder": tmp_path,
-                "unwritable": unwritable_folder(tmp_path) / "out.csv", "exists": tmp_path / "exists.csv"}
+        return {
+            "missing folder": tmp_path / "no-such-folder" / "out.csv",
+            "folder": tmp_path,
+            "unwritable": unwritable_folder(tmp_path) / "out.csv",
+            "exists": tmp_path / "exists.csv",
+        }
     if kind == "store":
-        return {"folder": tmp_path, "under a file": under_a_file,
-                "unwritable": unwritable_folder(tmp_path) / "w.duckdb"}
+        return {
+            "folder": tmp_path,
+            "under a file": under_a_file,
+            "unwritable": unwritable_folder(tmp_path) / "w.duckdb",
+        }
     cases = {"missing": tmp_path / "no-such-file.txt", "under a file": under_a_file}
     return cases if kind == "file-or-folder" else cases | {"folder": tmp_path}
 
@@ -85,8 +99,12 @@ def argv_for(command: str, action: str | None, flag: str, bad: Path, tmp_path: P
     """The command with valid values for what it requires, every other path flag left as the user's
     default, and `flag` given `bad`."""
     argv = [command] + ([action] if action else [])
-    needs = {"classify": ["--corpus", str(SAMPLE)], "register": ["--corpus", str(SAMPLE)],
-             "export": ["--format", "csv", "--output", str(tmp_path / "export.csv")], "code": ["--round", "r1"]}
+    needs = {
+        "classify": ["--corpus", str(SAMPLE)],
+        "register": ["--corpus", str(SAMPLE)],
+        "export": ["--format", "csv", "--output", str(tmp_path / "export.csv")],
+        "code": ["--round", "r1"],
+    }
     argv += needs.get(command, []) + (["page_type"] if (command, action) == ("mirror", "approve") else [])
     parser = _subparsers(_parser())[command]
     parser = _subparsers(parser).get(action, parser)
@@ -94,7 +112,7 @@ def argv_for(command: str, action: str | None, flag: str, bad: Path, tmp_path: P
         argv += ["--warehouse", str(tmp_path / "w.duckdb")]  # never the checkout's data/warehouse
     if flag in argv:
         at = argv.index(flag)
-        del argv[at:at + 2]
+        del argv[at : at + 2]
     return argv + [flag, str(bad)]
 
 
@@ -105,10 +123,10 @@ def _timed_out(signum, frame):
 CASES = [(c, a, f, d, k) for c, a, f, d, k in path_flags()]
 
 
-@pytest.mark.parametrize("command,action,flag,dest,kind", CASES,
-                         ids=[f"{c}-{a or ''}-{f}" for c, a, f, _, _ in CASES])
-def test_a_bad_path_is_one_line_naming_the_flag(command, action, flag, dest, kind, tmp_path, capsys, monkeypatch,
-                                                stop_handlers):
+@pytest.mark.parametrize("command,action,flag,dest,kind", CASES, ids=[f"{c}-{a or ''}-{f}" for c, a, f, _, _ in CASES])
+def test_a_bad_path_is_one_line_naming_the_flag(
+    command, action, flag, dest, kind, tmp_path, capsys, monkeypatch, stop_handlers
+):
     monkeypatch.chdir(tmp_path)
     previous = signal.signal(signal.SIGALRM, _timed_out)
     failures = []
@@ -143,16 +161,20 @@ def test_every_path_flag_declares_its_kind():
             assert declared == "output", f"adri {command} {flag} writes the file it names: declare path='output'"
 
 
-@pytest.mark.parametrize("argv,flag", [
-    (["mirror", "evaluate", "--log", "{tmp}"], "--log"),
-    (["mirror", "savings", "--log", "{tmp}/missing.jsonl"], "--log"),
-    (["findings", "--labels", "{tmp}/no-such-folder/labels.csv"], "--labels"),
-])
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["mirror", "evaluate", "--log", "{tmp}"], "--log"),
+        (["mirror", "savings", "--log", "{tmp}/missing.jsonl"], "--log"),
+        (["findings", "--labels", "{tmp}/no-such-folder/labels.csv"], "--labels"),
+    ],
+)
 def test_the_installed_command_says_one_line(argv, flag, tmp_path):
     """The same through a real process: what a user's terminal shows."""
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv] + ["--warehouse", str(tmp_path / "w.duckdb")]
-    done = subprocess.run([sys.executable, "-m", "adri_pipeline.cli", *argv], capture_output=True, text=True,
-                          timeout=300, cwd=tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "adri_pipeline.cli", *argv], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     [line] = done.stderr.strip().splitlines()

@@ -19,8 +19,12 @@ DEPLOY = PROJECT_ROOT / "deploy"
 
 
 def _compose_errors(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec",
-                           str(path)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.compose-spec", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_the_compose_file_follows_the_compose_specification(tmp_path):

@@ -28,7 +28,7 @@ def commands(page: Path) -> list[tuple[int, str]]:
     text = page.read_text(encoding="utf-8")
     out = []
     for block in SHELL_BLOCK.finditer(text):
-        first_line = text[:block.start()].count("\n") + 2
+        first_line = text[: block.start()].count("\n") + 2
         joined, start = "", None
         for offset, line in enumerate(block.group(1).splitlines()):
             start = first_line + offset if start is None else start
@@ -86,8 +86,9 @@ def test_the_reader_finds_commands_in_every_guide():
 def test_every_command_in_the_docs_runs_as_written(page, monkeypatch, tmp_path):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("ADRI_WAREHOUSE", str(tmp_path / "w.duckdb"))  # settings only: nothing is opened
-    wrong = [f"{page.name}:{line}: {command}\n    {why}" for line, command in commands(page)
-             if (why := problem(command))]
+    wrong = [
+        f"{page.name}:{line}: {command}\n    {why}" for line, command in commands(page) if (why := problem(command))
+    ]
     assert not wrong, "\n".join(wrong)
 
 

@@ -23,16 +23,42 @@ from loopback.model_server import ModelServerStub
 N = 23  # documents with an abstract in the sample
 
 
-def classify(stub_host: str, warehouse: Path, *extra: str, fault: str | None = None, corpus: Path = SAMPLE,
-             codebook: Path = PILOT, results_every: int = 5) -> subprocess.Popen:
+def classify(
+    stub_host: str,
+    warehouse: Path,
+    *extra: str,
+    fault: str | None = None,
+    corpus: Path = SAMPLE,
+    codebook: Path = PILOT,
+    results_every: int = 5,
+) -> subprocess.Popen:
     env = {**os.environ, "ADRI_OLLAMA_HOSTS": stub_host, "ADRI_RESULTS_EVERY_DOCUMENTS": str(results_every)}
     env.pop("ADRI_FAULT", None)
     if fault:
         env["ADRI_FAULT"] = fault
     return subprocess.Popen(
-        [sys.executable, "-m", "adri_pipeline.cli", "classify", "--corpus", str(corpus), "--codebook", str(codebook),
-         "--backend", "ollama", "--model", "qwen-test", "--warehouse", str(warehouse), *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "adri_pipeline.cli",
+            "classify",
+            "--corpus",
+            str(corpus),
+            "--codebook",
+            str(codebook),
+            "--backend",
+            "ollama",
+            "--model",
+            "qwen-test",
+            "--warehouse",
+            str(warehouse),
+            *extra,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_until(condition, timeout=60, what="condition"):
@@ -55,8 +81,10 @@ def table_hashes(warehouse: Path) -> dict[str, str]:
     """A hash of every table's content, to prove that nothing stored changed."""
     with duckdb.connect(str(warehouse), read_only=True) as con:
         tables = [row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
-        return {t: hashlib.sha256(repr(con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall()).encode()).hexdigest()
-                for t in tables}
+        return {
+            t: hashlib.sha256(repr(con.execute(f'SELECT * FROM "{t}" ORDER BY ALL').fetchall()).encode()).hexdigest()
+            for t in tables
+        }
 
 
 def resume_and_check(stub: ModelServerStub, warehouse: Path, kept_before: list[str]) -> None:
@@ -89,8 +117,16 @@ def stub():
 
 
 # one point in the front door, the other four in the slow suite (each is two runs of adri, ~7 s)
-@pytest.mark.parametrize("point", ["mid_run", *(pytest.param(p, marks=pytest.mark.slow)
-                                             for p in ("startup", "mid_retry", "before_results", "during_snapshot"))])
+@pytest.mark.parametrize(
+    "point",
+    [
+        "mid_run",
+        *(
+            pytest.param(p, marks=pytest.mark.slow)
+            for p in ("startup", "mid_retry", "before_results", "during_snapshot")
+        ),
+    ],
+)
 def test_kill_9_at_every_point_then_resume_keeps_each_answer_once(stub, tmp_path, point):
     warehouse = tmp_path / "wh" / "adri.duckdb"
     stub.delay = 0.03
@@ -128,8 +164,7 @@ def test_the_server_killed_mid_request_and_restarted_loses_nothing(tmp_path):
 
     def start_server(port: int = 0) -> subprocess.Popen:
         port_file.unlink(missing_ok=True)
-        server = subprocess.Popen([sys.executable, "-m", "loopback.model_server", str(port_file), "0.2",
-                                   str(port)])
+        server = subprocess.Popen([sys.executable, "-m", "loopback.model_server", str(port_file), "0.2", str(port)])
         wait_until(lambda: port_file.exists() and port_file.read_text(), what="the server's port")
         return server
 
@@ -192,9 +227,27 @@ def test_every_document_timing_out_fails_the_run_and_names_the_setting(stub, tmp
     env_process.wait()
     env = {**os.environ, "ADRI_OLLAMA_HOSTS": stub.host, "ADRI_REQUEST_TIMEOUT_S": "0.5"}
     process = subprocess.run(
-        [sys.executable, "-m", "adri_pipeline.cli", "classify", "--corpus", str(SAMPLE), "--backend", "ollama",
-         "--model", "qwen-test", "--warehouse", str(tmp_path / "w2.duckdb"), "--limit", "2"],
-        env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-m",
+            "adri_pipeline.cli",
+            "classify",
+            "--corpus",
+            str(SAMPLE),
+            "--backend",
+            "ollama",
+            "--model",
+            "qwen-test",
+            "--warehouse",
+            str(tmp_path / "w2.duckdb"),
+            "--limit",
+            "2",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert process.returncode == 1
     assert "timeout of 0.5 s (ADRI_REQUEST_TIMEOUT_S)" in process.stdout and "(2 requests sent)" in process.stdout
 
@@ -218,9 +271,16 @@ def test_an_analyst_holding_the_snapshot_does_not_stop_a_run(stub, tmp_path):
     first = classify(stub.host, warehouse, "--limit", "3")
     first.communicate(timeout=120)
     analyst = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1], read_only=True); "
-         "print(c.execute('select count(*) from ledger').fetchall()[0][0], flush=True); time.sleep(60)",
-         str(warehouse.with_name("adri_snapshot.duckdb"))], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import duckdb,sys,time; c=duckdb.connect(sys.argv[1], read_only=True); "
+            "print(c.execute('select count(*) from ledger').fetchall()[0][0], flush=True); time.sleep(60)",
+            str(warehouse.with_name("adri_snapshot.duckdb")),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert analyst.stdout.readline().strip() == "3"
         process = classify(stub.host, warehouse)
@@ -241,11 +301,27 @@ def test_two_runs_at_once_on_one_warehouse_the_second_is_told_who_holds_it(stub,
     wait_until(lambda: len(stub.chats()) >= 2, what="the first run to start")
     env = {**os.environ, "ADRI_OLLAMA_HOSTS": stub.host}
     second = subprocess.run(
-        [sys.executable, "-c", "from adri_pipeline.cli import main; import sys; "
-         "from adri_pipeline import warehouse; warehouse.Warehouse.__init__.__defaults__ = (1.0,); "
-         "sys.exit(main(sys.argv[1:]))", "classify", "--corpus", str(SAMPLE), "--backend", "ollama",
-         "--model", "qwen-test", "--warehouse", str(warehouse)],
-        env=env, capture_output=True, text=True, timeout=120)
+        [
+            sys.executable,
+            "-c",
+            "from adri_pipeline.cli import main; import sys; "
+            "from adri_pipeline import warehouse; warehouse.Warehouse.__init__.__defaults__ = (1.0,); "
+            "sys.exit(main(sys.argv[1:]))",
+            "classify",
+            "--corpus",
+            str(SAMPLE),
+            "--backend",
+            "ollama",
+            "--model",
+            "qwen-test",
+            "--warehouse",
+            str(warehouse),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     assert second.returncode == 2 and f"process {first.pid}" in second.stderr
@@ -279,10 +355,10 @@ def test_two_hosts_one_killed_and_restarted_later_the_run_never_stops_and_loses_
     """kill -9 of one of two model hosts mid-run, restarted on its port seconds later (after the time a
     single host's retries used to last): the run goes on on the other host, the killed one rejoins,
     and the ledger holds every document once."""
+
     def start_server(port_file: Path, port: int = 0) -> subprocess.Popen:
         port_file.unlink(missing_ok=True)
-        server = subprocess.Popen([sys.executable, "-m", "loopback.model_server", str(port_file), "2.0",
-                                   str(port)])
+        server = subprocess.Popen([sys.executable, "-m", "loopback.model_server", str(port_file), "2.0", str(port)])
         wait_until(lambda: port_file.exists() and port_file.read_text(), what="the server's port")
         return server
 
@@ -292,8 +368,11 @@ def test_two_hosts_one_killed_and_restarted_later_the_run_never_stops_and_loses_
     warehouse = tmp_path / "wh" / "adri.duckdb"
     process = classify(f"{a_host},{b_host}", warehouse)
     try:
-        wait_until(lambda: warehouse.with_name("adri_snapshot.duckdb").exists(), timeout=120,
-                   what="the first partial results (5 documents in)")
+        wait_until(
+            lambda: warehouse.with_name("adri_snapshot.duckdb").exists(),
+            timeout=120,
+            what="the first partial results (5 documents in)",
+        )
         a.send_signal(signal.SIGKILL)
         a.wait()
         time.sleep(9)  # longer than one host's three reconnections (1 + 2 + 4 s) used to allow
@@ -333,8 +412,10 @@ def test_a_second_classify_on_a_warehouse_in_use_refuses_at_once_naming_the_run_
     """Failed before: a second `adri classify` on the warehouse of a running one asked the model for
     the same documents (208 calls for 200) and then died on DuckDB's lock with a traceback."""
     warehouse = tmp_path / "w.duckdb"
-    with ModelServerStub(responder=answer_from_request, delay=0.5) as busy, \
-            ModelServerStub(responder=answer_from_request) as other:
+    with (
+        ModelServerStub(responder=answer_from_request, delay=0.5) as busy,
+        ModelServerStub(responder=answer_from_request) as other,
+    ):
         first = classify(busy.host, warehouse)
         try:
             wait_until(busy.chats, what="the first run's first request")

@@ -78,19 +78,26 @@ def test_flags_override_the_environment_and_absent_ones_leave_it(monkeypatch, tm
     monkeypatch.setenv("ADRI_ROUTING_PERFORMANCE_RUNS", "1")
     _, settings, _, _ = parsed(["classificar", "--corpus", str(tmp_path)])
     assert settings.concurrency == 3 and settings.corpus == tmp_path
-    _, settings, _, _ = parsed(["classify", "--corpus", str(tmp_path), "--concorrencia", "2",
-                                "--ollama-hosts", "http://a:1*2,http://b:2"])
+    _, settings, _, _ = parsed(
+        ["classify", "--corpus", str(tmp_path), "--concorrencia", "2", "--ollama-hosts", "http://a:1*2,http://b:2"]
+    )
     assert settings.concurrency == 2 and settings.ollama_hosts == ["http://a:1*2", "http://b:2"]
     _, settings, _, _ = parsed(["routing", "run", "--execucoes", "0", "--precos", str(tmp_path / "p.toml")])
     assert settings.routing_performance_runs == 0 and settings.routing_prices == tmp_path / "p.toml"
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["classify", "--corpus", "x", "--concurrency", "0"], "argument --concurrency/--concorrencia: must be at least 1 (got 0)"),
-    (["routing", "run", "--runs", "21"], "argument --runs/--execucoes: must be at most 20 (got 21)"),
-    (["classify", "--corpus", "x", "--backend", "gpu"], "invalid choice: 'gpu'"),
-    (["export", "--format", "csv"], "the following arguments are required: --output"),
-])
+@pytest.mark.parametrize(
+    "argv, says",
+    [
+        (
+            ["classify", "--corpus", "x", "--concurrency", "0"],
+            "argument --concurrency/--concorrencia: must be at least 1 (got 0)",
+        ),
+        (["routing", "run", "--runs", "21"], "argument --runs/--execucoes: must be at most 20 (got 21)"),
+        (["classify", "--corpus", "x", "--backend", "gpu"], "invalid choice: 'gpu'"),
+        (["export", "--format", "csv"], "the following arguments are required: --output"),
+    ],
+)
 def test_a_bad_flag_is_named_with_what_it_must_be(argv, says, capsys):
     with pytest.raises(SystemExit) as exit_info:
         parsed(argv)

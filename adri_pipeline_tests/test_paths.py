@@ -34,11 +34,19 @@ def test_an_existing_output_needs_overwrite(tmp_path):
     assert check_output("--output", existing, settings, overwrite=True) == existing
 
 
-@pytest.mark.parametrize("which,what", [("warehouse", "the warehouse"), ("snapshot", "the warehouse's snapshot"),
-                                        ("corpus", "inside the corpus folder"), ("codebook", "the codebook"),
-                                        ("coders' corpus", "the coders' corpus"),
-                                        ("coders", "the coders' file"), ("inside corpus", "inside the corpus folder"),
-                                        ("other warehouse", "a DuckDB database")])
+@pytest.mark.parametrize(
+    "which,what",
+    [
+        ("warehouse", "the warehouse"),
+        ("snapshot", "the warehouse's snapshot"),
+        ("corpus", "inside the corpus folder"),
+        ("codebook", "the codebook"),
+        ("coders' corpus", "the coders' corpus"),
+        ("coders", "the coders' file"),
+        ("inside corpus", "inside the corpus folder"),
+        ("other warehouse", "a DuckDB database"),
+    ],
+)
 def test_what_the_project_reads_is_never_an_output_even_with_overwrite(tmp_path, which, what):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -49,11 +57,19 @@ def test_what_the_project_reads_is_never_an_output_even_with_overwrite(tmp_path,
     coders = write_text(tmp_path / "coders.csv", "doc_id,variable,value\n")
     codebook = write_text(tmp_path / "codebook.yaml", PILOT.read_text(encoding="utf-8"))
     coded = write_text(tmp_path / "coded.jsonl", '{"doc_id": "2"}\n')
-    settings = Settings(warehouse=tmp_path / "w.duckdb", corpus=corpus, codebook=codebook, coders=coders,
-                        coders_corpus=coded)
-    target = {"warehouse": tmp_path / "w.duckdb", "snapshot": tmp_path / "w_snapshot.duckdb", "corpus": corpus / "a.jsonl",
-              "codebook": codebook, "coders": coders, "inside corpus": corpus / "new.csv",
-              "other warehouse": tmp_path / "other.duckdb", "coders' corpus": coded}[which]
+    settings = Settings(
+        warehouse=tmp_path / "w.duckdb", corpus=corpus, codebook=codebook, coders=coders, coders_corpus=coded
+    )
+    target = {
+        "warehouse": tmp_path / "w.duckdb",
+        "snapshot": tmp_path / "w_snapshot.duckdb",
+        "corpus": corpus / "a.jsonl",
+        "codebook": codebook,
+        "coders": coders,
+        "inside corpus": corpus / "new.csv",
+        "other warehouse": tmp_path / "other.duckdb",
+        "coders' corpus": coded,
+    }[which]
     before = target.read_bytes() if target.exists() else None
     with pytest.raises(PathRefused, match=f"that is {what}.*never replaced by an output"):
         check_output("--labels", target, settings, overwrite=True)
@@ -66,10 +82,11 @@ def test_the_cli_refuses_to_export_over_the_warehouse_or_the_coders_file(tmp_pat
     duckdb.connect(str(warehouse)).close()
     coders = write_text(tmp_path / "coders.csv", "doc_id,variable,value,evidencia\n")
     before = warehouse.read_bytes(), coders.read_bytes()
-    for argv, what in ((["export", "--format", "csv", "--output", str(warehouse), "--overwrite"], "the warehouse"),
-                       (["findings", "--labels", str(coders), "--coders", str(coders), "--sobrescrever"],
-                        "the coders' file"),
-                       (["findings", "--labels", str(coders), "--codebook", str(PILOT)], "a file that exists")):
+    for argv, what in (
+        (["export", "--format", "csv", "--output", str(warehouse), "--overwrite"], "the warehouse"),
+        (["findings", "--labels", str(coders), "--coders", str(coders), "--sobrescrever"], "the coders' file"),
+        (["findings", "--labels", str(coders), "--codebook", str(PILOT)], "a file that exists"),
+    ):
         assert main([*argv, "--warehouse", str(warehouse)]) == 2
         err = capsys.readouterr().err.strip()
         what = "the file exists" if what == "a file that exists" else f"that is {what}"
@@ -89,8 +106,20 @@ def test_code_draw_writes_nothing_outside_the_warehouse_folder(tmp_path, capsys,
     name = str(tmp_path / "elsewhere" / "evil") if name == "ABSOLUTE" else name
     folder = tmp_path / "a" / "b"
     folder.mkdir(parents=True)
-    code = main(["code", "draw", "--round", name, "--random", "2", "--warehouse", str(folder / "w.duckdb"),
-                 "--corpus", str(SAMPLE)])
+    code = main(
+        [
+            "code",
+            "draw",
+            "--round",
+            name,
+            "--random",
+            "2",
+            "--warehouse",
+            str(folder / "w.duckdb"),
+            "--corpus",
+            str(SAMPLE),
+        ]
+    )
     assert code == 2
     assert "error: --round" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b"]
@@ -98,11 +127,14 @@ def test_code_draw_writes_nothing_outside_the_warehouse_folder(tmp_path, capsys,
 
 def test_each_kind_says_what_is_wrong_in_one_line(tmp_path):
     (tmp_path / "file.txt").write_text("x")
-    cases = [("file", tmp_path / "missing.txt", "no such file"), ("file", tmp_path, "is a folder, not a file"),
-             ("file", tmp_path / "file.txt" / "x", "is not a folder"),
-             ("output", tmp_path / "no" / "out.csv", "does not exist"),
-             ("output", tmp_path / "file.txt" / "out.csv", "is a file, not a folder"),
-             ("store", tmp_path, "is a folder, not a file")]
+    cases = [
+        ("file", tmp_path / "missing.txt", "no such file"),
+        ("file", tmp_path, "is a folder, not a file"),
+        ("file", tmp_path / "file.txt" / "x", "is not a folder"),
+        ("output", tmp_path / "no" / "out.csv", "does not exist"),
+        ("output", tmp_path / "file.txt" / "out.csv", "is a file, not a folder"),
+        ("store", tmp_path, "is a folder, not a file"),
+    ]
     for kind, path, why in cases:
         with pytest.raises(PathRefused) as refused:
             check(kind, "--flag", path)
@@ -113,10 +145,34 @@ def test_each_kind_says_what_is_wrong_in_one_line(tmp_path):
 
 def test_code_draw_writes_its_ids_file_and_replaces_a_named_one_only_when_asked(tmp_path, capsys, stop_handlers):
     warehouse = tmp_path / "wh" / "w.duckdb"
-    assert main(["classify", "--corpus", str(SAMPLE), "--backend", "embedded", "--limit", "6",
-                 "--warehouse", str(warehouse)]) == 0
-    draw = ["code", "draw", "--round", "r1", "--random", "2", "--warehouse", str(warehouse), "--holdout",
-            str(write_text(tmp_path / "holdout.txt", "# none\n"))]
+    assert (
+        main(
+            [
+                "classify",
+                "--corpus",
+                str(SAMPLE),
+                "--backend",
+                "embedded",
+                "--limit",
+                "6",
+                "--warehouse",
+                str(warehouse),
+            ]
+        )
+        == 0
+    )
+    draw = [
+        "code",
+        "draw",
+        "--round",
+        "r1",
+        "--random",
+        "2",
+        "--warehouse",
+        str(warehouse),
+        "--holdout",
+        str(write_text(tmp_path / "holdout.txt", "# none\n")),
+    ]
     assert main(draw) == 0
     ids = (tmp_path / "wh" / "coding" / "r1.ids").read_text().split()
     assert len(ids) == 2

@@ -13,9 +13,17 @@ def _table(tmp_path, price: str):
     return path
 
 
-@pytest.mark.parametrize("price, why", [
-    ("inf", "finite number"), ("nan", "finite number"), ('"0.5"', "valid number"), ("true", "valid number"),
-    ("0", "greater than 0"), ("-1.5", "greater than 0")])
+@pytest.mark.parametrize(
+    "price, why",
+    [
+        ("inf", "finite number"),
+        ("nan", "finite number"),
+        ('"0.5"', "valid number"),
+        ("true", "valid number"),
+        ("0", "greater than 0"),
+        ("-1.5", "greater than 0"),
+    ],
+)
 def test_a_price_that_is_not_a_finite_positive_number_is_refused_naming_the_field(tmp_path, price, why):
     """Failed before: `inf`, "0.5" and `true` were read as prices (true as US$ 1 an hour)."""
     path = _table(tmp_path, price)

@@ -27,8 +27,15 @@ from adri_pipeline.privacy import Redactor, valid_cnpj, valid_cpf
 LISTED = ["João Souza", "Maria Conceição Silva"]  # the gate configuration's redact_names
 # names listed nowhere: common Portuguese first names, and rare or foreign names the detector finds by
 # its international lists (a first name, or a known surname ending the run)
-DETECTED = ["Ana Paula", "Carlos Eduardo Lima", "Beatriz", "Miguel", "Deusdete Ferreira", "Hiroshi Tanaka",
-            "Wojciech Kowalski"]
+DETECTED = [
+    "Ana Paula",
+    "Carlos Eduardo Lima",
+    "Beatriz",
+    "Miguel",
+    "Deusdete Ferreira",
+    "Hiroshi Tanaka",
+    "Wojciech Kowalski",
+]
 
 
 def digits(n):
@@ -43,8 +50,11 @@ def cpf(draw):
         body += str(0 if remainder < 2 else 11 - remainder)
     assert valid_cpf(body)
     a, b, c, d = body[:3], body[3:6], body[6:9], body[9:]
-    return draw(st.sampled_from([f"{a}.{b}.{c}-{d}", f"{a}{b}{c}{d}", f"{a} {b} {c} {d}",
-                                 f"cpf{a}{b}{c}{d}", f"face{a}{b}{c}{d}ab"]))  # glued, inside a hex-looking token
+    return draw(
+        st.sampled_from(
+            [f"{a}.{b}.{c}-{d}", f"{a}{b}{c}{d}", f"{a} {b} {c} {d}", f"cpf{a}{b}{c}{d}", f"face{a}{b}{c}{d}ab"]
+        )
+    )  # glued, inside a hex-looking token
 
 
 @st.composite
@@ -106,72 +116,122 @@ def warehouse_text(path: Path) -> str:
         return "\n".join(str(db.execute(f'select * from "{t}"').fetchall()) for t in tables)
 
 
+def _gate_config(folder: Path):
+    """Two points over the same states: p exposes one field to its mirror, q none, and the names listed
+    are redacted; the configuration's path and the configuration loaded from it."""
+    from adri_pipeline.mirror.gate_config import load_gate_config
+
+    config_path = folder / "gate.yaml"
+    point = {
+        "kind": "judgment",
+        "question": "Transferir?",
+        "question_type": "noul",
+        "options": {"sim": "s", "nao": "n"},
+        "mode": "shadow",
+        "expose_fields": ["exposto"],
+    }
+    config_path.write_text(
+        yaml.safe_dump(
+            {"points": {"p": point, "q": {**point, "expose_fields": []}}, "redact_names": LISTED}, allow_unicode=True
+        ),
+        encoding="utf-8",
+    )
+    return config_path, load_gate_config(config_path)
+
+
+def _through_the_gate(config, log_path: Path, exposed_value, hidden_field: dict, answered: str, written: str):
+    """Every way a datum reaches the gate: in the states both points decide on, in a rule's answer and in a
+    task's output. The requests the mirror received and the log as the gate wrote it, before two lines
+    the evaluation must quarantine are appended to it."""
+    from adri_pipeline.mirror.gate import Gate
+    from adri_pipeline.mirror.shadow_log import ShadowLog
+
+    mirror_requests = []
+
+    def mirror(request):
+        mirror_requests.append(request)
+        return {
+            "model": "m",
+            "usage": {"input_tokens": 1, "output_tokens": 0},
+            "answers": {n: {"type": "noul", "noul": 0.2} for n in request["questions"]},
+        }
+
+    rules = {"p": lambda s: "sim", "q": lambda s: answered if s.get("responder") else "sim"}
+    gate = Gate(config, rules, {"p": mirror, "q": mirror}, ShadowLog(log_path), run_id="r1")
+    states = [{"exposto": exposed_value, **hidden_field, "n": i} for i in range(3)]
+    for state in states:
+        gate.decide_many(state, ["p", "q"])
+    gate.decide("q", {"responder": True, **hidden_field})  # the rule answers with a personal datum
+    gate.task_finished("t1", 1.0, output=f"resumo para {written}")
+    gate.close()
+    as_the_gate_wrote_it = log_path.read_text(encoding="utf-8")
+    with log_path.open("a", encoding="utf-8") as log:  # two lines the evaluation must quarantine
+        log.write(json.dumps({"decision_point": "p", "state": {"x": written}}, ensure_ascii=False) + "\n")
+        log.write(f"not json {written}\n")
+    return mirror_requests, as_the_gate_wrote_it
+
+
+def _as_the_evaluation_reads_it(config, log_path: Path) -> dict[str, str]:
+    """The records kept and the lines quarantined, each redacted: what the warehouse stores and the judges read."""
+    from adri_pipeline.mirror.shadow_log import read_log
+
+    options = {name: list(p.options) for name, p in config.points.items()}
+    kept, quarantined = read_log(log_path, config.redactor(), options)
+    assert quarantined, "the hostile lines were not quarantined: the check would prove less"
+    return {
+        "records read": json.dumps([r.model_dump(mode="json") for r in kept], ensure_ascii=False),
+        "lines quarantined": json.dumps(quarantined, ensure_ascii=False),
+    }
+
+
 # 200 examples each write through the gate and read the log back as the evaluation does, in process
 # (~0.15 s each): the records kept and the lines quarantined are what the warehouse stores and the judges
 # read. The whole documented path (`adri mirror evaluate`, its warehouse, two judges on loopback, ~3 s each)
 # runs for the explicit examples below, one per position, every kind of datum among them.
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(PERSONAL, min_size=4, max_size=4, unique=True), st.sampled_from(["value", "key", "nested", "number"]),
-       st.just(False))
+@given(
+    st.lists(PERSONAL, min_size=4, max_size=4, unique=True),
+    st.sampled_from(["value", "key", "nested", "number"]),
+    st.just(False),
+)
 @example(["900000000", "00.100.000/0008-30", "João Souza", "Ana Paula"], "number", True)  # failed in CI: a CNPJ
 @example(["ana@x.org", "123.456.789-09", "(21) 98765-4321", "Deusdete Ferreira"], "value", True)  # as a number
 @example(["Hiroshi Tanaka", "maria  conceição SILVA", "face12345678909ab", "tel987654321"], "key", True)
 @example(["12.345.678/0001-95", "Wojciech Kowalski", "joao souza", "+55 11 3333-4444"], "nested", True)
 def test_no_personal_datum_leaves_by_any_documented_path(values, position, through_the_cli):
-    from adri_pipeline.mirror.gate import Gate
-    from adri_pipeline.mirror.gate_config import load_gate_config
-    from adri_pipeline.mirror.shadow_log import ShadowLog, read_log
-
     exposed_value, hidden, answered, written = values
     as_number = int(re.sub(r"\D", "", hidden)) if re.fullmatch(r"[\d.\-/ ]+", hidden) else hidden
-    hidden_field = {"value": {"cliente": f"fala com {hidden} hoje"}, "key": {hidden: "sim"},
-                    "nested": {"historico": [{"texto": [f"({hidden})"]}]}, "number": {"doc": as_number}}[position]
+    hidden_field = {
+        "value": {"cliente": f"fala com {hidden} hoje"},
+        "key": {hidden: "sim"},
+        "nested": {"historico": [{"texto": [f"({hidden})"]}]},
+        "number": {"doc": as_number},
+    }[position]
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
-        config_path = folder / "gate.yaml"
-        point = {"kind": "judgment", "question": "Transferir?", "question_type": "noul", "options": {"sim": "s", "nao": "n"},
-                 "mode": "shadow", "expose_fields": ["exposto"]}
-        config_path.write_text(yaml.safe_dump({"points": {"p": point, "q": {**point, "expose_fields": []}},
-                                               "redact_names": LISTED}, allow_unicode=True), encoding="utf-8")
-        config = load_gate_config(config_path)
-        mirror_requests = []
-
-        def mirror(request):
-            mirror_requests.append(request)
-            return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0},
-                    "answers": {n: {"type": "noul", "noul": 0.2} for n in request["questions"]}}
-
+        config_path, config = _gate_config(folder)
         log_path = folder / "shadow.jsonl"
-        rules = {"p": lambda s: "sim", "q": lambda s: answered if s.get("responder") else "sim"}
-        gate = Gate(config, rules, {"p": mirror, "q": mirror}, ShadowLog(log_path), run_id="r1")
-        states = [{"exposto": exposed_value, **hidden_field, "n": i} for i in range(3)]
-        for state in states:
-            gate.decide_many(state, ["p", "q"])
-        gate.decide("q", {"responder": True, **hidden_field})  # the rule answers with a personal datum
-        gate.task_finished("t1", 1.0, output=f"resumo para {written}")
-        gate.close()
-        as_the_gate_wrote_it = log_path.read_text(encoding="utf-8")
-        with log_path.open("a", encoding="utf-8") as log:  # two lines the evaluation must quarantine
-            log.write(json.dumps({"decision_point": "p", "state": {"x": written}}, ensure_ascii=False) + "\n")
-            log.write(f"not json {written}\n")
-
-        places = {"mirror requests but the exposed field": json.dumps(mirror_requests, ensure_ascii=False).replace(
-            json.dumps(exposed_value, ensure_ascii=False)[1:-1], "")}
+        mirror_requests, as_the_gate_wrote_it = _through_the_gate(
+            config, log_path, exposed_value, hidden_field, answered, written
+        )
+        places = {
+            "mirror requests but the exposed field": json.dumps(mirror_requests, ensure_ascii=False).replace(
+                json.dumps(exposed_value, ensure_ascii=False)[1:-1], ""
+            )
+        }
         if through_the_cli:
             places |= _through_adri_mirror_evaluate(folder, log_path, config_path)
         else:  # what the evaluation reads: the records kept and the lines quarantined, each redacted
-            options = {name: list(p.options) for name, p in config.points.items()}
-            kept, quarantined = read_log(log_path, config.redactor(), options)
-            assert quarantined, "the hostile lines were not quarantined: the check would prove less"
-            places |= {"records read": json.dumps([r.model_dump(mode="json") for r in kept], ensure_ascii=False),
-                       "lines quarantined": json.dumps(quarantined, ensure_ascii=False)}
+            places |= _as_the_evaluation_reads_it(config, log_path)
         places[log_path.name] = as_the_gate_wrote_it  # the hostile lines appended after it are the test's own
         written_as = [str(as_number)] if position == "number" and as_number != hidden else []  # leading zeros gone
         for value in [*values, *written_as]:
             leaks = [where for where, text in places.items() if in_the_clear(value, text)]
             assert not leaks, f"{value!r} in the clear in {leaks}"
-        assert any(json.dumps(exposed_value, ensure_ascii=False)[1:-1] in json.dumps(r, ensure_ascii=False)
-                   for r in mirror_requests)  # the point's choice: its mirror reads the exposed field
+        assert any(
+            json.dumps(exposed_value, ensure_ascii=False)[1:-1] in json.dumps(r, ensure_ascii=False)
+            for r in mirror_requests
+        )  # the point's choice: its mirror reads the exposed field
 
 
 def _through_adri_mirror_evaluate(folder: Path, log_path: Path, config_path: Path) -> dict[str, str]:
@@ -180,26 +240,48 @@ def _through_adri_mirror_evaluate(folder: Path, log_path: Path, config_path: Pat
     from adri_pipeline.cli import main
     from loopback.model_server import ModelServerStub
 
-    with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"),
-                         responder=lambda request: json.dumps({"resposta": "nao"})) as judges:
+    with ModelServerStub(
+        models=("qwen2.5:7b", "gemma3:4b"), responder=lambda request: json.dumps({"resposta": "nao"})
+    ) as judges:
         stdout = io.StringIO()
         environment = {"ADRI_OLLAMA_HOSTS": judges.host, "ADRI_WAREHOUSE": str(folder / "w.duckdb")}
         saved = {k: os.environ.get(k) for k in environment}
         os.environ.update(environment)
         try:
             with contextlib.redirect_stdout(stdout):
-                assert main(["mirror", "evaluate", "--log", str(log_path), "--config", str(config_path),
-                             "--judges", "ollama:qwen2.5:7b,ollama:gemma3:4b"]) == 0
+                assert (
+                    main(
+                        [
+                            "mirror",
+                            "evaluate",
+                            "--log",
+                            str(log_path),
+                            "--config",
+                            str(config_path),
+                            "--judges",
+                            "ollama:qwen2.5:7b,ollama:gemma3:4b",
+                        ]
+                    )
+                    == 0
+                )
         finally:
             for key, value in saved.items():
                 os.environ.pop(key) if value is None else os.environ.__setitem__(key, value)
         judge_requests = json.dumps(judges.chats(), ensure_ascii=False)
     assert judges.chats(), "the judges were asked nothing: the check would prove nothing"
-    places = {"stdout": stdout.getvalue(), "judge requests": judge_requests,
-              "warehouse": warehouse_text(folder / "w.duckdb")}
-    places |= {p.name: p.read_text(encoding="utf-8") for p in folder.rglob("*")
-               if p.is_file() and p.suffix in (".jsonl", ".json", ".yaml", ".html", ".csv") and p != config_path}
-    assert "recommended_gate.yaml" in places and "shadow.quarantine.jsonl" in places and "mirror_evaluation.json" in places
+    places = {
+        "stdout": stdout.getvalue(),
+        "judge requests": judge_requests,
+        "warehouse": warehouse_text(folder / "w.duckdb"),
+    }
+    places |= {
+        p.name: p.read_text(encoding="utf-8")
+        for p in folder.rglob("*")
+        if p.is_file() and p.suffix in (".jsonl", ".json", ".yaml", ".html", ".csv") and p != config_path
+    }
+    assert (
+        "recommended_gate.yaml" in places and "shadow.quarantine.jsonl" in places and "mirror_evaluation.json" in places
+    )
     return places
 
 
@@ -219,10 +301,18 @@ def test_routing_datasets_are_anonymized_of_names_and_numbers(in_message, in_tur
 
     example = _a_sample_example()
     turns = example.state.recent_turns
-    example = example.model_copy(update={
-        "utterance": f"oi, {in_message} aqui",
-        "state": example.state.model_copy(update={"recent_turns": [
-            turns[0].model_copy(update={"text": f"falei com {in_turn}"}) if turns else None][: len(turns)]})})
+    example = example.model_copy(
+        update={
+            "utterance": f"oi, {in_message} aqui",
+            "state": example.state.model_copy(
+                update={
+                    "recent_turns": [turns[0].model_copy(update={"text": f"falei com {in_turn}"}) if turns else None][
+                        : len(turns)
+                    ]
+                }
+            ),
+        }
+    )
     [clean], changed = anonymized([example], names=LISTED)
     text = clean.model_dump_json()
     for value, where in ((in_message, True), (in_turn, bool(turns))):
@@ -258,8 +348,10 @@ def test_a_cpf_or_cnpj_kept_as_a_number_is_redacted_though_its_leading_zeros_are
     assert redact({"count": 191, "total": 1234567}) == {"count": 191, "total": 1234567}  # counts stay
 
 
-NAME_FLOORS = {"written first (the rules were chosen reading its misses)": (0.90, 0.05),
-               "written after, never used to tune": (0.75, 0.25)}  # (least recall, most false-positive rate)
+NAME_FLOORS = {
+    "written first (the rules were chosen reading its misses)": (0.90, 0.05),
+    "written after, never used to tune": (0.75, 0.25),
+}  # (least recall, most false-positive rate)
 
 
 def test_the_name_detector_catches_names_outside_the_list_on_the_written_sets(capsys):
@@ -271,15 +363,19 @@ def test_the_name_detector_catches_names_outside_the_list_on_the_written_sets(ca
     from adri_pipeline_tests import name_set
 
     redact = Redactor(detect_names=True)
-    sets = {"written first (the rules were chosen reading its misses)": (name_set.WITH_NAMES, name_set.WITHOUT_NAMES),
-            "written after, never used to tune": (name_set.UNSEEN_WITH_NAMES, name_set.UNSEEN_WITHOUT_NAMES)}
+    sets = {
+        "written first (the rules were chosen reading its misses)": (name_set.WITH_NAMES, name_set.WITHOUT_NAMES),
+        "written after, never used to tune": (name_set.UNSEEN_WITH_NAMES, name_set.UNSEEN_WITHOUT_NAMES),
+    }
     for label, (with_names, without) in sets.items():
         caught = sum(not any(word in redact.text(text) for word in name.split()) for text, name in with_names)
         changed = sum(redact.text(text) != text for text in without)
         recall, false_positive_rate = caught / len(with_names), changed / len(without)
         with capsys.disabled():
-            print(f"\nname detector, set {label}: recall {caught}/{len(with_names)} = {recall:.0%}, "
-                  f"false positives {changed}/{len(without)} = {false_positive_rate:.0%} (synthetic sentences)")
+            print(
+                f"\nname detector, set {label}: recall {caught}/{len(with_names)} = {recall:.0%}, "
+                f"false positives {changed}/{len(without)} = {false_positive_rate:.0%} (synthetic sentences)"
+            )
         least_recall, most_false_positives = NAME_FLOORS[label]
         assert recall >= least_recall and false_positive_rate <= most_false_positives
 

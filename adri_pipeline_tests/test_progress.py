@@ -13,10 +13,28 @@ def test_a_classification_logged_to_a_file_writes_lines_not_carriage_returns(tmp
     """Failed before: the classify bar wrote one carriage-return update per document into the file."""
     log = tmp_path / "run.log"
     with log.open("w") as stderr:
-        done = subprocess.run([sys.executable, "-m", "adri_pipeline.cli", "classify", "--corpus", str(SAMPLE_CORPUS),
-                               "--codebook", str(PILOT_CODEBOOK), "--backend", "embedded", "--limit", "4",
-                               "--warehouse", str(tmp_path / "w.duckdb")], stderr=stderr, stdout=subprocess.PIPE,
-                              text=True, timeout=300)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "adri_pipeline.cli",
+                "classify",
+                "--corpus",
+                str(SAMPLE_CORPUS),
+                "--codebook",
+                str(PILOT_CODEBOOK),
+                "--backend",
+                "embedded",
+                "--limit",
+                "4",
+                "--warehouse",
+                str(tmp_path / "w.duckdb"),
+            ],
+            stderr=stderr,
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=300,
+        )
     assert done.returncode == 0, log.read_text()
     written = log.read_text()
     assert "\r" not in written

@@ -19,11 +19,22 @@ def edited_once(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sql")
     warehouse, codebook = folder / "adri.duckdb", folder / "pilot.yaml"
     codebook.write_text(PILOT.read_text(encoding="utf-8"), encoding="utf-8")
-    common = ["--corpus", str(SAMPLE), "--codebook", str(codebook), "--backend", "embedded",
-              "--warehouse", str(warehouse), "--limit", "12"]
+    common = [
+        "--corpus",
+        str(SAMPLE),
+        "--codebook",
+        str(codebook),
+        "--backend",
+        "embedded",
+        "--warehouse",
+        str(warehouse),
+        "--limit",
+        "12",
+    ]
     assert main(["classify", *common]) == 0
-    codebook.write_text(codebook.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
-                                                                     "qualitativa: Pesquisa qualitativa"))
+    codebook.write_text(
+        codebook.read_text(encoding="utf-8").replace("qualitativa: Qualitativa", "qualitativa: Pesquisa qualitativa")
+    )
     assert main(["classify", *common]) == 0
     return warehouse
 
@@ -37,10 +48,14 @@ def test_the_saved_questions_run_on_the_snapshot_and_answer(edited_once, capsys)
 
 def test_codebook_changes_says_a_label_edit_changed_labels_only(edited_once):
     with duckdb.connect(str(edited_once.with_name("adri_snapshot.duckdb")), read_only=True) as con:
-        changes = dict(con.execute("SELECT change, count(*) FROM codebook_changes WHERE variable = 'abordagem' "
-                                   "GROUP BY ALL").fetchall())
-        relabelled = con.execute("SELECT DISTINCT previous_label, current_label FROM codebook_changes "
-                                 "WHERE change = 'label changed'").fetchall()
+        changes = dict(
+            con.execute(
+                "SELECT change, count(*) FROM codebook_changes WHERE variable = 'abordagem' GROUP BY ALL"
+            ).fetchall()
+        )
+        relabelled = con.execute(
+            "SELECT DISTINCT previous_label, current_label FROM codebook_changes WHERE change = 'label changed'"
+        ).fetchall()
     assert set(changes) <= {"label changed", "same"} and changes.get("label changed", 0) >= 1
     assert relabelled == [("Qualitativa", "Pesquisa qualitativa")]
 
@@ -80,8 +95,29 @@ def test_code_draw_republishes_the_snapshot(edited_once, tmp_path, capsys):
         (tmp_path / name).write_bytes((edited_once.parent / name).read_bytes())
     holdout = tmp_path / "holdout.txt"
     holdout.write_text("# none reserved\n")
-    assert main(["code", "draw", "--round", "random-1", "--random", "5", "--seed", "1", "--warehouse", str(warehouse),
-                 "--corpus", str(SAMPLE), "--codebook", str(PILOT), "--holdout", str(holdout)]) == 0
+    assert (
+        main(
+            [
+                "code",
+                "draw",
+                "--round",
+                "random-1",
+                "--random",
+                "5",
+                "--seed",
+                "1",
+                "--warehouse",
+                str(warehouse),
+                "--corpus",
+                str(SAMPLE),
+                "--codebook",
+                str(PILOT),
+                "--holdout",
+                str(holdout),
+            ]
+        )
+        == 0
+    )
     counts = table_rows(warehouse)
     assert counts["coding_samples"] == 5
     assert table_rows(warehouse.with_name("adri_snapshot.duckdb")) == counts

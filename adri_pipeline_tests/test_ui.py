@@ -41,9 +41,14 @@ def test_the_ui_stops_whole_on_one_signal_within_ten_seconds(tmp_path, stop):
     """Failed before (`make ui` ran `dagster dev` itself): SIGTERM killed dagster dev alone and its
     webserver and daemon kept serving; started in the background, SIGINT was ignored."""
     port = free_port()
-    process = subprocess.Popen([str(ADRI), "ui", "--port", str(port)], cwd=ROOT, preexec_fn=_ignore_sigint,
-                               env=os.environ | {"DAGSTER_HOME": str(tmp_path / "home")},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [str(ADRI), "ui", "--port", str(port)],
+        cwd=ROOT,
+        preexec_fn=_ignore_sigint,
+        env=os.environ | {"DAGSTER_HOME": str(tmp_path / "home")},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     below: list[psutil.Process] = []
     try:
         assert _serving(port, process), "the UI never answered"

@@ -21,9 +21,16 @@ def test_an_analyst_on_the_snapshot_does_not_block_the_writer(warehouse, sample_
     store_corpus(warehouse, sample_corpus)
     snapshot = warehouse.publish_snapshot()
     analyst = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1], read_only=True); "
-         "print(c.execute('select count(*) from documents').fetchone()[0], flush=True); time.sleep(30)",
-         str(snapshot)], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import duckdb,sys,time; c=duckdb.connect(sys.argv[1], read_only=True); "
+            "print(c.execute('select count(*) from documents').fetchone()[0], flush=True); time.sleep(30)",
+            str(snapshot),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert analyst.stdout.readline().strip() == str(sample_corpus.documents.height)
         with warehouse.connect() as con:  # would raise "Could not set lock" on the writer's own file
@@ -41,9 +48,14 @@ def test_a_new_warehouse_appears_whole_or_not_at_all(tmp_path):
     kill -9 right after startup). Creation now happens under a temporary name, linked into place."""
     path = tmp_path / "wh" / "adri.duckdb"
     killed = subprocess.run(
-        [sys.executable, "-c", "import sys; from adri_pipeline.warehouse import Warehouse\n"
-         "with Warehouse(sys.argv[1]).connect(): pass", str(path)],
-        env={**__import__("os").environ, "ADRI_FAULT": "creating_warehouse"})
+        [
+            sys.executable,
+            "-c",
+            "import sys; from adri_pipeline.warehouse import Warehouse\nwith Warehouse(sys.argv[1]).connect(): pass",
+            str(path),
+        ],
+        env={**__import__("os").environ, "ADRI_FAULT": "creating_warehouse"},
+    )
     assert killed.returncode == -9
     assert not path.exists() and list(path.parent.glob("adri.duckdb.creating*"))  # only the temporary file
     with Warehouse(path).connect() as con:
@@ -125,15 +137,25 @@ def test_connection_is_closed_when_the_body_raises(warehouse):
     with pytest.raises(RuntimeError, match="boom"):
         with warehouse.connect():
             raise RuntimeError("boom")
-    subprocess.run([sys.executable, "-c", f"import duckdb; duckdb.connect({str(warehouse.path)!r}).close()"],
-                   check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", f"import duckdb; duckdb.connect({str(warehouse.path)!r}).close()"],
+        check=True,
+        timeout=60,
+    )
 
 
 def test_a_busy_warehouse_names_the_process_holding_it_and_what_to_do(warehouse, sample_corpus):
     store_corpus(warehouse, sample_corpus)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print('ready', flush=True); "
-         "time.sleep(30)", str(warehouse.path)], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import duckdb,sys,time; c=duckdb.connect(sys.argv[1]); print('ready', flush=True); time.sleep(30)",
+            str(warehouse.path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "ready"
         with pytest.raises(WarehouseLocked) as error:
@@ -162,12 +184,21 @@ def test_every_table_is_declared_by_the_migrations_and_an_undeclared_column_is_r
 
     store_routing_tables(warehouse, "d", {"routing_predictions": pl.DataFrame({"dataset": ["d"], "answer": ["a"]})})
     with pytest.raises(WarehouseSchemaError, match=r"table routing_predictions has no column\(s\) \['surprise'\]"):
-        store_routing_tables(warehouse, "d", {"routing_predictions": pl.DataFrame(
-            {"dataset": ["d"], "answer": ["b"], "surprise": [1]})})
+        store_routing_tables(
+            warehouse, "d", {"routing_predictions": pl.DataFrame({"dataset": ["d"], "answer": ["b"], "surprise": [1]})}
+        )
     assert warehouse.query("SELECT dataset, answer FROM routing_predictions").rows() == [("d", "a")]  # kept
     tables = {row[0] for row in warehouse.query("SELECT table_name FROM information_schema.tables").rows()}
-    assert {"routing_examples", "routing_predictions", "routing_metrics", "evidence_audits", "mirror_sample",
-            "shadow_log", "ledger", "documents"} <= tables
+    assert {
+        "routing_examples",
+        "routing_predictions",
+        "routing_metrics",
+        "evidence_audits",
+        "mirror_sample",
+        "shadow_log",
+        "ledger",
+        "documents",
+    } <= tables
 
 
 def test_migrations_are_applied_once_and_recorded(warehouse):
@@ -186,18 +217,23 @@ def test_no_sql_outside_the_warehouse_layer():
 
     package = Path(adri_pipeline.__file__).parent
     speaking = re.compile(r"\.execute\(|\b(SELECT|INSERT INTO|DELETE FROM|CREATE TABLE)\b [\w*]")
-    offenders = [str(path.relative_to(package)) for path in package.rglob("*.py")
-                 if path.parent.name != "warehouse" and speaking.search(path.read_text(encoding="utf-8"))]
+    offenders = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.parent.name != "warehouse" and speaking.search(path.read_text(encoding="utf-8"))
+    ]
     assert offenders == []
 
 
 def test_a_warehouse_from_before_this_round_gains_the_new_columns(tmp_path):
     path = tmp_path / "old.duckdb"
     with duckdb.connect(str(path)) as con:  # the shape these tables had before evidence fields and sources
-        con.execute("CREATE TABLE classification_values (doc_id VARCHAR, model VARCHAR, codebook_hash VARCHAR, "
-                    "codebook_version VARCHAR, variable VARCHAR, value VARCHAR, label VARCHAR, evidencia VARCHAR, "
-                    "audit_status VARCHAR, evidence_start INTEGER, evidence_end INTEGER, attempt INTEGER, "
-                    "cache_key VARCHAR)")
+        con.execute(
+            "CREATE TABLE classification_values (doc_id VARCHAR, model VARCHAR, codebook_hash VARCHAR, "
+            "codebook_version VARCHAR, variable VARCHAR, value VARCHAR, label VARCHAR, evidencia VARCHAR, "
+            "audit_status VARCHAR, evidence_start INTEGER, evidence_end INTEGER, attempt INTEGER, "
+            "cache_key VARCHAR)"
+        )
         con.execute("INSERT INTO classification_values (doc_id, variable) VALUES ('d1', 'abordagem')")
     with Warehouse(path).connect() as con:
         columns = {row[0] for row in con.execute("DESCRIBE classification_values").fetchall()}

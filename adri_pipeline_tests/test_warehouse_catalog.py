@@ -23,16 +23,24 @@ def test_every_table_view_and_column_of_a_fresh_warehouse_has_a_comment(warehous
     with warehouse.connect() as con:
         described = relations(con)
     names = {r.name for r in described}
-    assert {"schema_migrations", "documents", "ledger", "classification_values", "findings_corrected",
-            "codebook_changes"} <= names
+    assert {
+        "schema_migrations",
+        "documents",
+        "ledger",
+        "classification_values",
+        "findings_corrected",
+        "codebook_changes",
+    } <= names
     assert uncommented(described) == [], "add a COMMENT ON for each in a migration"
     assert sum(len(r.columns) for r in described) > 300
 
 
 def test_uncommented_names_the_tables_and_columns_without_a_comment():
     with duckdb.connect() as con:
-        con.execute("CREATE TABLE described (a INTEGER, b VARCHAR); COMMENT ON TABLE described IS 'One row per a.';"
-                    "COMMENT ON COLUMN described.a IS 'The a.'; CREATE TABLE bare (c INTEGER)")
+        con.execute(
+            "CREATE TABLE described (a INTEGER, b VARCHAR); COMMENT ON TABLE described IS 'One row per a.';"
+            "COMMENT ON COLUMN described.a IS 'The a.'; CREATE TABLE bare (c INTEGER)"
+        )
         assert uncommented(relations(con)) == ["bare", "bare.c", "described.b"]
 
 
@@ -65,5 +73,6 @@ def test_docs_warehouse_md_lists_every_table_as_the_catalog_generates_it():
     described = documented_relations()
     page = PAGE.read_text(encoding="utf-8")
     assert page == with_reference(page, reference(described)), (
-        "docs/warehouse.md is stale: .venv/bin/python -m adri_pipeline.warehouse.catalog --write docs/warehouse.md")
+        "docs/warehouse.md is stale: .venv/bin/python -m adri_pipeline.warehouse.catalog --write docs/warehouse.md"
+    )
     assert all(f"\n### {r.name}\n" in page for r in described)

@@ -47,8 +47,9 @@ def synthetic_coverage(draws: int) -> dict:
         model = np.where(truth, rng.random(2000) < 0.8, rng.random(2000) < 0.15).astype(float)
         coded = np.zeros(2000, bool)
         coded[rng.choice(2000, 200, replace=False)] = True
-        rows = pl.DataFrame({"model": model, "gold": np.where(coded, truth, np.nan),
-                             "weight": np.where(coded, 1.0, np.nan)}).with_columns(pl.all().fill_nan(None))
+        rows = pl.DataFrame(
+            {"model": model, "gold": np.where(coded, truth, np.nan), "weight": np.where(coded, 1.0, np.nan)}
+        ).with_columns(pl.all().fill_nan(None))
         found = estimate(rows)
         for name in ("model", "coders", "corrected"):
             covered[name] += found[f"{name}_low"] <= 0.3 <= found[f"{name}_high"]
@@ -56,8 +57,11 @@ def synthetic_coverage(draws: int) -> dict:
             covered[f"{name}_of_corpus"] += found[f"{name}_low"] <= truth.mean() <= found[f"{name}_high"]
         for name in widths:
             widths[name].append(found[f"{name}_high"] - found[f"{name}_low"])
-    return {"draws": draws, **{f"coverage_{k}": v / draws for k, v in covered.items()},
-            **{f"median_width_{k}": float(np.median(v)) for k, v in widths.items()}}
+    return {
+        "draws": draws,
+        **{f"coverage_{k}": v / draws for k, v in covered.items()},
+        **{f"median_width_{k}": float(np.median(v)) for k, v in widths.items()},
+    }
 
 
 def real_abstracts(folder: Path) -> dict | None:
@@ -65,9 +69,12 @@ def real_abstracts(folder: Path) -> dict | None:
     if not corpus_folder.is_dir():
         return None
     reserved = set(id_lines(corpus_folder / "holdout_ids.txt"))
-    kept = [line for name in ("openalex_direito_alimentacao.jsonl", "capes_escola_sem_partido.jsonl")
-            for line in (corpus_folder / name).read_text(encoding="utf-8").splitlines()
-            if line.strip() and json.loads(line)["id"] not in reserved]
+    kept = [
+        line
+        for name in ("openalex_direito_alimentacao.jsonl", "capes_escola_sem_partido.jsonl")
+        for line in (corpus_folder / name).read_text(encoding="utf-8").splitlines()
+        if line.strip() and json.loads(line)["id"] not in reserved
+    ]
     corpus = folder / "abstracts.jsonl"
     corpus.write_text("\n".join(kept) + "\n", encoding="utf-8")
     coded = pl.read_csv(DATA / "coders" / "pilot_coded.csv", infer_schema_length=0)
@@ -86,8 +93,10 @@ def real_abstracts(folder: Path) -> dict | None:
 def main() -> None:
     draws = int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 500
     coverage = synthetic_coverage(draws)
-    print("synthetic (seeded process, biased model, 200 of 2,000 coded at random):",
-          json.dumps({k: round(v, 3) for k, v in coverage.items()}))
+    print(
+        "synthetic (seeded process, biased model, 200 of 2,000 coded at random):",
+        json.dumps({k: round(v, 3) for k, v in coverage.items()}),
+    )
     if "--synthetic-only" in sys.argv:
         return
     with tempfile.TemporaryDirectory() as folder:
@@ -95,8 +104,10 @@ def main() -> None:
         if real is None:
             print("real abstracts: skipped (no ../shared/data/corpus)")
             return
-        print(f"\nreal abstracts: {real['documents']} classified by the embedded zero-shot model in "
-              f"{real['classified_s']} s; corrected by {real['coded']} documents drawn at random and coded by hand")
+        print(
+            f"\nreal abstracts: {real['documents']} classified by the embedded zero-shot model in "
+            f"{real['classified_s']} s; corrected by {real['coded']} documents drawn at random and coded by hand"
+        )
         print("\n".join(corrected_lines(real["found"])))
 
 

@@ -35,8 +35,9 @@ def main() -> None:
         for name, var in codebook.variables.items():
             options, targets = backend._targets[name]
             per_window = vectors.windows @ targets.T
-            scores = ((1 - settings.document_weight) * per_window.max(axis=0)
-                      + settings.document_weight * (targets @ vectors.document))
+            scores = (1 - settings.document_weight) * per_window.max(axis=0) + settings.document_weight * (
+                targets @ vectors.document
+            )
             if var.type == "boolean":
                 spreads[name].append(float(scores[options.index("true")] - scores[options.index("false")]))
             elif var.type == "text":

@@ -30,8 +30,16 @@ from loopback.systemone_servers import sparrow_server  # noqa: E402
 def confidences(url: str, states: list[dict]) -> list[float]:
     """The mirror's probability for its answer on each state, in order, as a shadow gate logs it."""
     log = MemoryLog()
-    point = DecisionPoint(kind="judgment", question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
-                          mode="shadow", timeout_s=5, mirror=f"jev:{url}", quota_per_minute=10**6)
+    point = DecisionPoint(
+        kind="judgment",
+        question="O pedido pode seguir sem confirmação?",
+        question_type="noul",
+        options=YES_NO,
+        mode="shadow",
+        timeout_s=5,
+        mirror=f"jev:{url}",
+        quota_per_minute=10**6,
+    )
     gate = Gate(GateConfig(points={"p": point}, shadow_workers=1), {"p": lambda state: "sim"}, {}, log)
     for state in states:
         gate.decide("p", state)
@@ -48,12 +56,22 @@ def main() -> None:
         reference = confidence_reference([{"probability": p} for p in confidences(url, payments(rng, 300))])
         in_source = confidences(url, payments(rng, in_count))
         out_of_source = confidences(url, browsing(rng, out_count))
-    print(json.dumps({"mirror": "sparrow-decider (loopback)", "states": "synthetic", "window": WINDOW, "alpha": ALPHA,
-                      "reference": len(reference), "in_source_decisions": len(in_source),
-                      "false_alarm_share_in_source": round(replay(reference, in_source, signal=CONFIDENCE), 4),
-                      "out_of_source_decisions": len(out_of_source),
-                      "firing_share_out_of_source": round(replay(reference, out_of_source, signal=CONFIDENCE), 4),
-                      "seconds": round(time.perf_counter() - started, 1)}))
+    print(
+        json.dumps(
+            {
+                "mirror": "sparrow-decider (loopback)",
+                "states": "synthetic",
+                "window": WINDOW,
+                "alpha": ALPHA,
+                "reference": len(reference),
+                "in_source_decisions": len(in_source),
+                "false_alarm_share_in_source": round(replay(reference, in_source, signal=CONFIDENCE), 4),
+                "out_of_source_decisions": len(out_of_source),
+                "firing_share_out_of_source": round(replay(reference, out_of_source, signal=CONFIDENCE), 4),
+                "seconds": round(time.perf_counter() - started, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

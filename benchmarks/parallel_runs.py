@@ -45,24 +45,40 @@ from adri_pipeline.warehouse import Warehouse  # noqa: E402
 from loopback.postgres_server import start_postgres  # noqa: E402
 
 SLOTS_PER_RUN = 16
-WORKER = ("import sys; from adri_pipeline.classification.service import classify_shards; "
-          "from adri_pipeline.classification.context import RunContext; from adri_pipeline.config import Settings; "
-          "r = classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='bench'); "
-          "sys.exit(0 if r.classified + r.cached == r.documents else 1)")
+WORKER = (
+    "import sys; from adri_pipeline.classification.service import classify_shards; "
+    "from adri_pipeline.classification.context import RunContext; from adri_pipeline.config import Settings; "
+    "r = classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='bench'); "
+    "sys.exit(0 if r.classified + r.cached == r.documents else 1)"
+)
 
 
 def measure(server, corpus: Path, folder: Path, host: str, runs: int) -> dict:
     url = server.url(server.new_database(f"bench{runs}"))
-    settings = Settings.load(warehouse=folder / f"w{runs}_{time.monotonic_ns()}.duckdb", corpus=corpus,
-                             codebook=PILOT_CODEBOOK, backend="ollama", model="qwen-test",
-                             ollama_hosts=[f"{host}*{SLOTS_PER_RUN}"], ledger_url=url)
+    settings = Settings.load(
+        warehouse=folder / f"w{runs}_{time.monotonic_ns()}.duckdb",
+        corpus=corpus,
+        codebook=PILOT_CODEBOOK,
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=[f"{host}*{SLOTS_PER_RUN}"],
+        ledger_url=url,
+    )
     warehouse = Warehouse(settings.warehouse)
     documents = register_corpus(settings, warehouse).documents
     shards = shards_of(documents["doc_id"])
     ranges = shard_ranges(shards, math.ceil(len(shards) / runs))
-    env = {**os.environ, "ADRI_LEDGER_URL": url, "ADRI_CORPUS": str(corpus), "ADRI_CODEBOOK": str(PILOT_CODEBOOK),
-           "ADRI_BACKEND": "ollama", "ADRI_MODEL": "qwen-test", "ADRI_OLLAMA_HOSTS": f"{host}*{SLOTS_PER_RUN}",
-           "ADRI_CONCURRENCY": str(SLOTS_PER_RUN), "ADRI_WAREHOUSE": str(settings.warehouse)}
+    env = {
+        **os.environ,
+        "ADRI_LEDGER_URL": url,
+        "ADRI_CORPUS": str(corpus),
+        "ADRI_CODEBOOK": str(PILOT_CODEBOOK),
+        "ADRI_BACKEND": "ollama",
+        "ADRI_MODEL": "qwen-test",
+        "ADRI_OLLAMA_HOSTS": f"{host}*{SLOTS_PER_RUN}",
+        "ADRI_CONCURRENCY": str(SLOTS_PER_RUN),
+        "ADRI_WAREHOUSE": str(settings.warehouse),
+    }
     started = time.perf_counter()
     workers = [subprocess.Popen([sys.executable, "-c", WORKER, *part], env=env) for part in ranges]
     codes = [w.wait() for w in workers]
@@ -73,8 +89,13 @@ def measure(server, corpus: Path, folder: Path, host: str, runs: int) -> dict:
     refresh_results(warehouse, load_codebook(settings.codebook), recorded_model(warehouse))
     results_s = time.perf_counter() - began
     assert len(pulled) == documents.height
-    return {"runs": runs, "documents": documents.height, "wall_s": wall, "docs_per_s": documents.height / wall,
-            "results_s": results_s}
+    return {
+        "runs": runs,
+        "documents": documents.height,
+        "wall_s": wall,
+        "docs_per_s": documents.height / wall,
+        "results_s": results_s,
+    }
 
 
 def first_request(n: int, base: list[dict]) -> list[float]:
@@ -88,10 +109,25 @@ def first_request(n: int, base: list[dict]) -> list[float]:
             stub.first_chat_at = None
             env = {**os.environ, "ADRI_OLLAMA_HOSTS": f"{stub.host}*16", "ADRI_CONCURRENCY": "16"}
             started = time.perf_counter()
-            process = subprocess.Popen([str(adri), "classify", "--corpus", str(corpus), "--warehouse",
-                                        str(Path(tmp) / f"w{attempt}.duckdb"), "--codebook", str(PILOT_CODEBOOK),
-                                        "--backend", "ollama", "--model", "qwen-test"], env=env,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            process = subprocess.Popen(
+                [
+                    str(adri),
+                    "classify",
+                    "--corpus",
+                    str(corpus),
+                    "--warehouse",
+                    str(Path(tmp) / f"w{attempt}.duckdb"),
+                    "--codebook",
+                    str(PILOT_CODEBOOK),
+                    "--backend",
+                    "ollama",
+                    "--model",
+                    "qwen-test",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             while stub.first_chat_at is None and process.poll() is None:
                 time.sleep(0.005)
             seconds.append(stub.first_chat_at - started)
@@ -104,8 +140,10 @@ def main() -> None:
     sizes = [int(a) for a in sys.argv[1:3]] or [480, 6000]
     first_at = int(sys.argv[3]) if len(sys.argv) > 3 else 100_000
     base, origin = base_abstracts()
-    print(f"corpus: synthetic copies of {origin}; runs as processes over a loopback PostgreSQL ledger; "
-          f"{SLOTS_PER_RUN} requests in flight per run; {os.cpu_count()} cores")
+    print(
+        f"corpus: synthetic copies of {origin}; runs as processes over a loopback PostgreSQL ledger; "
+        f"{SLOTS_PER_RUN} requests in flight per run; {os.cpu_count()} cores"
+    )
     try:
         server = start_postgres()
     except BaseException as skipped:  # pytest's Skipped: no PostgreSQL server here
@@ -121,14 +159,18 @@ def main() -> None:
             print("| runs side by side | wall s | documents/s | ratio to 1 run | results built after, s |")
             print("|---|---|---|---|---|")
             for row in rows:
-                print(f"| {row['runs']} | {row['wall_s']:.1f} | {row['docs_per_s']:.1f} | "
-                      f"{row['docs_per_s'] / rows[0]['docs_per_s']:.2f} | {row['results_s']:.1f} |")
+                print(
+                    f"| {row['runs']} | {row['wall_s']:.1f} | {row['docs_per_s']:.1f} | "
+                    f"{row['docs_per_s'] / rows[0]['docs_per_s']:.2f} | {row['results_s']:.1f} |"
+                )
     finally:
         if server:
             server.stop()
     seconds = first_request(first_at, base)
-    print(f"\nlaunch to first request, `adri classify` on a new file of {first_at} documents: "
-          f"median {sorted(seconds)[1]:.2f} s (runs: {', '.join(f'{s:.2f}' for s in seconds)})")
+    print(
+        f"\nlaunch to first request, `adri classify` on a new file of {first_at} documents: "
+        f"median {sorted(seconds)[1]:.2f} s (runs: {', '.join(f'{s:.2f}' for s in seconds)})"
+    )
 
 
 if __name__ == "__main__":

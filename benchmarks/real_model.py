@@ -29,8 +29,12 @@ from adri_pipeline.models import llama_server  # noqa: E402
 
 def real_abstracts(n: int, folder: Path) -> Path:
     reserved = set((SHARED_DATA / "corpus" / "holdout_ids.txt").read_text().split())
-    rows = [json.loads(line) for line in
-            (SHARED_DATA / "corpus" / "openalex_direito_alimentacao.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (SHARED_DATA / "corpus" / "openalex_direito_alimentacao.jsonl")
+        .read_text(encoding="utf-8")
+        .splitlines()
+    ]
     chosen = [r for r in rows if r["id"] not in reserved and r.get("abstract")][:n]
     path = folder / f"real{n}.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in chosen), encoding="utf-8")
@@ -49,21 +53,30 @@ def run(corpus: Path, slots: int, folder: Path) -> None:
     server_seconds = []
 
     def progress(outcome, total):
-        server_seconds.extend(a.response.timings.get("prompt_eval_s", 0) + a.response.timings.get("eval_s", 0)
-                              for a in outcome.attempts)
+        server_seconds.extend(
+            a.response.timings.get("prompt_eval_s", 0) + a.response.timings.get("eval_s", 0) for a in outcome.attempts
+        )
+
     try:
-        settings = Settings(warehouse=folder / f"slots{slots}" / "adri.duckdb", corpus=corpus, backend="openai",
-                            model=llama_server.ALIAS, openai_hosts=[f"http://127.0.0.1:{port}/v1*{slots}"],
-                            codebook=PILOT_CODEBOOK)
+        settings = Settings(
+            warehouse=folder / f"slots{slots}" / "adri.duckdb",
+            corpus=corpus,
+            backend="openai",
+            model=llama_server.ALIAS,
+            openai_hosts=[f"http://127.0.0.1:{port}/v1*{slots}"],
+            codebook=PILOT_CODEBOOK,
+        )
         started = time.perf_counter()
         classification, _ = classify_corpus_file(settings, progress=progress)
         wall = time.perf_counter() - started
     finally:
         llama_server.stop(process)
     report = classification.report
-    print(f"\n{slots} slot(s): {report.classified} stored, {len(report.failed)} without an answer that follows the "
-          f"codebook, {report.model_calls} requests, {wall:.0f} s -> {report.documents / wall * 3600:.0f} documents/h; "
-          f"slots busy {sum(server_seconds) / (slots * wall):.3f}")
+    print(
+        f"\n{slots} slot(s): {report.classified} stored, {len(report.failed)} without an answer that follows the "
+        f"codebook, {report.model_calls} requests, {wall:.0f} s -> {report.documents / wall * 3600:.0f} documents/h; "
+        f"slots busy {sum(server_seconds) / (slots * wall):.3f}"
+    )
     for reason in {r for _, r in report.failed}:
         print(f"  failed: {reason}")
     for line in figures_lines(classification.figures):

@@ -30,17 +30,43 @@ def serve(tree: Path, candidate: str, dataset: str, folder: Path):
     """`adri routing serve` from `tree`'s code (its folder first on PYTHONPATH)."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(tree), "OMP_NUM_THREADS": "1"}
-    command = [str(BIN / "python"), "-m", "adri_pipeline.cli", "routing", "serve", "--dataset", dataset,
-               "--candidate", candidate, "--port", str(port), "--warehouse", str(folder / "w.duckdb")]
-    return process_server(command, port, ready_path="/v1/models", timeout_s=1200.0, env=env,
-                          log=folder / "serve.log")
+    command = [
+        str(BIN / "python"),
+        "-m",
+        "adri_pipeline.cli",
+        "routing",
+        "serve",
+        "--dataset",
+        dataset,
+        "--candidate",
+        candidate,
+        "--port",
+        str(port),
+        "--warehouse",
+        str(folder / "w.duckdb"),
+    ]
+    return process_server(command, port, ready_path="/v1/models", timeout_s=1200.0, env=env, log=folder / "serve.log")
 
 
 def measure(urls: dict[str, str], dataset: str, runs: int, folder: Path) -> dict:
     candidates = ",".join(f"jev:{url}" for url in urls.values())
-    command = [str(BIN / "python"), "-m", "adri_pipeline.cli", "routing", "run", "--dataset", dataset, "--runs",
-               str(runs), "--candidates", candidates, "--out-of-source", "none",
-               "--warehouse", str(folder / "w.duckdb")]
+    command = [
+        str(BIN / "python"),
+        "-m",
+        "adri_pipeline.cli",
+        "routing",
+        "run",
+        "--dataset",
+        dataset,
+        "--runs",
+        str(runs),
+        "--candidates",
+        candidates,
+        "--out-of-source",
+        "none",
+        "--warehouse",
+        str(folder / "w.duckdb"),
+    ]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     print("$ " + " ".join(command), flush=True)
     subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
@@ -61,8 +87,10 @@ def main() -> None:
         folders = {stack: Path(tmp) / stack for stack in ("old", "new", "run")}
         for folder in folders.values():
             folder.mkdir()
-        with serve(options.old_tree, options.candidate, options.dataset, folders["old"]) as old, \
-                serve(ROOT, options.candidate, options.dataset, folders["new"]) as new:
+        with (
+            serve(options.old_tree, options.candidate, options.dataset, folders["old"]) as old,
+            serve(ROOT, options.candidate, options.dataset, folders["new"]) as new,
+        ):
             stacks = {"old (ThreadingHTTPServer)": old, "new (Starlette + uvicorn)": new}
             if options.new_first:
                 stacks = dict(reversed(stacks.items()))
@@ -70,8 +98,10 @@ def main() -> None:
     print(f"load average after: {os.getloadavg()}")
     for stack, result in results.items():
         per_decision, per_turn = result["latency_ms"], result["latency_per_turn_ms_percentiles"]
-        print(f"{stack}: {options.candidate} served, ms per decision p50 {per_decision['p50']:.1f} / p95 "
-              f"{per_decision['p95']:.1f}; p95 per turn {per_turn['p95']:.1f} ms")
+        print(
+            f"{stack}: {options.candidate} served, ms per decision p50 {per_decision['p50']:.1f} / p95 "
+            f"{per_decision['p95']:.1f}; p95 per turn {per_turn['p95']:.1f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -38,12 +38,17 @@ COMPLETION_TOKENS = 123  # what the loopback server reports per answer
 
 def run(documents, codebook, slots: int, seconds_per_request: float, hosts: int = 1) -> float:
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as servers:
-        stubs = [servers.enter_context(ModelServerStub(responder=answer_from_request, delay=seconds_per_request,
-                                                       slots=slots)) for _ in range(hosts)]
+        stubs = [
+            servers.enter_context(
+                ModelServerStub(responder=answer_from_request, delay=seconds_per_request, slots=slots)
+            )
+            for _ in range(hosts)
+        ]
         backend = ServedBackend("ollama", "qwen-test", [f"{stub.host}*{slots}" for stub in stubs])
         started = time.perf_counter()
-        report = classify_corpus(documents, codebook, backend, Warehouse(Path(tmp) / "bench.duckdb"),
-                                 concurrency=hosts * slots)
+        report = classify_corpus(
+            documents, codebook, backend, Warehouse(Path(tmp) / "bench.duckdb"), concurrency=hosts * slots
+        )
         elapsed = time.perf_counter() - started
         assert report.classified == documents.height and report.model_calls == documents.height, report.failed[:3]
     return documents.height / elapsed
@@ -57,19 +62,25 @@ def main() -> None:
     seconds = COMPLETION_TOKENS / tokens_per_s
     codebook = load_codebook(PILOT_CODEBOOK)
     documents = corpus_of(n)
-    print(f"emulated model: {tokens_per_s:g} tokens/s x {COMPLETION_TOKENS} tokens = {seconds * 1000:.0f} ms per "
-          f"request, {slots} slots; {n} synthetic documents")
+    print(
+        f"emulated model: {tokens_per_s:g} tokens/s x {COMPLETION_TOKENS} tokens = {seconds * 1000:.0f} ms per "
+        f"request, {slots} slots; {n} synthetic documents"
+    )
     if hosts > 1:
         achieved = run(documents, codebook, slots, seconds, hosts)
         capacity = hosts * slots / seconds
-        print(f"{hosts} hosts x {slots} slots: {achieved:.2f} documents/s of {capacity:.2f} possible "
-              f"-> efficiency {achieved / capacity:.3f}")
+        print(
+            f"{hosts} hosts x {slots} slots: {achieved:.2f} documents/s of {capacity:.2f} possible "
+            f"-> efficiency {achieved / capacity:.3f}"
+        )
         return
     for server_slots in (1, slots):
         achieved = run(documents, codebook, server_slots, seconds)
         capacity = server_slots / seconds
-        print(f"{server_slots} slot(s): {achieved:.2f} documents/s of {capacity:.2f} possible "
-              f"-> efficiency {achieved / capacity:.3f}")
+        print(
+            f"{server_slots} slot(s): {achieved:.2f} documents/s of {capacity:.2f} possible "
+            f"-> efficiency {achieved / capacity:.3f}"
+        )
 
 
 if __name__ == "__main__":

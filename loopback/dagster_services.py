@@ -32,8 +32,11 @@ def wait_for(condition, timeout_s: float, what: str, every_s: float = 0.5):
 
 def graphql(url: str, query: str, variables: dict | None = None) -> dict:
     """The `data` of one GraphQL request to the webserver at `url`; an error in the answer raises."""
-    request = urllib.request.Request(f"{url}/graphql", data=json.dumps({"query": query, "variables": variables or {}})
-                                     .encode(), headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{url}/graphql",
+        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(request, timeout=60) as response:
         answer = json.load(response)
     if answer.get("errors"):
@@ -67,14 +70,19 @@ def dagster_services(workspace: Path, env: dict[str, str], cwd: Path, logs: Path
     `logs`; yields the webserver's URL once it answers."""
     port = free_port()
     logs.mkdir(parents=True, exist_ok=True)
-    commands = {"daemon": [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)],
-                "webserver": [str(BIN / "dagster-webserver"), "-w", str(workspace), "-h", "127.0.0.1", "-p", str(port)]}
+    commands = {
+        "daemon": [str(BIN / "dagster-daemon"), "run", "-w", str(workspace)],
+        "webserver": [str(BIN / "dagster-webserver"), "-w", str(workspace), "-h", "127.0.0.1", "-p", str(port)],
+    }
     services = []
     try:
         for name, command in commands.items():
             with open(logs / f"{name}.log", "w") as log:
-                services.append(subprocess.Popen(command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
-                                                 start_new_session=True))
+                services.append(
+                    subprocess.Popen(
+                        command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                    )
+                )
         url = f"http://127.0.0.1:{port}"
         wait_for(lambda: _answering(url), timeout_s, "the Dagster webserver", every_s=1)
         yield url

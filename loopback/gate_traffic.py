@@ -21,12 +21,23 @@ class MemoryLog:
 
 def payments(rng, count):
     """States like the ones a payments agent's gate sees (the traffic its mirror was evaluated on)."""
-    return [{"pedido": f"{rng.choice(['transferir', 'pagar', 'agendar', 'estornar'])} {rng.randint(1, 9000)} reais "
-                       f"para {rng.choice(['a conta poupança', 'o fornecedor', 'a fatura do cartão', 'o aluguel'])}",
-             "canal": rng.choice(["app", "web"]), "valor": rng.randint(1, 9000)} for _ in range(count)]
+    return [
+        {
+            "pedido": f"{rng.choice(['transferir', 'pagar', 'agendar', 'estornar'])} {rng.randint(1, 9000)} reais "
+            f"para {rng.choice(['a conta poupança', 'o fornecedor', 'a fatura do cartão', 'o aluguel'])}",
+            "canal": rng.choice(["app", "web"]),
+            "valor": rng.randint(1, 9000),
+        }
+        for _ in range(count)
+    ]
 
 
 def browsing(rng, count):
     """States of another agent altogether: English, another tool (traffic the mirror never saw)."""
-    return [{"request": f"{rng.choice(['summarize this pdf', 'translate the page to french', 'book a flight'])} "
-                        f"#{i}", "tool": rng.choice(["browser", "calendar"])} for i in range(count)]
+    return [
+        {
+            "request": f"{rng.choice(['summarize this pdf', 'translate the page to french', 'book a flight'])} #{i}",
+            "tool": rng.choice(["browser", "calendar"]),
+        }
+        for i in range(count)
+    ]

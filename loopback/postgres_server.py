@@ -19,8 +19,9 @@ from loopback.systemone_servers import free_port
 
 
 def _binaries() -> str | None:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin")) or ([str(Path(shutil.which("initdb")).parent)]
-                                                             if shutil.which("initdb") else [])
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin")) or (
+        [str(Path(shutil.which("initdb")).parent)] if shutil.which("initdb") else []
+    )
     return found[-1] if found else None
 
 
@@ -57,6 +58,15 @@ def start_postgres() -> PostgresServer:
         shutil.chown(folder, "postgres")
     port = free_port()
     _as_postgres(f"{binaries}/initdb", "-D", str(folder / "data"), "--auth=trust", "-U", "postgres")
-    _as_postgres(f"{binaries}/pg_ctl", "-D", str(folder / "data"), "-w", "-l", str(folder / "log"), "-o",
-                 f"-p {port} -c listen_addresses=127.0.0.1 -k {folder} -c max_connections=200", "start")
+    _as_postgres(
+        f"{binaries}/pg_ctl",
+        "-D",
+        str(folder / "data"),
+        "-w",
+        "-l",
+        str(folder / "log"),
+        "-o",
+        f"-p {port} -c listen_addresses=127.0.0.1 -k {folder} -c max_connections=200",
+        "start",
+    )
     return PostgresServer(binaries, port, folder)

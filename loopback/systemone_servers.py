@@ -21,8 +21,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def process_server(command: list[str], port: int, ready_path: str = "/", timeout_s: float = 120.0, env=None,
-                   log: Path | None = None):
+def process_server(
+    command: list[str], port: int, ready_path: str = "/", timeout_s: float = 120.0, env=None, log: Path | None = None
+):
     """Start `command`, wait until http://127.0.0.1:port answers, yield its URL, stop it. `log`: a file
     for its output, for a server that writes more than a pipe holds while nobody reads it."""
     out = log.open("w") if log else subprocess.PIPE
@@ -84,11 +85,29 @@ def sparrow_server(port: int | None = None):
     return process_server([str(BIN / "sparrow-decider"), "serve", "--port", str(port)], port)
 
 
-def adri_serve(candidate: str, warehouse: Path, port: int | None = None, key_env: str | None = None, env=None,
-               flags: tuple[str, ...] = ()):
+def adri_serve(
+    candidate: str,
+    warehouse: Path,
+    port: int | None = None,
+    key_env: str | None = None,
+    env=None,
+    flags: tuple[str, ...] = (),
+):
     port = port or free_port()
-    command = [str(BIN / "adri"), "routing", "serve", "--dataset", "sample", "--candidate", candidate,
-               "--port", str(port), "--warehouse", str(warehouse), *flags] + (["--key-env", key_env] if key_env else [])
+    command = [
+        str(BIN / "adri"),
+        "routing",
+        "serve",
+        "--dataset",
+        "sample",
+        "--candidate",
+        candidate,
+        "--port",
+        str(port),
+        "--warehouse",
+        str(warehouse),
+        *flags,
+    ] + (["--key-env", key_env] if key_env else [])
     # it fits and calibrates the candidate before it listens: about 40 s idle, minutes on a loaded machine
     return process_server(command, port, ready_path="/v1/models", timeout_s=600.0, env=env)
 

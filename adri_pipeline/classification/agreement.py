@@ -27,11 +27,26 @@ from adri_pipeline.jev.metrics import krippendorff_alpha_nominal
 REQUIRED_COLUMNS = ("doc_id", "variable", "value")
 NO_INFORMATION = "nao_informado"
 
-AGREEMENT_SCHEMA = {"model": pl.String, "variable": pl.String, "measure": pl.String, "n": pl.Int64,
-                    "agreement_pct": pl.Float64, "kappa": pl.Float64, "jaccard": pl.Float64}
+AGREEMENT_SCHEMA = {
+    "model": pl.String,
+    "variable": pl.String,
+    "measure": pl.String,
+    "n": pl.Int64,
+    "agreement_pct": pl.Float64,
+    "kappa": pl.Float64,
+    "jaccard": pl.Float64,
+}
 MEASURES = {"enum": "value", "boolean": "value", "list": "set", "text": "informed or not"}
-CODER_AGREEMENT_SCHEMA = {"round": pl.String, "variable": pl.String, "measure": pl.String, "coders": pl.Int64,
-                          "n": pl.Int64, "agreement_pct": pl.Float64, "kappa": pl.Float64, "alpha": pl.Float64}
+CODER_AGREEMENT_SCHEMA = {
+    "round": pl.String,
+    "variable": pl.String,
+    "measure": pl.String,
+    "coders": pl.Int64,
+    "n": pl.Int64,
+    "agreement_pct": pl.Float64,
+    "kappa": pl.Float64,
+    "alpha": pl.Float64,
+}
 
 
 class CoderFileError(AdriError, ValueError):
@@ -97,10 +112,13 @@ def load_codes(path: str | Path, codebook: Codebook) -> pl.DataFrame:
     def column(name: str, default: str) -> pl.Expr:
         return pl.col(name).fill_null(default) if name in frame.columns else pl.lit(default)
 
-    return frame.select(*REQUIRED_COLUMNS, column("evidencia", "").alias("evidencia"),
-                        column("coder", NO_CODER).alias("coder"), column("pass", BLIND).alias("pass"),
-                        column("round", "").alias("round")).with_columns(
-        pl.col("value").map_elements(canonical, return_dtype=pl.String))
+    return frame.select(
+        *REQUIRED_COLUMNS,
+        column("evidencia", "").alias("evidencia"),
+        column("coder", NO_CODER).alias("coder"),
+        column("pass", BLIND).alias("pass"),
+        column("round", "").alias("round"),
+    ).with_columns(pl.col("value").map_elements(canonical, return_dtype=pl.String))
 
 
 def _refuse_repeated(path: Path, frame: pl.DataFrame) -> None:
@@ -116,8 +134,10 @@ def _refuse_repeated(path: Path, frame: pl.DataFrame) -> None:
     first = lines.join(repeated.head(1).select(keys), on=keys, nulls_equal=True)["line"][0]
     coder = f"coder {row['coder']!r}" if row.get("coder") else "the file's coder"
     where = "".join(f", {c} {row[c]!r}" for c in ("round", "pass") if row.get(c))
-    raise CoderFileError(f"{path}: line {row['line']}: {coder} coded document {row['doc_id']!r}, variable "
-                         f"{row['variable']!r}{where} again (line {first}); keep one of the two lines")
+    raise CoderFileError(
+        f"{path}: line {row['line']}: {coder} coded document {row['doc_id']!r}, variable "
+        f"{row['variable']!r}{where} again (line {first}); keep one of the two lines"
+    )
 
 
 def _check_code(path: Path, line: int, codebook: Codebook, doc_id, variable, value) -> None:
@@ -127,16 +147,24 @@ def _check_code(path: Path, line: int, codebook: Codebook, doc_id, variable, val
         raise CoderFileError(f"{path}: line {line}: unknown variable {variable!r}")
     spec = codebook.variables[variable]
     allowed = [] if spec.type == "text" else spec.allowed_values()  # a text variable's value is free text
-    unknown = [v for v in str(value or "").split("|") if allowed and v.strip() and v.strip() not in allowed
-               and v.strip().lower() not in allowed]
+    unknown = [
+        v
+        for v in str(value or "").split("|")
+        if allowed and v.strip() and v.strip() not in allowed and v.strip().lower() not in allowed
+    ]
     if not (value or "").strip():
         short = _malformed_line(path)  # a line with fewer fields than the header reads as no value
-        raise CoderFileError(f"{path}: {short}" if short.startswith(f"line {line}:") else
-                             f"{path}: line {line}: no value for {variable!r} (the codebook's values: "
-                             f"{', '.join(allowed) if allowed else 'non-empty text'})")
+        raise CoderFileError(
+            f"{path}: {short}"
+            if short.startswith(f"line {line}:")
+            else f"{path}: line {line}: no value for {variable!r} (the codebook's values: "
+            f"{', '.join(allowed) if allowed else 'non-empty text'})"
+        )
     if unknown:
-        raise CoderFileError(f"{path}: line {line}: value {value!r} is not one of the codebook's values for "
-                             f"{variable!r} ({', '.join(allowed) if allowed else 'non-empty text'})")
+        raise CoderFileError(
+            f"{path}: line {line}: value {value!r} is not one of the codebook's values for "
+            f"{variable!r} ({', '.join(allowed) if allowed else 'non-empty text'})"
+        )
 
 
 def reference_codes(codes: pl.DataFrame) -> pl.DataFrame:
@@ -183,17 +211,23 @@ def agreement_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codeb
         predicted = [compared_as(v, kind) for v in group["value"]]
         human = [compared_as(v, kind) for v in group["value_coder"]]
         same = sum(p == h for p, h in zip(predicted, human))
-        rows.append({
-            "model": model, "variable": variable, "measure": MEASURES[kind], "n": len(predicted),
-            "agreement_pct": round(100 * same / len(predicted), 1),
-            "kappa": None if kind == "list" else round(cohen_kappa(human, predicted), 3),
-            "jaccard": round(sum(map(jaccard, predicted, human)) / len(predicted), 3) if kind == "list" else None,
-        })
+        rows.append(
+            {
+                "model": model,
+                "variable": variable,
+                "measure": MEASURES[kind],
+                "n": len(predicted),
+                "agreement_pct": round(100 * same / len(predicted), 1),
+                "kappa": None if kind == "list" else round(cohen_kappa(human, predicted), 3),
+                "jaccard": round(sum(map(jaccard, predicted, human)) / len(predicted), 3) if kind == "list" else None,
+            }
+        )
     return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA)
 
 
-def confusion_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codebook, model: str,
-                    variable: str) -> pl.DataFrame:
+def confusion_table(
+    results: pl.DataFrame, coders: pl.DataFrame, codebook: Codebook, model: str, variable: str
+) -> pl.DataFrame:
     """Enum, boolean, text: the coder's answer per row, the model's per column, document counts in the
     cells. List: per value, the documents where both, only the coder or only the model chose it."""
     kind = codebook.variables[variable].type
@@ -201,11 +235,18 @@ def confusion_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codeb
     if kind == "list":
         chosen = [(set(h.split("|")), set(p.split("|"))) for p, h in zip(group["value"], group["value_coder"])]
         values = sorted(set().union(*(h | p for h, p in chosen))) if chosen else []
-        return pl.DataFrame([{"value": v, "both": sum(v in h and v in p for h, p in chosen),
-                              "coder_only": sum(v in h and v not in p for h, p in chosen),
-                              "model_only": sum(v in p and v not in h for h, p in chosen)} for v in values],
-                            schema={"value": pl.String, "both": pl.Int64, "coder_only": pl.Int64,
-                                    "model_only": pl.Int64})
+        return pl.DataFrame(
+            [
+                {
+                    "value": v,
+                    "both": sum(v in h and v in p for h, p in chosen),
+                    "coder_only": sum(v in h and v not in p for h, p in chosen),
+                    "model_only": sum(v in p and v not in h for h, p in chosen),
+                }
+                for v in values
+            ],
+            schema={"value": pl.String, "both": pl.Int64, "coder_only": pl.Int64, "model_only": pl.Int64},
+        )
     pairs = [(compared_as(h, kind), compared_as(p, kind)) for p, h in zip(group["value"], group["value_coder"])]
     frame = pl.DataFrame(pairs, schema={"coder": pl.String, "model": pl.String}, orient="row")
     if frame.is_empty():
@@ -216,12 +257,13 @@ def confusion_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codeb
 
 def _joined(results: pl.DataFrame, coders: pl.DataFrame) -> pl.DataFrame:
     model_values = results.select("model", "doc_id", "variable", "value").with_columns(
-        pl.col("value").map_elements(canonical, return_dtype=pl.String))
-    return model_values.join(coders.select("doc_id", "variable", "value"), on=["doc_id", "variable"],
-                             suffix="_coder")
+        pl.col("value").map_elements(canonical, return_dtype=pl.String)
+    )
+    return model_values.join(coders.select("doc_id", "variable", "value"), on=["doc_id", "variable"], suffix="_coder")
 
 
 # -- a coding round: coder vs coder -----------------------------------------------------------------------
+
 
 def _unit_values(group: pl.DataFrame, kind: str, coders: list[str]) -> list[list[str | None]]:
     """One list per document, one entry per coder (None where that coder gave no code)."""
@@ -250,12 +292,22 @@ def coder_agreement(codes: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
         same = sum(len({v for v in unit if v is not None}) == 1 for unit in units)
         kappas = []
         for first, second in combinations(range(len(coders)), 2):
-            pairs = [(unit[first], unit[second]) for unit in units if unit[first] is not None and unit[second] is not None]
+            pairs = [
+                (unit[first], unit[second]) for unit in units if unit[first] is not None and unit[second] is not None
+            ]
             if pairs:
                 kappas.append(cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]))
         alpha = krippendorff_alpha_nominal(units)
-        rows.append({"round": round_name, "variable": variable, "measure": MEASURES[kind], "coders": len(coders),
-                     "n": len(units), "agreement_pct": round(100 * same / len(units), 1),
-                     "kappa": round(sum(kappas) / len(kappas), 3) if kappas else None,
-                     "alpha": None if alpha != alpha else round(alpha, 3)})
+        rows.append(
+            {
+                "round": round_name,
+                "variable": variable,
+                "measure": MEASURES[kind],
+                "coders": len(coders),
+                "n": len(units),
+                "agreement_pct": round(100 * same / len(units), 1),
+                "kappa": round(sum(kappas) / len(kappas), 3) if kappas else None,
+                "alpha": None if alpha != alpha else round(alpha, 3),
+            }
+        )
     return pl.DataFrame(rows, schema=CODER_AGREEMENT_SCHEMA)

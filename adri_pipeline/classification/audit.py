@@ -52,7 +52,7 @@ def normalize(text: str) -> tuple[str, list[int]]:
                 chars.append(" ")
                 origin.append(index)
             continue
-        for lowered in ("-" if char in _DASHES else char.lower()):
+        for lowered in "-" if char in _DASHES else char.lower():
             chars.append(lowered)
             origin.append(index)
     while chars and chars[-1] == " ":
@@ -153,8 +153,9 @@ def audit_evidence(
                 return replace(found, field=name)
 
     needle = " ".join(needles) if needles else _normalized_quote(evidence)
-    candidates = [(found, name) for name, text_index in fields.items()
-                  if (found := _fuzzy(needle, text_index)) is not None]
+    candidates = [
+        (found, name) for name, text_index in fields.items() if (found := _fuzzy(needle, text_index)) is not None
+    ]
     if candidates:
         best, name = max(candidates, key=lambda c: c[0].score)  # max() keeps the abstract on a tie
         return replace(best, field=name)

@@ -162,12 +162,13 @@ class CodedModel:
         return {"evidencia": quote, "valor": str(label)}, margin
 
     def _per_value(self, name, var, vectors: DocumentVectors) -> tuple[dict, float]:
-        scored = {value: model.probability(vectors, self.params.window_weight)
-                  for value, model in self.per_value.get(name, {}).items()}
+        scored = {
+            value: model.probability(vectors, self.params.window_weight)
+            for value, model in self.per_value.get(name, {}).items()
+        }
         threshold = self.params.threshold
         sureness = min((abs(p - threshold) / max(threshold, 1 - threshold) for p, _ in scored.values()), default=1.0)
-        chosen = sorted((v for v, (p, _) in scored.items() if p >= self.params.threshold),
-                        key=lambda v: -scored[v][0])
+        chosen = sorted((v for v, (p, _) in scored.items() if p >= self.params.threshold), key=lambda v: -scored[v][0])
         if var.type == "text":
             if not chosen:
                 return {"evidencia": "", "valor": NO_INFORMATION}, sureness
@@ -182,9 +183,18 @@ def model_digest(signature: str, params: TrainingParams, encoder: str, rows: lis
     """Hash of everything a fit depends on: the codes (with evidence), the coded texts, the encoder,
     the codebook's prompt `signature` (not its labels: a label-only edit must not cost a
     reclassification) and the training settings."""
-    payload = json.dumps([TRAINING_VERSION, params.model_dump(), encoder, signature,
-                          sorted(rows), sorted(hashlib.sha256(t.encode()).hexdigest() for t in texts)],
-                         sort_keys=True, ensure_ascii=False)
+    payload = json.dumps(
+        [
+            TRAINING_VERSION,
+            params.model_dump(),
+            encoder,
+            signature,
+            sorted(rows),
+            sorted(hashlib.sha256(t.encode()).hexdigest() for t in texts),
+        ],
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -203,8 +213,9 @@ def fit(coded: list[CodedDocument], codebook: Codebook, params: TrainingParams, 
         targets = [v for v in var.values if v != NO_INFORMATION] if var.type == "list" else ["informed"]
         model.per_value[name], model.never_predicted[name] = {}, []
         for target in targets:
-            has = [value != NO_INFORMATION if var.type == "text" else target in value.split("|")
-                   for _, value in labelled]
+            has = [
+                value != NO_INFORMATION if var.type == "text" else target in value.split("|") for _, value in labelled
+            ]
             if sum(has) < params.min_positive or all(has):
                 model.never_predicted[name].append(target)
                 continue
@@ -212,8 +223,11 @@ def fit(coded: list[CodedDocument], codebook: Codebook, params: TrainingParams, 
             for (i, _), positive in zip(labelled, has):  # a positive document's windows under its quote
                 windows.append(coded[i].vectors.windows)
                 window_labels.extend(_overlaps(coded[i].vectors, coded[i].evidence.get(name) if positive else None))
-            window_model = (_logistic(params).fit(np.vstack(windows), window_labels)
-                            if sum(window_labels) >= params.min_positive else None)
+            window_model = (
+                _logistic(params).fit(np.vstack(windows), window_labels)
+                if sum(window_labels) >= params.min_positive
+                else None
+            )
             model.per_value[name][target] = _ValueModel(_logistic(params).fit(documents[rows], has), window_model)
     return model
 
@@ -225,16 +239,18 @@ class FoldPrediction:
     trained_on: frozenset[str]
 
 
-def cross_validate(coded: list[CodedDocument], codebook: Codebook, params: TrainingParams,
-                   folds: int = 5) -> list[FoldPrediction]:
+def cross_validate(
+    coded: list[CodedDocument], codebook: Codebook, params: TrainingParams, folds: int = 5
+) -> list[FoldPrediction]:
     """Each document answered by a model fitted without it (folds grouped by document, so a document
     coded twice never sits on both sides)."""
     if len(coded) < folds:
         raise ValueError(f"cross-validation needs at least {folds} coded documents, got {len(coded)}")
     groups = [d.doc_id for d in coded]
     predictions = []
-    for train, test in steps(GroupKFold(n_splits=folds).split(coded, groups=groups), "cross-validating",
-                             total=folds, unit="fold"):
+    for train, test in steps(
+        GroupKFold(n_splits=folds).split(coded, groups=groups), "cross-validating", total=folds, unit="fold"
+    ):
         training = [coded[i] for i in train]
         fitted = fit(training, codebook, params, digest="cross-validation")
         seen = frozenset(d.doc_id for d in training)
@@ -243,8 +259,9 @@ def cross_validate(coded: list[CodedDocument], codebook: Codebook, params: Train
     return predictions
 
 
-def fold_models(training: list[CodedDocument], held: list[str], codebook: Codebook, params: TrainingParams,
-                folds: int = 5) -> tuple[dict[str, int], list[CodedModel]]:
+def fold_models(
+    training: list[CodedDocument], held: list[str], codebook: Codebook, params: TrainingParams, folds: int = 5
+) -> tuple[dict[str, int], list[CodedModel]]:
     """(the fold of each `held` document, one model per fold): cross-fitting for corrected findings.
     The held documents (a random draw) are dealt into `folds` folds at random (seeded, so the same
     draw gives the same folds); the k-th model is fitted on `training` without fold k's documents, so

@@ -79,7 +79,10 @@ def id_lines(path: Path) -> list[str]:
 
 # -- documents and their vectors --------------------------------------------------------------------
 
-def coded_documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str], source: Path | None) -> list[Document]:
+
+def coded_documents(
+    settings: Settings, warehouse: Warehouse, doc_ids: list[str], source: Path | None
+) -> list[Document]:
     """The given documents from the warehouse, then from `source` (default: the configured corpus)."""
     found = {d.doc_id: d for d in as_documents(read_documents(warehouse, doc_ids))} if warehouse.path.exists() else {}
     missing = [d for d in doc_ids if d not in found]
@@ -89,8 +92,10 @@ def coded_documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str]
         found.update({d.doc_id: d for d in as_documents(corpus.documents.filter(pl.col("doc_id").is_in(missing)))})
         missing = [d for d in doc_ids if d not in found]
         if missing:
-            raise CoderFileError(f"{len(missing)} coded document(s) are neither in the warehouse nor in {path}: "
-                                 f"{missing[:5]}; give the corpus that holds them (--coders-corpus, ADRI_CODERS_CORPUS)")
+            raise CoderFileError(
+                f"{len(missing)} coded document(s) are neither in the warehouse nor in {path}: "
+                f"{missing[:5]}; give the corpus that holds them (--coders-corpus, ADRI_CODERS_CORPUS)"
+            )
     return [found[d] for d in doc_ids]
 
 
@@ -105,13 +110,21 @@ def document_vectors(warehouse: Warehouse, documents: list[Document]) -> list[Do
     cached = {row[0]: row for row in read_vectors(warehouse, keys, encoder)}
     pending = []
     missing = sum(key not in cached for key in keys)
-    for done, (document, key) in enumerate(steps(zip(documents, keys), f"embedding ({missing} not cached)",
-                                                 total=len(keys), unit="doc"), start=1):
+    for done, (document, key) in enumerate(
+        steps(zip(documents, keys), f"embedding ({missing} not cached)", total=len(keys), unit="doc"), start=1
+    ):
         if key in cached:
             continue
         vectors = embed_document(document)
-        cached[key] = (key, encoder, document.doc_id, json.dumps(vectors.spans), vectors.document.shape[0],
-                       vectors.document.astype(np.float32).tobytes(), vectors.windows.astype(np.float32).tobytes())
+        cached[key] = (
+            key,
+            encoder,
+            document.doc_id,
+            json.dumps(vectors.spans),
+            vectors.document.shape[0],
+            vectors.document.astype(np.float32).tobytes(),
+            vectors.windows.astype(np.float32).tobytes(),
+        )
         pending.append(cached[key])
         if len(pending) == 50:  # a long first embedding keeps what it did if stopped
             store_vectors(warehouse, pending)
@@ -125,11 +138,16 @@ def _vectors(row: tuple, document: Document) -> DocumentVectors:
     _, _, _, spans, dim, doc_bytes, window_bytes = row
     spans = [tuple(s) for s in json.loads(spans)]
     texts = [(document.title if field == "title" else document.abstract)[s:e] for field, s, e in spans]
-    return DocumentVectors(spans, texts, np.frombuffer(window_bytes, dtype=np.float32).reshape(-1, dim),
-                           np.frombuffer(doc_bytes, dtype=np.float32))
+    return DocumentVectors(
+        spans,
+        texts,
+        np.frombuffer(window_bytes, dtype=np.float32).reshape(-1, dim),
+        np.frombuffer(doc_bytes, dtype=np.float32),
+    )
 
 
 # -- the coded sample and the trained model ---------------------------------------------------------
+
 
 @dataclass
 class CodedSample:
@@ -148,8 +166,10 @@ def _coded_documents(context: RunContext) -> tuple[pl.DataFrame, list[Document],
     labels = load_coder_labels(settings.coders, codebook)
     reserved = sorted(set(labels["doc_id"]) & holdout_ids(settings))
     if reserved:
-        raise CoderFileError(f"{settings.coders}: {len(reserved)} coded document(s) are reserved for independent "
-                             f"evaluation in {settings.holdout}: {reserved[:5]}; remove them from the coder file")
+        raise CoderFileError(
+            f"{settings.coders}: {len(reserved)} coded document(s) are reserved for independent "
+            f"evaluation in {settings.holdout}: {reserved[:5]}; remove them from the coder file"
+        )
     first = labels.unique(subset=["doc_id", "variable"], keep="first", maintain_order=True)
     doc_ids = first["doc_id"].unique(maintain_order=True).to_list()
     documents = coded_documents(settings, context.warehouse, doc_ids, settings.coders_corpus)
@@ -171,8 +191,9 @@ def coded_sample(context: RunContext) -> CodedSample:
         for variable, (_, evidence) in by_doc[document.doc_id].items():
             audit = audit_evidence(evidence, index, no_information=True)
             where[variable] = (audit.field, audit.start, audit.end) if audit.field else None
-        coded.append(CodedDocument(document.doc_id, vecs, {v: code for v, (code, _) in by_doc[document.doc_id].items()},
-                                   where))
+        coded.append(
+            CodedDocument(document.doc_id, vecs, {v: code for v, (code, _) in by_doc[document.doc_id].items()}, where)
+        )
     return CodedSample(context.codebook, coded, first.rows(), dropped)
 
 
@@ -212,9 +233,14 @@ def train(context: RunContext, params: TrainingParams | None = None, sample: Cod
     temporary = path.with_suffix(f".tmp{os.getpid()}")
     joblib.dump(model, temporary)
     os.replace(temporary, path)  # a kill while writing leaves no half a model under the real name
-    log.info("coded model %s: %d documents from %s%s, stored in %s", digest[:12], len(sample.documents),
-             settings.coders, f" ({sample.dropped_second_codes} second codes not trained on)"
-             if sample.dropped_second_codes else "", path)
+    log.info(
+        "coded model %s: %d documents from %s%s, stored in %s",
+        digest[:12],
+        len(sample.documents),
+        settings.coders,
+        f" ({sample.dropped_second_codes} second codes not trained on)" if sample.dropped_second_codes else "",
+        path,
+    )
     return model
 
 
@@ -259,8 +285,9 @@ def embedded_backend(context: RunContext) -> EmbeddedBackend:
     return EmbeddedBackend(trained=deferred_fit(context), memory_floor_mb=floor)
 
 
-def cross_fitted_answers(settings: Settings, training: dict, trained_on: list[str], held: list[str],
-                         corpus: list[str], folds: int = 5) -> tuple[dict[str, dict], list[dict[str, dict]]]:
+def cross_fitted_answers(
+    settings: Settings, training: dict, trained_on: list[str], held: list[str], corpus: list[str], folds: int = 5
+) -> tuple[dict[str, dict], list[dict[str, dict]]]:
     """(each `held` document's answer by the fold model fitted without it; per fold model, its answers
     on the other documents of `corpus`) for a model trained on the coders' codes of `trained_on` with
     the settings `training` (what its run recorded): coded_model.fold_models, on the coders' file as it
@@ -269,8 +296,9 @@ def cross_fitted_answers(settings: Settings, training: dict, trained_on: list[st
     context = RunContext.load(settings)
     known = set(trained_on)
     sample = [d for d in coded_sample(context).documents if d.doc_id in known]
-    fold_of, models = fold_models(sample, held, context.codebook, TrainingParams(**training),
-                                  max(2, min(folds, len(set(held)))))
+    fold_of, models = fold_models(
+        sample, held, context.codebook, TrainingParams(**training), max(2, min(folds, len(set(held))))
+    )
     documents = coded_documents(settings, context.warehouse, corpus, settings.coders_corpus)
     answered, rest = {}, [{} for _ in models]
     for document, vectors in zip(documents, document_vectors(context.warehouse, documents)):
@@ -283,6 +311,7 @@ def cross_fitted_answers(settings: Settings, training: dict, trained_on: list[st
 
 
 # -- agreement ------------------------------------------------------------------------------------------
+
 
 @dataclass
 class Agreement:
@@ -304,14 +333,19 @@ class RoundMeasures:
 
 
 def answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
-    rows = [{"model": model, "doc_id": doc_id, "variable": variable, "value": canonical(answer["valor"])}
-            for doc_id, by_variable in answers.items() for variable, answer in by_variable.items()]
-    return pl.DataFrame(rows, schema={"model": pl.String, "doc_id": pl.String, "variable": pl.String,
-                                      "value": pl.String})
+    rows = [
+        {"model": model, "doc_id": doc_id, "variable": variable, "value": canonical(answer["valor"])}
+        for doc_id, by_variable in answers.items()
+        for variable, answer in by_variable.items()
+    ]
+    return pl.DataFrame(
+        rows, schema={"model": pl.String, "doc_id": pl.String, "variable": pl.String, "value": pl.String}
+    )
 
 
-def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
-              sample: CodedSample | None = None) -> Agreement:
+def agreement(
+    settings: Settings, cross_validated: bool = False, folds: int = 5, sample: CodedSample | None = None
+) -> Agreement:
     """Every stored model's results against the coders; with `cross_validated`, also the trained
     embedded model (each document answered by a model fitted without it) and the zero-shot model on
     the same documents."""
@@ -329,15 +363,18 @@ def agreement(settings: Settings, cross_validated: bool = False, folds: int = 5,
             predictions = cross_validate(sample.documents, codebook, TrainingParams(), folds)
         except ValueError as exc:
             raise CoderFileError(f"{settings.coders}: {exc}") from None
-        frames.append(answers_frame(f"embedded trained ({folds}-fold cross-validated)",
-                                     {p.doc_id: p.answer for p in predictions}))
+        frames.append(
+            answers_frame(f"embedded trained ({folds}-fold cross-validated)", {p.doc_id: p.answer for p in predictions})
+        )
         backend = EmbeddedBackend()
         backend.prepare(codebook, None)
         frames.append(answers_frame(ZERO_SHOT, {c.doc_id: backend.zero_shot(c.vectors) for c in sample.documents}))
     results = pl.concat(frames) if frames else answers_frame("", {})
     table = agreement_table(results, coders, codebook)
-    confusions = {(m, v): confusion_table(results, coders, codebook, m, v)
-                  for m, v in table.select("model", "variable").iter_rows()}
+    confusions = {
+        (m, v): confusion_table(results, coders, codebook, m, v)
+        for m, v in table.select("model", "variable").iter_rows()
+    }
     return Agreement(table, confusions, documents, _round_measures(settings, warehouse, codes, codebook, results))
 
 
@@ -347,22 +384,37 @@ def round_measures(settings: Settings) -> RoundMeasures | None:
     return _round_measures(settings, Warehouse(settings.warehouse), load_codes(settings.coders, codebook), codebook)
 
 
-def _round_measures(settings: Settings, warehouse: Warehouse, codes: pl.DataFrame, codebook: Codebook,
-                    results: pl.DataFrame | None = None) -> RoundMeasures | None:
+def _round_measures(
+    settings: Settings,
+    warehouse: Warehouse,
+    codes: pl.DataFrame,
+    codebook: Codebook,
+    results: pl.DataFrame | None = None,
+) -> RoundMeasures | None:
     if (codes["coder"] == NO_CODER).all():
         return None
     gold, unresolved = gold_codes(codes)
     doc_ids = codes["doc_id"].unique(maintain_order=True).to_list()
     documents = {d.doc_id: d for d in coded_documents(settings, warehouse, doc_ids, settings.coders_corpus)}
-    by_round = [agreement_table(results, group, codebook).select(pl.lit(name).alias("round"), pl.all())
-                for (name,), group in gold.group_by("round", maintain_order=True)] if results is not None else []
-    return RoundMeasures(coder_agreement(codes, codebook),
-                         gold.group_by("round", "source").len(name="codes").sort("round", "source"),
-                         unresolved, audit_shares(audit_codes(codes, documents, codebook)),
-                         pl.concat(by_round) if by_round else pl.DataFrame())
+    by_round = (
+        [
+            agreement_table(results, group, codebook).select(pl.lit(name).alias("round"), pl.all())
+            for (name,), group in gold.group_by("round", maintain_order=True)
+        ]
+        if results is not None
+        else []
+    )
+    return RoundMeasures(
+        coder_agreement(codes, codebook),
+        gold.group_by("round", "source").len(name="codes").sort("round", "source"),
+        unresolved,
+        audit_shares(audit_codes(codes, documents, codebook)),
+        pl.concat(by_round) if by_round else pl.DataFrame(),
+    )
 
 
 # -- what to code next ------------------------------------------------------------------------------
+
 
 @dataclass
 class Suggestion:

@@ -45,7 +45,6 @@ TRUNCATION_MARK = " […]"
 _LEADING_LABEL = re.compile(r"^\s*(resumo|abstract|resumen)\s*[:.\-–—]?\s+(?=\S)", re.IGNORECASE)
 
 
-
 class CorpusError(AdriError, ValueError):
     """A corpus file or row that cannot be read; the message names file and line."""
 
@@ -66,8 +65,10 @@ class Document:
 
 
 def as_documents(frame: pl.DataFrame) -> list[Document]:
-    return [Document(r["doc_id"], r["title"] or "", r["abstract"], r["text"])
-            for r in frame.select("doc_id", "title", "abstract", "text").iter_rows(named=True)]
+    return [
+        Document(r["doc_id"], r["title"] or "", r["abstract"], r["text"])
+        for r in frame.select("doc_id", "title", "abstract", "text").iter_rows(named=True)
+    ]
 
 
 @dataclass
@@ -98,7 +99,7 @@ def clean_abstract(abstract: str, max_chars: int | None = None) -> str:
     text = clean_text(_LEADING_LABEL.sub("", abstract, count=1))
     if max_chars and len(text) > max_chars:
         cut = text.rfind(" ", 0, max_chars)
-        text = text[:cut if cut > max_chars // 2 else max_chars] + TRUNCATION_MARK
+        text = text[: cut if cut > max_chars // 2 else max_chars] + TRUNCATION_MARK
     return text
 
 
@@ -207,7 +208,7 @@ def normalized_doi(value: str) -> str:
     value = value.strip()
     for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:"):
         if value.lower().startswith(prefix):
-            value = value[len(prefix):]
+            value = value[len(prefix) :]
     return value.lower()
 
 
@@ -246,10 +247,15 @@ def fingerprints(files: list[Path], options: list) -> pl.DataFrame:
         with file.open("rb") as stream:
             while chunk := stream.read(1 << 22):
                 digest.update(chunk)
-        rows.append({"source": str(file), "size": file.stat().st_size, "sha256": digest.hexdigest(),
-                     "options": json.dumps([READER_VERSION, *options])})
-    return pl.DataFrame(rows, schema={"source": pl.String, "size": pl.Int64, "sha256": pl.String,
-                                      "options": pl.String})
+        rows.append(
+            {
+                "source": str(file),
+                "size": file.stat().st_size,
+                "sha256": digest.hexdigest(),
+                "options": json.dumps([READER_VERSION, *options]),
+            }
+        )
+    return pl.DataFrame(rows, schema={"source": pl.String, "size": pl.Int64, "sha256": pl.String, "options": pl.String})
 
 
 class _Rows:
@@ -293,8 +299,10 @@ class _Seen:
             known = self.by_id[same_doi]
             where = f"{known[0]} line {known[1]}"
             if known[2] != digest:
-                raise CorpusError(f"{file}: line {line}: DOI {doi!r} is also document {same_doi!r} ({where}), "
-                                  "with a different text: one paper, two texts; keep one of the rows")
+                raise CorpusError(
+                    f"{file}: line {line}: DOI {doi!r} is also document {same_doi!r} ({where}), "
+                    "with a different text: one paper, two texts; keep one of the rows"
+                )
             return f"{file}: line {line}: duplicate of {same_doi!r} by DOI {doi!r} ({where}), same text, skipped"
         previous = self.by_id.get(doc_id)
         if previous is not None:
@@ -314,60 +322,94 @@ def _first_row(file: Path, languages: tuple[str, str]):
     """The file's rows, after checking its header names an abstract column."""
     rows = iter(_read_rows(file))
     first = next(rows, None)
-    if first is not None and not any(k == "abstract" or k.startswith("abstract_")
-                                     for k in _columns(first[1].keys(), languages)):
+    if first is not None and not any(
+        k == "abstract" or k.startswith("abstract_") for k in _columns(first[1].keys(), languages)
+    ):
         found = ", ".join(repr(k) for k in list(first[1].keys())[:12])
-        raise CorpusError(f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])}; "
-                          f"the header has {found}). For CSV, the separator is read from the header "
-                          "line (',', ';' or tab); check the first line is the header")
+        raise CorpusError(
+            f"{file}: no abstract column (looked for {', '.join(_ALIASES['abstract'])}; "
+            f"the header has {found}). For CSV, the separator is read from the header "
+            "line (',', ';' or tab); check the first line is the header"
+        )
     return itertools.chain([first] if first else [], rows)
 
 
 def load_corpus(
-    path: str | Path, display_language: str = "pt", analysis_language: str = "en",
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS, on_chunk=None,
+    path: str | Path,
+    display_language: str = "pt",
+    analysis_language: str = "en",
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    on_chunk=None,
 ) -> Corpus:
     """Load one file or every supported file in a folder. `on_chunk(frame)` is given each CHUNK_ROWS
     documents as soon as they are read (a run starts on the first while the rest is read); a bad line
     further on still raises here, after them."""
     path = Path(path)
-    seen, rows = _Seen(), _Rows(on_chunk)
-    coverage, skipped, notes = [], [], []
-    languages = (display_language, analysis_language)
-    for file in corpus_paths(path):
-        counts = {"source": str(file), "rows": 0, "included": 0, "excluded_no_abstract": 0, "skipped_duplicate": 0}
-        for line, record in _first_row(file, languages):
-            counts["rows"] += 1
-            cols_here = _columns(record.keys(), languages)  # JSON lines may differ in keys
-            doc_id = _doc_id(record, cols_here, file, line)
-            abstract, abstract_lang = _pick(record, cols_here, "abstract", display_language, analysis_language)
-            title, _ = _pick(record, cols_here, "title", display_language, analysis_language)
-            if not abstract:
-                counts["excluded_no_abstract"] += 1
-                continue
-            digest = hashlib.blake2b(f"{title}\x00{abstract}".encode(), digest_size=16).digest()
-            # the same paper under another id (a row without an id falls back to its DOI) is the same paper
-            doi = normalized_doi(_field(record, cols_here, "doi"))
-            why = seen.duplicate(file, line, doc_id, doi, digest)
-            if why is not None:
-                counts["skipped_duplicate"] += 1
-                skipped.append(why)
-                continue
-            text = clean_abstract(abstract, max_text_chars)
-            if text.endswith(TRUNCATION_MARK):
-                notes.append(f"{file}: line {line}: abstract of {len(abstract):,} characters cut to {max_text_chars:,} "
-                             "for the model (ADRI_MAX_TEXT_CHARS); evidence is still audited against the whole text")
-            seen.add(file, line, doc_id, doi, digest)
-            rows.add(doc_id=doc_id, title=title, abstract=abstract, text=text,
-                     text_language=abstract_lang or _field(record, cols_here, "language") or display_language,
-                     year=_field(record, cols_here, "year").removesuffix(".0"), doi=_field(record, cols_here, "doi"),
-                     source=str(file), line=line)
-            counts["included"] += 1
-        coverage.append(counts)
-    if not seen.by_id:
+    reading = _Reading(display_language, analysis_language, max_text_chars, _Rows(on_chunk))
+    coverage = [reading.file(file) for file in corpus_paths(path)]
+    if not reading.seen.by_id:
         rows_read = sum(c["rows"] for c in coverage)
         raise CorpusError(f"{path}: no document with an abstract to classify ({rows_read} rows read)")
-    return Corpus(rows.frame(), pl.DataFrame(coverage), skipped, notes)
+    return Corpus(reading.rows.frame(), pl.DataFrame(coverage), reading.skipped, reading.notes)
+
+
+@dataclass
+class _Reading:
+    """What reading a corpus gathers across its files: the documents kept, what identifies each (so a
+    duplicate in a later file is caught), the duplicates skipped and the notes for the reader."""
+
+    display_language: str
+    analysis_language: str
+    max_text_chars: int | None
+    rows: _Rows
+    seen: _Seen = field(default_factory=_Seen)
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def file(self, file: Path) -> dict:
+        """One file read: its rows counted as included, without an abstract, or duplicates."""
+        counts = {"source": str(file), "rows": 0, "included": 0, "excluded_no_abstract": 0, "skipped_duplicate": 0}
+        for line, record in _first_row(file, (self.display_language, self.analysis_language)):
+            counts["rows"] += 1
+            counts[self._record(file, line, record)] += 1
+        return counts
+
+    def _record(self, file: Path, line: int, record: dict) -> str:
+        """One row kept or not; the count it goes to."""
+        languages = (self.display_language, self.analysis_language)
+        cols_here = _columns(record.keys(), languages)  # JSON lines may differ in keys
+        doc_id = _doc_id(record, cols_here, file, line)
+        abstract, abstract_lang = _pick(record, cols_here, "abstract", *languages)
+        title, _ = _pick(record, cols_here, "title", *languages)
+        if not abstract:
+            return "excluded_no_abstract"
+        digest = hashlib.blake2b(f"{title}\x00{abstract}".encode(), digest_size=16).digest()
+        # the same paper under another id (a row without an id falls back to its DOI) is the same paper
+        doi = normalized_doi(_field(record, cols_here, "doi"))
+        why = self.seen.duplicate(file, line, doc_id, doi, digest)
+        if why is not None:
+            self.skipped.append(why)
+            return "skipped_duplicate"
+        text = clean_abstract(abstract, self.max_text_chars)
+        if text.endswith(TRUNCATION_MARK):
+            self.notes.append(
+                f"{file}: line {line}: abstract of {len(abstract):,} characters cut to "
+                f"{self.max_text_chars:,} for the model (ADRI_MAX_TEXT_CHARS); evidence is still "
+                "audited against the whole text"
+            )
+        self.seen.add(file, line, doc_id, doi, digest)
+        self.rows.add(
+            doc_id=doc_id,
+            title=title,
+            abstract=abstract,
+            text=text,
+            text_language=abstract_lang or _field(record, cols_here, "language") or self.display_language,
+            year=_field(record, cols_here, "year").removesuffix(".0"),
+            doi=_field(record, cols_here, "doi"),
+            source=str(file),
+            line=line,
+        )
+        return "included"
 
 
 def reading_options(settings: "Settings") -> list:

@@ -55,12 +55,17 @@ def corpus_of_run(settings: Settings, warehouse: Warehouse) -> tuple[Corpus, pl.
 def stored_if_unchanged(settings: Settings, warehouse: Warehouse, prints: pl.DataFrame) -> Corpus | None:
     sources = prints["source"].to_list()
     stored = corpus_files(warehouse, sources)
-    if all(source in stored and {k: stored[source][k] for k in ("size", "sha256", "options")} == now
-           for source, now in zip(sources, prints.select("size", "sha256", "options").iter_rows(named=True))):
+    if all(
+        source in stored and {k: stored[source][k] for k in ("size", "sha256", "options")} == now
+        for source, now in zip(sources, prints.select("size", "sha256", "options").iter_rows(named=True))
+    ):
         documents, coverage = stored_corpus(warehouse, sources)
         if documents.height == sum(stored[source]["documents"] for source in sources):
-            log.info("%s: unchanged since it was stored, %d documents read from the warehouse",
-                     settings.corpus, documents.height)
+            log.info(
+                "%s: unchanged since it was stored, %d documents read from the warehouse",
+                settings.corpus,
+                documents.height,
+            )
             return Corpus(documents.cast(DOCUMENT_SCHEMA), coverage)
     return None
 
@@ -106,8 +111,9 @@ class CorpusReading(threading.Thread):
             self.may_store.wait()
             if self.cancelled:
                 return
-            self.replaced = store_corpus(self.warehouse, corpus, replace=self.replace,
-                                         files=with_counts(self.prints, corpus))
+            self.replaced = store_corpus(
+                self.warehouse, corpus, replace=self.replace, files=with_counts(self.prints, corpus)
+            )
             self.corpus = corpus
         except BaseException as exc:  # handed to the run at its next commit, and raised there
             error = exc

@@ -68,31 +68,78 @@ from adri_pipeline.classification.findings import _labelled, exploded, wilson
 LEVEL = 0.95
 MIN_CODED_FOR_PLANNING = 30  # below this the sample's error variance is too rough to plan with
 SAMPLE_SCHEMA = {"doc_id": pl.String, "stratum": pl.String, "weight": pl.Float64}
-LABELS_SCHEMA = {"variable": pl.String, "value": pl.String, "doc_id": pl.String, "model": pl.Float64,
-                 "gold": pl.Float64, "weight": pl.Float64}
+LABELS_SCHEMA = {
+    "variable": pl.String,
+    "value": pl.String,
+    "doc_id": pl.String,
+    "model": pl.Float64,
+    "gold": pl.Float64,
+    "weight": pl.Float64,
+}
 CORRECTED_SCHEMA = {
-    "variable": pl.String, "value": pl.String, "label": pl.String, "coded": pl.Int64, "classified": pl.Int64,
-    "model_share": pl.Float64, "model_low": pl.Float64, "model_high": pl.Float64,
-    "coders_share": pl.Float64, "coders_low": pl.Float64, "coders_high": pl.Float64,
-    "corrected_share": pl.Float64, "corrected_low": pl.Float64, "corrected_high": pl.Float64,
-    "corpus_share": pl.Float64, "corpus_low": pl.Float64, "corpus_high": pl.Float64,
-    "coded_for_width": pl.Int64, "narrowest_width": pl.Float64, "corpus_coded_for_width": pl.Int64,
-    "missing_gold": pl.Int64, "corrected_se": pl.Float64, "corrected_note": pl.String}
+    "variable": pl.String,
+    "value": pl.String,
+    "label": pl.String,
+    "coded": pl.Int64,
+    "classified": pl.Int64,
+    "model_share": pl.Float64,
+    "model_low": pl.Float64,
+    "model_high": pl.Float64,
+    "coders_share": pl.Float64,
+    "coders_low": pl.Float64,
+    "coders_high": pl.Float64,
+    "corrected_share": pl.Float64,
+    "corrected_low": pl.Float64,
+    "corrected_high": pl.Float64,
+    "corpus_share": pl.Float64,
+    "corpus_low": pl.Float64,
+    "corpus_high": pl.Float64,
+    "coded_for_width": pl.Int64,
+    "narrowest_width": pl.Float64,
+    "corpus_coded_for_width": pl.Int64,
+    "missing_gold": pl.Int64,
+    "corrected_se": pl.Float64,
+    "corrected_note": pl.String,
+}
 GROUP_SCHEMA = {"group": pl.String, **CORRECTED_SCHEMA}
 MIN_CODED_PER_GROUP = 10  # below this a group's coded sample is too thin for a normal interval: not corrected
-DIFFERENCE_SCHEMA = {"variable": pl.String, "value": pl.String, "label": pl.String, "first": pl.String,
-                     "second": pl.String, "difference": pl.Float64, "low": pl.Float64, "high": pl.Float64,
-                     "why_not": pl.String}
+DIFFERENCE_SCHEMA = {
+    "variable": pl.String,
+    "value": pl.String,
+    "label": pl.String,
+    "first": pl.String,
+    "second": pl.String,
+    "difference": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+    "why_not": pl.String,
+}
 BOUNDED = ("coders", "corrected", "corpus")  # the estimates the coders' gold enters
 
 
 ERRORS_SCHEMA = {
-    "variable": pl.String, "value": pl.String, "label": pl.String,
-    "coded_with": pl.Int64, "found": pl.Int64, "sensitivity": pl.Float64, "sensitivity_low": pl.Float64,
-    "sensitivity_high": pl.Float64, "coded_without": pl.Int64, "false_alarms": pl.Int64,
-    "false_alarm_rate": pl.Float64, "false_alarm_low": pl.Float64, "false_alarm_high": pl.Float64}
-TIGHTEST_SCHEMA = {"model": pl.String, "coded": pl.Int64, "shares": pl.Int64, "mean_width": pl.Float64,
-                   "widest": pl.Float64, "widest_share": pl.String}
+    "variable": pl.String,
+    "value": pl.String,
+    "label": pl.String,
+    "coded_with": pl.Int64,
+    "found": pl.Int64,
+    "sensitivity": pl.Float64,
+    "sensitivity_low": pl.Float64,
+    "sensitivity_high": pl.Float64,
+    "coded_without": pl.Int64,
+    "false_alarms": pl.Int64,
+    "false_alarm_rate": pl.Float64,
+    "false_alarm_low": pl.Float64,
+    "false_alarm_high": pl.Float64,
+}
+TIGHTEST_SCHEMA = {
+    "model": pl.String,
+    "coded": pl.Int64,
+    "shares": pl.Int64,
+    "mean_width": pl.Float64,
+    "widest": pl.Float64,
+    "widest_share": pl.String,
+}
 
 
 @dataclass
@@ -122,14 +169,18 @@ def estimation_sample(samples: pl.DataFrame, codebook_hash: str) -> tuple[pl.Dat
     rounds = list(dict.fromkeys(samples["round"]))
     notes = []
     if (samples["stratified_by"] != "").any() and len(rounds) > 1:
-        notes.append(f"random rounds {', '.join(rounds[:-1])} left out: a stratified draw's weights hold for its "
-                     f"own round only, so round {rounds[-1]} corrects alone")
+        notes.append(
+            f"random rounds {', '.join(rounds[:-1])} left out: a stratified draw's weights hold for its "
+            f"own round only, so round {rounds[-1]} corrects alone"
+        )
         rounds = rounds[-1:]
     used = samples.filter(pl.col("round").is_in(rounds))
     stale = sorted(set(used.filter(pl.col("codebook_hash") != codebook_hash)["round"]))
     if stale:
-        notes.append(f"round(s) {', '.join(stale)} were drawn under another version of the codebook: their gold may "
-                     "code variables that changed since")
+        notes.append(
+            f"round(s) {', '.join(stale)} were drawn under another version of the codebook: their gold may "
+            "code variables that changed since"
+        )
     return used.select("doc_id", "weight").unique("doc_id", keep="last"), rounds, notes
 
 
@@ -154,8 +205,10 @@ def draw(population: list[str], n: int, seed: int, strata: dict[str, str] | None
     rng = np.random.default_rng(seed)
     if not strata:
         chosen = rng.choice(len(population), size=n, replace=False)
-        return pl.DataFrame({"doc_id": [population[i] for i in sorted(chosen)], "stratum": [""] * n,
-                             "weight": [1.0] * n}, schema=SAMPLE_SCHEMA)
+        return pl.DataFrame(
+            {"doc_id": [population[i] for i in sorted(chosen)], "stratum": [""] * n, "weight": [1.0] * n},
+            schema=SAMPLE_SCHEMA,
+        )
     groups: dict[str, list[str]] = {}
     for doc_id in population:
         groups.setdefault(str(strata.get(doc_id, "unknown")), []).append(doc_id)
@@ -186,36 +239,63 @@ def stratum_sizes(sizes: dict[str, int], n: int) -> dict[str, int]:
 
 def _takes(rows: pl.DataFrame, variable: str, value: str, name: str) -> pl.DataFrame:
     """doc_id, `name` = 1.0: the documents whose answer to `variable` takes `value`."""
-    return rows.filter((pl.col("variable") == variable) & (pl.col("value") == value)).select(
-        "doc_id", pl.lit(1.0).alias(name)).unique()
+    return (
+        rows.filter((pl.col("variable") == variable) & (pl.col("value") == value))
+        .select("doc_id", pl.lit(1.0).alias(name))
+        .unique()
+    )
 
 
-def labels(model_values: pl.DataFrame, gold_values: pl.DataFrame, sample: pl.DataFrame,
-           codebook: Codebook) -> pl.DataFrame:
+def labels(
+    model_values: pl.DataFrame, gold_values: pl.DataFrame, sample: pl.DataFrame, codebook: Codebook
+) -> pl.DataFrame:
     """One row per (variable, value, classified document): `model` 1.0 if the model's answer takes the
     value, `gold` the same for the coders' gold on the random sample (null elsewhere), `weight` the
     sample weight (null elsewhere). The table the estimates are computed from, exported as it is so
     anyone can reproduce them with the library (`adri findings --labels FILE`)."""
     model_rows, gold_rows = exploded(model_values, codebook), exploded(gold_values, codebook)
     answered = model_values.select("doc_id", "variable").unique()
-    coded = (gold_values.select("doc_id", "variable").unique()
-             .join(sample.select("doc_id", "weight"), on="doc_id").join(answered, on=["doc_id", "variable"]))
+    coded = (
+        gold_values.select("doc_id", "variable")
+        .unique()
+        .join(sample.select("doc_id", "weight"), on="doc_id")
+        .join(answered, on=["doc_id", "variable"])
+    )
     frames = []
     for variable in codebook.variables:
-        docs = answered.filter(pl.col("variable") == variable).select("doc_id").join(
-            coded.filter(pl.col("variable") == variable).select("doc_id", "weight"), on="doc_id", how="left")
-        values = sorted(set(model_rows.filter(pl.col("variable") == variable)["value"])
-                        | set(gold_rows.filter(pl.col("variable") == variable)["value"]))
+        docs = (
+            answered.filter(pl.col("variable") == variable)
+            .select("doc_id")
+            .join(coded.filter(pl.col("variable") == variable).select("doc_id", "weight"), on="doc_id", how="left")
+        )
+        values = sorted(
+            set(model_rows.filter(pl.col("variable") == variable)["value"])
+            | set(gold_rows.filter(pl.col("variable") == variable)["value"])
+        )
         for value in values:
-            frame = (docs.join(_takes(model_rows, variable, value, "model"), on="doc_id", how="left")
-                     .join(_takes(gold_rows, variable, value, "gold"), on="doc_id", how="left")
-                     .with_columns(pl.col("model").fill_null(0.0),
-                                   pl.when(pl.col("weight").is_not_null()).then(pl.col("gold").fill_null(0.0))
-                                   .alias("gold")))
-            frames.append(frame.select(pl.lit(variable).alias("variable"), pl.lit(value).alias("value"),
-                                       "doc_id", "model", "gold", "weight"))
-    return pl.concat(frames).cast(LABELS_SCHEMA).sort("variable", "value", "doc_id") if frames else \
-        pl.DataFrame(schema=LABELS_SCHEMA)
+            frame = (
+                docs.join(_takes(model_rows, variable, value, "model"), on="doc_id", how="left")
+                .join(_takes(gold_rows, variable, value, "gold"), on="doc_id", how="left")
+                .with_columns(
+                    pl.col("model").fill_null(0.0),
+                    pl.when(pl.col("weight").is_not_null()).then(pl.col("gold").fill_null(0.0)).alias("gold"),
+                )
+            )
+            frames.append(
+                frame.select(
+                    pl.lit(variable).alias("variable"),
+                    pl.lit(value).alias("value"),
+                    "doc_id",
+                    "model",
+                    "gold",
+                    "weight",
+                )
+            )
+    return (
+        pl.concat(frames).cast(LABELS_SCHEMA).sort("variable", "value", "doc_id")
+        if frames
+        else pl.DataFrame(schema=LABELS_SCHEMA)
+    )
 
 
 def cross_fitted_labels(per_fold: list[pl.DataFrame]) -> pl.DataFrame:
@@ -227,10 +307,18 @@ def cross_fitted_labels(per_fold: list[pl.DataFrame]) -> pl.DataFrame:
     cross-fitting of cross-prediction-powered inference (Zrnic and Candès 2024), with the exact
     intervals in place of its normal one, and the draw's weights when it was stratified."""
     keys = ["variable", "value", "doc_id"]
-    return (pl.concat(per_fold).group_by(keys, maintain_order=True)
-            .agg((pl.col("model").sum() / len(per_fold) > 0.5).cast(pl.Float64).alias("model"),
-                 pl.col("gold").first(), pl.col("weight").first())
-            .select(*LABELS_SCHEMA).cast(LABELS_SCHEMA).sort("variable", "value", "doc_id"))
+    return (
+        pl.concat(per_fold)
+        .group_by(keys, maintain_order=True)
+        .agg(
+            (pl.col("model").sum() / len(per_fold) > 0.5).cast(pl.Float64).alias("model"),
+            pl.col("gold").first(),
+            pl.col("weight").first(),
+        )
+        .select(*LABELS_SCHEMA)
+        .cast(LABELS_SCHEMA)
+        .sort("variable", "value", "doc_id")
+    )
 
 
 def estimate(rows: pl.DataFrame) -> dict:
@@ -241,19 +329,47 @@ def estimate(rows: pl.DataFrame) -> dict:
     uncoded = rows.filter(pl.col("gold").is_null())
     model = rows["model"].to_numpy()
     low, high = wilson(int(model.sum()), len(model))
-    out = {"coded": coded.height, "classified": rows.height, "model_share": float(model.mean()) if len(model) else
-           math.nan, "model_low": low, "model_high": high}
+    out = {
+        "coded": coded.height,
+        "classified": rows.height,
+        "model_share": float(model.mean()) if len(model) else math.nan,
+        "model_low": low,
+        "model_high": high,
+    }
     if coded.height < 2:
-        return out | dict.fromkeys(("coders_share", "coders_low", "coders_high", "corrected_share",
-                                    "corrected_low", "corrected_high", "corpus_share", "corpus_low",
-                                    "corpus_high", "corrected_se"), math.nan) | {"corrected_note": None}
+        return (
+            out
+            | dict.fromkeys(
+                (
+                    "coders_share",
+                    "coders_low",
+                    "coders_high",
+                    "corrected_share",
+                    "corrected_low",
+                    "corrected_high",
+                    "corpus_share",
+                    "corpus_low",
+                    "corpus_high",
+                    "corrected_se",
+                ),
+                math.nan,
+            )
+            | {"corrected_note": None}
+        )
     y, y_hat, w = (coded[c].to_numpy() for c in ("gold", "model", "weight"))
     coders = ppi_py.classical_mean_ci(y, w=w, alpha=1 - LEVEL)
     clip = lambda v: float(np.clip(np.ravel(v)[0], 0.0, 1.0))  # noqa: E731
     corrected = stratified_estimate(y, y_hat, w, uncoded["model"].to_numpy())
-    return out | {"coders_share": clip(np.average(y, weights=w)), "coders_low": clip(coders[0]),
-                  "coders_high": clip(coders[1]), "corrected_se": standard_error(
-                      (corrected["corrected_low"], corrected["corrected_high"]))} | corrected
+    return (
+        out
+        | {
+            "coders_share": clip(np.average(y, weights=w)),
+            "coders_low": clip(coders[0]),
+            "coders_high": clip(coders[1]),
+            "corrected_se": standard_error((corrected["corrected_low"], corrected["corrected_high"])),
+        }
+        | corrected
+    )
 
 
 def standard_error(interval) -> float:
@@ -272,18 +388,24 @@ def stratified_estimate(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, rest: n
     "corrected" and "this corpus"). Both share one point: the coders' gold where it is known, and on
     the documents not coded, per answer of the model, the gold's rate among the coded it answered alike."""
     total, known = len(y) + len(rest), float(y.sum())
-    strata = [_stratum(y[y_hat == answer], w[y_hat == answer], int((rest == answer).sum()), answer)
-              for answer in (0.0, 1.0)]
+    strata = [
+        _stratum(y[y_hat == answer], w[y_hat == answer], int((rest == answer).sum()), answer) for answer in (0.0, 1.0)
+    ]
     expected = sum(s.uncoded * s.rate for s in strata)
     low, high = _uncoded_bounds(strata)
     low, high = min(low, expected), max(high, expected)
     share, corpus_low, corpus_high = (known + expected) / total, (known + low) / total, (known + high) / total
     drawn_low, drawn_high = _exact(share * total, total)  # the corpus is itself a draw of the population
     clip = lambda v: float(np.clip(v, 0.0, 1.0))  # noqa: E731
-    return {"corrected_share": clip(share), "corpus_share": clip(share),
-            "corrected_low": clip(share - math.hypot(share - corpus_low, share - drawn_low)),
-            "corrected_high": clip(share + math.hypot(corpus_high - share, drawn_high - share)),
-            "corpus_low": clip(corpus_low), "corpus_high": clip(corpus_high), "corrected_note": _note(strata, len(y))}
+    return {
+        "corrected_share": clip(share),
+        "corpus_share": clip(share),
+        "corrected_low": clip(share - math.hypot(share - corpus_low, share - drawn_low)),
+        "corrected_high": clip(share + math.hypot(corpus_high - share, drawn_high - share)),
+        "corpus_low": clip(corpus_low),
+        "corpus_high": clip(corpus_high),
+        "corrected_note": _note(strata, len(y)),
+    }
 
 
 @dataclass
@@ -302,7 +424,7 @@ class _Stratum:
 
 
 def _stratum(y: np.ndarray, w: np.ndarray, uncoded: int, answer: float) -> _Stratum:
-    coded = float(w.sum() ** 2 / (w ** 2).sum()) if len(y) else 0.0
+    coded = float(w.sum() ** 2 / (w**2).sum()) if len(y) else 0.0
     return _Stratum(answer, coded, float(np.average(y, weights=w)) * coded if len(y) else 0.0, uncoded)
 
 
@@ -323,8 +445,11 @@ def _uncoded_bounds(strata: list[_Stratum]) -> tuple[int, int]:
             offset, part = _predicted(stratum, upper=side == "high")
             start, law = start + offset, np.clip(fftconvolve(law, part), 0, None)
         cumulative = np.cumsum(law) / law.sum()
-        bounds.append(start + int(np.searchsorted(cumulative, alpha / 2, side="right")) if side == "low" else
-                      start + int(np.searchsorted(cumulative, 1 - alpha / 2 - 1e-12)))
+        bounds.append(
+            start + int(np.searchsorted(cumulative, alpha / 2, side="right"))
+            if side == "low"
+            else start + int(np.searchsorted(cumulative, 1 - alpha / 2 - 1e-12))
+        )
     low, high = bounds
     uncoded = sum(s.uncoded for s in strata)
     if uncoded and high <= low:
@@ -340,8 +465,11 @@ def _predicted(stratum: _Stratum, upper: bool) -> tuple[int, np.ndarray]:
     would otherwise convolve 100,000 counts of which a few hundred matter)."""
     from scipy.stats import beta, betabinom
 
-    a, b = (stratum.found + 1, stratum.coded - stratum.found) if upper else \
-        (stratum.found, stratum.coded - stratum.found + 1)
+    a, b = (
+        (stratum.found + 1, stratum.coded - stratum.found)
+        if upper
+        else (stratum.found, stratum.coded - stratum.found + 1)
+    )
     if a < 1e-9 or b < 1e-9:
         return (0 if a < 1e-9 else stratum.uncoded), np.ones(1)
     first = max(0, math.floor(stratum.uncoded * beta.ppf(1e-12, a, b)) - 10)
@@ -353,9 +481,14 @@ def _note(strata: list[_Stratum], coded: int) -> str | None:
     """What a reader must know of a share whose interval is wide for want of gold: a model's answer
     no coded document had, while uncoded documents have it."""
     empty = [s for s in strata if not s.coded and s.uncoded]
-    return None if not empty else (
-        f"none of the {coded} coded documents is one the model answered {'with' if empty[0].answer else 'without'} "
-        f"this value: what share of those {empty[0].uncoded} take it is unknown (0 to 100 %); code more at random")
+    return (
+        None
+        if not empty
+        else (
+            f"none of the {coded} coded documents is one the model answered {'with' if empty[0].answer else 'without'} "
+            f"this value: what share of those {empty[0].uncoded} take it is unknown (0 to 100 %); code more at random"
+        )
+    )
 
 
 def _exact(successes: float, trials: float) -> tuple[float, float]:
@@ -372,7 +505,7 @@ def residual_variance(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray) -> float:
     s² when unweighted)."""
     residual = y - y_hat
     centred = residual - np.average(residual, weights=w)
-    return float(np.sum(w ** 2 * centred ** 2) / np.sum(w) ** 2 * len(y) ** 2 / (len(y) - 1))
+    return float(np.sum(w**2 * centred**2) / np.sum(w) ** 2 * len(y) ** 2 / (len(y) - 1))
 
 
 def coded_for(rows: pl.DataFrame, width: float) -> int | None:
@@ -437,28 +570,43 @@ def corrected_shares(label_rows: pl.DataFrame, codebook: Codebook, width: float 
     (see corpus_coded_for)."""
     rows = []
     for (variable, value), group in label_rows.group_by("variable", "value", maintain_order=True):
-        rows.append({"variable": variable, "value": value, **estimate(group),
-                     "coded_for_width": coded_for(group, width), "narrowest_width": narrowest_width(group),
-                     "corpus_coded_for_width": corpus_coded_for(group, width), "missing_gold": 0})
+        rows.append(
+            {
+                "variable": variable,
+                "value": value,
+                **estimate(group),
+                "coded_for_width": coded_for(group, width),
+                "narrowest_width": narrowest_width(group),
+                "corpus_coded_for_width": corpus_coded_for(group, width),
+                "missing_gold": 0,
+            }
+        )
     frame = pl.DataFrame(rows, schema={k: v for k, v in CORRECTED_SCHEMA.items() if k != "label"})
     order = {name: i for i, name in enumerate(codebook.variables)}
-    return (_labelled(frame, codebook).with_columns(pl.col("variable").replace_strict(order, default=len(order))
-                                                    .alias("_order"))
-            .sort("_order", "model_share", descending=[False, True]).drop("_order").select(*CORRECTED_SCHEMA))
+    return (
+        _labelled(frame, codebook)
+        .with_columns(pl.col("variable").replace_strict(order, default=len(order)).alias("_order"))
+        .sort("_order", "model_share", descending=[False, True])
+        .drop("_order")
+        .select(*CORRECTED_SCHEMA)
+    )
 
 
 def with_gold_taken_as(label_rows: pl.DataFrame, missing: pl.DataFrame, fill: float) -> pl.DataFrame:
     """`label_rows` with each drawn document that has no gold for a variable (`missing`: variable,
     doc_id, weight) coded as `fill` for every value of it: 0.0, it takes none; 1.0, it takes each."""
-    joined = label_rows.join(missing.select("variable", "doc_id", pl.col("weight").alias("_drawn")),
-                             on=["variable", "doc_id"], how="left")
+    joined = label_rows.join(
+        missing.select("variable", "doc_id", pl.col("weight").alias("_drawn")), on=["variable", "doc_id"], how="left"
+    )
     return joined.with_columns(
         pl.when(pl.col("_drawn").is_not_null()).then(pl.lit(fill)).otherwise(pl.col("gold")).alias("gold"),
-        pl.coalesce("_drawn", "weight").alias("weight")).drop("_drawn")
+        pl.coalesce("_drawn", "weight").alias("weight"),
+    ).drop("_drawn")
 
 
-def worst_case_shares(label_rows: pl.DataFrame, missing: pl.DataFrame, codebook: Codebook,
-                      width: float = 0.10) -> pl.DataFrame:
+def worst_case_shares(
+    label_rows: pl.DataFrame, missing: pl.DataFrame, codebook: Codebook, width: float = 0.10
+) -> pl.DataFrame:
     """corrected_shares when drawn documents have no gold (`missing`: variable, doc_id, weight): they
     are the hard ones, so dropping them would measure the model on the easy ones. Each share is
     computed with their gold taken as 0 and as 1; its interval runs from the lower of the two lows to
@@ -466,38 +614,55 @@ def worst_case_shares(label_rows: pl.DataFrame, missing: pl.DataFrame, codebook:
     `missing_gold` counts them. With nothing missing it is corrected_shares exactly."""
     if missing.is_empty():
         return corrected_shares(label_rows, codebook, width)
-    low, high = (corrected_shares(with_gold_taken_as(label_rows, missing, fill), codebook, width) for fill in (0.0, 1.0))
+    low, high = (
+        corrected_shares(with_gold_taken_as(label_rows, missing, fill), codebook, width) for fill in (0.0, 1.0)
+    )
     keys = ["variable", "value"]
     both = low.join(high, on=keys, suffix="_1", how="left")
-    bounded = [expression for name in BOUNDED for expression in (
-        ((pl.col(f"{name}_share") + pl.col(f"{name}_share_1")) / 2).alias(f"{name}_share"),
-        pl.min_horizontal(f"{name}_low", f"{name}_low_1").alias(f"{name}_low"),
-        pl.max_horizontal(f"{name}_high", f"{name}_high_1").alias(f"{name}_high"))]
-    planned = [pl.max_horizontal(c, f"{c}_1").alias(c) for c in ("coded_for_width", "corpus_coded_for_width",
-                                                                   "corrected_se")]
+    bounded = [
+        expression
+        for name in BOUNDED
+        for expression in (
+            ((pl.col(f"{name}_share") + pl.col(f"{name}_share_1")) / 2).alias(f"{name}_share"),
+            pl.min_horizontal(f"{name}_low", f"{name}_low_1").alias(f"{name}_low"),
+            pl.max_horizontal(f"{name}_high", f"{name}_high_1").alias(f"{name}_high"),
+        )
+    ]
+    planned = [
+        pl.max_horizontal(c, f"{c}_1").alias(c) for c in ("coded_for_width", "corpus_coded_for_width", "corrected_se")
+    ]
     counts = missing.group_by("variable").agg(pl.len().cast(pl.Int64).alias("_missing"))
-    return (both.with_columns(*bounded, *planned).join(counts, on="variable", how="left")
-            .with_columns((pl.col("coded") - pl.col("_missing").fill_null(0)).alias("coded"),
-                          pl.col("_missing").fill_null(0).alias("missing_gold"))
-            .select(*CORRECTED_SCHEMA))
+    return (
+        both.with_columns(*bounded, *planned)
+        .join(counts, on="variable", how="left")
+        .with_columns(
+            (pl.col("coded") - pl.col("_missing").fill_null(0)).alias("coded"),
+            pl.col("_missing").fill_null(0).alias("missing_gold"),
+        )
+        .select(*CORRECTED_SCHEMA)
+    )
 
 
-def corrected_by_group(label_rows: pl.DataFrame, missing: pl.DataFrame, groups: dict[str, str], codebook: Codebook,
-                       width: float = 0.10) -> pl.DataFrame:
+def corrected_by_group(
+    label_rows: pl.DataFrame, missing: pl.DataFrame, groups: dict[str, str], codebook: Codebook, width: float = 0.10
+) -> pl.DataFrame:
     """GROUP_SCHEMA: worst_case_shares within each group (a year, a source; `groups` maps doc_id to
     it), from the group's own coded documents, so a trend rests on corrected shares, not on the model's
     labels. `coded` is the group's own; a group with fewer than MIN_CODED_PER_GROUP coded documents is
     too thin to correct and its estimates are left empty (the model's share stays, for what it is)."""
-    mapping = pl.DataFrame({"doc_id": list(groups), "group": [str(g) for g in groups.values()]},
-                           schema={"doc_id": pl.String, "group": pl.String})
+    mapping = pl.DataFrame(
+        {"doc_id": list(groups), "group": [str(g) for g in groups.values()]},
+        schema={"doc_id": pl.String, "group": pl.String},
+    )
     rows = label_rows.join(mapping, on="doc_id", how="left").with_columns(pl.col("group").fill_null("unknown"))
     empty = [pl.lit(math.nan).alias(f"{name}_{part}") for name in BOUNDED for part in ("share", "low", "high")]
     frames = []
     for (group,), part in rows.group_by("group", maintain_order=True):
         own = missing.filter(pl.col("doc_id").is_in(part["doc_id"].unique().implode()))
         table = worst_case_shares(part.drop("group"), own, codebook, width)
-        thin = table.filter(pl.col("coded") < MIN_CODED_PER_GROUP).with_columns(*empty, pl.lit(math.nan).alias(
-            "corrected_se"))
+        thin = table.filter(pl.col("coded") < MIN_CODED_PER_GROUP).with_columns(
+            *empty, pl.lit(math.nan).alias("corrected_se")
+        )
         table = pl.concat([table.filter(pl.col("coded") >= MIN_CODED_PER_GROUP), thin])
         frames.append(table.select(pl.lit(group).alias("group"), pl.all()))
     if not frames:
@@ -517,14 +682,30 @@ def group_difference(by_group: pl.DataFrame, first: str, second: str) -> pl.Data
     b = by_group.filter(pl.col("group") == second)
     rows = []
     for row in a.join(b, on=["variable", "value"], suffix="_2").iter_rows(named=True):
-        why = ("too few coded in a group" if min(row["coded"], row["coded_2"]) < MIN_CODED_PER_GROUP else
-               "drawn documents without gold: bounds only" if row["missing_gold"] or row["missing_gold_2"] else
-               "no corrected estimate" if not (row["corrected_se"] >= 0 and row["corrected_se_2"] >= 0) else None)
+        why = (
+            "too few coded in a group"
+            if min(row["coded"], row["coded_2"]) < MIN_CODED_PER_GROUP
+            else "drawn documents without gold: bounds only"
+            if row["missing_gold"] or row["missing_gold_2"]
+            else "no corrected estimate"
+            if not (row["corrected_se"] >= 0 and row["corrected_se_2"] >= 0)
+            else None
+        )
         difference = math.nan if why else row["corrected_share_2"] - row["corrected_share"]
         half = math.nan if why else z * math.sqrt(row["corrected_se"] ** 2 + row["corrected_se_2"] ** 2)
-        rows.append({"variable": row["variable"], "value": row["value"], "label": row["label"], "first": first,
-                     "second": second, "difference": difference, "low": difference - half,
-                     "high": difference + half, "why_not": why})
+        rows.append(
+            {
+                "variable": row["variable"],
+                "value": row["value"],
+                "label": row["label"],
+                "first": first,
+                "second": second,
+                "difference": difference,
+                "low": difference - half,
+                "high": difference + half,
+                "why_not": why,
+            }
+        )
     return pl.DataFrame(rows, schema=DIFFERENCE_SCHEMA)
 
 
@@ -552,11 +733,22 @@ def model_errors(label_rows: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
         found, alarms = int(with_value["model"].sum()), int(without["model"].sum())
         low, high = wilson(found, with_value.height)
         alarm_low, alarm_high = wilson(alarms, without.height)
-        rows.append({"variable": variable, "value": value, "coded_with": with_value.height, "found": found,
-                     "sensitivity": found / with_value.height if with_value.height else math.nan,
-                     "sensitivity_low": low, "sensitivity_high": high, "coded_without": without.height,
-                     "false_alarms": alarms, "false_alarm_rate": alarms / without.height if without.height else
-                     math.nan, "false_alarm_low": alarm_low, "false_alarm_high": alarm_high})
+        rows.append(
+            {
+                "variable": variable,
+                "value": value,
+                "coded_with": with_value.height,
+                "found": found,
+                "sensitivity": found / with_value.height if with_value.height else math.nan,
+                "sensitivity_low": low,
+                "sensitivity_high": high,
+                "coded_without": without.height,
+                "false_alarms": alarms,
+                "false_alarm_rate": alarms / without.height if without.height else math.nan,
+                "false_alarm_low": alarm_low,
+                "false_alarm_high": alarm_high,
+            }
+        )
     frame = pl.DataFrame(rows, schema={k: v for k, v in ERRORS_SCHEMA.items() if k != "label"})
     return _labelled(frame, codebook).select(*ERRORS_SCHEMA).sort("variable", "value")
 
@@ -571,10 +763,17 @@ def tightest(found: list[CorrectedFindings]) -> pl.DataFrame:
     rows = []
     for each in found:
         widths = each.table.with_columns((pl.col("corpus_high") - pl.col("corpus_low")).alias("width")).filter(
-            pl.col("width").is_not_nan() & pl.col("width").is_not_null())
+            pl.col("width").is_not_nan() & pl.col("width").is_not_null()
+        )
         widest = widths.sort("width", descending=True).row(0, named=True) if widths.height else None
-        rows.append({"model": each.model, "coded": each.coded, "shares": widths.height,
-                     "mean_width": float(widths["width"].mean()) if widths.height else math.nan,
-                     "widest": widest["width"] if widest else math.nan,
-                     "widest_share": f"{widest['variable']} = {widest['label']}" if widest else None})
+        rows.append(
+            {
+                "model": each.model,
+                "coded": each.coded,
+                "shares": widths.height,
+                "mean_width": float(widths["width"].mean()) if widths.height else math.nan,
+                "widest": widest["width"] if widest else math.nan,
+                "widest_share": f"{widest['variable']} = {widest['label']}" if widest else None,
+            }
+        )
     return pl.DataFrame(rows, schema=TIGHTEST_SCHEMA).sort("mean_width", nulls_last=True)

@@ -14,8 +14,13 @@ from adri_pipeline.paths import replacing
 
 FORMATS = ("csv", "parquet", "xlsx")
 METADATA = ("doc_id", "title", "year", "source", "doi")
-EVIDENCE = {"evidencia": "evidencia", "audit_status": "audit", "evidence_field": "field",
-            "evidence_start": "start", "evidence_end": "end"}
+EVIDENCE = {
+    "evidencia": "evidencia",
+    "audit_status": "audit",
+    "evidence_field": "field",
+    "evidence_start": "start",
+    "evidence_end": "end",
+}
 
 
 class ExportError(AdriError, ValueError):
@@ -43,8 +48,13 @@ def defused(frame: pl.DataFrame) -> pl.DataFrame:
     OWASP's CSV-injection advice says; the text is otherwise unchanged. Only CSV needs it: xlsx stores
     them as strings and parquet is typed."""
     text = [name for name, dtype in frame.schema.items() if dtype == pl.String]
-    return frame.with_columns(pl.when(pl.col(name).str.contains(FORMULA_START)).then(pl.lit("'") + pl.col(name))
-                              .otherwise(pl.col(name)).alias(name) for name in text)
+    return frame.with_columns(
+        pl.when(pl.col(name).str.contains(FORMULA_START))
+        .then(pl.lit("'") + pl.col(name))
+        .otherwise(pl.col(name))
+        .alias(name)
+        for name in text
+    )
 
 
 def write(frame: pl.DataFrame, fmt: str, path: Path) -> Path:

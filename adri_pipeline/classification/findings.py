@@ -17,8 +17,16 @@ import polars as pl
 
 from adri_pipeline.classification.codebook import NO_INFORMATION_VALUES, Codebook
 
-SHARE_SCHEMA = {"variable": pl.String, "value": pl.String, "label": pl.String, "documents": pl.Int64,
-                "counted": pl.Int64, "share": pl.Float64, "low": pl.Float64, "high": pl.Float64}
+SHARE_SCHEMA = {
+    "variable": pl.String,
+    "value": pl.String,
+    "label": pl.String,
+    "documents": pl.Int64,
+    "counted": pl.Int64,
+    "share": pl.Float64,
+    "low": pl.Float64,
+    "high": pl.Float64,
+}
 
 
 def percent(share) -> str:
@@ -43,23 +51,35 @@ def exploded(values: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
     """One row per (document, variable, value): a list answer "a|b" becomes two rows; a text answer
     (a period, say) is counted as informed or as the no-information value it is."""
     text = [name for name, var in codebook.variables.items() if var.type == "text"]
-    return (values.select("doc_id", "variable", pl.col("value").str.split("|"))
-            .explode("value").filter(pl.col("value") != "")
-            .with_columns(pl.when(pl.col("variable").is_in(text) & ~pl.col("value").is_in(list(NO_INFORMATION_VALUES)))
-                          .then(pl.lit(INFORMED)).otherwise(pl.col("value")).alias("value"))
-            .unique(maintain_order=True))
+    return (
+        values.select("doc_id", "variable", pl.col("value").str.split("|"))
+        .explode("value")
+        .filter(pl.col("value") != "")
+        .with_columns(
+            pl.when(pl.col("variable").is_in(text) & ~pl.col("value").is_in(list(NO_INFORMATION_VALUES)))
+            .then(pl.lit(INFORMED))
+            .otherwise(pl.col("value"))
+            .alias("value")
+        )
+        .unique(maintain_order=True)
+    )
 
 
 def _labelled(frame: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
-    labels = [{"variable": name, "value": value, "label": var.label(value)}
-              for name, var in codebook.variables.items() for value in var.allowed_values()]
+    labels = [
+        {"variable": name, "value": value, "label": var.label(value)}
+        for name, var in codebook.variables.items()
+        for value in var.allowed_values()
+    ]
     table = pl.DataFrame(labels, schema={"variable": pl.String, "value": pl.String, "label": pl.String})
     return frame.join(table, on=["variable", "value"], how="left").with_columns(
-        pl.col("label").fill_null(pl.col("value")))
+        pl.col("label").fill_null(pl.col("value"))
+    )
 
 
-def shares(values: pl.DataFrame, codebook: Codebook, group: str | None = None,
-           documents: pl.DataFrame | None = None) -> pl.DataFrame:
+def shares(
+    values: pl.DataFrame, codebook: Codebook, group: str | None = None, documents: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Counts and shares per (variable, value) — per `group` too ("year" or "source", read from
     `documents`) — with the 95 % Wilson interval of each share. The denominator is the documents
     counted in that group."""
@@ -68,25 +88,41 @@ def shares(values: pl.DataFrame, codebook: Codebook, group: str | None = None,
     if group:
         meta = documents.select("doc_id", pl.col(group).cast(pl.String).fill_null("unknown"))
         rows = rows.join(meta, on="doc_id", how="left").with_columns(pl.col(group).fill_null("unknown"))
-        totals = values.select("doc_id").unique().join(meta, on="doc_id", how="left").with_columns(
-            pl.col(group).fill_null("unknown")).group_by(group).agg(pl.len().alias("counted"))
+        totals = (
+            values.select("doc_id")
+            .unique()
+            .join(meta, on="doc_id", how="left")
+            .with_columns(pl.col(group).fill_null("unknown"))
+            .group_by(group)
+            .agg(pl.len().alias("counted"))
+        )
         keys = [group, "variable"]
     else:
         totals = pl.DataFrame({"counted": [values["doc_id"].n_unique()]})
     counts = rows.group_by([*keys, "value"]).agg(pl.col("doc_id").n_unique().alias("documents"))
-    counts = counts.join(totals, on=group, how="left") if group else counts.with_columns(
-        pl.lit(totals["counted"][0]).alias("counted"))
+    counts = (
+        counts.join(totals, on=group, how="left")
+        if group
+        else counts.with_columns(pl.lit(totals["counted"][0]).alias("counted"))
+    )
     intervals = [wilson(d, n) for d, n in zip(counts["documents"], counts["counted"])]
     counts = counts.with_columns(
         (pl.col("documents") / pl.col("counted")).alias("share"),
         pl.Series("low", [low for low, _ in intervals], pl.Float64),
-        pl.Series("high", [high for _, high in intervals], pl.Float64))
+        pl.Series("high", [high for _, high in intervals], pl.Float64),
+    )
     order = {name: i for i, name in enumerate(codebook.variables)}
     counts = _labelled(counts, codebook).with_columns(
-        pl.col("variable").replace_strict(order, default=len(order)).alias("_order"))
-    return counts.sort([*([group] if group else []), "_order", "documents", "value"],
-                       descending=[*([False] if group else []), False, True, False]).drop("_order").select(
-        *([group] if group else []), *SHARE_SCHEMA)
+        pl.col("variable").replace_strict(order, default=len(order)).alias("_order")
+    )
+    return (
+        counts.sort(
+            [*([group] if group else []), "_order", "documents", "value"],
+            descending=[*([False] if group else []), False, True, False],
+        )
+        .drop("_order")
+        .select(*([group] if group else []), *SHARE_SCHEMA)
+    )
 
 
 def cross(values: pl.DataFrame, codebook: Codebook, first: str, second: str) -> pl.DataFrame:
@@ -97,8 +133,12 @@ def cross(values: pl.DataFrame, codebook: Codebook, first: str, second: str) -> 
     rows = exploded(values, codebook)
     a = rows.filter(pl.col("variable") == first).select("doc_id", pl.col("value").alias(first))
     b = rows.filter(pl.col("variable") == second).select("doc_id", pl.col("value").alias(second))
-    return (a.join(b, on="doc_id").group_by(first, second).agg(pl.col("doc_id").n_unique().alias("documents"))
-            .sort("documents", first, second, descending=[True, False, False]))
+    return (
+        a.join(b, on="doc_id")
+        .group_by(first, second)
+        .agg(pl.col("doc_id").n_unique().alias("documents"))
+        .sort("documents", first, second, descending=[True, False, False])
+    )
 
 
 def side_by_side(first: pl.DataFrame, second: pl.DataFrame, names: tuple[str, str], codebook: Codebook) -> pl.DataFrame:
@@ -107,8 +147,16 @@ def side_by_side(first: pl.DataFrame, second: pl.DataFrame, names: tuple[str, st
     a = shares(first.filter(pl.col("doc_id").is_in(list(common))), codebook)
     b = shares(second.filter(pl.col("doc_id").is_in(list(common))), codebook)
     left, right = names if names[0] != names[1] else (names[0], f"{names[1]} (second)")
-    joined = a.select("variable", "value", "label", pl.col("share").alias(left)).join(
-        b.select("variable", "value", pl.col("share").alias(right)), on=["variable", "value"], how="full",
-        coalesce=True).with_columns(pl.col(left).fill_null(0.0), pl.col(right).fill_null(0.0))
-    return joined.with_columns(((pl.col(right) - pl.col(left)) * 100).round(1).alias("difference_pp"),
-                               pl.lit(len(common)).alias("documents"))
+    joined = (
+        a.select("variable", "value", "label", pl.col("share").alias(left))
+        .join(
+            b.select("variable", "value", pl.col("share").alias(right)),
+            on=["variable", "value"],
+            how="full",
+            coalesce=True,
+        )
+        .with_columns(pl.col(left).fill_null(0.0), pl.col(right).fill_null(0.0))
+    )
+    return joined.with_columns(
+        ((pl.col(right) - pl.col(left)) * 100).round(1).alias("difference_pp"), pl.lit(len(common)).alias("documents")
+    )

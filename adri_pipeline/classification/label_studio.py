@@ -23,13 +23,16 @@ class LabelStudio:
 
     def __init__(self, url: str, token: str | None, timeout_s: float = 60.0):
         if not token:
-            raise LabelStudioError("no Label Studio API token: set ADRI_LABEL_STUDIO_TOKEN (Label Studio: "
-                                   "Account & Settings, Legacy Token)")
+            raise LabelStudioError(
+                "no Label Studio API token: set ADRI_LABEL_STUDIO_TOKEN (Label Studio: "
+                "Account & Settings, Legacy Token)"
+            )
         try:
             from label_studio_sdk.client import LabelStudio as Client
         except ImportError:
-            raise LabelStudioError("label-studio-sdk is not installed: pip install -e '.[coding]' "
-                                   "(make label-studio installs it)") from None
+            raise LabelStudioError(
+                "label-studio-sdk is not installed: pip install -e '.[coding]' (make label-studio installs it)"
+            ) from None
         self.url = url.rstrip("/")
         self._client = Client(base_url=self.url, api_key=token, timeout=timeout_s)
 
@@ -41,18 +44,28 @@ class LabelStudio:
             return call(*args, **kwargs)
         except ApiError as exc:
             hint = " (the API token? ADRI_LABEL_STUDIO_TOKEN)" if exc.status_code in (401, 403) else ""
-            raise LabelStudioError(f"Label Studio at {self.url} refused to {what}: HTTP {exc.status_code} "
-                                   f"{str(exc.body)[:300]}{hint}") from None
+            raise LabelStudioError(
+                f"Label Studio at {self.url} refused to {what}: HTTP {exc.status_code} {str(exc.body)[:300]}{hint}"
+            ) from None
         except httpx.TransportError as exc:
-            raise LabelStudioError(f"Label Studio at {self.url} cannot be reached to {what}: "
-                                   f"{type(exc).__name__}: {exc}") from None
+            raise LabelStudioError(
+                f"Label Studio at {self.url} cannot be reached to {what}: {type(exc).__name__}: {exc}"
+            ) from None
 
     def create_project(self, title: str, label_config: str, show_predictions: bool, description: str) -> int:
         """A project is one coder's queue (or the one reviewer's), so a task takes one annotation.
         `show_predictions`: whether annotators see the tasks' predictions (Label Studio enforces it)."""
-        project = self._call("create a project", self._client.projects.create, title=title, description=description,
-                             label_config=label_config, show_collab_predictions=show_predictions,
-                             maximum_annotations=1, show_annotation_history=False, show_skip_button=False)
+        project = self._call(
+            "create a project",
+            self._client.projects.create,
+            title=title,
+            description=description,
+            label_config=label_config,
+            show_collab_predictions=show_predictions,
+            maximum_annotations=1,
+            show_annotation_history=False,
+            show_skip_button=False,
+        )
         return int(project.id)
 
     def import_tasks(self, project: int, tasks: list[dict]) -> None:
@@ -61,12 +74,18 @@ class LabelStudio:
 
     def annotated_tasks(self, project: int) -> list[dict]:
         """Every task of the project with its annotations, as Label Studio exports them (JSON)."""
-        chunks = self._call("export the annotations", lambda: b"".join(self._client.projects.exports.download_sync(
-            project, export_type="JSON", download_all_tasks=True)))
+        chunks = self._call(
+            "export the annotations",
+            lambda: b"".join(
+                self._client.projects.exports.download_sync(project, export_type="JSON", download_all_tasks=True)
+            ),
+        )
         return json.loads(chunks or b"[]")
 
     def user_emails(self) -> dict[int, str]:
-        return {int(u.id): u.email or u.username or str(u.id) for u in self._call("list users", self._client.users.list)}
+        return {
+            int(u.id): u.email or u.username or str(u.id) for u in self._call("list users", self._client.users.list)
+        }
 
     def labeling_url(self, project: int) -> str:
         return f"{self.url}/projects/{project}/data?labeling=1"

@@ -1,7 +1,8 @@
-"""The coders' labeling interface in Label Studio, generated from the codebook: per variable its values — one choice for enum and boolean, several for list, a text area for
-text — with the definition and each value's description and examples as hints, and a span label per
-variable for the evidence (`evidencia`) on the title and on the abstract. The XML is Label Studio's
-labeling-config language; the codebook's terms stay as users wrote them.
+"""The coders' labeling interface in Label Studio, generated from the codebook: per variable its values — one
+choice for enum and boolean, several for list, a text area for text — with the definition and each value's
+description and examples as hints, and a span label per variable for the evidence (`evidencia`) on the title
+and on the abstract. The XML is Label Studio's labeling-config language; the codebook's terms stay as users
+wrote them.
 
 Also the two translations between a document's codes and Label Studio's result items (its JSON
 format for annotations and predictions): `result_items` writes the principal model's answers as a
@@ -34,11 +35,27 @@ def _hint(variable: Variable, value: str | None = None) -> str:
 def _variable_control(view: ET.Element, name: str, variable: Variable) -> None:
     ET.SubElement(view, "Header", value=f"{name}: {variable.definition}", size="5")
     if variable.type == "text":
-        ET.SubElement(view, "TextArea", name=name, toName=ABSTRACT, rows="2", maxSubmissions="1", editable="true",
-                      placeholder=_hint(variable))
+        ET.SubElement(
+            view,
+            "TextArea",
+            name=name,
+            toName=ABSTRACT,
+            rows="2",
+            maxSubmissions="1",
+            editable="true",
+            placeholder=_hint(variable),
+        )
         return
-    choices = ET.SubElement(view, "Choices", name=name, toName=ABSTRACT, showInline="true", required="true",
-                            choice="multiple" if variable.type == "list" else "single-radio", hint=_hint(variable))
+    choices = ET.SubElement(
+        view,
+        "Choices",
+        name=name,
+        toName=ABSTRACT,
+        showInline="true",
+        required="true",
+        choice="multiple" if variable.type == "list" else "single-radio",
+        hint=_hint(variable),
+    )
     for value in variable.allowed_values():
         ET.SubElement(choices, "Choice", value=value, hint=_hint(variable, value) or variable.label(value))
 
@@ -47,8 +64,9 @@ def labeling_config(codebook: Codebook, adjudication: bool = False) -> str:
     """The `<View>` a coder answers one document in; for adjudication, with the blind coders'
     answers above the text."""
     view = ET.Element("View")
-    ET.SubElement(view, "Header", value=f"{codebook.name} v{codebook.version}: {codebook.instructions.strip()}",
-                  size="6")
+    ET.SubElement(
+        view, "Header", value=f"{codebook.name} v{codebook.version}: {codebook.instructions.strip()}", size="6"
+    )
     if adjudication:
         ET.SubElement(view, "Header", value="Os codificadores discordaram em:", size="5")
         ET.SubElement(view, "Text", name=DISPUTES, value=f"${DISPUTES}")
@@ -105,8 +123,14 @@ def result_items(codebook: Codebook, codes: dict[str, Code]) -> list[dict]:
                 continue
             items.append({"from_name": name, "to_name": ABSTRACT, "type": "choices", "value": {"choices": chosen}})
         for span in code.spans:
-            items.append({"from_name": f"{EVIDENCE_PREFIX}{span.field}", "to_name": span.field, "type": "labels",
-                          "value": {"start": span.start, "end": span.end, "text": span.text, "labels": [name]}})
+            items.append(
+                {
+                    "from_name": f"{EVIDENCE_PREFIX}{span.field}",
+                    "to_name": span.field,
+                    "type": "labels",
+                    "value": {"start": span.start, "end": span.end, "text": span.text, "labels": [name]},
+                }
+            )
     return items
 
 
@@ -124,8 +148,12 @@ def codes_of(codebook: Codebook, result: list[dict]) -> dict[str, Code]:
         elif kind == "labels" and name.startswith(EVIDENCE_PREFIX):
             field = name.removeprefix(EVIDENCE_PREFIX)
             for label in value.get("labels", []):
-                spans.setdefault(label, []).append(Span(field, int(value["start"]), int(value["end"]),
-                                                        value.get("text", "")))
+                spans.setdefault(label, []).append(
+                    Span(field, int(value["start"]), int(value["end"]), value.get("text", ""))
+                )
     order = {TITLE: 0, ABSTRACT: 1}
-    return {name: Code(value, tuple(sorted(spans.get(name, []), key=lambda s: (order.get(s.field, 2), s.start))))
-            for name, value in values.items() if value}
+    return {
+        name: Code(value, tuple(sorted(spans.get(name, []), key=lambda s: (order.get(s.field, 2), s.start))))
+        for name, value in values.items()
+        if value
+    }

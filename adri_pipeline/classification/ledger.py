@@ -19,17 +19,37 @@ from adri_pipeline.warehouse import Warehouse, ledger_select, ledger_writer
 from adri_pipeline.warehouse.shared import SharedLedger
 
 LEDGER_COLUMNS = (
-    "cache_key", "doc_id", "model", "model_digest", "backend", "signature", "prompt_version",
-    "params", "response", "audit", "attempts", "valid_first_try", "json_valid_first_try", "seconds",
-    "prompt_tokens", "completion_tokens",
+    "cache_key",
+    "doc_id",
+    "model",
+    "model_digest",
+    "backend",
+    "signature",
+    "prompt_version",
+    "params",
+    "response",
+    "audit",
+    "attempts",
+    "valid_first_try",
+    "json_valid_first_try",
+    "seconds",
+    "prompt_tokens",
+    "completion_tokens",
 )
 
 
 def cache_key(document: Document, prompt: Prompt, model: str, digest: str, params: dict) -> str:
     payload = json.dumps(
-        [build_user_message(document.title_text, document.text), prompt.signature, model, digest,
-         prompt.prompt_version, params],
-        sort_keys=True, ensure_ascii=False,
+        [
+            build_user_message(document.title_text, document.text),
+            prompt.signature,
+            model,
+            digest,
+            prompt.prompt_version,
+            params,
+        ],
+        sort_keys=True,
+        ensure_ascii=False,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -39,10 +59,19 @@ def document_keys(documents: list[Document], prompt: Prompt, backend) -> list[st
     recorded: anything with .model, .digest and .params), in document order. The same bytes as
     cache_key's, with the part every document shares serialized once (a list's JSON is its items'
     JSON joined by ", ")."""
-    shared = json.dumps([prompt.signature, backend.model, backend.digest, prompt.prompt_version, backend.params],
-                        sort_keys=True, ensure_ascii=False)[1:]
-    return [hashlib.sha256(("[" + json.dumps(build_user_message(d.title_text, d.text), ensure_ascii=False)
-                            + ", " + shared).encode("utf-8")).hexdigest() for d in documents]
+    shared = json.dumps(
+        [prompt.signature, backend.model, backend.digest, prompt.prompt_version, backend.params],
+        sort_keys=True,
+        ensure_ascii=False,
+    )[1:]
+    return [
+        hashlib.sha256(
+            ("[" + json.dumps(build_user_message(d.title_text, d.text), ensure_ascii=False) + ", " + shared).encode(
+                "utf-8"
+            )
+        ).hexdigest()
+        for d in documents
+    ]
 
 
 class Ledger:
@@ -61,9 +90,21 @@ class Ledger:
     def rows(self, keys: list[str]) -> list[tuple]:
         """(cache_key, response, audit, attempts, valid_first_try, json_valid_first_try, seconds,
         prompt_tokens, completion_tokens) for the keys the ledger holds."""
-        return ledger_select(self.warehouse, ["cache_key", "response", "audit", "attempts", "valid_first_try",
-                                              "json_valid_first_try", "seconds", "prompt_tokens",
-                                              "completion_tokens"], keys)
+        return ledger_select(
+            self.warehouse,
+            [
+                "cache_key",
+                "response",
+                "audit",
+                "attempts",
+                "valid_first_try",
+                "json_valid_first_try",
+                "seconds",
+                "prompt_tokens",
+                "completion_tokens",
+            ],
+            keys,
+        )
 
     def claims(self):
         """A context giving the run's claims on documents before it asks the model (the shared ledger's

@@ -16,12 +16,16 @@ PROMPT_VERSION = "2026-11-30.1"  # evidence may come from the title
 EVIDENCE_MAX_CHARS = 200
 EVIDENCE_MAX_WORDS = 20
 
-EVIDENCE_RULES = f"""Regras de evidência:
-- Para cada variável, responda primeiro "evidencia" e depois "valor".
-- "evidencia" é um trecho copiado literalmente do título ou do resumo, com no máximo {EVIDENCE_MAX_WORDS} palavras e {EVIDENCE_MAX_CHARS} caracteres; não parafraseie, não traduza, não junte trechos.
-- "evidencia" só pode ficar vazia quando o valor indica ausência de informação (nao_informado, nao_se_aplica ou false).
-- Nunca copie os exemplos deste livro de códigos como evidência.
-- Responda apenas com o objeto JSON pedido."""
+EVIDENCE_RULES = (
+    "Regras de evidência:\n"
+    '- Para cada variável, responda primeiro "evidencia" e depois "valor".\n'
+    f'- "evidencia" é um trecho copiado literalmente do título ou do resumo, com no máximo {EVIDENCE_MAX_WORDS} '
+    f"palavras e {EVIDENCE_MAX_CHARS} caracteres; não parafraseie, não traduza, não junte trechos.\n"
+    '- "evidencia" só pode ficar vazia quando o valor indica ausência de informação (nao_informado, '
+    "nao_se_aplica ou false).\n"
+    "- Nunca copie os exemplos deste livro de códigos como evidência.\n"
+    "- Responda apenas com o objeto JSON pedido."
+)
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,7 @@ def _describe_variable(name: str, var: Variable) -> str:
     if var.type == "list":
         lines.append("Responda uma lista sem repetições com todos os valores que se aplicam.")
     if var.type == "text":
-        lines.append("Responda um texto curto; use \"nao_informado\" quando o resumo não indicar.")
+        lines.append('Responda um texto curto; use "nao_informado" quando o resumo não indicar.')
     for value, spec in var.values.items():
         line = f"- {value}: {spec.description}"
         if spec.examples:

@@ -52,18 +52,25 @@ class ModelIdentity:
 RESULTS_SLICE_ROWS = 5000
 
 
-def refresh_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity,
-                    doc_ids: list[str] | None = None, prompt: Prompt | None = None) -> ClassificationFigures:
+def refresh_results(
+    warehouse: Warehouse,
+    codebook: Codebook,
+    model: ModelIdentity,
+    doc_ids: list[str] | None = None,
+    prompt: Prompt | None = None,
+) -> ClassificationFigures:
     """Rebuild results of the given documents (every stored document when None) from the ledger, then
     the figures over everything the (model, codebook) holds. No model call. `prompt`: the run's."""
     documents = read_documents(warehouse, doc_ids)
     for part in documents.iter_slices(RESULTS_SLICE_ROWS):  # a row dict per answer: a slice at a time
         fresh = assemble_results(warehouse, part, codebook, model, prompt)
-        store_results(warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash,
-                      part["doc_id"].to_list())
+        store_results(
+            warehouse, fresh.values, fresh.documents, model.model, codebook.content_hash, part["doc_id"].to_list()
+        )
     figures = figures_of(warehouse, model, codebook)
-    store_figures(warehouse, figures_table(figures, model.model, codebook.content_hash),
-                  model.model, codebook.content_hash)
+    store_figures(
+        warehouse, figures_table(figures, model.model, codebook.content_hash), model.model, codebook.content_hash
+    )
     publish_results_wide(warehouse, {name: variable.definition for name, variable in codebook.variables.items()})
     return figures
 
@@ -100,8 +107,9 @@ class Checkpoints:
         self.since, self.last = 0, time.monotonic()
 
 
-def needing_results(warehouse: Warehouse, codebook: Codebook, model: ModelIdentity, report: RunReport | None,
-                     touched: list[str]) -> list[str]:
+def needing_results(
+    warehouse: Warehouse, codebook: Codebook, model: ModelIdentity, report: RunReport | None, touched: list[str]
+) -> list[str]:
     """Documents whose result rows a run's end must (re)build: answered ones whose rows for this
     (model, codebook) are missing (a label-only codebook edit, a first run) or were built from another
     answer (answered now, or a text replaced by one classified before). A cached rerun of a large
@@ -121,8 +129,7 @@ class Publishing:
         self.context, self.model, self.shared = context, model, shared
         self.touched: list[str] = []
         self.unpublished: list[str] = []  # answered since the last republishing: only their rows are rebuilt
-        self.checkpoints = Checkpoints(context.settings.results_every_documents,
-                                        context.settings.results_every_minutes)
+        self.checkpoints = Checkpoints(context.settings.results_every_documents, context.settings.results_every_minutes)
 
     def pulled(self) -> None:
         if self.shared is not None:
@@ -149,8 +156,9 @@ class Publishing:
         end, the file's first documents) go into the first partial results, not only the last."""
         if start.answered:  # nothing cached: no stored results to compare with
             self.pulled()
-            self.unpublished.extend(needing_results(self.context.warehouse, self.context.codebook, self.model,
-                                                     start, []))
+            self.unpublished.extend(
+                needing_results(self.context.warehouse, self.context.codebook, self.model, start, [])
+            )
 
     def close(self, report: RunReport | None, run_row) -> tuple[ClassificationFigures, Path]:
         """Failures, results, figures, the run's row and the snapshot, for whatever the run did.
@@ -165,8 +173,7 @@ class Publishing:
         # a cached rerun rebuilds and republishes nothing: the stored results are its results
         figures = figures_of(c.warehouse, model, c.codebook) if unchanged else self._rebuild(needing)
         if report is not None and shared is None:
-            store_failures(c.warehouse, report.answered, report.failed, model.model, c.prompt.signature,
-                           run_row.run_id)
+            store_failures(c.warehouse, report.answered, report.failed, model.model, c.prompt.signature, run_row.run_id)
         row = run_row(figures)
         record_run(c.warehouse, row)
         if shared is not None:

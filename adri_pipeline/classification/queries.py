@@ -48,8 +48,9 @@ from adri_pipeline.warehouse import (
 )
 
 
-def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
-               name: str | None) -> tuple[str, pl.DataFrame, int]:
+def answer_set(
+    settings: Settings, warehouse: Warehouse, codebook: Codebook, name: str | None
+) -> tuple[str, pl.DataFrame, int]:
     """(name, values, documents without an answer yet) of a stored model's answers — the model of the
     latest run when `name` is None — or, with name "coders", the coders' file (ADRI_CODERS) in the
     same shape (nothing pending)."""
@@ -63,8 +64,10 @@ def answer_set(settings: Settings, warehouse: Warehouse, codebook: Codebook,
     values, _, pending = read_results(warehouse, model, codebook.content_hash)
     if not values.height:
         known = sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash})
-        raise NoClassificationRun(f"{warehouse.path}: no results of {model!r} for codebook {codebook.name} "
-                                  f"v{codebook.version}; models with results: {', '.join(known) or 'none'}")
+        raise NoClassificationRun(
+            f"{warehouse.path}: no results of {model!r} for codebook {codebook.name} "
+            f"v{codebook.version}; models with results: {', '.join(known) or 'none'}"
+        )
     return model, values, pending
 
 
@@ -77,33 +80,50 @@ def of_source(values: pl.DataFrame, documents: pl.DataFrame, source: str | None)
     sources = documents["source"].drop_nulls().unique().sort().to_list()
     matching = [s for s in sources if s == source or Path(s).name == source]
     if not matching:
-        raise AdriError(f"--source {source!r}: no document was read from it; this warehouse's corpus files: "
-                        + ", ".join(sorted(Path(s).name for s in sources)))
+        raise AdriError(
+            f"--source {source!r}: no document was read from it; this warehouse's corpus files: "
+            + ", ".join(sorted(Path(s).name for s in sources))
+        )
     kept = documents.filter(pl.col("source").is_in(matching))["doc_id"]
     return values.filter(pl.col("doc_id").is_in(kept.implode()))
 
 
-def counted_by_source(warehouse: Warehouse, values: pl.DataFrame,
-                      documents: pl.DataFrame) -> tuple[dict[str, int], str | None]:
+def counted_by_source(
+    warehouse: Warehouse, values: pl.DataFrame, documents: pl.DataFrame
+) -> tuple[dict[str, int], str | None]:
     """(documents counted per corpus file, by its name; a warning when the project's synthetic sample
     is counted beside other files). The sample is known by its content (the sha256 the warehouse
     recorded when it read the file), whatever it was called or copied to."""
-    counted = (values.select("doc_id").unique().join(documents.select("doc_id", "source"), on="doc_id")
-               .group_by("source").len().sort("source"))
+    counted = (
+        values.select("doc_id")
+        .unique()
+        .join(documents.select("doc_id", "source"), on="doc_id")
+        .group_by("source")
+        .len()
+        .sort("source")
+    )
     per = {source: n for source, n in counted.iter_rows()}
     sample = fingerprints([SAMPLE_CORPUS], [])["sha256"][0]
     recorded = corpus_files(warehouse, list(per))
     synthetic = [s for s in per if recorded.get(s, {}).get("sha256") == sample]
     warning = None
     if synthetic and len(per) > len(synthetic):
-        warning = (f"{sum(per[s] for s in synthetic)} of the {sum(per.values())} documents counted are the "
-                   f"project's synthetic sample ({', '.join(Path(s).name for s in synthetic)}: abstracts invented "
-                   "for the demo); count the others alone with --source, or keep real work in a warehouse of its own")
+        warning = (
+            f"{sum(per[s] for s in synthetic)} of the {sum(per.values())} documents counted are the "
+            f"project's synthetic sample ({', '.join(Path(s).name for s in synthetic)}: abstracts invented "
+            "for the demo); count the others alone with --source, or keep real work in a warehouse of its own"
+        )
     return dict(sorted((Path(s).name, n) for s, n in per.items())), warning
 
 
-def findings(settings: Settings, model: str | None = None, compare: str | None = None,
-             cross_variables: tuple[str, str] | None = None, width: float = 0.10, source: str | None = None) -> dict:
+def findings(
+    settings: Settings,
+    model: str | None = None,
+    compare: str | None = None,
+    cross_variables: tuple[str, str] | None = None,
+    width: float = 0.10,
+    source: str | None = None,
+) -> dict:
     """What the corpus says for `model` (default: the latest run's): per variable the shares with 95 %
     intervals, by year and by source, optionally one variable against another and the shares of a
     second answer set (another model, or "coders") side by side; with a random coded sample and the
@@ -117,28 +137,54 @@ def findings(settings: Settings, model: str | None = None, compare: str | None =
     excluded = exclusions(warehouse, name, build_prompt(codebook).signature)
     by_source, mixed = counted_by_source(warehouse, values, documents)
     out = {
-        "model": name, "codebook": codebook, "counted": values["doc_id"].n_unique(), "source": source,
-        "counted_by_source": by_source, "mixed_warning": mixed, "zero_shot_baseline": is_zero_shot_baseline(name),
-        "excluded": {"no_abstract": excluded["no_abstract"], "failed": excluded["failed"],
-                     "not_classified_yet": max(pending - excluded["failed"], 0)},
+        "model": name,
+        "codebook": codebook,
+        "counted": values["doc_id"].n_unique(),
+        "source": source,
+        "counted_by_source": by_source,
+        "mixed_warning": mixed,
+        "zero_shot_baseline": is_zero_shot_baseline(name),
+        "excluded": {
+            "no_abstract": excluded["no_abstract"],
+            "failed": excluded["failed"],
+            "not_classified_yet": max(pending - excluded["failed"], 0),
+        },
         "shares": shares(values, codebook),
         "by_year": shares(values, codebook, "year", documents),
         "by_source": shares(values, codebook, "source", documents),
     }
-    try:
-        corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
-    except NotCorrectable as refused:
-        corrected_findings, out["corrected_refused"] = None, str(refused)
-    if corrected_findings is not None:
-        out["corrected"] = corrected_findings
-        # which model's corrected findings are tightest: this model's are reused, not computed again
-        out["models"] = _against_gold(settings, warehouse, codebook, documents, width, source, corrected_findings)
+    out |= _corrected_parts(settings, warehouse, codebook, name, values, documents, width, source)
     if cross_variables:
         out["cross"] = cross(values, codebook, *cross_variables)
     if compare:
         other, other_values, _ = answer_set(settings, warehouse, codebook, compare)
         out["compare"] = side_by_side(values, other_values, (name, other), codebook)
     return out
+
+
+def _corrected_parts(
+    settings: Settings,
+    warehouse: Warehouse,
+    codebook: Codebook,
+    name: str,
+    values: pl.DataFrame,
+    documents: pl.DataFrame,
+    width: float,
+    source: str | None,
+) -> dict:
+    """The findings' corrected shares and which model's are tightest, or why nothing could be corrected
+    (`corrected_refused`); nothing when there is no coded random sample to correct with."""
+    try:
+        corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+    except NotCorrectable as refused:
+        return {"corrected_refused": str(refused)}
+    if corrected_findings is None:
+        return {}
+    # which model's corrected findings are tightest: this model's are reused, not computed again
+    return {
+        "corrected": corrected_findings,
+        "models": _against_gold(settings, warehouse, codebook, documents, width, source, corrected_findings),
+    }
 
 
 def corrected_findings(settings: Settings, model: str | None = None, width: float = 0.10) -> CorrectedFindings | None:
@@ -168,9 +214,15 @@ def models_against_gold(settings: Settings, width: float = 0.10) -> ModelsAgains
     return _against_gold(settings, warehouse, load_codebook(settings.codebook), read_documents(warehouse), width)
 
 
-def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, documents: pl.DataFrame,
-                  width: float, source: str | None = None,
-                  done: CorrectedFindings | None = None) -> ModelsAgainstGold | None:
+def _against_gold(
+    settings: Settings,
+    warehouse: Warehouse,
+    codebook: Codebook,
+    documents: pl.DataFrame,
+    width: float,
+    source: str | None = None,
+    done: CorrectedFindings | None = None,
+) -> ModelsAgainstGold | None:
     """models_against_gold on what the caller has open; `done`, one model's corrected findings already
     computed (findings'), is used as it is; `source` restricts every model to one corpus file alike."""
     found = []
@@ -187,8 +239,9 @@ def _against_gold(settings: Settings, warehouse: Warehouse, codebook: Codebook, 
             found.append(each)
     if not found:
         return None
-    return ModelsAgainstGold(tightest(found), {f.model: model_errors(f.labels, codebook) for f in found},
-                             found[0].rounds)
+    return ModelsAgainstGold(
+        tightest(found), {f.model: model_errors(f.labels, codebook) for f in found}, found[0].rounds
+    )
 
 
 class NotCorrectable(AdriError, ValueError):
@@ -207,14 +260,23 @@ def training_of(warehouse: Warehouse, model: str) -> dict | None:
     run = last_run(warehouse, model)
     coded = json.loads(run["params"] or "{}").get("coded") if run else None
     if coded is not None and "trained_on" not in coded:
-        raise NotCorrectable(f"{model} learned from coded documents, but its run did not record which: corrected "
-                             "findings would measure its errors on its own training data; classify again to record "
-                             "them")
+        raise NotCorrectable(
+            f"{model} learned from coded documents, but its run did not record which: corrected "
+            "findings would measure its errors on its own training data; classify again to record "
+            "them"
+        )
     return coded
 
 
-def model_labels(settings: Settings, codebook: Codebook, model: str, values: pl.DataFrame, gold: pl.DataFrame,
-                 sample: pl.DataFrame, training: dict | None) -> tuple[pl.DataFrame, list[str]]:
+def model_labels(
+    settings: Settings,
+    codebook: Codebook,
+    model: str,
+    values: pl.DataFrame,
+    gold: pl.DataFrame,
+    sample: pl.DataFrame,
+    training: dict | None,
+) -> tuple[pl.DataFrame, list[str]]:
     """(LABELS_SCHEMA rows the estimates are computed from, notes). A model that learned from drawn
     documents is corrected out of fold (corrected.cross_fitted_labels): its errors on its own
     training data are not its errors, and in-sample they narrow the interval to nothing."""
@@ -225,17 +287,23 @@ def model_labels(settings: Settings, codebook: Codebook, model: str, values: pl.
         return labels(values, gold, sample, codebook), []
     drawn = sorted(set(sample["doc_id"]) & set(values["doc_id"]))
     try:
-        held, rest = cross_fitted_answers(settings, training["training"], sorted(seen), drawn,
-                                          sorted(set(values["doc_id"])))
+        held, rest = cross_fitted_answers(
+            settings, training["training"], sorted(seen), drawn, sorted(set(values["doc_id"]))
+        )
     except ValueError as exc:
-        raise NotCorrectable(f"{model} learned from {len(seen & set(drawn))} drawn document(s) and cannot be "
-                             f"refitted without each fold of them ({exc})") from None
-    frames = [labels(answers_frame(model, held | answers).select("doc_id", "variable", "value"), gold, sample,
-                     codebook) for answers in rest]
+        raise NotCorrectable(
+            f"{model} learned from {len(seen & set(drawn))} drawn document(s) and cannot be "
+            f"refitted without each fold of them ({exc})"
+        ) from None
+    frames = [
+        labels(answers_frame(model, held | answers).select("doc_id", "variable", "value"), gold, sample, codebook)
+        for answers in rest
+    ]
     return cross_fitted_labels(frames), [
         f"{model} learned from {len(seen & set(drawn))} of the {len(drawn)} drawn documents: corrected out of fold "
         f"({len(rest)}-fold cross-fitting: each drawn document answered by the model refitted without its fold, "
-        "the others by the folds' majority), so its errors are measured on documents it did not see"]
+        "the others by the folds' majority), so its errors are measured on documents it did not see"
+    ]
 
 
 def drawn_from(samples: pl.DataFrame, rounds: list[str], corpus: set[str]) -> list[str]:
@@ -248,12 +316,16 @@ def drawn_from(samples: pl.DataFrame, rounds: list[str], corpus: set[str]) -> li
     for (round_name,), part in samples.filter(pl.col("round").is_in(rounds)).group_by("round", maintain_order=True):
         recorded, size = part["population_hash"][0], part["corpus_documents"][0]
         if recorded is None:
-            notes.append(f"round {round_name} was drawn before draws recorded their corpus: that it was drawn from "
-                         "these documents is not checked")
+            notes.append(
+                f"round {round_name} was drawn before draws recorded their corpus: that it was drawn from "
+                "these documents is not checked"
+            )
         elif recorded != here:
-            raise CorpusMismatch(f"round {round_name} was drawn from {size} documents (corpus {recorded[:12]}); the "
-                                 f"documents to correct are {len(corpus)} (corpus {here[:12]}), reserved ones left "
-                                 "out: a draw corrects only the corpus it was drawn from; draw a round of this one")
+            raise CorpusMismatch(
+                f"round {round_name} was drawn from {size} documents (corpus {recorded[:12]}); the "
+                f"documents to correct are {len(corpus)} (corpus {here[:12]}), reserved ones left "
+                "out: a draw corrects only the corpus it was drawn from; draw a round of this one"
+            )
     return notes
 
 
@@ -272,23 +344,29 @@ def gold_of(settings: Settings, codebook: Codebook) -> tuple[pl.DataFrame, pl.Da
 
     gold, unresolved = gold_codes(load_codes(settings.coders, codebook))
     return gold.unique(["doc_id", "variable"], keep="last", maintain_order=True).select(
-        "doc_id", "variable", "value"), unresolved
+        "doc_id", "variable", "value"
+    ), unresolved
 
 
 def missing_gold_notes(missing: pl.DataFrame) -> list[str]:
     """One note per variable naming its drawn documents without gold."""
     notes = []
     for (variable,), part in missing.group_by("variable", maintain_order=True):
-        reasons = "; ".join(f"{reason}: {', '.join(group['doc_id'].sort().head(8))}{' …' if group.height > 8 else ''}"
-                            for (reason,), group in part.group_by("reason", maintain_order=True))
-        notes.append(f"{variable}: {part.height} drawn document(s) without gold ({reasons}); its intervals are "
-                     "worst-case bounds (that gold taken as 0 and as 1): adjudicate or code them "
-                     "(adri code pending --round R)")
+        reasons = "; ".join(
+            f"{reason}: {', '.join(group['doc_id'].sort().head(8))}{' …' if group.height > 8 else ''}"
+            for (reason,), group in part.group_by("reason", maintain_order=True)
+        )
+        notes.append(
+            f"{variable}: {part.height} drawn document(s) without gold ({reasons}); its intervals are "
+            "worst-case bounds (that gold taken as 0 and as 1): adjudicate or code them "
+            "(adri code pending --round R)"
+        )
     return notes
 
 
-def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame,
-              width: float = 0.10) -> CorrectedFindings | None:
+def corrected(
+    settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame, width: float = 0.10
+) -> CorrectedFindings | None:
     """`model`'s shares corrected by the coders' gold (ADRI_CODERS) on the documents drawn at random
     (`adri code start --random N`), classification/corrected.py; None without a random draw or a
     coders' file. Reserved documents are not counted; a draw of another corpus is refused
@@ -301,26 +379,50 @@ def corrected(settings: Settings, warehouse: Warehouse, codebook: Codebook, mode
     notes += drawn_from(samples, rounds, set(values["doc_id"]))
     gold, unresolved = gold_of(settings, codebook)
     coded_variables = gold.join(sample, on="doc_id")["variable"].unique().to_list()
-    missing = without_gold(list(sample["doc_id"]), gold, unresolved, [v for v in codebook.variables
-                                                                       if v in coded_variables])
+    missing = without_gold(
+        list(sample["doc_id"]), gold, unresolved, [v for v in codebook.variables if v in coded_variables]
+    )
     missing = missing.join(values.select("doc_id", "variable").unique(), on=["doc_id", "variable"]).join(
-        sample, on="doc_id")
+        sample, on="doc_id"
+    )
     rows, fitted = model_labels(settings, codebook, model, values, gold, sample, training_of(warehouse, model))
     notes += fitted
     table = worst_case_shares(rows, missing, codebook, width)
     notes += missing_gold_notes(missing)
-    by_group = {by: corrected_by_group(rows, missing, groups, codebook, width)
-                for by, groups in document_groups(warehouse, values).items()}
+    by_group = {
+        by: corrected_by_group(rows, missing, groups, codebook, width)
+        for by, groups in document_groups(warehouse, values).items()
+    }
     coded = rows.filter(pl.col("gold").is_not_null())["doc_id"].n_unique()
     if coded < MIN_CODED_FOR_PLANNING:
-        notes.append(f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
-                     "and how many more to code is not planned yet")
-    return CorrectedFindings(model, rounds, sample.height, coded, width, table, still_to_code(table),
-                             still_to_code(table, "corpus_coded_for_width"), rows, notes, missing, by_group)
+        notes.append(
+            f"{coded} random document(s) coded: the intervals are rough below {MIN_CODED_FOR_PLANNING}, "
+            "and how many more to code is not planned yet"
+        )
+    return CorrectedFindings(
+        model,
+        rounds,
+        sample.height,
+        coded,
+        width,
+        table,
+        still_to_code(table),
+        still_to_code(table, "corpus_coded_for_width"),
+        rows,
+        notes,
+        missing,
+        by_group,
+    )
 
 
-def export_results(settings: Settings, fmt: str, output: Path, model: str | None = None,
-                   evidence: bool = False, source: str | None = None) -> tuple[Path, int]:
+def export_results(
+    settings: Settings,
+    fmt: str,
+    output: Path,
+    model: str | None = None,
+    evidence: bool = False,
+    source: str | None = None,
+) -> tuple[Path, int]:
     """`adri export`: one row per document with an answer that follows the codebook (of the corpus file
     `source` only, if given); returns (path, rows)."""
     warehouse = Warehouse(settings.warehouse).existing()

@@ -24,16 +24,35 @@ QUOTED_STATUSES = ("literal", "approximate", "absent")  # shares among non-waive
 OVER_20_WORDS = "over_20_words"
 
 VALUE_SCHEMA = {
-    "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
-    "variable": pl.String, "value": pl.String, "label": pl.String, "evidencia": pl.String,
-    "audit_status": pl.String, "evidence_field": pl.String, "evidence_start": pl.Int32,
-    "evidence_end": pl.Int32, "evidence_flag": pl.String, "attempt": pl.Int32, "cache_key": pl.String,
+    "doc_id": pl.String,
+    "model": pl.String,
+    "codebook_hash": pl.String,
+    "codebook_version": pl.String,
+    "variable": pl.String,
+    "value": pl.String,
+    "label": pl.String,
+    "evidencia": pl.String,
+    "audit_status": pl.String,
+    "evidence_field": pl.String,
+    "evidence_start": pl.Int32,
+    "evidence_end": pl.Int32,
+    "evidence_flag": pl.String,
+    "attempt": pl.Int32,
+    "cache_key": pl.String,
 }
 DOCUMENT_SCHEMA = {
-    "doc_id": pl.String, "model": pl.String, "codebook_hash": pl.String, "codebook_version": pl.String,
-    "source": pl.String, "attempts": pl.Int32, "json_valid_first_try": pl.Boolean,
-    "valid_first_try": pl.Boolean, "seconds": pl.Float64, "prompt_tokens": pl.Int64,
-    "completion_tokens": pl.Int64, "cache_key": pl.String,
+    "doc_id": pl.String,
+    "model": pl.String,
+    "codebook_hash": pl.String,
+    "codebook_version": pl.String,
+    "source": pl.String,
+    "attempts": pl.Int32,
+    "json_valid_first_try": pl.Boolean,
+    "valid_first_try": pl.Boolean,
+    "seconds": pl.Float64,
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "cache_key": pl.String,
 }
 
 
@@ -73,25 +92,51 @@ def assemble_results(warehouse, documents: pl.DataFrame, codebook: Codebook, mod
         doc_id = keys[key]
         answer, audits = json.loads(response), json.loads(audit)
         kept_attempt = 1 if first_try else attempts
-        for name, var in codebook.variables.items():
-            item, check = answer[name], audits.get(name, {})
-            value_rows.append({
-                "doc_id": doc_id, **base, "variable": name, "value": _as_text(item["valor"]),
-                "label": _label(var, item["valor"]), "evidencia": item["evidencia"],
-                "audit_status": check.get("status"), "evidence_field": check.get("field") or (
-                    "abstract" if check.get("start") is not None else None),
-                "evidence_start": check.get("start"), "evidence_end": check.get("end"),
+        value_rows += _value_rows(codebook, answer, audits, {"doc_id": doc_id, **base}, kept_attempt, key)
+        document_rows.append(
+            {
+                "doc_id": doc_id,
+                **base,
+                "source": sources.get(doc_id),
+                "attempts": attempts,
+                "json_valid_first_try": first_try if json_first_try is None else json_first_try,
+                "valid_first_try": first_try,
+                "seconds": seconds,
+                "prompt_tokens": p_tokens,
+                "completion_tokens": c_tokens,
+                "cache_key": key,
+            }
+        )
+    return Results(
+        pl.DataFrame(value_rows, schema=VALUE_SCHEMA),
+        pl.DataFrame(document_rows, schema=DOCUMENT_SCHEMA),
+        pending=len(docs) - len(document_rows),
+    )
+
+
+def _value_rows(codebook: Codebook, answer: dict, audits: dict, head: dict, attempt: int, key: str) -> list[dict]:
+    """One document's answer as a row per variable (`head`: its doc_id, model and codebook): the value,
+    its label, the evidence quoted and where the audit found it."""
+    rows = []
+    for name, var in codebook.variables.items():
+        item, check = answer[name], audits.get(name, {})
+        rows.append(
+            {
+                **head,
+                "variable": name,
+                "value": _as_text(item["valor"]),
+                "label": _label(var, item["valor"]),
+                "evidencia": item["evidencia"],
+                "audit_status": check.get("status"),
+                "evidence_field": check.get("field") or ("abstract" if check.get("start") is not None else None),
+                "evidence_start": check.get("start"),
+                "evidence_end": check.get("end"),
                 "evidence_flag": OVER_20_WORDS if check.get("flags") else None,
-                "attempt": kept_attempt, "cache_key": key,
-            })
-        document_rows.append({
-            "doc_id": doc_id, **base, "source": sources.get(doc_id), "attempts": attempts,
-            "json_valid_first_try": first_try if json_first_try is None else json_first_try,
-            "valid_first_try": first_try, "seconds": seconds, "prompt_tokens": p_tokens,
-            "completion_tokens": c_tokens, "cache_key": key,
-        })
-    return Results(pl.DataFrame(value_rows, schema=VALUE_SCHEMA), pl.DataFrame(document_rows, schema=DOCUMENT_SCHEMA),
-                   pending=len(docs) - len(document_rows))
+                "attempt": attempt,
+                "cache_key": key,
+            }
+        )
+    return rows
 
 
 def _pct(part: int, whole: int) -> float | None:
@@ -127,9 +172,11 @@ class ClassificationFigures(BaseModel):
 def _evidence_figures(values: pl.DataFrame) -> EvidenceFigures:
     statuses = values["audit_status"].to_list()
     quoted = sum(s in QUOTED_STATUSES for s in statuses)
-    return EvidenceFigures(**{f"{s}_pct": _pct(statuses.count(s), quoted) for s in QUOTED_STATUSES},
-                           waived=statuses.count("waived"),
-                           over_20_words=int((values["evidence_flag"] == OVER_20_WORDS).sum()) if values.height else 0)
+    return EvidenceFigures(
+        **{f"{s}_pct": _pct(statuses.count(s), quoted) for s in QUOTED_STATUSES},
+        waived=statuses.count("waived"),
+        over_20_words=int((values["evidence_flag"] == OVER_20_WORDS).sum()) if values.height else 0,
+    )
 
 
 def summarize(results: Results) -> ClassificationFigures:
@@ -139,26 +186,47 @@ def summarize(results: Results) -> ClassificationFigures:
     if not n:
         return ClassificationFigures(pending=results.pending)
     return ClassificationFigures(
-        documents=n, pending=results.pending,
+        documents=n,
+        pending=results.pending,
         json_valid_first_try_pct=_pct(int(docs["json_valid_first_try"].sum()), n),
         valid_first_try_pct=_pct(int(docs["valid_first_try"].sum()), n),
         retry_pct=_pct(int((docs["attempts"] > 1).sum()), n),
         seconds_median=round(docs["seconds"].median(), 3),
         seconds_p90=round(docs["seconds"].quantile(0.9, "nearest"), 3),
         evidence=_evidence_figures(values),
-        evidence_by_variable={name: _evidence_figures(group)
-                              for (name,), group in values.group_by("variable", maintain_order=True)})
+        evidence_by_variable={
+            name: _evidence_figures(group) for (name,), group in values.group_by("variable", maintain_order=True)
+        },
+    )
 
 
 def figures_table(figures: ClassificationFigures, model: str, codebook_hash: str) -> pl.DataFrame:
     """`classification_figures`: one row for all variables ('*') and one per variable."""
     if not figures.documents:
         return pl.DataFrame()
-    overall = figures.model_dump(include={"documents", "json_valid_first_try_pct", "valid_first_try_pct",
-                                          "retry_pct", "seconds_median", "seconds_p90"})
-    rows = [{"model": model, "codebook_hash": codebook_hash, "variable": "*", **overall, **figures.evidence.model_dump()}]
-    rows += [{"model": model, "codebook_hash": codebook_hash, "variable": name, "documents": figures.documents,
-              **shares.model_dump()} for name, shares in figures.evidence_by_variable.items()]
+    overall = figures.model_dump(
+        include={
+            "documents",
+            "json_valid_first_try_pct",
+            "valid_first_try_pct",
+            "retry_pct",
+            "seconds_median",
+            "seconds_p90",
+        }
+    )
+    rows = [
+        {"model": model, "codebook_hash": codebook_hash, "variable": "*", **overall, **figures.evidence.model_dump()}
+    ]
+    rows += [
+        {
+            "model": model,
+            "codebook_hash": codebook_hash,
+            "variable": name,
+            "documents": figures.documents,
+            **shares.model_dump(),
+        }
+        for name, shares in figures.evidence_by_variable.items()
+    ]
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
@@ -175,7 +243,9 @@ def figures_lines(figures: ClassificationFigures) -> list[str]:
         f"evidence (non-waived): literal {ev.literal_pct} %, approximate {ev.approximate_pct} %, "
         f"absent {ev.absent_pct} %; waived {ev.waived}; over 20 words {ev.over_20_words}",
     ]
-    lines += [f"  {name:<14} literal {shares.literal_pct} %  approximate {shares.approximate_pct} %  "
-              f"absent {shares.absent_pct} %  waived {shares.waived}"
-              for name, shares in f.evidence_by_variable.items()]
+    lines += [
+        f"  {name:<14} literal {shares.literal_pct} %  approximate {shares.approximate_pct} %  "
+        f"absent {shares.absent_pct} %  waived {shares.waived}"
+        for name, shares in f.evidence_by_variable.items()
+    ]
     return lines

@@ -63,14 +63,21 @@ class DocumentOutcome:
     def ledger_record(self, backend: Backend, prompt: Prompt) -> dict:
         kept = self.attempts[self.kept]
         return {
-            "cache_key": self.key, "doc_id": self.document.doc_id, "model": backend.model,
-            "model_digest": backend.digest, "backend": backend.name, "signature": prompt.signature,
+            "cache_key": self.key,
+            "doc_id": self.document.doc_id,
+            "model": backend.model,
+            "model_digest": backend.digest,
+            "backend": backend.name,
+            "signature": prompt.signature,
             "prompt_version": prompt.prompt_version,
             "params": json.dumps(backend.params, sort_keys=True),
             "response": json.dumps(kept.checked.content, ensure_ascii=False),
-            "audit": json.dumps({k: {**a.as_dict(), "flags": kept.checked.flags.get(k, [])}
-                                 for k, a in kept.checked.audits.items()}, ensure_ascii=False),
-            "attempts": len(self.attempts), "valid_first_try": self.attempts[0].checked.valid,
+            "audit": json.dumps(
+                {k: {**a.as_dict(), "flags": kept.checked.flags.get(k, [])} for k, a in kept.checked.audits.items()},
+                ensure_ascii=False,
+            ),
+            "attempts": len(self.attempts),
+            "valid_first_try": self.attempts[0].checked.valid,
             "json_valid_first_try": self.attempts[0].checked.json_valid,
             "seconds": sum(a.response.seconds for a in self.attempts),
             "prompt_tokens": sum(a.response.prompt_tokens for a in self.attempts),
@@ -157,7 +164,7 @@ def _documents(frame: pl.DataFrame, rows: list[int], keys: list[str]) -> Iterato
     """(document, cache key) of the given rows, made a slice at a time as the run reaches them: a large
     corpus is never held whole as Python objects (~5 KB a document)."""
     for start in range(0, len(rows), SLICE_ROWS):
-        part = rows[start:start + SLICE_ROWS]
+        part = rows[start : start + SLICE_ROWS]
         yield from zip(as_documents(frame[part]), (keys[row] for row in part))
 
 
@@ -254,8 +261,19 @@ class _InFlight:
     slot never idles while the last answer is validated, audited and committed), their answers
     group-committed as they finish, a stop settled on the way out."""
 
-    def __init__(self, report: RunReport, pending, size: int, codebook: Codebook, prompt, backend: Backend,
-                 commit, progress, hand_over, total: int):
+    def __init__(
+        self,
+        report: RunReport,
+        pending,
+        size: int,
+        codebook: Codebook,
+        prompt,
+        backend: Backend,
+        commit,
+        progress,
+        hand_over,
+        total: int,
+    ):
         self.report, self.pending, self.size, self.total = report, pending, size, total
         self.codebook, self.prompt, self.backend, self.commit = codebook, prompt, backend, commit
         self.progress, self.hand_over = progress, hand_over
@@ -267,8 +285,9 @@ class _InFlight:
     def submit_next(self) -> bool:
         item = self.pending.take(self.size - len(self.running))
         if item is not None:
-            self.running[self.pool.submit(classify_document, *item, self.codebook, self.prompt, self.backend,
-                                          self.examples)] = item
+            self.running[
+                self.pool.submit(classify_document, *item, self.codebook, self.prompt, self.backend, self.examples)
+            ] = item
         return item is not None
 
     def taking(self) -> bool:
@@ -287,8 +306,13 @@ class _InFlight:
                 outcomes.append((future, future.result()))
             except DocumentFailed as exc:
                 outcomes.append((future, exc))
-        self.commit(*(o.ledger_record(self.backend, self.prompt) for _, o in outcomes
-                      if not isinstance(o, Exception) and o.valid))
+        self.commit(
+            *(
+                o.ledger_record(self.backend, self.prompt)
+                for _, o in outcomes
+                if not isinstance(o, Exception) and o.valid
+            )
+        )
         unanswered = []
         for future, outcome in outcomes:
             document, key = self.running.pop(future)
@@ -326,8 +350,7 @@ class _InFlight:
         try:
             while self.running or (self.pending.waiting and self.taking()):
                 if self.running:
-                    done, _ = wait(list(self.running), timeout=self.pending.renew_every_s,
-                                   return_when=FIRST_COMPLETED)
+                    done, _ = wait(list(self.running), timeout=self.pending.renew_every_s, return_when=FIRST_COMPLETED)
                     if done:
                         self.settle(done)
                 else:
@@ -359,8 +382,9 @@ class _InFlight:
         except KeyboardInterrupt:
             self.abandoned = True
             lost = [document.doc_id for document, _ in self.running.values()]
-            report.stopped += (f"; second interrupt: {len(lost)} request(s) in flight abandoned "
-                               f"({', '.join(lost)}), redone next run")
+            report.stopped += (
+                f"; second interrupt: {len(lost)} request(s) in flight abandoned ({', '.join(lost)}), redone next run"
+            )
         if isinstance(exc, BackendError) and report.classified == 0 and not report.cached:
             raise exc
 
@@ -388,11 +412,7 @@ def classify_corpus(
     prompt = prompt or build_prompt(codebook)
     frame = documents.head(limit) if limit else documents
     keys = [key for part in frame.iter_slices(SLICE_ROWS) for key in document_keys(as_documents(part), prompt, backend)]
-    doc_ids = frame["doc_id"].to_list()
-    known = _ledger(store).known(keys)
-    todo = [row for row, key in enumerate(keys) if key not in known]
-    report = RunReport(backend.model, len(doc_ids), cached=len(doc_ids) - len(todo), to_classify=len(todo),
-                       answered=[d for d, k in zip(doc_ids, keys) if k in known], keys=dict(zip(doc_ids, keys)))
+    report, todo = _what_the_ledger_holds(frame, keys, backend, store)
     if estimate:
         todo = todo[:ESTIMATE_SAMPLE]
         report.sampled = len(todo)
@@ -400,7 +420,60 @@ def classify_corpus(
         on_start(report)
     if not todo:
         return report
+    _ask_the_model(
+        report,
+        frame,
+        todo,
+        keys,
+        codebook,
+        prompt,
+        backend,
+        store,
+        concurrency=concurrency,
+        progress=progress,
+        hand_over=hand_over,
+        keep_backend=keep_backend,
+    )
+    return report
 
+
+def _what_the_ledger_holds(
+    frame: pl.DataFrame, keys: list[str], backend: Backend, store: Warehouse | SharedLedger | Ledger
+) -> tuple[RunReport, list[int]]:
+    """The run's report as the ledger starts it (each document answered already counted as cached) and
+    the rows left for the model."""
+    doc_ids = frame["doc_id"].to_list()
+    known = _ledger(store).known(keys)
+    todo = [row for row, key in enumerate(keys) if key not in known]
+    report = RunReport(
+        backend.model,
+        len(doc_ids),
+        cached=len(doc_ids) - len(todo),
+        to_classify=len(todo),
+        answered=[d for d, k in zip(doc_ids, keys) if k in known],
+        keys=dict(zip(doc_ids, keys)),
+    )
+    return report, todo
+
+
+def _ask_the_model(
+    report: RunReport,
+    frame: pl.DataFrame,
+    todo: list[int],
+    keys: list[str],
+    codebook: Codebook,
+    prompt: Prompt,
+    backend: Backend,
+    store: Warehouse | SharedLedger | Ledger,
+    *,
+    concurrency: int,
+    progress,
+    hand_over,
+    keep_backend: bool,
+) -> None:
+    """The documents at rows `todo` through the backend, every server slot kept busy, each answer
+    committed to the ledger as it comes; the pool and (unless kept) the backend are closed however the
+    run ends, an interrupt included, and after an interrupt the ledger says what was answered."""
     backend.prepare(codebook, prompt)
     report.slots = max(concurrency, getattr(backend, "slots", 1))  # fill every server slot configured
     flight, size = None, report.slots * PREFETCH
@@ -408,8 +481,7 @@ def classify_corpus(
         with _ledger(store).claims() as claims, _ledger(store).writer() as commit:
             pending = _documents(frame, todo, keys)
             pending = _Unclaimed(pending) if claims is None else _Claimed(pending, claims, report)
-            flight = _InFlight(report, pending, size, codebook, prompt, backend, commit, progress, hand_over,
-                               len(todo))
+            flight = _InFlight(report, pending, size, codebook, prompt, backend, commit, progress, hand_over, len(todo))
             flight.run()
     finally:
         if flight is not None:
@@ -419,5 +491,4 @@ def classify_corpus(
         report.requests = getattr(backend, "requests_sent", report.model_calls)
     if report.stopped:  # an interrupt may land between a commit and its bookkeeping: the ledger decides
         known = _ledger(store).known(keys)
-        report.answered = [d for d, k in zip(doc_ids, keys) if k in known]
-    return report
+        report.answered = [d for d, k in zip(frame["doc_id"].to_list(), keys) if k in known]

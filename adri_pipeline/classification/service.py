@@ -54,6 +54,7 @@ from adri_pipeline.warehouse import (
     store_codebook,
     store_corpus,
 )
+from adri_pipeline.warehouse.shared import SharedLedger
 
 log = logging.getLogger(__name__)
 
@@ -95,15 +96,18 @@ def recorded_model(warehouse: Warehouse, principal: str | None = None) -> ModelI
     run = last_run(warehouse, principal)
     if run is None and principal is not None:
         known = sorted({s["model"] for s in result_sets(warehouse)})
-        raise NoClassificationRun(f"{warehouse.path}: no classification run of the principal model {principal!r} "
-                                  f"(ADRI_PRINCIPAL_MODEL); models with results: {', '.join(known) or 'none'}")
+        raise NoClassificationRun(
+            f"{warehouse.path}: no classification run of the principal model {principal!r} "
+            f"(ADRI_PRINCIPAL_MODEL); models with results: {', '.join(known) or 'none'}"
+        )
     if run is None:
         raise NoClassificationRun(f"{warehouse.path}: no classification run recorded yet; classify first")
     return ModelIdentity(run["backend"], run["model"], run["model_digest"], json.loads(run["params"]))
 
 
-def current_figures(warehouse: Warehouse, codebook: Codebook,
-                    principal: str | None = None) -> tuple[ModelIdentity, ClassificationFigures]:
+def current_figures(
+    warehouse: Warehouse, codebook: Codebook, principal: str | None = None
+) -> tuple[ModelIdentity, ClassificationFigures]:
     """The recorded (or principal) model and its figures for this codebook."""
     model = recorded_model(warehouse, principal)
     return model, figures_of(warehouse, model, codebook)
@@ -133,8 +137,11 @@ def check_quality(settings: Settings, model_name: str | None = None, codebook: C
     valid_pct = 100 * len(answered) / max(len(doc_ids), 1)
     evidence = figures.evidence.literal_pct
     literal_pct = 100.0 if evidence is None else evidence  # nothing quoted: nothing to doubt
-    weak = {name: shares.literal_pct for name, shares in figures.evidence_by_variable.items()
-            if shares.literal_pct is not None and shares.literal_pct < settings.check_min_literal_pct}
+    weak = {
+        name: shares.literal_pct
+        for name, shares in figures.evidence_by_variable.items()
+        if shares.literal_pct is not None and shares.literal_pct < settings.check_min_literal_pct
+    }
     coverage_pct = 100 * included / max(rows, 1)
     problems = []
     if valid_pct < settings.check_min_valid_pct:
@@ -143,9 +150,17 @@ def check_quality(settings: Settings, model_name: str | None = None, codebook: C
         problems.append(f"literal {literal_pct:.1f} %; variables below {settings.check_min_literal_pct}: {weak}")
     if coverage_pct < settings.check_min_coverage_pct:
         problems.append(f"coverage {coverage_pct:.1f} % < {settings.check_min_coverage_pct}")
-    return Quality(not problems, "; ".join(problems) or "all thresholds met",
-                   {"model": model.model, "valid_pct": round(valid_pct, 1), "literal_pct": round(literal_pct, 1),
-                    "coverage_pct": round(coverage_pct, 1), "documents_without_answer": len(missing)})
+    return Quality(
+        not problems,
+        "; ".join(problems) or "all thresholds met",
+        {
+            "model": model.model,
+            "valid_pct": round(valid_pct, 1),
+            "literal_pct": round(literal_pct, 1),
+            "coverage_pct": round(coverage_pct, 1),
+            "documents_without_answer": len(missing),
+        },
+    )
 
 
 def classify_documents(
@@ -168,47 +183,116 @@ def classify_documents(
     is what the same run did on the file's first documents while the file was being read
     (classify_corpus_file): counted in, and a stop there is this run's stop."""
     with context.warehouse.running("classification"):  # a second run refuses before any request
-        return _classify_documents(context, documents, origin=origin, allow_fallback=allow_fallback, run_id=run_id,
-                                   limit=limit, estimate=estimate, progress=progress, backend=backend, head=head)
+        return _classify_documents(
+            context,
+            documents,
+            origin=origin,
+            allow_fallback=allow_fallback,
+            run_id=run_id,
+            limit=limit,
+            estimate=estimate,
+            progress=progress,
+            backend=backend,
+            head=head,
+        )
 
 
-def _classify_documents(context: RunContext, documents: pl.DataFrame, *, origin: str, allow_fallback: bool,
-                        run_id: str | None, limit: int | None, estimate: bool, progress, backend,
-                        head: RunReport | None) -> ClassificationRun:
+def _classify_documents(
+    context: RunContext,
+    documents: pl.DataFrame,
+    *,
+    origin: str,
+    allow_fallback: bool,
+    run_id: str | None,
+    limit: int | None,
+    estimate: bool,
+    progress,
+    backend,
+    head: RunReport | None,
+) -> ClassificationRun:
     started_at, started = datetime.now(timezone.utc), time.perf_counter()
-    settings, codebook, prompt = context.settings, context.codebook, context.prompt
+    codebook, prompt = context.codebook, context.prompt
     if backend is None:
         backend = resolve_backend(context, allow_fallback=allow_fallback)  # before anything is written
-    model = ModelIdentity.of(backend)
-    store_codebook(context.warehouse, codebook, prompt)
-    shared = shared_ledger(settings)  # with ADRI_LEDGER_URL the answers go there, and are pulled in here
-    run_id = run_id or uuid.uuid4().hex
-    log.info("classification run %s: %s (digest %s), codebook %s%s", run_id[:8], model.model,
-             model.digest[:19] or "-", codebook.content_hash[:12], f", shared ledger {shared.name}" if shared else "")
+    model, shared, run_id = _open_run(context, backend, run_id)
     publishing = Publishing(context, model, shared)
-
-    def on_document(outcome, total):
-        if progress:
-            progress(outcome, total)
-        publishing.answered(outcome)
-
     report = None
     with one_stop():  # a burst of Ctrl+C stops the run once; its results are written once
         try:
             if head is not None and head.stopped:
                 report = head
             else:
-                report = classify_corpus(documents, codebook, backend, shared or context.warehouse, limit=limit,
-                                         estimate=estimate, concurrency=settings.concurrency, progress=on_document,
-                                         on_start=publishing.before_any_call, prompt=prompt)
+                report = _publishing_as_it_goes(
+                    context, documents, backend, shared, publishing, progress, limit, estimate
+                )
                 if head is not None:
                     report.count_in(head)
         finally:
             faults.point("before_results")
             row = _RunRow(run_id, origin, started_at, model, codebook, prompt, report, publishing.touched)
             figures, snapshot = publishing.close(report, row)
-    return ClassificationRun(run_id, model, codebook, report, figures, snapshot, time.perf_counter() - started,
-                             publishing_seconds=publishing.checkpoints.spent)
+    return ClassificationRun(
+        run_id,
+        model,
+        codebook,
+        report,
+        figures,
+        snapshot,
+        time.perf_counter() - started,
+        publishing_seconds=publishing.checkpoints.spent,
+    )
+
+
+def _open_run(context: RunContext, backend, run_id: str | None) -> tuple[ModelIdentity, SharedLedger | None, str]:
+    """What a run records before its first request: the codebook and prompt it classifies with, and a log
+    line naming the run, the model and where its answers go (the shared ledger, with ADRI_LEDGER_URL,
+    whence they are pulled in here). The model's identity, the shared ledger (or None) and the run's id."""
+    codebook = context.codebook
+    model = ModelIdentity.of(backend)
+    store_codebook(context.warehouse, codebook, context.prompt)
+    shared = shared_ledger(context.settings)
+    run_id = run_id or uuid.uuid4().hex
+    log.info(
+        "classification run %s: %s (digest %s), codebook %s%s",
+        run_id[:8],
+        model.model,
+        model.digest[:19] or "-",
+        codebook.content_hash[:12],
+        f", shared ledger {shared.name}" if shared else "",
+    )
+    return model, shared, run_id
+
+
+def _publishing_as_it_goes(
+    context: RunContext,
+    documents: pl.DataFrame,
+    backend,
+    shared: SharedLedger | None,
+    publishing: Publishing,
+    progress,
+    limit: int | None,
+    estimate: bool,
+) -> RunReport:
+    """classify_corpus over the ledger (the shared one, with ADRI_LEDGER_URL): each answer published as
+    it comes, and what the ledger already holds published before any model call."""
+
+    def on_document(outcome, total):
+        if progress:
+            progress(outcome, total)
+        publishing.answered(outcome)
+
+    return classify_corpus(
+        documents,
+        context.codebook,
+        backend,
+        shared or context.warehouse,
+        limit=limit,
+        estimate=estimate,
+        concurrency=context.settings.concurrency,
+        progress=on_document,
+        on_start=publishing.before_any_call,
+        prompt=context.prompt,
+    )
 
 
 @dataclass
@@ -223,20 +307,47 @@ class _RunRow:
     touched: list[str]
 
     def __call__(self, figures: ClassificationFigures | None) -> dict:
-        return _run_record(self.run_id, self.origin, self.started_at, self.model, self.codebook, self.prompt,
-                           self.report, len(self.touched), figures)
+        return _run_record(
+            self.run_id,
+            self.origin,
+            self.started_at,
+            self.model,
+            self.codebook,
+            self.prompt,
+            self.report,
+            len(self.touched),
+            figures,
+        )
 
 
-def _run_record(run_id: str, origin: str, started_at: datetime, model: ModelIdentity, codebook: Codebook, prompt,
-                report: RunReport | None, touched: int, figures: ClassificationFigures | None) -> dict:
+def _run_record(
+    run_id: str,
+    origin: str,
+    started_at: datetime,
+    model: ModelIdentity,
+    codebook: Codebook,
+    prompt,
+    report: RunReport | None,
+    touched: int,
+    figures: ClassificationFigures | None,
+) -> dict:
     """The `classification_runs` row of a run, however it ended (no report: it raised)."""
     return {
-        "run_id": run_id, "origin": origin, "started_at": started_at, "finished_at": datetime.now(timezone.utc),
-        "backend": model.backend, "model": model.model, "model_digest": model.digest,
-        "params": json.dumps(model.params, sort_keys=True), "codebook_hash": codebook.content_hash,
-        "signature": prompt.signature, "selected": report.documents if report else None,
-        "cached": report.cached if report else None, "classified": report.classified if report else touched,
-        "failed": len(report.failed) if report else None, "model_calls": report.model_calls if report else None,
+        "run_id": run_id,
+        "origin": origin,
+        "started_at": started_at,
+        "finished_at": datetime.now(timezone.utc),
+        "backend": model.backend,
+        "model": model.model,
+        "model_digest": model.digest,
+        "params": json.dumps(model.params, sort_keys=True),
+        "codebook_hash": codebook.content_hash,
+        "signature": prompt.signature,
+        "selected": report.documents if report else None,
+        "cached": report.cached if report else None,
+        "classified": report.classified if report else touched,
+        "failed": len(report.failed) if report else None,
+        "model_calls": report.model_calls if report else None,
         "stopped": report.stopped if report else "error",
         "figures": figures.model_dump_json() if figures is not None else None,
     }
@@ -246,8 +357,9 @@ class NoSharedLedger(AdriError, ValueError):
     """A range run over the shared ledger was asked for with no ADRI_LEDGER_URL."""
 
 
-def classify_shards(context: RunContext, shards: list[str], *, origin: str, run_id: str | None = None,
-                    progress=None, backend=None) -> RunReport:
+def classify_shards(
+    context: RunContext, shards: list[str], *, origin: str, run_id: str | None = None, progress=None, backend=None
+) -> RunReport:
     """One run of a range over the shared ledger: the shards' documents read from PostgreSQL, what the
     ledger lacks classified and committed there, the run and its failures recorded there. It never
     opens the DuckDB warehouse, so runs side by side (and on other machines) never wait for one
@@ -255,21 +367,29 @@ def classify_shards(context: RunContext, shards: list[str], *, origin: str, run_
     settings, codebook, prompt = context.settings, context.codebook, context.prompt
     shared = shared_ledger(settings)
     if shared is None:
-        raise NoSharedLedger("a range run over shards needs the shared ledger: set ADRI_LEDGER_URL "
-                             "(postgresql://user@host:5432/db)")
+        raise NoSharedLedger(
+            "a range run over shards needs the shared ledger: set ADRI_LEDGER_URL (postgresql://user@host:5432/db)"
+        )
     started_at = datetime.now(timezone.utc)
     if backend is None:
         backend = resolve_backend(context, allow_fallback=False)
     model = ModelIdentity.of(backend)
     documents = shared.documents_of_shards(shards)
     run_id = run_id or uuid.uuid4().hex
-    log.info("classification run %s over %d shard(s), %d documents: %s, shared ledger %s", run_id[:8],
-             len(shards), documents.height, model.model, shared.name)
+    log.info(
+        "classification run %s over %d shard(s), %d documents: %s, shared ledger %s",
+        run_id[:8],
+        len(shards),
+        documents.height,
+        model.model,
+        shared.name,
+    )
     report = None
     with one_stop():
         try:
-            report = classify_corpus(documents, codebook, backend, shared, concurrency=settings.concurrency,
-                                     progress=progress, prompt=prompt)
+            report = classify_corpus(
+                documents, codebook, backend, shared, concurrency=settings.concurrency, progress=progress, prompt=prompt
+            )
         finally:
             if report is not None:
                 shared.store_failures(report.answered, report.failed, model.model, prompt.signature, run_id)
@@ -284,21 +404,35 @@ def pull_shared_ledger(settings: Settings, warehouse: Warehouse) -> list[str] | 
     return None if shared is None else shared.pull_into(warehouse, list(LEDGER_COLUMNS))
 
 
-def classify_and_summarize(settings: Settings, *, limit: int | None = None, estimate: bool = False,
-                           replace_documents: bool = False, progress=None, committed=None) -> ClassificationSummary:
+def classify_and_summarize(
+    settings: Settings,
+    *,
+    limit: int | None = None,
+    estimate: bool = False,
+    replace_documents: bool = False,
+    progress=None,
+    committed=None,
+) -> ClassificationSummary:
     """`adri classify`: the corpus file classified (classify_corpus_file) and what the run did.
     `committed(run)` is called once the run's answers, results and snapshot are written (the command
     line reports the run to a Dagster instance there)."""
-    run, corpus = classify_corpus_file(settings, limit=limit, estimate=estimate, progress=progress,
-                                       replace_documents=replace_documents)
+    run, corpus = classify_corpus_file(
+        settings, limit=limit, estimate=estimate, progress=progress, replace_documents=replace_documents
+    )
     if committed is not None:
         committed(run)
     return summarize_run(run, corpus, str(settings.warehouse), estimate)
 
 
-def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int | None = None,
-                         estimate: bool = False, replace_documents: bool = False,
-                         progress=None) -> tuple[ClassificationRun, Corpus]:
+def classify_corpus_file(
+    settings: Settings,
+    *,
+    origin: str = "cli",
+    limit: int | None = None,
+    estimate: bool = False,
+    replace_documents: bool = False,
+    progress=None,
+) -> tuple[ClassificationRun, Corpus]:
     """The CLI's path: load the corpus file, classify it, results accumulate with earlier corpora.
     `auto` may fall back to the embedded model here: a person is watching, and is told loudly.
     A changed file is read in the background while its first documents are classified (the first
@@ -306,62 +440,106 @@ def classify_corpus_file(settings: Settings, *, origin: str = "cli", limit: int 
     until the whole file is read and stored, so a bad line still leaves everything stored as it was."""
     context = RunContext.load(settings)  # a bad codebook fails before anything is written
     with context.warehouse.running("classification"):  # a second run refuses before any request
-        return _classify_corpus_file(context, origin=origin, limit=limit, estimate=estimate,
-                                     replace_documents=replace_documents, progress=progress)
+        return _classify_corpus_file(
+            context,
+            origin=origin,
+            limit=limit,
+            estimate=estimate,
+            replace_documents=replace_documents,
+            progress=progress,
+        )
 
 
-def _classify_corpus_file(context: RunContext, *, origin: str, limit: int | None, estimate: bool,
-                          replace_documents: bool, progress) -> tuple[ClassificationRun, Corpus]:
+def _classify_corpus_file(
+    context: RunContext, *, origin: str, limit: int | None, estimate: bool, replace_documents: bool, progress
+) -> tuple[ClassificationRun, Corpus]:
     settings, warehouse = context.settings, context.warehouse
     prints = fingerprints(corpus_paths(settings.corpus), reading_options(settings))
     corpus = stored_if_unchanged(settings, warehouse, prints)
     if corpus is not None or limit is not None or estimate:
-        return _classify_read_corpus(context, corpus, prints, origin=origin, limit=limit,
-                                     estimate=estimate, replace_documents=replace_documents, progress=progress)
+        return _classify_read_corpus(
+            context,
+            corpus,
+            prints,
+            origin=origin,
+            limit=limit,
+            estimate=estimate,
+            replace_documents=replace_documents,
+            progress=progress,
+        )
     # created here, not by two threads at once, and held open: the run's many short connections then
     # find the database open instead of opening the file each time (0.4 s before the first request)
     shared = shared_ledger(settings)
     with one_stop(), warehouse.connect():  # one stop for the first documents, the rest and the closing
         reading = CorpusReading(settings, warehouse, prints, replace_documents)
         reading.start()
-        head, done_first = None, [0]
+        done_first = [0]
 
         def first_progress(outcome, total):
             done_first[0] += 1
             if progress:
                 progress(outcome, total)
-        try:
-            backend = resolve_backend(context, allow_fallback=True)  # while the first documents are read
-            reading.may_store.set()
-            reading.head_ready.wait()
-            try:
-                if reading.head is not None:  # else a small file, read whole already (or failed)
-                    head = classify_corpus(reading.head, context.codebook, backend,
-                                           HeldLedger(shared or warehouse, reading.gate),
-                                           concurrency=settings.concurrency, progress=first_progress,
-                                           keep_backend=True, hand_over=reading.hand_over, prompt=context.prompt)
-                reading.first_request_out.set()  # all of the first documents cached: nothing was asked
-                corpus = reading.result()
-            except BaseException:
-                backend.close()
-                raise
-        except BaseException:
-            reading.cancel()
-            raise
+
+        backend, head, corpus = _classify_while_reading(context, reading, shared, first_progress)
         for note in corpus.notes:
             log.warning(note)
         for doc_id in reading.replaced:
             log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)
         rest_progress = None if progress is None else (lambda outcome, total: progress(outcome, total + done_first[0]))
-        run = classify_documents(context, corpus.documents, origin=origin, progress=rest_progress, backend=backend,
-                                 head=head)
+        run = classify_documents(
+            context, corpus.documents, origin=origin, progress=rest_progress, backend=backend, head=head
+        )
         run.replaced_documents = reading.replaced
         return run, corpus
 
 
-def _classify_read_corpus(context: RunContext, corpus: Corpus | None, prints: pl.DataFrame,
-                          *, origin: str, limit: int | None, estimate: bool, replace_documents: bool,
-                          progress) -> tuple[ClassificationRun, Corpus]:
+def _classify_while_reading(
+    context: RunContext, reading: CorpusReading, shared: SharedLedger | None, first_progress
+) -> tuple:
+    """The file's first documents classified while the rest is read, their answers held until the whole
+    file is stored; the backend is resolved meanwhile and kept open for the rest. On any failure the
+    reading is cancelled and the backend closed, so nothing is left running. (backend, the first
+    documents' report or None for a file small enough to be read whole, the corpus)."""
+    head = None
+    try:
+        backend = resolve_backend(context, allow_fallback=True)  # while the first documents are read
+        reading.may_store.set()
+        reading.head_ready.wait()
+        try:
+            if reading.head is not None:  # else a small file, read whole already (or failed)
+                head = classify_corpus(
+                    reading.head,
+                    context.codebook,
+                    backend,
+                    HeldLedger(shared or context.warehouse, reading.gate),
+                    concurrency=context.settings.concurrency,
+                    progress=first_progress,
+                    keep_backend=True,
+                    hand_over=reading.hand_over,
+                    prompt=context.prompt,
+                )
+            reading.first_request_out.set()  # all of the first documents cached: nothing was asked
+            corpus = reading.result()
+        except BaseException:
+            backend.close()
+            raise
+    except BaseException:
+        reading.cancel()
+        raise
+    return backend, head, corpus
+
+
+def _classify_read_corpus(
+    context: RunContext,
+    corpus: Corpus | None,
+    prints: pl.DataFrame,
+    *,
+    origin: str,
+    limit: int | None,
+    estimate: bool,
+    replace_documents: bool,
+    progress,
+) -> tuple[ClassificationRun, Corpus]:
     """The file read whole first (or unchanged and read back from the warehouse), then classified."""
     settings, warehouse = context.settings, context.warehouse
     files = None
@@ -374,7 +552,8 @@ def _classify_read_corpus(context: RunContext, corpus: Corpus | None, prints: pl
     replaced = [] if files is None else store_corpus(warehouse, corpus, replace=replace_documents, files=files)
     for doc_id in replaced:
         log.warning("document %s: stored title/abstract replaced from %s", doc_id, settings.corpus)
-    run = classify_documents(context, corpus.documents, origin=origin, limit=limit, estimate=estimate,
-                             progress=progress, backend=backend)
+    run = classify_documents(
+        context, corpus.documents, origin=origin, limit=limit, estimate=estimate, progress=progress, backend=backend
+    )
     run.replaced_documents = replaced
     return run, corpus

@@ -51,4 +51,4 @@ def shard_ranges(keys: list[str], per_run: int) -> list[list[str]]:
     """`keys` (in order) cut into consecutive ranges of at most `per_run` shards: one run each."""
     if per_run < 1:
         raise ValueError(f"shards per run must be at least 1 (got {per_run})")
-    return [keys[start:start + per_run] for start in range(0, len(keys), per_run)]
+    return [keys[start : start + per_run] for start in range(0, len(keys), per_run)]

@@ -57,18 +57,23 @@ class ClassificationSummary(BaseModel):
         return self.stopped.startswith("interrupted")
 
     def lines(self) -> list[str]:
-        lines = [f"model {self.model}  codebook {self.codebook} v{self.codebook_version} ({self.codebook_hash})",
-                 f"documents: {self.corpus_documents} in corpus ({self.excluded_no_abstract} excluded: no abstract); "
-                 f"selected {self.selected}, cached {self.cached}, classified now {self.classified_now}, failed "
-                 f"{self.failed}, model calls {self.model_calls} ({self.requests} requests sent), {self.wall_seconds} s "
-                 f"(republishing results and snapshot {self.publishing_seconds} s)", *self._duplicate_lines(),
-                 *figures_lines(self.results)]
+        lines = [
+            f"model {self.model}  codebook {self.codebook} v{self.codebook_version} ({self.codebook_hash})",
+            f"documents: {self.corpus_documents} in corpus ({self.excluded_no_abstract} excluded: no abstract); "
+            f"selected {self.selected}, cached {self.cached}, classified now {self.classified_now}, failed "
+            f"{self.failed}, model calls {self.model_calls} ({self.requests} requests sent), {self.wall_seconds} s "
+            f"(republishing results and snapshot {self.publishing_seconds} s)",
+            *self._duplicate_lines(),
+            *figures_lines(self.results),
+        ]
         if self.estimate:
             e = self.estimate
-            lines.append(f"estimate: the {e.remaining_documents} documents left would take about "
-                         f"{_duration(e.projected_hours_median)} ({_duration(e.projected_hours_p90)} at the slow end), "
-                         f"from {e.sampled} sampled at {e.seconds_per_document_median:g} s per document (median; "
-                         f"{e.seconds_per_document_p90:g} s p90) on {e.slots} parallel slot(s)")
+            lines.append(
+                f"estimate: the {e.remaining_documents} documents left would take about "
+                f"{_duration(e.projected_hours_median)} ({_duration(e.projected_hours_p90)} at the slow end), "
+                f"from {e.sampled} sampled at {e.seconds_per_document_median:g} s per document (median; "
+                f"{e.seconds_per_document_p90:g} s p90) on {e.slots} parallel slot(s)"
+            )
         for key in ("stopped", "failed_documents", "replaced_documents"):
             value = getattr(self, key)
             if value:
@@ -82,9 +87,14 @@ class ClassificationSummary(BaseModel):
         if not self.duplicates_skipped:
             return []
         more = self.duplicates_skipped - len(self.duplicate_rows)
-        return ([f"duplicates skipped: {self.duplicates_skipped} row(s) repeat a paper already read (same id or "
-                 "DOI, same text)"] + [f"  {row}" for row in self.duplicate_rows] +
-                ([f"  ... and {more} more"] if more else []))
+        return (
+            [
+                f"duplicates skipped: {self.duplicates_skipped} row(s) repeat a paper already read (same id or "
+                "DOI, same text)"
+            ]
+            + [f"  {row}" for row in self.duplicate_rows]
+            + ([f"  ... and {more} more"] if more else [])
+        )
 
 
 def _duration(hours: float) -> str:
@@ -96,23 +106,42 @@ def summarize_run(run, corpus, warehouse: str, estimate: bool = False) -> Classi
     """`run` (service.ClassificationRun) over `corpus` (corpus.Corpus)."""
     report = run.report
     summary = ClassificationSummary(
-        model=run.model.model, codebook=run.codebook.name, codebook_version=str(run.codebook.version),
-        codebook_hash=run.codebook.content_hash[:12], corpus_documents=corpus.documents.height,
-        excluded_no_abstract=int(corpus.coverage["excluded_no_abstract"].sum()), selected=report.documents,
-        cached=report.cached, classified_now=report.classified, model_calls=report.model_calls,
-        requests=report.requests, failed=len(report.failed), wall_seconds=round(run.wall_seconds, 2),
-        publishing_seconds=round(run.publishing_seconds, 2), results=run.figures, warehouse=warehouse,
-        snapshot=str(run.snapshot), all_failed=report.all_failed, stopped=report.stopped,
-        failed_documents=report.failed[:20], replaced_documents=run.replaced_documents,
-        duplicates_skipped=len(corpus.skipped), duplicate_rows=corpus.skipped[:SHOWN_SKIPS])
+        model=run.model.model,
+        codebook=run.codebook.name,
+        codebook_version=str(run.codebook.version),
+        codebook_hash=run.codebook.content_hash[:12],
+        corpus_documents=corpus.documents.height,
+        excluded_no_abstract=int(corpus.coverage["excluded_no_abstract"].sum()),
+        selected=report.documents,
+        cached=report.cached,
+        classified_now=report.classified,
+        model_calls=report.model_calls,
+        requests=report.requests,
+        failed=len(report.failed),
+        wall_seconds=round(run.wall_seconds, 2),
+        publishing_seconds=round(run.publishing_seconds, 2),
+        results=run.figures,
+        warehouse=warehouse,
+        snapshot=str(run.snapshot),
+        all_failed=report.all_failed,
+        stopped=report.stopped,
+        failed_documents=report.failed[:20],
+        replaced_documents=run.replaced_documents,
+        duplicates_skipped=len(corpus.skipped),
+        duplicate_rows=corpus.skipped[:SHOWN_SKIPS],
+    )
     if estimate and report.seconds:
         from adri_pipeline.jev.metrics import percentiles
 
         median, p90 = percentiles(report.seconds, (50, 90)).values()
         remaining, slots = report.to_classify - report.sampled, report.slots
         summary.estimate = Estimate(
-            sampled=len(report.seconds), remaining_documents=remaining, slots=slots,
-            seconds_per_document_median=round(median, 3), seconds_per_document_p90=round(p90, 3),
+            sampled=len(report.seconds),
+            remaining_documents=remaining,
+            slots=slots,
+            seconds_per_document_median=round(median, 3),
+            seconds_per_document_p90=round(p90, 3),
             projected_hours_median=round(remaining * median / 3600 / slots, 4),
-            projected_hours_p90=round(remaining * p90 / 3600 / slots, 4))
+            projected_hours_p90=round(remaining * p90 / 3600 / slots, 4),
+        )
     return summary

@@ -99,9 +99,7 @@ def check_response(
     json_valid = True
     unexpected = set(content) - set(codebook.variables)
     if unexpected and not set(content) & set(codebook.variables):
-        return CheckedResponse(
-            None, {RESPONSE: [f"response ignores the schema (keys {sorted(unexpected)})"]}
-        )
+        return CheckedResponse(None, {RESPONSE: [f"response ignores the schema (keys {sorted(unexpected)})"]})
     for error in _validator(json.dumps(prompt.schema, sort_keys=True)).iter_errors(content):
         where = str(error.path[0]) if error.path else RESPONSE
         json_valid &= error.validator in CODEBOOK_VALIDATORS

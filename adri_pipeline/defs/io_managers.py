@@ -32,8 +32,11 @@ def content_hash(frame: pl.DataFrame) -> str:
 
 def versioned(frame: pl.DataFrame, **metadata) -> dg.Output:
     digest = content_hash(frame)
-    return dg.Output(frame, data_version=dg.DataVersion(digest),
-                     metadata={"rows": frame.height, "content_hash": digest[:16], **metadata})
+    return dg.Output(
+        frame,
+        data_version=dg.DataVersion(digest),
+        metadata={"rows": frame.height, "content_hash": digest[:16], **metadata},
+    )
 
 
 class DuckDBContentHashIOManager(dg.ConfigurableIOManager):
@@ -46,8 +49,9 @@ class DuckDBContentHashIOManager(dg.ConfigurableIOManager):
         table = self._table(context)
         warehouse = self.adri.warehouse_access()
         rewritten = store_versioned_table(warehouse, table, obj, content_hash(obj))
-        context.add_output_metadata({"table": table, "rewritten": rewritten,
-                                     **warehouse_table(table_description(warehouse, table))})
+        context.add_output_metadata(
+            {"table": table, "rewritten": rewritten, **warehouse_table(table_description(warehouse, table))}
+        )
 
     def load_input(self, context: dg.InputContext) -> pl.DataFrame:
         return read_table(self.adri.warehouse_access(), self._table(context.upstream_output))

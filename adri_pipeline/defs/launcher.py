@@ -30,12 +30,16 @@ class LocalRunLauncher(DefaultRunLauncher):
             return CheckRunHealthResult(WorkerStatus.RUNNING, "no worker process recorded yet")
         try:
             if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                return CheckRunHealthResult(WorkerStatus.RUNNING, f"worker process {pid} is running",
-                                            run_worker_id=str(pid))
+                return CheckRunHealthResult(
+                    WorkerStatus.RUNNING, f"worker process {pid} is running", run_worker_id=str(pid)
+                )
         except psutil.NoSuchProcess:
             pass
-        return CheckRunHealthResult(WorkerStatus.FAILED, f"run worker process {pid} is gone (killed, or the "
-                                    "machine's memory ran out)", run_worker_id=str(pid))
+        return CheckRunHealthResult(
+            WorkerStatus.FAILED,
+            f"run worker process {pid} is gone (killed, or the machine's memory ran out)",
+            run_worker_id=str(pid),
+        )
 
 
 def _worker_pid(instance, run_id: str) -> int | None:
@@ -60,11 +64,17 @@ def launch_classification(settings, dagster_url: str) -> str:
     from dagster_graphql import DagsterGraphQLClient, DagsterGraphQLClientError
 
     if not settings.ledger_url:
-        raise LaunchRefused("adri launch needs the shared ledger (ADRI_LEDGER_URL, as in the deployment's "
-                            "environment); on one machine, `adri classify` classifies in one process")
+        raise LaunchRefused(
+            "adri launch needs the shared ledger (ADRI_LEDGER_URL, as in the deployment's "
+            "environment); on one machine, `adri classify` classifies in one process"
+        )
     address = urlsplit(dagster_url if "//" in dagster_url else f"http://{dagster_url}")
-    client = DagsterGraphQLClient(address.hostname or "127.0.0.1", port_number=address.port,
-                                  use_https=address.scheme == "https", path_prefix=address.path.rstrip("/"))
+    client = DagsterGraphQLClient(
+        address.hostname or "127.0.0.1",
+        port_number=address.port,
+        use_https=address.scheme == "https",
+        path_prefix=address.path.rstrip("/"),
+    )
     try:
         return client.submit_job_execution("register_corpus_job", tags={"adri/launched_by": "adri launch"})
     except (DagsterGraphQLClientError, OSError) as exc:

@@ -40,10 +40,12 @@ class _SettingsResource(dg.ConfigurableResource):
         for name in SHAPES_THE_DEFINITIONS:
             given, deployed = getattr(self, name), getattr(DEPLOYED, name)
             if given is not None and getattr(self._settings, name) != deployed:
-                raise dg.Failure(f"launchpad {name} = {given!r} differs from the deployment's {deployed!r}, which "
-                                 "this code location's definitions were built with (pools, backfill policy, schedules, "
-                                 f"sensors): set ADRI_{name.upper()} where the code location runs and reload it, or "
-                                 "leave the field empty")
+                raise dg.Failure(
+                    f"launchpad {name} = {given!r} differs from the deployment's {deployed!r}, which "
+                    "this code location's definitions were built with (pools, backfill policy, schedules, "
+                    f"sensors): set ADRI_{name.upper()} where the code location runs and reload it, or "
+                    "leave the field empty"
+                )
 
     def _build(self) -> Settings:
         return Settings.load(**{name: getattr(self, name) for name in type(self).model_fields})
@@ -68,6 +70,8 @@ def _launchpad_type(annotation) -> type:
 
 # one field per setting, derived: a setting added to config.Settings is on the launchpad with no second list
 AdriSettings = create_model(
-    "AdriSettings", __base__=_SettingsResource, __module__=__name__,
+    "AdriSettings",
+    __base__=_SettingsResource,
+    __module__=__name__,
     **{name: (_launchpad_type(field.annotation) | None, None) for name, field in Settings.model_fields.items()},
 )

@@ -118,17 +118,29 @@ def answer_from(question: dict, probabilities: dict[str, float]) -> dict:
     values = [float(probabilities[o]) for o in names]
     if question["type"] == "choice":
         best = max(range(len(names)), key=lambda i: values[i])
-        return {"type": "choice", "choice": names[best], "probabilities": dict(zip(names, values)),
-                "confidence": choice_confidence(values)}
-    return {"type": "score", "score": float(sum(i * p for i, p in enumerate(values))),
-            "legend": {str(i): level if isinstance(level, str) else text_of(level)
-                       for i, level in enumerate(question["criteria"])},
-            "probabilities": dict(zip(names, values)), "confidence": score_confidence(values)}
+        return {
+            "type": "choice",
+            "choice": names[best],
+            "probabilities": dict(zip(names, values)),
+            "confidence": choice_confidence(values),
+        }
+    return {
+        "type": "score",
+        "score": float(sum(i * p for i, p in enumerate(values))),
+        "legend": {
+            str(i): level if isinstance(level, str) else text_of(level) for i, level in enumerate(question["criteria"])
+        },
+        "probabilities": dict(zip(names, values)),
+        "confidence": score_confidence(values),
+    }
 
 
 def response(model: str, answers: dict[str, dict], input_tokens: int = 0, output_tokens: int = 0) -> dict:
-    return {"model": model, "answers": answers,
-            "usage": {"input_tokens": int(input_tokens), "output_tokens": int(output_tokens)}}
+    return {
+        "model": model,
+        "answers": answers,
+        "usage": {"input_tokens": int(input_tokens), "output_tokens": int(output_tokens)},
+    }
 
 
 @dataclass(frozen=True)
@@ -182,8 +194,9 @@ def answer_problem(question: dict, answer) -> str:
         return "no answer"
     if answer.get("type") != question["type"]:
         return f"answer type {answer.get('type')!r} for a {question['type']} question"
-    errors = schema_errors("response", {"model": "-", "answers": {"q": answer},
-                                        "usage": {"input_tokens": 0, "output_tokens": 0}})
+    errors = schema_errors(
+        "response", {"model": "-", "answers": {"q": answer}, "usage": {"input_tokens": 0, "output_tokens": 0}}
+    )
     if errors:
         path, message = errors[0]
         return f"{'/'.join(map(str, path[2:])) or 'answer'}: {message}"

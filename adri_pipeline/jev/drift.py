@@ -62,11 +62,18 @@ class Signal:
         return (-1.0, 0.0) if self.alternative == "greater" else (-1.0, 0.0, 1.0)
 
 
-SIMILARITY = Signal("routing", "greater", "similarity to the nearest fit message; conformal test martingale "
-                                          "against the calibration split's")
-CONFIDENCE = Signal("mirror", "two-sided", "the mirror's probability for its answer; conformal test martingale "
-                                           "against its probabilities on the evaluated shadow traffic",
-                    "the rule decides")
+SIMILARITY = Signal(
+    "routing",
+    "greater",
+    "similarity to the nearest fit message; conformal test martingale against the calibration split's",
+)
+CONFIDENCE = Signal(
+    "mirror",
+    "two-sided",
+    "the mirror's probability for its answer; conformal test martingale "
+    "against its probabilities on the evaluated shadow traffic",
+    "the rule decides",
+)
 
 
 class ConformalMartingale:
@@ -101,8 +108,15 @@ class DriftMonitor:
     conformal test martingale reaches 1 / `level`, the drift over when the last `window` values pass
     Kolmogorov-Smirnov at `recovery_level`; thread-safe."""
 
-    def __init__(self, reference, window: int = WINDOW, level: float = LEVEL, announce: bool = True,
-                 signal: Signal = SIMILARITY, recovery_level: float = RECOVERY_LEVEL):
+    def __init__(
+        self,
+        reference,
+        window: int = WINDOW,
+        level: float = LEVEL,
+        announce: bool = True,
+        signal: Signal = SIMILARITY,
+        recovery_level: float = RECOVERY_LEVEL,
+    ):
         self.reference = np.asarray(reference, float)
         self.announce = announce  # a log line when the traffic drifts and when it returns (serving)
         self.window, self.level, self.recovery_level, self.signal = window, level, recovery_level, signal
@@ -121,11 +135,15 @@ class DriftMonitor:
             if not self.drifted and self.martingale.observe(value) >= 1 / self.level:
                 self._turn(True, f"conformal test martingale {self.martingale.capital:.3g} >= 1/{self.level:g}")
             elif self.drifted and len(self.recent) == self.window:
-                self.p_value = float(ks_2samp(np.asarray(self.recent), self.reference,
-                                              alternative=self.signal.alternative).pvalue)
+                self.p_value = float(
+                    ks_2samp(np.asarray(self.recent), self.reference, alternative=self.signal.alternative).pvalue
+                )
                 if self.p_value >= self.recovery_level:
-                    self._turn(False, f"the last {self.window} inputs against {len(self.reference)} calibration "
-                                      f"inputs, KS p = {self.p_value:.2g} >= {self.recovery_level:g}")
+                    self._turn(
+                        False,
+                        f"the last {self.window} inputs against {len(self.reference)} calibration "
+                        f"inputs, KS p = {self.p_value:.2g} >= {self.recovery_level:g}",
+                    )
             self.abstained += self.drifted
             return self.drifted
 
@@ -137,15 +155,30 @@ class DriftMonitor:
         if not drifted:
             self.martingale = ConformalMartingale(self.reference, self.signal.bets, seed=self.recoveries)
         if self.announce:
-            log.warning("%s drift %s: %s; %s", self.signal.watcher, "detected" if drifted else "over", why,
-                        f"{self.signal.while_drifted} until traffic returns" if drifted else "answering again")
+            log.warning(
+                "%s drift %s: %s; %s",
+                self.signal.watcher,
+                "detected" if drifted else "over",
+                why,
+                f"{self.signal.while_drifted} until traffic returns" if drifted else "answering again",
+            )
 
     def counters(self) -> dict:
         with self._lock:
-            return {"drifted": self.drifted, "p_value": self.p_value, "martingale": self.martingale.capital,
-                    "level": self.level, "window": self.window, "recovery_level": self.recovery_level,
-                    "reference_messages": len(self.reference), "served": self.served, "abstained": self.abstained,
-                    "alarms": self.alarms, "recoveries": self.recoveries, "signal": self.signal.description}
+            return {
+                "drifted": self.drifted,
+                "p_value": self.p_value,
+                "martingale": self.martingale.capital,
+                "level": self.level,
+                "window": self.window,
+                "recovery_level": self.recovery_level,
+                "reference_messages": len(self.reference),
+                "served": self.served,
+                "abstained": self.abstained,
+                "alarms": self.alarms,
+                "recoveries": self.recoveries,
+                "signal": self.signal.description,
+            }
 
 
 def replay(reference, values, window: int = WINDOW, level: float = LEVEL, signal: Signal = SIMILARITY) -> float:

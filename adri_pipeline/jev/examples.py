@@ -77,8 +77,10 @@ class CanonicalExample(BaseModel):
         if missing:
             raise ValueError(f"gold_label {missing[0]!r} is not among the options {sorted(offered)}")
         if len(self.options) > MAX_OPTIONS:
-            raise ValueError(f"{len(self.options)} options: the JEV design allows at most {MAX_OPTIONS} per question "
-                             "(sem_correspondencia included) in its first cycle")
+            raise ValueError(
+                f"{len(self.options)} options: the JEV design allows at most {MAX_OPTIONS} per question "
+                "(sem_correspondencia included) in its first cycle"
+            )
         return self
 
 

@@ -32,11 +32,13 @@ from pydantic import BaseModel, ConfigDict
 
 def _quiet(fn):
     """Small test slices often hold one label; sklearn warns about that, the figures stay right."""
+
     @wraps(fn)
     def wrapper(*args, **kwargs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             return fn(*args, **kwargs)
+
     return wrapper
 
 
@@ -59,8 +61,10 @@ def per_class(gold, predicted) -> dict[str, dict]:
 
     labels = sorted(set(gold) | set(predicted))
     p, r, f, n = precision_recall_fscore_support(gold, predicted, labels=labels, zero_division=0)
-    return {label: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(n[i])}
-            for i, label in enumerate(labels)}
+    return {
+        label: {"precision": float(p[i]), "recall": float(r[i]), "f1": float(f[i]), "support": int(n[i])}
+        for i, label in enumerate(labels)
+    }
 
 
 @_quiet
@@ -77,8 +81,10 @@ def high_confidence_wrong_rate(correct, confidence, threshold: float = 0.85) -> 
 
 
 def brier(probabilities: list[dict[str, float]], gold: list[str]) -> float:
-    scores = [sum((p - (option == g)) ** 2 for option, p in probs.items()) + (0.0 if g in probs else 1.0)
-              for probs, g in zip(probabilities, gold)]
+    scores = [
+        sum((p - (option == g)) ** 2 for option, p in probs.items()) + (0.0 if g in probs else 1.0)
+        for probs, g in zip(probabilities, gold)
+    ]
     return float(np.mean(scores)) if scores else float("nan")
 
 
@@ -86,16 +92,25 @@ def calibration_bins(correct, confidence, bins: int = 10) -> list[dict]:
     correct, confidence = np.asarray(correct, float), np.asarray(confidence, float)
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, bins - 1)
-    return [{"low": float(edges[b]), "high": float(edges[b + 1]), "count": int((index == b).sum()),
-             "accuracy": float(correct[index == b].mean()) if (index == b).any() else None,
-             "confidence": float(confidence[index == b].mean()) if (index == b).any() else None}
-            for b in range(bins)]
+    return [
+        {
+            "low": float(edges[b]),
+            "high": float(edges[b + 1]),
+            "count": int((index == b).sum()),
+            "accuracy": float(correct[index == b].mean()) if (index == b).any() else None,
+            "confidence": float(confidence[index == b].mean()) if (index == b).any() else None,
+        }
+        for b in range(bins)
+    ]
 
 
 def ece_mce(correct, confidence, bins: int = 10) -> tuple[float, float]:
     n = len(correct)
-    gaps = [(b["count"], abs(b["accuracy"] - b["confidence"])) for b in calibration_bins(correct, confidence, bins)
-            if b["count"]]
+    gaps = [
+        (b["count"], abs(b["accuracy"] - b["confidence"]))
+        for b in calibration_bins(correct, confidence, bins)
+        if b["count"]
+    ]
     if not gaps:
         return float("nan"), float("nan")
     return float(sum(c * g for c, g in gaps) / n), float(max(g for _, g in gaps))
@@ -139,8 +154,9 @@ def conformal_quantile(gold_probabilities, alpha: float) -> float:
 
 def conformal_set(probabilities: dict[str, float], quantile: float) -> list[str]:
     """The options whose probability is at least 1 - quantile, most probable first."""
-    return [option for option, p in sorted(probabilities.items(), key=lambda item: -item[1])
-            if p >= 1.0 - quantile - 1e-12]
+    return [
+        option for option, p in sorted(probabilities.items(), key=lambda item: -item[1]) if p >= 1.0 - quantile - 1e-12
+    ]
 
 
 def selective_at(correct, confidence, threshold: float) -> tuple[float, float]:
@@ -161,10 +177,13 @@ def out_of_scope(gold, predicted, confidence, threshold: float, no_match: str) -
     def share(numerator, denominator) -> float:
         return float(numerator.sum() / denominator.sum()) if denominator.any() else float("nan")
 
-    return {"out_of_scope": int(outside.sum()), "in_scope": int(inside.sum()),
-            "out_of_scope_recall": share(outside & ~routed, outside),
-            "in_scope_accuracy_on_accepted": share(accepted & (predicted == gold), accepted),
-            "in_scope_coverage": share(accepted, inside)}
+    return {
+        "out_of_scope": int(outside.sum()),
+        "in_scope": int(inside.sum()),
+        "out_of_scope_recall": share(outside & ~routed, outside),
+        "in_scope_accuracy_on_accepted": share(accepted & (predicted == gold), accepted),
+        "in_scope_coverage": share(accepted, inside),
+    }
 
 
 def set_f1(predicted_sets: list[set], gold_sets: list[set]) -> float:
@@ -175,8 +194,11 @@ def set_f1(predicted_sets: list[set], gold_sets: list[set]) -> float:
     if not gold_sets:
         return float("nan")
     binarizer = MultiLabelBinarizer().fit([*predicted_sets, *gold_sets, {""}])  # {""}: never an empty label space
-    return float(f1_score(binarizer.transform(gold_sets), binarizer.transform(predicted_sets), average="samples",
-                          zero_division=1.0))
+    return float(
+        f1_score(
+            binarizer.transform(gold_sets), binarizer.transform(predicted_sets), average="samples", zero_division=1.0
+        )
+    )
 
 
 MIN_RESAMPLED = 2  # a bootstrap of one observation can only draw it again: no spread to show
@@ -202,8 +224,9 @@ class NotEnoughData(BaseModel):
 Interval = tuple[float, float] | NotEnoughData
 
 
-def bootstrap_interval(statistic, n: int, rng: np.random.Generator, resamples: int = 1000,
-                       level: float = 0.95) -> Interval:
+def bootstrap_interval(
+    statistic, n: int, rng: np.random.Generator, resamples: int = 1000, level: float = 0.95
+) -> Interval:
     """Percentile bootstrap (scipy.stats.bootstrap) of `statistic(positions)` over draws of n positions
     in range(n) with replacement, so paired or weighted statistics resample whole examples. Below
     MIN_RESAMPLED observations, or where a draw leaves the statistic undefined (None or nan), there is
@@ -221,8 +244,15 @@ def bootstrap_interval(statistic, n: int, rng: np.random.Generator, resamples: i
 
     with warnings.catch_warnings():  # an undefined draw: NotEnoughData, as documented, not a warning
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        result = bootstrap((np.arange(n),), on_positions, n_resamples=resamples, confidence_level=level,
-                           method="percentile", vectorized=False, rng=rng)
+        result = bootstrap(
+            (np.arange(n),),
+            on_positions,
+            n_resamples=resamples,
+            confidence_level=level,
+            method="percentile",
+            vectorized=False,
+            rng=rng,
+        )
     low, high = (float(end) for end in result.confidence_interval)
     if not (np.isfinite(low) and np.isfinite(high)):
         return NotEnoughData.at(n, "the statistic is undefined on some resamples")
@@ -230,7 +260,7 @@ def bootstrap_interval(statistic, n: int, rng: np.random.Generator, resamples: i
 
 
 def interval_text(interval: Interval | list, digits: int = 3) -> str:
-    """"[low, high]", or why there is no interval."""
+    """ "[low, high]", or why there is no interval."""
     if isinstance(interval, NotEnoughData):
         return interval.reason
     low, high = interval
@@ -253,8 +283,9 @@ def krippendorff_alpha_nominal(annotations: list[list[str | None]]) -> float:
     import krippendorff
 
     labels = sorted({v for item in annotations for v in item if v is not None})
-    pairable = sum(len([v for v in item if v is not None]) for item in annotations
-                   if len([v for v in item if v is not None]) >= 2)
+    pairable = sum(
+        len([v for v in item if v is not None]) for item in annotations if len([v for v in item if v is not None]) >= 2
+    )
     if pairable <= 1:
         return float("nan")
     if len(labels) == 1:
@@ -272,5 +303,8 @@ def annotator_agreement(first: list[str], second: list[str]) -> dict[str, float]
     """Two annotations of the same examples: percent agreement, Cohen's kappa, Krippendorff's alpha."""
     from sklearn.metrics import cohen_kappa_score
 
-    return {"agreement": accuracy(first, second), "cohen_kappa": float(cohen_kappa_score(first, second)),
-            "krippendorff_alpha": krippendorff_alpha_nominal([[a, b] for a, b in zip(first, second)])}
+    return {
+        "agreement": accuracy(first, second),
+        "cohen_kappa": float(cohen_kappa_score(first, second)),
+        "krippendorff_alpha": krippendorff_alpha_nominal([[a, b] for a, b in zip(first, second)]),
+    }

@@ -60,6 +60,8 @@ def parse_request(raw: bytes) -> tuple[dict | None, list[dict]]:
     try:
         request = _ADAPTER.validate_json(raw)
     except ValidationError as exc:
-        return None, [{"loc": ["body", *error["loc"]], "msg": error["msg"], "type": error["type"]}
-                      for error in exc.errors(include_url=False, include_input=False, include_context=False)]
+        return None, [
+            {"loc": ["body", *error["loc"]], "msg": error["msg"], "type": error["type"]}
+            for error in exc.errors(include_url=False, include_input=False, include_context=False)
+        ]
     return request.model_dump(mode="json", exclude_unset=True), []

@@ -96,12 +96,13 @@ def fit_tokens(text: str, max_tokens: int, count) -> str:
     if not text.startswith("Contexto:") or at < 0:
         return _head_within("", text, max_tokens, count)
     lines = text[:at].split("\n")
-    head = [_one_turn_line(line) for line in lines
-            if not _TURN.match(line) and not line.startswith("Últimos turnos")][:MAX_HEAD_LINES]
+    head = [_one_turn_line(line) for line in lines if not _TURN.match(line) and not line.startswith("Últimos turnos")][
+        :MAX_HEAD_LINES
+    ]
     while len(head) > 2 and count(_render(head, [], [])) > max_tokens // 2:  # the sessions leave room
         head.pop()
-    turns = [_one_turn_line(line) for line in lines[-4 * MAX_TURNS:] if _TURN.match(line)]
-    message = text[at + 1:][:room]
+    turns = [_one_turn_line(line) for line in lines[-4 * MAX_TURNS :] if _TURN.match(line)]
+    message = text[at + 1 :][:room]
     kept = _newest_turns_that_fit(head, turns, [message], lambda t: count(t) <= max_tokens)
     if count(kept) <= max_tokens:
         return kept
@@ -121,8 +122,10 @@ def _head_within(prefix: str, message: str, max_tokens: int, count) -> str:
 
 
 # the JEV design, task 21 (a rule for every question): D4's, for each of its yes/no questions
-D4_CRITERIA = {"true": "sim: a mensagem pede isto, mesmo que peça outras coisas junto",
-               "false": "não: a mensagem não pede isto"}
+D4_CRITERIA = {
+    "true": "sim: a mensagem pede isto, mesmo que peça outras coisas junto",
+    "false": "não: a mensagem não pede isto",
+}
 
 
 def to_request(example: CanonicalExample, model: str = DEFAULT_MODEL) -> dict:
@@ -131,14 +134,26 @@ def to_request(example: CanonicalExample, model: str = DEFAULT_MODEL) -> dict:
     `true` / `false` criteria."""
     state = serialize_state(example.state, example.utterance)
     if example.task == "D4":  # the decision rule travels as each question's yes / no criteria
-        questions = {option: {"type": "noul", "instructions": f"A mensagem pede: {description}?",
-                              "criteria": D4_CRITERIA} for option, description in example.options.items()}
+        questions = {
+            option: {"type": "noul", "instructions": f"A mensagem pede: {description}?", "criteria": D4_CRITERIA}
+            for option, description in example.options.items()
+        }
     elif example.question_type == "noul":
-        questions = {example.task: {"type": "noul", "instructions": example.question, "criteria": {
-            "true": example.options.get(YES, "sim"), "false": example.options.get(NO, "não")}}}
+        questions = {
+            example.task: {
+                "type": "noul",
+                "instructions": example.question,
+                "criteria": {"true": example.options.get(YES, "sim"), "false": example.options.get(NO, "não")},
+            }
+        }
     else:
-        questions = {example.task: {"type": example.question_type, "instructions": example.question,
-                                    "criteria": dict(example.options)}}
+        questions = {
+            example.task: {
+                "type": example.question_type,
+                "instructions": example.question,
+                "criteria": dict(example.options),
+            }
+        }
     return {"model": model, "state": state, "questions": questions}
 
 
@@ -151,9 +166,15 @@ def parse_state(text: str) -> dict:
     """What a candidate may know: the fields of the serialized text, nothing more."""
     fields = dict(_FIELD.findall(text))
     suspended = _SESSION.findall(text)  # (agent, last user turn to it)
-    turns = [{"role": "user" if who == "usuário" else "agent", "agent": agent or None, "text": said}
-             for who, agent, said in _TURN.findall(text)]
+    turns = [
+        {"role": "user" if who == "usuário" else "agent", "agent": agent or None, "text": said}
+        for who, agent, said in _TURN.findall(text)
+    ]
     # a state from elsewhere (a request `adri routing serve` did not build): the whole text is the message
     message = fields["Mensagem"] if "Mensagem" in fields else " ".join(text.split())
-    return {"active_agent": None if fields.get("Agente ativo") == "nenhum" else fields.get("Agente ativo"),
-            "suspended": suspended, "turns": turns, "message": message}
+    return {
+        "active_agent": None if fields.get("Agente ativo") == "nenhum" else fields.get("Agente ativo"),
+        "suspended": suspended,
+        "turns": turns,
+        "message": message,
+    }

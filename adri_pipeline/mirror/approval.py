@@ -52,16 +52,47 @@ def read_evaluation(path: Path, content: bytes | None = None) -> dict:
     return report
 
 
-def check_approval(name: str, mode: str, threshold: float, approval: Approval | None, base: Path,
-                   overrides: list | None = None) -> ApprovalEvidence | None:
+def check_approval(
+    name: str, mode: str, threshold: float, approval: Approval | None, base: Path, overrides: list | None = None
+) -> ApprovalEvidence | None:
     """Refuse, naming the point, unless `approval` binds `mode` to an evaluation that recommended it,
     and, in control, only moves (`overrides`) that evaluation recommended. The evaluation's evidence
     for an acting point (what its gate watches drift against); None for a point that does not act."""
     if AUTHORITY[mode] == 0:
         return None
     if approval is None:
-        raise ApprovalError(f"point {name}: mode {mode} needs an approval bound to an evaluation "
-                            f"(adri mirror approve {name} --evaluation {EVALUATION_FILE})")
+        raise ApprovalError(
+            f"point {name}: mode {mode} needs an approval bound to an evaluation "
+            f"(adri mirror approve {name} --evaluation {EVALUATION_FILE})"
+        )
+    evaluation = _approved_evaluation(name, approval, base)
+    if AUTHORITY[mode] > AUTHORITY.get(evaluation.recommended_mode, 0):
+        raise ApprovalError(
+            f"point {name}: mode {mode} but its evaluation recommended "
+            f"{evaluation.recommendation!r} (mode {evaluation.recommended_mode})"
+        )
+    allowed = {tuple(move) for move in evaluation.recommended_overrides or []}
+    if (
+        mode == "control"
+        and overrides
+        and evaluation.recommended_overrides is not None
+        and (extra := sorted(list(m) for m in {tuple(m) for m in overrides} - allowed))
+    ):
+        raise ApprovalError(
+            f"point {name}: overrides {extra} were not recommended by its evaluation "
+            f"(recommended: {sorted(list(m) for m in allowed)})"
+        )
+    if threshold < evaluation.threshold:
+        raise ApprovalError(
+            f"point {name}: threshold {threshold} is below the {evaluation.threshold} its evaluation measured"
+        )
+    return evaluation
+
+
+def _approved_evaluation(name: str, approval: Approval, base: Path) -> ApprovalEvidence:
+    """Point `name`'s evaluation in the report its approval names, refused unless the report is the very
+    one approved (same sha256, same evaluation date) and evaluates the point as adri mirror evaluate
+    writes it."""
     path = approval.evaluation if approval.evaluation.is_absolute() else base / approval.evaluation
     if not path.is_file():
         raise ApprovalError(f"point {name}: the evaluation it was approved on is missing: {path}")
@@ -70,24 +101,15 @@ def check_approval(name: str, mode: str, threshold: float, approval: Approval | 
         raise ApprovalError(f"point {name}: {path} changed since the approval (sha256 differs)")
     report = read_evaluation(path, content)
     if report["evaluated_at"] != approval.date:
-        raise ApprovalError(f"point {name}: approval dated {approval.date} but {path} was evaluated "
-                            f"at {report['evaluated_at']}")
+        raise ApprovalError(
+            f"point {name}: approval dated {approval.date} but {path} was evaluated at {report['evaluated_at']}"
+        )
     if name not in report["evaluations"]:
         raise ApprovalError(f"point {name}: {path} does not evaluate this point")
     try:
-        evaluation = ApprovalEvidence.model_validate(report["evaluations"][name])
+        return ApprovalEvidence.model_validate(report["evaluations"][name])
     except ValidationError as exc:
-        raise ApprovalError(f"point {name}: {path}: its evaluation is not one adri mirror evaluate writes "
-                            f"({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']})") from None
-    if AUTHORITY[mode] > AUTHORITY.get(evaluation.recommended_mode, 0):
-        raise ApprovalError(f"point {name}: mode {mode} but its evaluation recommended "
-                            f"{evaluation.recommendation!r} (mode {evaluation.recommended_mode})")
-    allowed = {tuple(move) for move in evaluation.recommended_overrides or []}
-    if mode == "control" and overrides and evaluation.recommended_overrides is not None and \
-            (extra := sorted(list(m) for m in {tuple(m) for m in overrides} - allowed)):
-        raise ApprovalError(f"point {name}: overrides {extra} were not recommended by its evaluation "
-                            f"(recommended: {sorted(list(m) for m in allowed)})")
-    if threshold < evaluation.threshold:
-        raise ApprovalError(f"point {name}: threshold {threshold} is below the {evaluation.threshold} "
-                            "its evaluation measured")
-    return evaluation
+        raise ApprovalError(
+            f"point {name}: {path}: its evaluation is not one adri mirror evaluate writes "
+            f"({exc.errors()[0]['loc']}: {exc.errors()[0]['msg']})"
+        ) from None

@@ -90,25 +90,39 @@ def override_directions(point: DecisionPoint, counted: list[dict]) -> list[dict]
     moves: dict[tuple, dict] = {}
     for record in counted:
         rule, mirror = record["rule_decision"], record["mirror_decision"]
-        if mirror is None or mirror == rule or mirror not in point.options or rule not in point.options \
-                or not (record["probability"] or 0) >= point.threshold:
+        if (
+            mirror is None
+            or mirror == rule
+            or mirror not in point.options
+            or rule not in point.options
+            or not (record["probability"] or 0) >= point.threshold
+        ):
             continue
-        move = moves.setdefault((rule, mirror), {"rule": rule, "mirror": mirror, "cases": 0, "mirror_right": 0,
-                                                 "rule_right": 0})
+        move = moves.setdefault(
+            (rule, mirror), {"rule": rule, "mirror": mirror, "cases": 0, "mirror_right": 0, "rule_right": 0}
+        )
         move["cases"] += 1
         move["mirror_right"] += mirror == record["judge_a"]
         move["rule_right"] += rule == record["judge_a"]
     for move in moves.values():
         hardens = not point.safety or point.restrictiveness(move["mirror"]) > point.restrictiveness(move["rule"])
-        move["clear"] = bool(hardens and move["mirror_right"] >= OVERRIDE_MIN_CASES
-                             and move["mirror_right"] >= OVERRIDE_MIN_SHARE * move["cases"])
+        move["clear"] = bool(
+            hardens
+            and move["mirror_right"] >= OVERRIDE_MIN_CASES
+            and move["mirror_right"] >= OVERRIDE_MIN_SHARE * move["cases"]
+        )
     return sorted(moves.values(), key=lambda m: (-m["cases"], m["rule"], m["mirror"]))
 
 
 def traffic_days(records: list[dict]) -> list[str]:
     """The UTC dates on which the point saw traffic, in order."""
-    return sorted({datetime.fromisoformat(str(r["timestamp"])).astimezone(timezone.utc).date().isoformat()
-                   for r in records if r.get("timestamp")})
+    return sorted(
+        {
+            datetime.fromisoformat(str(r["timestamp"])).astimezone(timezone.utc).date().isoformat()
+            for r in records
+            if r.get("timestamp")
+        }
+    )
 
 
 def recommended_mode(point: DecisionPoint, recommendation: str) -> str:
@@ -125,8 +139,15 @@ def recommended_mode(point: DecisionPoint, recommendation: str) -> str:
     return "control"
 
 
-def _recommendation(point: DecisionPoint, confident_cases: int, gain_ci: metrics.Interval, days: int,
-                    counted: list[dict], min_days: int, min_agreed: int) -> tuple[str, list[str], list, list]:
+def _recommendation(
+    point: DecisionPoint,
+    confident_cases: int,
+    gain_ci: metrics.Interval,
+    days: int,
+    counted: list[dict],
+    min_days: int,
+    min_agreed: int,
+) -> tuple[str, list[str], list, list]:
     """(recommendation, reasons, every direction's figures, the directions control may move in): promote
     only on a gain interval above zero when confident, enough shadow evidence, and a direction in
     which the mirror wins clearly (the mirror design: "Controlo numa única direção")."""
@@ -147,8 +168,9 @@ def _recommendation(point: DecisionPoint, confident_cases: int, gain_ci: metrics
     else:
         recommendation = "keep shadow"
         reasons.append(f"no clear difference when confident: gain 95 % CI {shown}")
-    short = [f"{days} day(s) of shadow traffic (need {min_days})"] * (days < min_days) + \
-        [f"{len(counted)} cases both judges labelled alike (need {min_agreed})"] * (len(counted) < min_agreed)
+    short = [f"{days} day(s) of shadow traffic (need {min_days})"] * (days < min_days) + [
+        f"{len(counted)} cases both judges labelled alike (need {min_agreed})"
+    ] * (len(counted) < min_agreed)
     if recommendation == "promote" and short:
         recommendation = "keep shadow"
         reasons.append("not enough shadow evidence yet: " + "; ".join(short))
@@ -156,8 +178,10 @@ def _recommendation(point: DecisionPoint, confident_cases: int, gain_ci: metrics
     overrides = [[m["rule"], m["mirror"]] for m in moves if m["clear"]]
     if recommendation == "promote" and point.question_type != "score" and not overrides:
         recommendation = "keep shadow"
-        reasons.append(f"the mirror wins overall but in no single direction clearly (a move needs "
-                       f"{OVERRIDE_MIN_CASES} agreed cases right and {OVERRIDE_MIN_SHARE:.0%} of its cases)")
+        reasons.append(
+            f"the mirror wins overall but in no single direction clearly (a move needs "
+            f"{OVERRIDE_MIN_CASES} agreed cases right and {OVERRIDE_MIN_SHARE:.0%} of its cases)"
+        )
     if recommendation == "promote" and overrides:
         reasons.append("control in one direction only: " + ", ".join(f"{a} -> {b}" for a, b in overrides))
     if recommendation == "promote" and point.safety:
@@ -165,65 +189,125 @@ def _recommendation(point: DecisionPoint, confident_cases: int, gain_ci: metrics
     return recommendation, reasons, moves, overrides
 
 
-def evaluate_point(name: str, point: DecisionPoint, records: list[dict], judged: list[dict],
-                   hourly_price_usd: float, seed: int = 3, min_days: int = MIN_SHADOW_DAYS,
-                   min_agreed: int = MIN_AGREED_CASES) -> PointEvaluation:
+def evaluate_point(
+    name: str,
+    point: DecisionPoint,
+    records: list[dict],
+    judged: list[dict],
+    hourly_price_usd: float,
+    seed: int = 3,
+    min_days: int = MIN_SHADOW_DAYS,
+    min_agreed: int = MIN_AGREED_CASES,
+) -> PointEvaluation:
     counted = [r for r in judged if r["judge_a"] is not None and r["judge_a"] == r["judge_b"]]
-    labelled = [r for r in judged if r["judge_a"] is not None and r["judge_b"] is not None]
     label = np.array([r["judge_a"] for r in counted], dtype=object)
     weight = np.array([r["weight"] for r in counted], float)
     rule_ok = np.array([r["rule_decision"] for r in counted], dtype=object) == label
     mirror_ok = np.array([r["mirror_decision"] for r in counted], dtype=object) == label
     confident = np.array([(r["probability"] or 0) >= point.threshold for r in counted], bool)
-    # what control would have returned: the mirror when confident (and, for safety, not looser)
-    gated = np.array([_gated(point, r) for r in counted], dtype=object) == label
-    with_mirror = [r for r in records if r.get("mirror_decision") is not None]
-    latencies = [r["latency_ms"] for r in with_mirror]
-    diagnosis = diagnose_failures(point, counted)
+    gain_ci = _gain_interval(rule_ok, mirror_ok, weight, confident, seed)
 
+    days = traffic_days(records)
+    recommendation, reasons, moves, overrides = _recommendation(
+        point, int(confident.sum()), gain_ci, len(days), counted, min_days, min_agreed
+    )
+    # what control would have returned: the mirror when confident (and, for safety, not looser), moving
+    # only in the recommended directions when there are some
+    gating = point.model_copy(update={"overrides": [tuple(o) for o in overrides]}) if overrides else point
+    gated = np.array([_gated(gating, r) for r in counted], dtype=object) == label
+    with_mirror = [r for r in records if r.get("mirror_decision") is not None]
+    return PointEvaluation.model_validate(
+        {
+            "decision_point": name,
+            **_traffic_figures(point, records, with_mirror, hourly_price_usd),
+            **_judging_figures(judged, counted),
+            **_accuracies(rule_ok, mirror_ok, gated, confident, weight),
+            "failure_diagnosis": diagnose_failures(point, counted),
+            "gain_ci95": gain_ci if isinstance(gain_ci, metrics.NotEnoughData) else list(gain_ci),
+            "threshold": point.threshold,
+            **_shadow_evidence(days, min_days, min_agreed),
+            "recommendation": recommendation,
+            "recommended_mode": recommended_mode(point, recommendation),
+            "overrides": moves,
+            "recommended_overrides": overrides if recommendation == "promote" else [],
+            "reasons": reasons,
+            "confidence_reference": confidence_reference(with_mirror),
+        }
+    )
+
+
+def _judging_figures(judged: list[dict], counted: list[dict]) -> dict:
+    """How much was judged and how often the two judges agreed: only the cases they labelled alike count."""
+    labelled = [r for r in judged if r["judge_a"] is not None and r["judge_b"] is not None]
+    return {
+        "sampled": len(judged),
+        "disagreements_sampled": sum(r["stratum"] == "disagreement" for r in judged),
+        "judge_agreement_rate": len(counted) / len(labelled) if labelled else float("nan"),
+        "counted": len(counted),
+    }
+
+
+def _shadow_evidence(days: list[str], min_days: int, min_agreed: int) -> dict:
+    """The days of shadow traffic behind the evaluation, beside the least a promotion needs."""
+    return {
+        "shadow_days": len(days),
+        "first_day": days[0] if days else None,
+        "last_day": days[-1] if days else None,
+        "min_shadow_days": min_days,
+        "min_agreed_cases": min_agreed,
+    }
+
+
+def _gain_interval(rule_ok: np.ndarray, mirror_ok: np.ndarray, weight: np.ndarray, confident: np.ndarray, seed: int):
+    """The bootstrap interval of the mirror's weighted accuracy over the rule's, on the cases where the
+    mirror was confident: the only cases control would hand to it."""
     index = np.nonzero(confident)[0]
 
     def gain(positions):
         pick = index[positions]
         return _weighted_accuracy(mirror_ok[pick], weight[pick]) - _weighted_accuracy(rule_ok[pick], weight[pick])
 
-    gain_ci = metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
+    return metrics.bootstrap_interval(gain, len(index), np.random.default_rng(seed))
 
-    days = traffic_days(records)
-    recommendation, reasons, moves, overrides = _recommendation(point, len(index), gain_ci, len(days),
-                                                                counted, min_days, min_agreed)
-    if overrides:  # what control would have had, moving only in the recommended directions
-        directed = point.model_copy(update={"overrides": [tuple(o) for o in overrides]})
-        gated = np.array([_gated(directed, r) for r in counted], dtype=object) == label
 
-    mean_latency_s = float(np.mean(latencies)) / 1000 if latencies else float("nan")
-    return PointEvaluation.model_validate({
-        "decision_point": name, "logged": len(records), "with_mirror": len(with_mirror),
-        "sampled": len(judged), "disagreements_sampled": sum(r["stratum"] == "disagreement" for r in judged),
-        "judge_agreement_rate": len(counted) / len(labelled) if labelled else float("nan"),
-        "counted": len(counted),
+def _accuracies(
+    rule_ok: np.ndarray, mirror_ok: np.ndarray, gated: np.ndarray, confident: np.ndarray, weight: np.ndarray
+) -> dict:
+    """The rule's, the mirror's and control's weighted accuracy on the cases both judges agreed on,
+    overall and where the mirror was confident, and the confident mistakes a threshold cannot catch."""
+    return {
         "rule_accuracy": _weighted_accuracy(rule_ok, weight),
         "mirror_accuracy": _weighted_accuracy(mirror_ok, weight),
         "rule_accuracy_when_mirror_confident": _weighted_accuracy(rule_ok[confident], weight[confident]),
         "mirror_accuracy_when_confident": _weighted_accuracy(mirror_ok[confident], weight[confident]),
         "control_accuracy": _weighted_accuracy(gated, weight),
-        "coverage_at_threshold": float(np.mean([(r["probability"] or 0) >= point.threshold for r in with_mirror]))
-        if with_mirror else float("nan"),
         "high_confidence_errors": int((confident & ~mirror_ok).sum()),
+    }
+
+
+def _traffic_figures(
+    point: DecisionPoint, records: list[dict], with_mirror: list[dict], hourly_price_usd: float
+) -> dict:
+    """What the logged traffic says without any judge: how much the mirror answered and how confidently,
+    how fast, at what cost per decision, and how often it failed or was dropped."""
+    latencies = [r["latency_ms"] for r in with_mirror]
+    mean_latency_s = float(np.mean(latencies)) / 1000 if latencies else float("nan")
+    return {
+        "logged": len(records),
+        "with_mirror": len(with_mirror),
+        "coverage_at_threshold": float(np.mean([(r["probability"] or 0) >= point.threshold for r in with_mirror]))
+        if with_mirror
+        else float("nan"),
         "latency_ms": metrics.percentiles(latencies),
-        "cost_per_decision_usd": hourly_price_usd * mean_latency_s / 3600, "hourly_price_usd": hourly_price_usd,
-        "dropped_or_failed": sum(r.get("outcome") in ("timeout", "mirror_error", "mirror_busy", "quota_exhausted",
-                                                      "no_answer", "dropped_queue_full") for r in records),
+        "cost_per_decision_usd": hourly_price_usd * mean_latency_s / 3600,
+        "hourly_price_usd": hourly_price_usd,
+        "dropped_or_failed": sum(
+            r.get("outcome")
+            in ("timeout", "mirror_error", "mirror_busy", "quota_exhausted", "no_answer", "dropped_queue_full")
+            for r in records
+        ),
         "dropped_queue_full": sum(r.get("outcome") == "dropped_queue_full" for r in records),
-        "failure_diagnosis": diagnosis,
-        "gain_ci95": gain_ci if isinstance(gain_ci, metrics.NotEnoughData) else list(gain_ci),
-        "threshold": point.threshold,
-        "shadow_days": len(days), "first_day": days[0] if days else None, "last_day": days[-1] if days else None,
-        "min_shadow_days": min_days, "min_agreed_cases": min_agreed,
-        "recommendation": recommendation, "recommended_mode": recommended_mode(point, recommendation),
-        "overrides": moves, "recommended_overrides": overrides if recommendation == "promote" else [],
-        "reasons": reasons, "confidence_reference": confidence_reference(with_mirror),
-    })
+    }
 
 
 def confidence_reference(records: list[dict]) -> list[float]:
@@ -244,10 +328,13 @@ def diagnose_failures(point: DecisionPoint, counted: list[dict], examples: int =
     for record in counted:
         if record["mirror_decision"] is None or record["mirror_decision"] == record["judge_a"]:
             continue
-        cause = ("state_lacks_information" if (record["probability"] or 0) >= point.threshold
-                 else "question_unclear")
-        out[cause].append({k: record.get(k) for k in ("state_hash", "state", "rule_decision", "mirror_decision",
-                                                      "probability", "judge_a")})
+        cause = "state_lacks_information" if (record["probability"] or 0) >= point.threshold else "question_unclear"
+        out[cause].append(
+            {
+                k: record.get(k)
+                for k in ("state_hash", "state", "rule_decision", "mirror_decision", "probability", "judge_a")
+            }
+        )
     return {cause: {"count": len(items), "examples": items[:examples]} for cause, items in out.items()}
 
 
@@ -255,19 +342,37 @@ def recommended_configuration(points: dict[str, DecisionPoint], evaluations: dic
     """The configuration the evaluation supports, for a person to review: every point stays in its
     current non-acting mode (off or shadow) until `adri mirror approve` binds it to the evaluation;
     `evidence` shows the mode each may be approved for and why."""
-    out = {"note": "generated by adri mirror evaluate; review `evidence`, then run adri mirror approve POINT "
-                   "--evaluation mirror_evaluation.json --config THIS_FILE", "points": {}, "evidence": {}}
+    out = {
+        "note": "generated by adri mirror evaluate; review `evidence`, then run adri mirror approve POINT "
+        "--evaluation mirror_evaluation.json --config THIS_FILE",
+        "points": {},
+        "evidence": {},
+    }
     for name, point in points.items():
         evaluation = evaluations.get(name)
         mode = point.mode if point.mode in ("off", "shadow") else "shadow"
         if evaluation is not None and evaluation.recommendation == "retire":
             mode = "off"
         out["points"][name] = point.model_dump(exclude={"approval"}) | {"mode": mode}
-        out["evidence"][name] = {k: getattr(evaluation, k, None) for k in (
-            "recommendation", "recommended_mode", "recommended_overrides", "reasons", "counted", "shadow_days",
-            "first_day", "last_day",
-            "rule_accuracy_when_mirror_confident", "mirror_accuracy_when_confident", "control_accuracy",
-            "rule_accuracy", "coverage_at_threshold", "gain_ci95")}
+        out["evidence"][name] = {
+            k: getattr(evaluation, k, None)
+            for k in (
+                "recommendation",
+                "recommended_mode",
+                "recommended_overrides",
+                "reasons",
+                "counted",
+                "shadow_days",
+                "first_day",
+                "last_day",
+                "rule_accuracy_when_mirror_confident",
+                "mirror_accuracy_when_confident",
+                "control_accuracy",
+                "rule_accuracy",
+                "coverage_at_threshold",
+                "gain_ci95",
+            )
+        }
     return out
 
 
@@ -276,8 +381,9 @@ def evaluation_folder(warehouse: Warehouse, log_path: Path) -> Path:
     return warehouse.path.parent / "mirror" / Path(log_path).stem
 
 
-def write_recommended_configuration(out_dir: Path, points: dict[str, DecisionPoint],
-                                    evaluations: dict[str, PointEvaluation]) -> Path:
+def write_recommended_configuration(
+    out_dir: Path, points: dict[str, DecisionPoint], evaluations: dict[str, PointEvaluation]
+) -> Path:
     """`recommended_gate.yaml`: nothing in it acts until a person approves a point with `adri mirror approve`."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "recommended_gate.yaml"

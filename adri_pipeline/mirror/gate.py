@@ -110,9 +110,26 @@ def _probability(value) -> float | None:
     return number if number is not None and 0.0 <= number <= 1.0 else None
 
 
+def _state_hash_key(config: GateConfig, hash_key: bytes | None) -> bytes:
+    """The key state hashes are made with: the one given, else the environment's; else a random one for
+    this process, said in the log, since its hashes then match no other process's."""
+    key = hash_key or os.environ.get(config.state_hash_key_env, "").encode()
+    if not key:
+        logger.info("%s not set: state hashes are keyed with a random key for this process", config.state_hash_key_env)
+        key = secrets.token_bytes(32)
+    return key
+
+
 class Gate:
-    def __init__(self, config: GateConfig, rules: dict[str, Rule], mirrors: dict[str, Mirror], log: RecordLog | None = None,
-                 run_id: str | None = None, hash_key: bytes | None = None):
+    def __init__(
+        self,
+        config: GateConfig,
+        rules: dict[str, Rule],
+        mirrors: dict[str, Mirror],
+        log: RecordLog | None = None,
+        run_id: str | None = None,
+        hash_key: bytes | None = None,
+    ):
         missing = [n for n in config.points if n not in rules]
         if missing:
             raise GateConfigError(f"no rule for decision point(s) {missing}")
@@ -121,26 +138,18 @@ class Gate:
         self._add_served_mirrors(config)
         self.run_id = run_id
         self.redactor = config.redactor()
-        key = hash_key or os.environ.get(config.state_hash_key_env, "").encode()
-        if not key:
-            logger.info("%s not set: state hashes are keyed with a random key for this process",
-                        config.state_hash_key_env)
-            key = secrets.token_bytes(32)
-        self._hash_key = key
+        self._hash_key = _state_hash_key(config, hash_key)
         self.dropped: Counter = Counter()
         self.outcomes: Counter = Counter()
         self._calls: dict[str, deque] = {name: deque() for name in config.points}
         self._quota_lock = threading.Lock()
         # control and shadow ask the mirror through lanes of their own: a hung mirror that fills the
         # shadow lane never makes a control decision wait or time out, and the reverse
-        self._lanes = {"control": _Lane(CONTROL_LANE_WORKERS, "mirror-control"),
-                       "shadow": _Lane(config.shadow_workers + 2, "mirror-shadow")}
-        # log records are written by a thread of their own, never on the caller's path; past this many
-        # waiting, records are counted as lost (log_dropped) rather than block a decision
-        self._log_queue: queue.Queue = queue.Queue(maxsize=max(4 * config.queue_size, LOG_QUEUE_MIN))
-        self.log_dropped = 0
-        self._log_writer = threading.Thread(target=self._write_log, daemon=True, name="mirror-log")
-        self._log_writer.start()
+        self._lanes = {
+            "control": _Lane(CONTROL_LANE_WORKERS, "mirror-control"),
+            "shadow": _Lane(config.shadow_workers + 2, "mirror-shadow"),
+        }
+        self._start_the_log_writer(config)
         self._unconfigured: set[str] = set()  # points a caller asks about that the configuration lost
         # (path, size, mtime) of each acting point's evaluation as last checked, and the points whose
         # evaluation changed under a running gate: those fall back to the rule until a reload
@@ -148,9 +157,19 @@ class Gate:
         self._revoked: set[str] = set()
         self.drift = config.drift_monitors()  # per acting point: is the mirror's confidence like its evaluation's?
         self._queue: queue.Queue = queue.Queue(maxsize=config.queue_size)
-        self._workers = [threading.Thread(target=self._shadow_worker, daemon=True) for _ in range(config.shadow_workers)]
+        self._workers = [
+            threading.Thread(target=self._shadow_worker, daemon=True) for _ in range(config.shadow_workers)
+        ]
         for worker in self._workers:
             worker.start()
+
+    def _start_the_log_writer(self, config: GateConfig) -> None:
+        """Log records are written by a thread of their own, never on the caller's path; past this many
+        waiting, records are counted as lost (log_dropped) rather than block a decision."""
+        self._log_queue: queue.Queue = queue.Queue(maxsize=max(4 * config.queue_size, LOG_QUEUE_MIN))
+        self.log_dropped = 0
+        self._log_writer = threading.Thread(target=self._write_log, daemon=True, name="mirror-log")
+        self._log_writer.start()
 
     def _add_served_mirrors(self, config: GateConfig) -> None:
         """Points whose configuration names a System One server get it as their mirror (one client per
@@ -180,8 +199,10 @@ class Gate:
         self._add_served_mirrors(config)
         self._evaluations_seen, self._revoked = {}, set()  # load_gate_config checked every approval again
         kept = self.drift  # a monitor whose reference is unchanged keeps its window (and its alarm)
-        self.drift = {name: kept[name] if name in kept and np.array_equal(kept[name].reference, monitor.reference)
-                      else monitor for name, monitor in config.drift_monitors().items()}
+        self.drift = {
+            name: kept[name] if name in kept and np.array_equal(kept[name].reference, monitor.reference) else monitor
+            for name, monitor in config.drift_monitors().items()
+        }
         self.config = config  # one assignment: a decision reads either the old or the new configuration
         for name, what in config.describe().items():
             logger.info("reloaded %s: %s", name, what)
@@ -205,8 +226,9 @@ class Gate:
         lost = [n for n in names if n not in points]
         for name in set(lost) - self._unconfigured:
             self._unconfigured.add(name)
-            logger.warning("decision point %s is not in the gate's configuration (a reload dropped it?): "
-                           "its rule decides", name)
+            logger.warning(
+                "decision point %s is not in the gate's configuration (a reload dropped it?): its rule decides", name
+            )
         try:
             decided = {n: Decision(rule_answers[n], "rule", "not_configured") for n in lost}
             return decided | self._decide(state, [n for n in names if n in points], rule_answers)
@@ -222,8 +244,9 @@ class Gate:
             if point.mode == "off" or name not in self.mirrors:
                 decisions[name] = Decision(rule_answer, "rule", "rule_only")
             elif not point.accepts(rule_answer):
-                self._write(name, state, rule_answer, _Asked(None, None, 0.0, ""), point.mode, "rule",
-                            "rule_invalid_option")
+                self._write(
+                    name, state, rule_answer, _Asked(None, None, 0.0, ""), point.mode, "rule", "rule_invalid_option"
+                )
                 decisions[name] = Decision(rule_answer, "rule", "rule_invalid_option")
             elif point.mode == "shadow":
                 shadow.append(name)
@@ -233,23 +256,37 @@ class Gate:
             else:
                 acting.append(name)
         if shadow:
-            try:
-                self._queue.put_nowait((shadow, state, rule_answers))
-            except queue.Full:
-                for name in shadow:
-                    self.dropped[name] += 1
-                    self._write(name, None, rule_answers[name], _Asked(None, None, 0.0, ""), "shadow", "rule",
-                                "dropped_queue_full")
+            self._queue_for_shadow(shadow, state, rule_answers)
         if acting:
             asked = self._ask_many(acting, state)
             for name in acting:
-                decision = self._drifted(name, rule_answers[name], asked[name]) or \
-                    self._apply(self.config.points[name], rule_answers[name], asked[name])
-                self._write(name, state, rule_answers[name], asked[name], self.config.points[name].mode,
-                            decision.source, decision.reason)
+                decision = self._drifted(name, rule_answers[name], asked[name]) or self._apply(
+                    self.config.points[name], rule_answers[name], asked[name]
+                )
+                self._write(
+                    name,
+                    state,
+                    rule_answers[name],
+                    asked[name],
+                    self.config.points[name].mode,
+                    decision.source,
+                    decision.reason,
+                )
                 self.outcomes[(name, decision.reason)] += 1
                 decisions[name] = decision
         return decisions
+
+    def _queue_for_shadow(self, shadow: list[str], state: dict, rule_answers: dict) -> None:
+        """The shadow points' question to the mirror, for a worker to ask off the caller's path; with the
+        queue full, dropped and logged as such rather than make the caller wait."""
+        try:
+            self._queue.put_nowait((shadow, state, rule_answers))
+        except queue.Full:
+            for name in shadow:
+                self.dropped[name] += 1
+                self._write(
+                    name, None, rule_answers[name], _Asked(None, None, 0.0, ""), "shadow", "rule", "dropped_queue_full"
+                )
 
     def _approval_holds(self, name: str, point: DecisionPoint) -> bool:
         """Whether the evaluation an acting point was approved on is still the file it was: checked at
@@ -268,8 +305,12 @@ class Gate:
             holds = False
         if not holds:
             self._revoked.add(name)
-            logger.warning("decision point %s: the evaluation it was approved on (%s) changed or is gone: "
-                           "its rule decides until the configuration is approved and reloaded again", name, path)
+            logger.warning(
+                "decision point %s: the evaluation it was approved on (%s) changed or is gone: "
+                "its rule decides until the configuration is approved and reloaded again",
+                name,
+                path,
+            )
             return False
         self._evaluations_seen[name] = seen
         return True
@@ -310,8 +351,11 @@ class Gate:
     # -- the mirror ------------------------------------------------------------------------
     def _ask_many(self, names: list[str], state: dict, lane: str = "control") -> dict[str, _Asked]:
         """Quota per point, then one request per mirror and exposure set for the points that have quota."""
-        asked = {n: _Asked(None, None, 0.0, "quota_exhausted") for n in names
-                 if not self._take_quota(n, self.config.points[n])}
+        asked = {
+            n: _Asked(None, None, 0.0, "quota_exhausted")
+            for n in names
+            if not self._take_quota(n, self.config.points[n])
+        }
         # one request per mirror and per set of exposed fields: a field one point may see is never sent
         # in a request that asks another point
         groups: dict[tuple, list[str]] = {}
@@ -394,8 +438,9 @@ class Gate:
             outcome = answer.failure or ("agree" if answer.answer == rule_answers[name] else "disagree")
             self._write(name, state, rule_answers[name], answer, "shadow", "rule", outcome)
 
-    def _write(self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str,
-               outcome: str) -> None:
+    def _write(
+        self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str, outcome: str
+    ) -> None:
         """Hand one log record to the log's thread (redaction, hashing and the write happen there)."""
         if self.log is None:
             return
@@ -413,35 +458,57 @@ class Gate:
         else:
             self._write_record(*item)
 
-    def _write_record(self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str,
-                      outcome: str) -> None:
+    def _write_record(
+        self, name: str, state: dict | None, rule_answer, asked: _Asked, mode: str, used: str, outcome: str
+    ) -> None:
         """One log record, redacted whole (the state with its exposed fields, and what the rule and the
         mirror answered); the state is absent for dropped samples."""
         record = {
             "decision_point": name,
             "state_hash": self.state_hash(name, state) if state is not None else "dropped-" + secrets.token_hex(8),
-            "state": state or {}, "rule_decision": _as_logged(rule_answer), "mirror_decision": _as_logged(asked.answer),
-            "probability": asked.probability, "latency_ms": round(1000 * asked.latency_s, 3),
-            "mode": mode, "used": used, "outcome": outcome,
+            "state": state or {},
+            "rule_decision": _as_logged(rule_answer),
+            "mirror_decision": _as_logged(asked.answer),
+            "probability": asked.probability,
+            "latency_ms": round(1000 * asked.latency_s, 3),
+            "mode": mode,
+            "used": used,
+            "outcome": outcome,
             "exposed_fields": list(self.config.points[name].expose_fields) if name in self.config.points else [],
         }
         if self.run_id:
             record["run_id"] = self.run_id
         self.log.write(self.redactor.stored(record), redacted=True)
 
-    def task_finished(self, task_id: str, seconds: float, main_model_calls: int = 0, controls: bool | None = None,
-                      output: str | None = None) -> None:
+    def task_finished(
+        self,
+        task_id: str,
+        seconds: float,
+        main_model_calls: int = 0,
+        controls: bool | None = None,
+        output: str | None = None,
+    ) -> None:
         """One record per task and run, so `adri mirror savings` can pair the same task run with the
         controls on and off (mirror/savings.py). `task_id` names the task, the same in every run;
         `output` (redacted like any state) is what a blinded quality grading reads."""
         if self.log is None:
             return
         acting = any(p.mode in ACTING_MODES for p in self.config.points.values()) if controls is None else controls
-        self._log_queue.put({"decision_point": TASK_RECORD, "state_hash": "task-" + task_id,
-                        "state": {} if output is None else {"output": output},
-                        "rule_decision": "", "latency_ms": round(1000 * seconds, 3), "mode": "task",
-                        "used": "rule", "outcome": "controls_on" if acting else "controls_off",
-                        "run_id": self.run_id, "task_id": task_id, "main_model_calls": main_model_calls})
+        self._log_queue.put(
+            {
+                "decision_point": TASK_RECORD,
+                "state_hash": "task-" + task_id,
+                "state": {} if output is None else {"output": output},
+                "rule_decision": "",
+                "latency_ms": round(1000 * seconds, 3),
+                "mode": "task",
+                "used": "rule",
+                "outcome": "controls_on" if acting else "controls_off",
+                "run_id": self.run_id,
+                "task_id": task_id,
+                "main_model_calls": main_model_calls,
+            }
+        )
 
     def drain(self, timeout_s: float = 30.0) -> None:
         """Wait until queued shadow samples are asked and every record is written (tests, replays, shutdown)."""

@@ -41,21 +41,36 @@ class GateConfigError(AdriError, ValueError):
 # Matched on the question folded to lower case without accents, Portuguese and English.
 FACT_WORDINGS = (
     ("a count", r"\bquant[oa]s\b|\bhow many\b|\bnumero de\b|\bnumber of\b|\bcontagem\b"),
-    ("a comparison of numbers", r"\b(maior|menor)( do)? que\b|\b(mais|menos|acima|abaixo) de \d|\bpelo menos \d|\bpassa de \d"
-                                r"|\b(greater|less|more|fewer) than\b|\bat (least|most) \d|\bigual a \d|[<>]=?\s*\d"
-                                r"|\b(excede|ultrapassa|exceeds?)\b"),
-    ("a format check", r"\b(formato|format) (e )?(valido|invalido|valid|invalid|correto|correct)\b"
-                       r"|\b(valid|invalid)[oa]? (cpf|cnpj|e-?mail|url|cep|phone|telefone)\b"
-                       r"|\b(cpf|cnpj|e-?mail|url|cep|telefone|phone)\b[^?.]{0,30}\b(valid|invalid)"
-                       r"|\bbem formad[oa]\b|\bwell[- ]formed\b|\bregex\b|\b(corresponde ao|matches the) (padrao|pattern)\b"),
-    ("a lookup", r"\b(esta|consta|existe|aparece|is it|is|appears?) (na|no|nos|nas|em|in the|on the) "
-                 r"(lista|tabela|cadastro|base de dados|banco de dados|list|table|database|registry)\b"),
-    ("whether a tool was called or failed", r"\bferramenta (ja )?foi (chamada|usada|executada)\b"
-                                            r"|\b(tool|function) (was|has been) (called|run|used)\b"
-                                            r"|\b(devolveu|retornou|deu) (um |algum )?erro\b|\breturned an error\b"),
+    (
+        "a comparison of numbers",
+        r"\b(maior|menor)( do)? que\b|\b(mais|menos|acima|abaixo) de \d|\bpelo menos \d|\bpassa de \d"
+        r"|\b(greater|less|more|fewer) than\b|\bat (least|most) \d|\bigual a \d|[<>]=?\s*\d"
+        r"|\b(excede|ultrapassa|exceeds?)\b",
+    ),
+    (
+        "a format check",
+        r"\b(formato|format) (e )?(valido|invalido|valid|invalid|correto|correct)\b"
+        r"|\b(valid|invalid)[oa]? (cpf|cnpj|e-?mail|url|cep|phone|telefone)\b"
+        r"|\b(cpf|cnpj|e-?mail|url|cep|telefone|phone)\b[^?.]{0,30}\b(valid|invalid)"
+        r"|\bbem formad[oa]\b|\bwell[- ]formed\b|\bregex\b|\b(corresponde ao|matches the) (padrao|pattern)\b",
+    ),
+    (
+        "a lookup",
+        r"\b(esta|consta|existe|aparece|is it|is|appears?) (na|no|nos|nas|em|in the|on the) "
+        r"(lista|tabela|cadastro|base de dados|banco de dados|list|table|database|registry)\b",
+    ),
+    (
+        "whether a tool was called or failed",
+        r"\bferramenta (ja )?foi (chamada|usada|executada)\b"
+        r"|\b(tool|function) (was|has been) (called|run|used)\b"
+        r"|\b(devolveu|retornou|deu) (um |algum )?erro\b|\breturned an error\b",
+    ),
     ("whether a file exists", r"\b(ficheiro|arquivo|file) (ja )?exist"),
-    ("the user's permissions", r"\b(que|quais|tem|possui) (as )?permiss(ao|oes)\b|\bpermiss(ao|oes) d[oa]s? "
-                               r"(utilizador|usuario|cliente)|\b(what|which|has|have) (the )?permissions?\b"),
+    (
+        "the user's permissions",
+        r"\b(que|quais|tem|possui) (as )?permiss(ao|oes)\b|\bpermiss(ao|oes) d[oa]s? "
+        r"(utilizador|usuario|cliente)|\b(what|which|has|have) (the )?permissions?\b",
+    ),
 )
 
 
@@ -101,28 +116,43 @@ class DecisionPoint(BaseModel):
     @classmethod
     def _declared_a_judgment(cls, raw):
         if isinstance(raw, dict) and "kind" not in raw:
-            raise ValueError("kind: required: say `kind: judgment` when the question asks for a meaning a model "
-                             "may judge; a fact (a count, a comparison, a format, a lookup, a tool call, a file, "
-                             "a permission) is decided by the rule's code, never asked of a mirror")
+            raise ValueError(
+                "kind: required: say `kind: judgment` when the question asks for a meaning a model "
+                "may judge; a fact (a count, a comparison, a format, a lookup, a tool call, a file, "
+                "a permission) is decided by the rule's code, never asked of a mirror"
+            )
         return raw
 
     @model_validator(mode="after")
     def _a_judgment_not_a_fact(self) -> "DecisionPoint":
         """The mirror design: "Os factos são decididos pelo código [...] O modelo só julga o significado"."""
         if self.kind == "fact":
-            raise ValueError("kind: fact: facts are decided by code, never asked of a model (the mirror design); "
-                             "compute it in the rule and leave the point out of the gate")
+            raise ValueError(
+                "kind: fact: facts are decided by code, never asked of a model (the mirror design); "
+                "compute it in the rule and leave the point out of the gate"
+            )
         if (what := factual_wording(self.question)) is not None:
-            raise ValueError(f"question: {self.question!r} asks for {what}, a fact the rule's own inputs decide "
-                             "(the mirror design keeps facts to code): compute it in the rule, or ask the judgment "
-                             "it serves")
+            raise ValueError(
+                f"question: {self.question!r} asks for {what}, a fact the rule's own inputs decide "
+                "(the mirror design keeps facts to code): compute it in the rule, or ask the judgment "
+                "it serves"
+            )
         return self
 
     @model_validator(mode="after")
     def _only_hardening(self) -> "DecisionPoint":
         if self.mode in ("control", "veto") and self.threshold < CONTROL_THRESHOLD:
-            raise ValueError(f"threshold: mode {self.mode} commands only at p >= {CONTROL_THRESHOLD} "
-                             f"(got {self.threshold}); a lower threshold is for shadow or warn")
+            raise ValueError(
+                f"threshold: mode {self.mode} commands only at p >= {CONTROL_THRESHOLD} "
+                f"(got {self.threshold}); a lower threshold is for shadow or warn"
+            )
+        self._check_the_question()
+        self._check_command()
+        return self
+
+    def _check_the_question(self) -> None:
+        """The point's own shape, whatever its mode: options (or a score range) that make sense, and the
+        lists that name options naming real ones."""
         if self.question_type != "score" and not self.options:
             raise ValueError(f"a {self.question_type} question needs options")
         if self.question_type == "score" and self.score_range[0] >= self.score_range[1]:
@@ -131,32 +161,50 @@ class DecisionPoint(BaseModel):
             raise ValueError(f"tool_call_options {unknown} are not options of this point: {sorted(self.options)}")
         if self.harden_order and sorted(self.harden_order) != sorted(self.options):
             raise ValueError(f"harden_order must list every option exactly once: {sorted(self.options)}")
+
+    def _check_command(self) -> None:
+        """A point that commands (control, veto) moves in one direction only, and a safety point only in the
+        direction that hardens: the mirror may make its decision stricter, never looser."""
         if self.never_control and self.mode in ("control", "veto"):
             raise ValueError(f"never_control: this point may not command (mode {self.mode}); use shadow or warn")
         if self.mode == "veto" and (self.question_type != "noul" or set(self.options) != {"sim", "nao"}):
             raise ValueError("mode veto is for yes/no points (question_type noul, options sim and nao)")
         if self.safety and self.mode == "control" and not self.harden_order and self.question_type != "score":
-            raise ValueError("a safety point in control needs harden_order (most permissive first), "
-                             "otherwise the mirror could grant what the rule denied")
-        if self.safety and self.mode == "veto" and (
-                not self.harden_order or self.restrictiveness("nao") < self.restrictiveness("sim")):
-            raise ValueError("a safety point in veto needs harden_order [sim, nao]: a veto turns 'sim' into 'nao', "
-                             "which hardens only when 'nao' is the stricter answer (e.g. 'may it run?', not "
-                             "'must it be blocked?')")
+            raise ValueError(
+                "a safety point in control needs harden_order (most permissive first), "
+                "otherwise the mirror could grant what the rule denied"
+            )
+        if (
+            self.safety
+            and self.mode == "veto"
+            and (not self.harden_order or self.restrictiveness("nao") < self.restrictiveness("sim"))
+        ):
+            raise ValueError(
+                "a safety point in veto needs harden_order [sim, nao]: a veto turns 'sim' into 'nao', "
+                "which hardens only when 'nao' is the stricter answer (e.g. 'may it run?', not "
+                "'must it be blocked?')"
+            )
         if self.safety and self.mode == "control" and self.question_type == "score":
             raise ValueError("a safety point cannot be a score in control: nothing says which way hardens")
-        if bad := [list(pair) for pair in self.overrides
-                   if pair[0] not in self.options or pair[1] not in self.options or pair[0] == pair[1]]:
-            raise ValueError(f"overrides {bad}: each is [rule's answer, mirror's answer], two different options "
-                             f"of {sorted(self.options)}")
-        if self.safety and (loose := [list(p) for p in self.overrides
-                                      if self.restrictiveness(p[1]) < self.restrictiveness(p[0])]):
+        if bad := [
+            list(pair)
+            for pair in self.overrides
+            if pair[0] not in self.options or pair[1] not in self.options or pair[0] == pair[1]
+        ]:
+            raise ValueError(
+                f"overrides {bad}: each is [rule's answer, mirror's answer], two different options "
+                f"of {sorted(self.options)}"
+            )
+        if self.safety and (
+            loose := [list(p) for p in self.overrides if self.restrictiveness(p[1]) < self.restrictiveness(p[0])]
+        ):
             raise ValueError(f"overrides {loose} would loosen a safety point (harden_order)")
         if self.mode == "control" and self.question_type != "score" and not self.overrides and not self.harden_order:
-            raise ValueError("control moves one way only (the mirror design): give overrides, the [rule's answer, "
-                             "mirror's answer] moves its evaluation recommended (recommended_overrides), or "
-                             "harden_order")
-        return self
+            raise ValueError(
+                "control moves one way only (the mirror design): give overrides, the [rule's answer, "
+                "mirror's answer] moves its evaluation recommended (recommended_overrides), or "
+                "harden_order"
+            )
 
     def allows(self, rule_answer, mirror_answer) -> bool:
         """Whether control lets the mirror turn the rule's answer into its own: along `overrides`, else
@@ -186,7 +234,7 @@ class DecisionPoint(BaseModel):
             "off": "rule only; the mirror is not asked",
             "shadow": "rule decides; the mirror answers in the background and is logged",
             "control": f"the mirror decides at p >= {self.threshold}, else the rule"
-                       + (f"; hardening only ({' < '.join(self.harden_order)})" if self.safety else ""),
+            + (f"; hardening only ({' < '.join(self.harden_order)})" if self.safety else ""),
             "veto": f"the mirror may turn the rule's 'sim' into 'nao' at p >= {self.threshold}, never the reverse",
             "warn": f"rule decides; the mirror's answer at p >= {self.threshold} is returned as an advisory",
         }[self.mode]
@@ -223,8 +271,10 @@ class GateConfig(BaseModel):
     @classmethod
     def _no_bare_approval(cls, raw):
         if isinstance(raw, dict) and "approved" in raw:
-            raise ValueError("approved: a configuration-wide flag approves nothing; each acting point carries "
-                             "an approval bound to its evaluation (adri mirror approve POINT --evaluation FILE)")
+            raise ValueError(
+                "approved: a configuration-wide flag approves nothing; each acting point carries "
+                "an approval bound to its evaluation (adri mirror approve POINT --evaluation FILE)"
+            )
         return raw
 
     @model_validator(mode="after")
@@ -248,12 +298,17 @@ class GateConfig(BaseModel):
         monitors = {}
         for name, evidence in self._evidence.items():
             if len(evidence.confidence_reference) >= MIN_DRIFT_REFERENCE:
-                monitors[name] = DriftMonitor(evidence.confidence_reference, signal=replace(
-                    CONFIDENCE, watcher=f"mirror point {name}"))
+                monitors[name] = DriftMonitor(
+                    evidence.confidence_reference, signal=replace(CONFIDENCE, watcher=f"mirror point {name}")
+                )
             else:
-                logger.info("point %s is not watched for drift: its evaluation kept %d of the mirror's confidences "
-                            "(%d needed; an evaluation written before gates watched drift keeps none: evaluate again)", name,
-                            len(evidence.confidence_reference), MIN_DRIFT_REFERENCE)
+                logger.info(
+                    "point %s is not watched for drift: its evaluation kept %d of the mirror's confidences "
+                    "(%d needed; an evaluation written before gates watched drift keeps none: evaluate again)",
+                    name,
+                    len(evidence.confidence_reference),
+                    MIN_DRIFT_REFERENCE,
+                )
         return monitors
 
 
@@ -288,12 +343,18 @@ def question_of(point: DecisionPoint) -> dict:
     if point.question_type == "score":
         return {"type": "score", "instructions": point.question, "criteria": SCORE_LEVELS}
     if point.question_type == "noul":
-        return {"type": "noul", "instructions": point.question,
-                "criteria": {"true": point.options.get(YES, "sim"), "false": point.options.get(NO, "não")}}
+        return {
+            "type": "noul",
+            "instructions": point.question,
+            "criteria": {"true": point.options.get(YES, "sim"), "false": point.options.get(NO, "não")},
+        }
     return {"type": "choice", "instructions": point.question, "criteria": dict(point.options)}
 
 
 def build_request(points: dict[str, DecisionPoint], state: dict) -> dict:
     """One System One request: one state, one question per point."""
-    return {"model": DEFAULT_MODEL, "state": serialize_facts(state),
-            "questions": {name: question_of(point) for name, point in points.items()}}
+    return {
+        "model": DEFAULT_MODEL,
+        "state": serialize_facts(state),
+        "questions": {name: question_of(point) for name, point in points.items()},
+    }

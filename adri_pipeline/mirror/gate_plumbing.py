@@ -16,11 +16,30 @@ CONTROL_LANE_WORKERS = 4
 LOG_QUEUE_MIN = 10_000  # log records waiting for the log's thread before they are counted as lost
 # every outcome the gate writes in a decision record (gate.py), and those of a task record
 # (Gate.task_finished): a log line with another is quarantined when read (shadow_log.read_log)
-DECISION_OUTCOMES = frozenset({
-    "agree", "disagree", "confident", "low_confidence", "advisory", "veto", "no_veto", "would_grant",
-    "other_direction", "timeout", "mirror_error", "mirror_busy", "mirror_drifted", "quota_exhausted",
-    "invalid_answer", "invalid_confidence", "invalid_option", "rule_invalid_option", "dropped_queue_full",
-    "no_answer"})  # no_answer: logs written before the failures had names of their own
+DECISION_OUTCOMES = frozenset(
+    {
+        "agree",
+        "disagree",
+        "confident",
+        "low_confidence",
+        "advisory",
+        "veto",
+        "no_veto",
+        "would_grant",
+        "other_direction",
+        "timeout",
+        "mirror_error",
+        "mirror_busy",
+        "mirror_drifted",
+        "quota_exhausted",
+        "invalid_answer",
+        "invalid_confidence",
+        "invalid_option",
+        "rule_invalid_option",
+        "dropped_queue_full",
+        "no_answer",
+    }
+)  # no_answer: logs written before the failures had names of their own
 TASK_OUTCOMES = frozenset({"controls_on", "controls_off"})
 
 

@@ -48,8 +48,9 @@ class FileJudge:
                         item = json.loads(line)
                         self.labels[item["state_hash"]] = item["label"]
                     except (json.JSONDecodeError, KeyError, TypeError):
-                        raise JudgeConfigError(f"{path}: line {number}: expected a JSON object with state_hash "
-                                               "and label (and annotator)") from None
+                        raise JudgeConfigError(
+                            f"{path}: line {number}: expected a JSON object with state_hash and label (and annotator)"
+                        ) from None
                     if isinstance(item.get("annotator"), str) and item["annotator"].strip():
                         self.annotators.add(item["annotator"].strip())
 
@@ -61,8 +62,13 @@ class FileJudge:
     def describe(self) -> dict:
         if self.path is None:
             return {"name": self.name, "source": "the log's own labels (truth)"}
-        return {"name": self.name, "source": "label file", "annotator": self.annotator, "sha256": self.sha256,
-                "labels": len(self.labels)}
+        return {
+            "name": self.name,
+            "source": "label file",
+            "annotator": self.annotator,
+            "sha256": self.sha256,
+            "labels": len(self.labels),
+        }
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:
         return record.get("truth") if self.path is None else self.labels.get(record["state_hash"])
@@ -90,12 +96,20 @@ class LLMJudge:
         return {"name": self.name, "source": "model", "family": self.family}
 
     def label(self, point: DecisionPoint, record: dict) -> str | None:
-        schema = {"type": "object", "required": ["resposta"],
-                  "properties": {"resposta": {"type": "string", "enum": list(point.options)}}}
+        schema = {
+            "type": "object",
+            "required": ["resposta"],
+            "properties": {"resposta": {"type": "string", "enum": list(point.options)}},
+        }
         options = "\n".join(f"- {o}: {d}" for o, d in point.options.items())
         answer = self.server.chat(
-            self.model, schema=schema, options={"temperature": 0.0, "seed": 42, "max_tokens": 64},
-            messages=[{"role": "user", "content": f"{serialize_facts(record['state'])}\n\n{point.question}\n{options}"}])
+            self.model,
+            schema=schema,
+            options={"temperature": 0.0, "seed": 42, "max_tokens": 64},
+            messages=[
+                {"role": "user", "content": f"{serialize_facts(record['state'])}\n\n{point.question}\n{options}"}
+            ],
+        )
         try:
             parsed = json.loads(answer.raw)
         except json.JSONDecodeError:
@@ -107,8 +121,10 @@ class LLMJudge:
 def judge_families_differ(first: Judge, second: Judge) -> bool:
     """By the family each server reports for its model (Ollama's `show` details, the weights' file or
     repository name for OpenAI-compatible servers); a label file is its own family."""
+
     def family(judge):
         return getattr(judge, "family", judge.name)
+
     return family(first) != family(second)
 
 
@@ -122,11 +138,16 @@ def promotion_blocker(spec: str) -> str | None:
         return "one label source (the log's own labels): promotion needs two independent judges that agree"
     from adri_pipeline.models.select import is_served_model
 
-    files = [FileJudge(n.strip(), Path(n.strip())) for n in spec.split(",")
-             if not is_served_model(n.strip()) and Path(n.strip()).is_file()]
+    files = [
+        FileJudge(n.strip(), Path(n.strip()))
+        for n in spec.split(",")
+        if not is_served_model(n.strip()) and Path(n.strip()).is_file()
+    ]
     if unnamed := [f.name for f in files if f.annotator is None]:
-        return (f"label file(s) {', '.join(unnamed)} name no single annotator (an `annotator` on every line): "
-                "their independence is not shown")
+        return (
+            f"label file(s) {', '.join(unnamed)} name no single annotator (an `annotator` on every line): "
+            "their independence is not shown"
+        )
     if len(files) == 2 and (files[0].sha256 == files[1].sha256 or files[0].annotator == files[1].annotator):
         return f"the two label files are one source (same content or same annotator {files[0].annotator!r})"
     return None
@@ -145,7 +166,8 @@ def make_judges(spec: str, settings=None) -> tuple[Judge, Judge]:
     missing = [n for n in names if not is_served_model(n) and not Path(n).is_file()]
     if missing:
         raise JudgeConfigError(
-            f"judges {spec!r}: {missing[0]!r} is neither ollama:<model>, openai:<model> nor a label file")
+            f"judges {spec!r}: {missing[0]!r} is neither ollama:<model>, openai:<model> nor a label file"
+        )
     first, second = (LLMJudge(n, settings) if is_served_model(n) else FileJudge(n, Path(n)) for n in names)
     from adri_pipeline.models.base import ModelMissing, ServerUnreachable, TimedOut
 

@@ -50,15 +50,30 @@ PAGE_TYPES = {
     "outro": "Any other police data page (crime statistics, calls for service, records, ...)",
 }
 PDAP_LABEL_TO_OPTION = {
-    "Media Bulletins": "media_bulletins", "Poor Data Source": "poor_data_source",
-    "Not Criminal Justice Related": "not_criminal_justice", "Policies & Contracts": "policies_contracts",
+    "Media Bulletins": "media_bulletins",
+    "Poor Data Source": "poor_data_source",
+    "Not Criminal Justice Related": "not_criminal_justice",
+    "Policies & Contracts": "policies_contracts",
     "Contact Info & Agency Meta": "contact_info",
 }
-PAGE_TYPE_POINT = DecisionPoint(kind="judgment", question="Que tipo de página é esta?", question_type="choice",
-                                options=PAGE_TYPES, mode="shadow", timeout_s=2.0, quota_per_minute=10**6)
-HTML_POINT = DecisionPoint(kind="judgment", question="O texto do artigo já está no HTML bruto (sem navegador)?",
-                           question_type="noul", options={"sim": "sim", "nao": "não"}, mode="shadow",
-                           timeout_s=2.0, quota_per_minute=10**6)
+PAGE_TYPE_POINT = DecisionPoint(
+    kind="judgment",
+    question="Que tipo de página é esta?",
+    question_type="choice",
+    options=PAGE_TYPES,
+    mode="shadow",
+    timeout_s=2.0,
+    quota_per_minute=10**6,
+)
+HTML_POINT = DecisionPoint(
+    kind="judgment",
+    question="O texto do artigo já está no HTML bruto (sem navegador)?",
+    question_type="noul",
+    options={"sim": "sim", "nao": "não"},
+    mode="shadow",
+    timeout_s=2.0,
+    quota_per_minute=10**6,
+)
 
 
 @dataclass
@@ -81,11 +96,16 @@ def pdap_cases(path: Path) -> list[ReplayCase]:
     cases = []
     with path.open(encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f):
-            state = {"url": row["url"], "http_response": row["http_response"],
-                     "titulo": " ".join(row["html_title"].split())[:300],
-                     "descricao": " ".join(row["meta_description"].split())[:300],
-                     "cabecalhos": " ".join(f"{_headings(row['h1'])} {_headings(row['h2'])}".split())[:300]}
-            cases.append(ReplayCase(state, PDAP_LABEL_TO_OPTION.get(row["label"], "outro"), urlparse(row["url"]).netloc))
+            state = {
+                "url": row["url"],
+                "http_response": row["http_response"],
+                "titulo": " ".join(row["html_title"].split())[:300],
+                "descricao": " ".join(row["meta_description"].split())[:300],
+                "cabecalhos": " ".join(f"{_headings(row['h1'])} {_headings(row['h2'])}".split())[:300],
+            }
+            cases.append(
+                ReplayCase(state, PDAP_LABEL_TO_OPTION.get(row["label"], "outro"), urlparse(row["url"]).netloc)
+            )
     return cases
 
 
@@ -125,7 +145,9 @@ class PageTypeMirror:
 
     def __call__(self, request: dict) -> dict:
         state = _parse_gate_state(request["state"])
-        probabilities = dict(zip(self.model.classes_, self.model.predict_proba(self._features(state)[None, :])[0].tolist()))
+        probabilities = dict(
+            zip(self.model.classes_, self.model.predict_proba(self._features(state)[None, :])[0].tolist())
+        )
         return _contract_answer("page_type", PAGE_TYPE_POINT, probabilities)
 
 
@@ -160,9 +182,14 @@ def html_facts(raw: str) -> tuple[dict, str]:
     parser = _Visible()
     parser.feed(raw)
     visible = " ".join(" ".join(parser.parts).split())
-    return {"html_chars": len(raw), "visible_chars": len(visible), "script_chars": parser.script_chars,
-            "paragraphs": parser.paragraphs, "json_ld": "application/ld+json" in raw,
-            "next_data": "__NEXT_DATA__" in raw or "window.__INITIAL_STATE__" in raw}, visible
+    return {
+        "html_chars": len(raw),
+        "visible_chars": len(visible),
+        "script_chars": parser.script_chars,
+        "paragraphs": parser.paragraphs,
+        "json_ld": "application/ld+json" in raw,
+        "next_data": "__NEXT_DATA__" in raw or "window.__INITIAL_STATE__" in raw,
+    }, visible
 
 
 def article_present(body: str, visible: str) -> bool:
@@ -170,7 +197,7 @@ def article_present(body: str, visible: str) -> bool:
     if len(words) < 8:
         return bool(words) and " ".join(words) in text
     starts = np.linspace(0, len(words) - 8, num=8).astype(int)
-    return np.mean([" ".join(words[s:s + 8]) in text for s in starts]) >= 0.6
+    return np.mean([" ".join(words[s : s + 8]) in text for s in starts]) >= 0.6
 
 
 def html_cases(folder: Path) -> list[ReplayCase]:
@@ -180,7 +207,9 @@ def html_cases(folder: Path) -> list[ReplayCase]:
         raw = gzip.decompress((folder / "html" / f"{page_id}.html.gz").read_bytes()).decode("utf-8", "replace")
         facts, visible = html_facts(raw)
         state = {"page_id": page_id, **facts}
-        cases.append(ReplayCase(state, "sim" if article_present(item.get("articleBody", ""), visible) else "nao", page_id))
+        cases.append(
+            ReplayCase(state, "sim" if article_present(item.get("articleBody", ""), visible) else "nao", page_id)
+        )
     return cases
 
 
@@ -190,9 +219,15 @@ def html_rule(state: dict) -> str:
 
 
 def _html_features(state: dict) -> list[float]:
-    return [np.log1p(state["visible_chars"]), np.log1p(state["script_chars"]), np.log1p(state["html_chars"]),
-            np.log1p(state["paragraphs"]), state["visible_chars"] / max(state["html_chars"], 1),
-            float(state["json_ld"]), float(state["next_data"])]
+    return [
+        np.log1p(state["visible_chars"]),
+        np.log1p(state["script_chars"]),
+        np.log1p(state["html_chars"]),
+        np.log1p(state["paragraphs"]),
+        state["visible_chars"] / max(state["html_chars"], 1),
+        float(state["json_ld"]),
+        float(state["next_data"]),
+    ]
 
 
 class HtmlMirror:
@@ -275,18 +310,22 @@ class _TruthLog:
         with self.changed:
             while self.written < records and self.silent_in_a_row < silent_after:
                 if not self.changed.wait(timeout=patience):
-                    raise MirrorSilent(f"mirror {mirror_name or '(in process)'}: no shadow record for {patience:g} s (timeout_s "
-                                       f"{point.timeout_s:g}); the replay stopped after {self.written} case(s)")
+                    raise MirrorSilent(
+                        f"mirror {mirror_name or '(in process)'}: no shadow record for {patience:g} s (timeout_s "
+                        f"{point.timeout_s:g}); the replay stopped after {self.written} case(s)"
+                    )
             if self.silent_in_a_row >= silent_after:
                 raise MirrorSilent(
                     f"mirror {mirror_name} answered none of {SILENT_AFTER} calls in a row within its timeout "
                     f"({point.timeout_s:g} s each): it takes connections but does not answer; the replay stopped "
                     f"after {self.written} case(s), the shadow log holds those (check the server, or replay "
-                    "without --mirror)")
+                    "without --mirror)"
+                )
 
 
-def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirror, log: ShadowLog,
-           mirror_name: str = "") -> dict:
+def replay(
+    name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirror, log: ShadowLog, mirror_name: str = ""
+) -> dict:
     """Each case through the gate in shadow, at most IN_FLIGHT awaiting their record: the progress line
     counts cases whose shadow record is written, and a mute mirror server (`mirror_name`, MirrorSilent)
     ends the replay after SILENT_AFTER timeouts instead of one timeout per case."""
@@ -294,8 +333,12 @@ def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirro
     logged = _TruthLog(log, truths)
     # public labelled pages, whose titles name places and agencies ("San Jose Police"): patterns only,
     # as for the routing datasets (the name detector takes such places for people)
-    gate = Gate(GateConfig(points={name: point}, queue_size=IN_FLIGHT + 1, shadow_workers=1, detect_names=False),
-                {name: rule}, {name: mirror}, logged)
+    gate = Gate(
+        GateConfig(points={name: point}, queue_size=IN_FLIGHT + 1, shadow_workers=1, detect_names=False),
+        {name: rule},
+        {name: mirror},
+        logged,
+    )
     truths.update({gate.state_hash(name, c.state): c.truth for c in cases})
     returned = []
     with steps(None, f"replaying {name}", total=len(cases), unit="case") as bar:
@@ -308,22 +351,32 @@ def replay(name: str, point: DecisionPoint, cases: list[ReplayCase], rule, mirro
             bar.update(logged.written - bar.n)
         finally:
             gate.close()
-    return {"decisions": len(cases), "returned_rule_answers": sum(a == rule(c.state) for a, c in zip(returned, cases)),
-            "dropped": gate.dropped[name], "outcomes": logged.outcomes,
-            # answers that broke the System One spec: discarded, the rule decided
-            "discarded_answers": logged.outcomes.get("invalid_answer", 0)}
+    return {
+        "decisions": len(cases),
+        "returned_rule_answers": sum(a == rule(c.state) for a, c in zip(returned, cases)),
+        "dropped": gate.dropped[name],
+        "outcomes": logged.outcomes,
+        # answers that broke the System One spec: discarded, the rule decided
+        "discarded_answers": logged.outcomes.get("invalid_answer", 0),
+    }
 
 
 def replay_page_type(log_path: Path, source: Path | None = None, seed: int = 5, mirror_spec: str = "") -> dict:
     """`mirror_spec` (`jev:<url>`): the mirror is that System One server instead of the model trained here."""
     cases = pdap_cases(source or SHARED_MIRROR / "pdap" / "labeled-urls-headers_all.csv")
-    train_index, test_index = next(GroupShuffleSplit(n_splits=1, test_size=0.5, random_state=seed).split(
-        cases, groups=[c.group for c in cases]))
-    mirror = (systemone_mirror(mirror_spec, PAGE_TYPE_POINT.timeout_s) if mirror_spec
-              else PageTypeMirror([cases[i] for i in train_index]))
+    train_index, test_index = next(
+        GroupShuffleSplit(n_splits=1, test_size=0.5, random_state=seed).split(cases, groups=[c.group for c in cases])
+    )
+    mirror = (
+        systemone_mirror(mirror_spec, PAGE_TYPE_POINT.timeout_s)
+        if mirror_spec
+        else PageTypeMirror([cases[i] for i in train_index])
+    )
     held_out = [cases[i] for i in test_index]
-    return {"trained_on": len(train_index), **replay("page_type", PAGE_TYPE_POINT, held_out, page_type_rule,
-                                                     mirror, ShadowLog(log_path), mirror_spec)}
+    return {
+        "trained_on": len(train_index),
+        **replay("page_type", PAGE_TYPE_POINT, held_out, page_type_rule, mirror, ShadowLog(log_path), mirror_spec),
+    }
 
 
 def replay_html(log_path: Path, source: Path | None = None, mirror_spec: str = "") -> dict:

@@ -48,14 +48,24 @@ def _paired(values: dict[str, dict[str, list[float]]], seed: int) -> dict:
     differences with a 95 % bootstrap interval over tasks (below two paired tasks, why there is none)."""
     both = sorted(t for t, sides in values.items() if sides["on"] and sides["off"])
     differences = np.array([mean(values[t]["on"]) - mean(values[t]["off"]) for t in both])
-    interval = metrics.bootstrap_interval(lambda pick: float(differences[pick].mean()), len(both),
-                                          np.random.default_rng(seed))
-    return {"tasks": len(both),
-            "mean_difference": round(float(differences.mean()), 3) if len(both) else None,
-            "ci95": interval.model_dump() if isinstance(interval, metrics.NotEnoughData) else
-            [round(end, 3) for end in interval],
-            "per_task": {t: {"on": round(mean(values[t]["on"]), 3), "off": round(mean(values[t]["off"]), 3),
-                             "difference": round(float(d), 3)} for t, d in zip(both, differences)}}
+    interval = metrics.bootstrap_interval(
+        lambda pick: float(differences[pick].mean()), len(both), np.random.default_rng(seed)
+    )
+    return {
+        "tasks": len(both),
+        "mean_difference": round(float(differences.mean()), 3) if len(both) else None,
+        "ci95": interval.model_dump()
+        if isinstance(interval, metrics.NotEnoughData)
+        else [round(end, 3) for end in interval],
+        "per_task": {
+            t: {
+                "on": round(mean(values[t]["on"]), 3),
+                "off": round(mean(values[t]["off"]), 3),
+                "difference": round(float(d), 3),
+            }
+            for t, d in zip(both, differences)
+        },
+    }
 
 
 def _tool_calls(records: list[dict], points: dict[str, DecisionPoint], on_runs: set) -> dict:
@@ -68,9 +78,16 @@ def _tool_calls(records: list[dict], points: dict[str, DecisionPoint], on_runs: 
             continue
         name = record["decision_point"]
         tools = set(points[name].tool_call_options) if name in points else set()
-        counts = out.setdefault(name, {"decisions": 0, "taken_by_mirror": 0, "answers_changed": 0,
-                                       "tool_calls_avoided": 0 if tools else None,
-                                       "tool_calls_added": 0 if tools else None})
+        counts = out.setdefault(
+            name,
+            {
+                "decisions": 0,
+                "taken_by_mirror": 0,
+                "answers_changed": 0,
+                "tool_calls_avoided": 0 if tools else None,
+                "tool_calls_added": 0 if tools else None,
+            },
+        )
         counts["decisions"] += 1
         if record["used"] != "mirror":
             continue
@@ -84,42 +101,22 @@ def _tool_calls(records: list[dict], points: dict[str, DecisionPoint], on_runs: 
     return out
 
 
-def savings(records: list[dict], points: dict[str, DecisionPoint] | None = None,
-            quality: dict[tuple[str, str], float] | None = None, seed: int = 3) -> dict:
+def savings(
+    records: list[dict],
+    points: dict[str, DecisionPoint] | None = None,
+    quality: dict[tuple[str, str], float] | None = None,
+    seed: int = 3,
+) -> dict:
     """The comparison above from a log's records (JSON-ready dicts); `quality` maps (run_id, task_id)
     to a grade read back from a blinded sheet (`read_quality`)."""
     tasks = _tasks(records)
-    seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"on": [], "off": []})
-    calls: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"on": [], "off": []})
-    grades: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"on": [], "off": []})
-    for task in tasks:
-        side = SIDES[task["outcome"]]
-        seconds[task["task_id"]][side].append(task["latency_ms"] / 1000)
-        calls[task["task_id"]][side].append(task.get("main_model_calls") or 0)
-        if quality and (task.get("run_id") or "", task["task_id"]) in quality:
-            grades[task["task_id"]][side].append(quality[(task.get("run_id") or "", task["task_id"])])
-    sides = {}
-    for outcome, side in SIDES.items():
-        mine = [t for t in tasks if t["outcome"] == outcome]
-        repetitions = [len(v[side]) for v in seconds.values() if v[side]]
-        sides[outcome] = {"tasks": len({t["task_id"] for t in mine}), "runs": len({t.get("run_id") for t in mine}),
-                          "repetitions_per_task": [min(repetitions), max(repetitions)] if repetitions else None,
-                          "seconds_total": round(sum(t["latency_ms"] for t in mine) / 1000, 3),
-                          "main_model_calls": sum(t.get("main_model_calls") or 0 for t in mine)}
+    seconds, calls, grades = _per_task(tasks, quality)
+    sides = _sides(tasks, seconds)
     time_paired = _paired(seconds, seed)
     unpaired = sorted(t for t, v in seconds.items() if not (v["on"] and v["off"]))
     on_sum = sum(v["on"] for v in time_paired["per_task"].values())
     off_sum = sum(v["off"] for v in time_paired["per_task"].values())
-    warnings = []
-    if unpaired:
-        warnings.append(f"{len(unpaired)} task(s) ran one way only and are left out of the paired figures: "
-                        f"{unpaired[:5]}")
-    fewest = min((len(v[s]) for v in seconds.values() for s in ("on", "off") if v[s]), default=0)
-    if fewest < REPETITIONS:
-        warnings.append(f"some task ran {fewest} time(s) on a side; the mirror design repeats each "
-                        f"{REPETITIONS} times")
-    if quality is None:
-        warnings.append("quality not graded: write a blinded sheet (--blind-sheet), grade it, pass it back (--quality)")
+    warnings = _warnings(seconds, unpaired, quality)
     on_runs = {t.get("run_id") for t in tasks if t["outcome"] == "controls_on"}
     result = {
         **sides,
@@ -133,9 +130,62 @@ def savings(records: list[dict], points: dict[str, DecisionPoint] | None = None,
     }
     if quality is not None:
         graded = _paired(grades, seed)
-        result["quality"] = {"mean_on": _mean_of(grades, "on"), "mean_off": _mean_of(grades, "off"),
-                             "paired": {k: v for k, v in graded.items() if k != "per_task"}}
+        result["quality"] = {
+            "mean_on": _mean_of(grades, "on"),
+            "mean_off": _mean_of(grades, "off"),
+            "paired": {k: v for k, v in graded.items() if k != "per_task"},
+        }
     return result
+
+
+def _per_task(tasks: list[dict], quality: dict[tuple[str, str], float] | None):
+    """Each task's seconds, main-model calls and grades (where graded), with the controls on and off:
+    the pairs every comparison is made on, so a task's runs are only ever compared with each other."""
+    seconds: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"on": [], "off": []})
+    calls: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"on": [], "off": []})
+    grades: dict[str, dict[str, list[float]]] = defaultdict(lambda: {"on": [], "off": []})
+    for task in tasks:
+        side = SIDES[task["outcome"]]
+        seconds[task["task_id"]][side].append(task["latency_ms"] / 1000)
+        calls[task["task_id"]][side].append(task.get("main_model_calls") or 0)
+        if quality and (task.get("run_id") or "", task["task_id"]) in quality:
+            grades[task["task_id"]][side].append(quality[(task.get("run_id") or "", task["task_id"])])
+    return seconds, calls, grades
+
+
+def _sides(tasks: list[dict], seconds: dict[str, dict[str, list[float]]]) -> dict:
+    """Per side (controls on, off): how many tasks, runs and repetitions, their total time and main-model
+    calls, the totals a reader checks the paired figures against."""
+    sides = {}
+    for outcome, side in SIDES.items():
+        mine = [t for t in tasks if t["outcome"] == outcome]
+        repetitions = [len(v[side]) for v in seconds.values() if v[side]]
+        sides[outcome] = {
+            "tasks": len({t["task_id"] for t in mine}),
+            "runs": len({t.get("run_id") for t in mine}),
+            "repetitions_per_task": [min(repetitions), max(repetitions)] if repetitions else None,
+            "seconds_total": round(sum(t["latency_ms"] for t in mine) / 1000, 3),
+            "main_model_calls": sum(t.get("main_model_calls") or 0 for t in mine),
+        }
+    return sides
+
+
+def _warnings(
+    seconds: dict[str, dict[str, list[float]]], unpaired: list[str], quality: dict[tuple[str, str], float] | None
+) -> list[str]:
+    """What weakens the comparison: tasks run one way only, fewer repetitions than the mirror design's,
+    quality not graded."""
+    warnings = []
+    if unpaired:
+        warnings.append(
+            f"{len(unpaired)} task(s) ran one way only and are left out of the paired figures: {unpaired[:5]}"
+        )
+    fewest = min((len(v[s]) for v in seconds.values() for s in ("on", "off") if v[s]), default=0)
+    if fewest < REPETITIONS:
+        warnings.append(f"some task ran {fewest} time(s) on a side; the mirror design repeats each {REPETITIONS} times")
+    if quality is None:
+        warnings.append("quality not graded: write a blinded sheet (--blind-sheet), grade it, pass it back (--quality)")
+    return warnings
 
 
 def _mean_of(values: dict[str, dict[str, list[float]]], side: str) -> float | None:

@@ -61,8 +61,11 @@ def decision_records(settings: Settings, warehouse: Warehouse | None = None) -> 
 def redactor(settings: Settings) -> Redactor:
     """The gate configuration's redactor (its names, detector, patterns): whatever reads the log
     redacts with the one the gate wrote it with, whoever wrote it."""
-    return load_gate_config(settings.mirror_config).redactor() if settings.mirror_config.exists() \
+    return (
+        load_gate_config(settings.mirror_config).redactor()
+        if settings.mirror_config.exists()
         else GateConfig(points={}).redactor()
+    )
 
 
 def points(settings: Settings) -> dict[str, DecisionPoint]:
@@ -71,19 +74,26 @@ def points(settings: Settings) -> dict[str, DecisionPoint]:
 
 def sample(settings: Settings, records: list[dict]) -> list[dict]:
     """Per decision point: every disagreement and a seeded share of agreements."""
-    return [s for name in points(settings)
-            for s in sample_for_judging([r for r in records if r["decision_point"] == name], AGREEMENT_SHARE,
-                                        SAMPLE_SEED)]
+    return [
+        s
+        for name in points(settings)
+        for s in sample_for_judging([r for r in records if r["decision_point"] == name], AGREEMENT_SHARE, SAMPLE_SEED)
+    ]
 
 
 def judgements(settings: Settings, sampled: list[dict]) -> tuple[list[dict], list[str]]:
     """Two judges (ADRI_MIRROR_JUDGES) label each sampled case on their own; returns (cases, each judge's
     name, source, family or annotator, and how many cases it labelled)."""
     first, second = make_judges(settings.mirror_judges, settings)
-    judged = [j for name, point in points(settings).items()
-              for j in judge([r for r in sampled if r["decision_point"] == name], point, first, second)]
-    described = [{**j.describe(), "cases_labelled": sum(r[key] is not None for r in judged)}
-                 for j, key in ((first, "judge_a"), (second, "judge_b"))]
+    judged = [
+        j
+        for name, point in points(settings).items()
+        for j in judge([r for r in sampled if r["decision_point"] == name], point, first, second)
+    ]
+    described = [
+        {**j.describe(), "cases_labelled": sum(r[key] is not None for r in judged)}
+        for j, key in ((first, "judge_a"), (second, "judge_b"))
+    ]
     return judged, described
 
 
@@ -99,15 +109,26 @@ def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> 
         mine = [r for r in records if r["decision_point"] == name]
         if mine:
             shape = prices.shape_of(f"mirror:{name}")  # ran_on."mirror:<point>", else the default shape
-            evaluation = evaluate_point(name, point, mine, [j for j in judged if j["decision_point"] == name],
-                                        hourly_price_usd=prices.shapes[shape].hourly_usd, seed=SAMPLE_SEED,
-                                        min_days=settings.mirror_min_shadow_days,
-                                        min_agreed=settings.mirror_min_agreed_cases)
+            evaluation = evaluate_point(
+                name,
+                point,
+                mine,
+                [j for j in judged if j["decision_point"] == name],
+                hourly_price_usd=prices.shapes[shape].hourly_usd,
+                seed=SAMPLE_SEED,
+                min_days=settings.mirror_min_shadow_days,
+                min_agreed=settings.mirror_min_agreed_cases,
+            )
             evaluation.machine_shape = shape
             if blocker and evaluation.recommendation == "promote":
-                evaluation = evaluation.model_copy(update={
-                    "recommendation": ONE_SOURCE, "recommended_mode": recommended_mode(point, ONE_SOURCE),
-                    "recommended_overrides": [], "reasons": [*evaluation.reasons, f"{blocker} (ADRI_MIRROR_JUDGES)"]})
+                evaluation = evaluation.model_copy(
+                    update={
+                        "recommendation": ONE_SOURCE,
+                        "recommended_mode": recommended_mode(point, ONE_SOURCE),
+                        "recommended_overrides": [],
+                        "reasons": [*evaluation.reasons, f"{blocker} (ADRI_MIRROR_JUDGES)"],
+                    }
+                )
             out[name] = evaluation
     return out
 
@@ -115,21 +136,33 @@ def evaluations(settings: Settings, records: list[dict], judged: list[dict]) -> 
 def store_evaluations(settings: Settings, warehouse: Warehouse, evaluated: dict[str, PointEvaluation]) -> pl.DataFrame:
     # the log's resolved path: the same log given as a relative and an absolute path is one log
     log = str(Path(settings.mirror_log).resolve())
-    rows = pl.DataFrame([{"decision_point": n, "log": log, "recommendation": e.recommendation,
-                          "evaluation": strict_json.dumps(e)} for n, e in evaluated.items()])
+    rows = pl.DataFrame(
+        [
+            {"decision_point": n, "log": log, "recommendation": e.recommendation, "evaluation": strict_json.dumps(e)}
+            for n, e in evaluated.items()
+        ]
+    )
     store_mirror_evaluations(warehouse, log, rows)
     return rows
 
 
-def recommend(settings: Settings, warehouse: Warehouse, evaluated: dict[str, PointEvaluation], **context) -> MirrorReport:
+def recommend(
+    settings: Settings, warehouse: Warehouse, evaluated: dict[str, PointEvaluation], **context
+) -> MirrorReport:
     """Beside the log's other outputs: `recommended_gate.yaml` (nothing in it acts until a person runs
     `adri mirror approve`) and `mirror_evaluation.json`, the dated report an approval is bound to.
     Returns the report; `context` (judges, lines kept and quarantined) goes into it."""
-    path = write_recommended_configuration(evaluation_folder(warehouse, settings.mirror_log), points(settings),
-                                           evaluated)
-    report = MirrorReport(evaluated_at=datetime.now(timezone.utc).isoformat(), log=str(settings.mirror_log),
-                          log_sha256=file_sha256(Path(settings.mirror_log)), **context, evaluations=evaluated,
-                          recommended_configuration=str(path))
+    path = write_recommended_configuration(
+        evaluation_folder(warehouse, settings.mirror_log), points(settings), evaluated
+    )
+    report = MirrorReport(
+        evaluated_at=datetime.now(timezone.utc).isoformat(),
+        log=str(settings.mirror_log),
+        log_sha256=file_sha256(Path(settings.mirror_log)),
+        **context,
+        evaluations=evaluated,
+        recommended_configuration=str(path),
+    )
     report.write(path.parent / EVALUATION_FILE)
     return report
 
@@ -172,15 +205,21 @@ def approve(config_path: Path, name: str, evaluation_path: Path, mode: str | Non
     evaluation = ApprovalEvidence.model_validate(report["evaluations"][name])
     if mode is None and evaluation.recommendation != "promote":
         # nothing to approve: saying "approved" and rewriting a hand-kept safety file would both mislead
-        raise ApprovalError(f"point {name}: nothing approved, {config_path} unchanged: its evaluation recommends "
-                            f"{evaluation.recommendation!r} (mode {evaluation.recommended_mode}), not a promotion")
+        raise ApprovalError(
+            f"point {name}: nothing approved, {config_path} unchanged: its evaluation recommends "
+            f"{evaluation.recommendation!r} (mode {evaluation.recommended_mode}), not a promotion"
+        )
     mode = mode or evaluation.recommended_mode
     entry = raw["points"][name]
     entry["mode"] = mode
     if mode == "control" and evaluation.recommended_overrides:
         entry["overrides"] = evaluation.recommended_overrides  # the one direction it was shown to win
-    entry["approval"] = {"evaluation": str(evaluation_path.resolve()), "sha256": file_sha256(evaluation_path),
-                         "date": report["evaluated_at"], "approved_at": datetime.now(timezone.utc).isoformat()}
+    entry["approval"] = {
+        "evaluation": str(evaluation_path.resolve()),
+        "sha256": file_sha256(evaluation_path),
+        "date": report["evaluated_at"],
+        "approved_at": datetime.now(timezone.utc).isoformat(),
+    }
     written = io.StringIO()
     round_trip.dump(raw, written)
     text = written.getvalue()

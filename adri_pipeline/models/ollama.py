@@ -79,8 +79,15 @@ class OllamaServer:
         options = dict(options)
         if "max_tokens" in options:
             options["num_predict"] = options.pop("max_tokens")
-        response = self._call(self.client.chat, model=model, messages=messages, format=schema, think=False,
-                              options=options, keep_alive=self.keep_alive)
+        response = self._call(
+            self.client.chat,
+            model=model,
+            messages=messages,
+            format=schema,
+            think=False,
+            options=options,
+            keep_alive=self.keep_alive,
+        )
         return ChatAnswer(
             raw=response.message.content or "",
             prompt_tokens=response.prompt_eval_count or 0,
@@ -97,12 +104,21 @@ class OllamaServer:
     def next_token(self, model: str, messages: list[dict], top: int, options: dict) -> NextToken:
         """Ollama's `logprobs` / `top_logprobs` (the server and the client gained them in November
         2025; an older server ignores them and answers without: NoLogprobs)."""
-        options = {"temperature": 0.0, **{k: options[k] for k in ("seed", "num_ctx") if k in options},
-                   "num_predict": 1}
-        response = self._call(self.client.chat, model=model, messages=messages, think=False, options=options,
-                              logprobs=True, top_logprobs=top, keep_alive=self.keep_alive)
+        options = {"temperature": 0.0, **{k: options[k] for k in ("seed", "num_ctx") if k in options}, "num_predict": 1}
+        response = self._call(
+            self.client.chat,
+            model=model,
+            messages=messages,
+            think=False,
+            options=options,
+            logprobs=True,
+            top_logprobs=top,
+            keep_alive=self.keep_alive,
+        )
         if not response.logprobs or not response.logprobs[0].top_logprobs:
-            raise base.NoLogprobs(f"{self.host} answered {model!r} without log-probabilities "
-                                  "(an Ollama from before November 2025?)")
-        return NextToken({t.token: t.logprob for t in response.logprobs[0].top_logprobs},
-                         response.prompt_eval_count or 0)
+            raise base.NoLogprobs(
+                f"{self.host} answered {model!r} without log-probabilities (an Ollama from before November 2025?)"
+            )
+        return NextToken(
+            {t.token: t.logprob for t in response.logprobs[0].top_logprobs}, response.prompt_eval_count or 0
+        )

@@ -45,8 +45,11 @@ class OpenAIServer:
         self.host = host.rstrip("/")
         self.timeout_s = timeout_s
         self.client = openai.OpenAI(
-            base_url=self.host, api_key=os.environ.get("OPENAI_API_KEY") or "not-needed", max_retries=0,
-            timeout=openai.Timeout(timeout_s, connect=5.0))  # the client's HTTP library's type, not httpx's
+            base_url=self.host,
+            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            max_retries=0,
+            timeout=openai.Timeout(timeout_s, connect=5.0),
+        )  # the client's HTTP library's type, not httpx's
         self._json_schema = True  # False once the server rejected response_format json_schema
 
     def missing_hint(self, model: str) -> str:
@@ -78,9 +81,15 @@ class OpenAIServer:
         props = self._props()
         path = props.get("model_path") or ""
         meta = card.get("meta") or {}
-        digest = self._file_digest(path) or "card:" + hashlib.sha256(json.dumps(
-            {k: v for k, v in card.items() if k not in _VOLATILE_CARD_FIELDS}, sort_keys=True, default=str
-        ).encode()).hexdigest()
+        digest = (
+            self._file_digest(path)
+            or "card:"
+            + hashlib.sha256(
+                json.dumps(
+                    {k: v for k, v in card.items() if k not in _VOLATILE_CARD_FIELDS}, sort_keys=True, default=str
+                ).encode()
+            ).hexdigest()
+        )
         family = family_from_name(path or card.get("root") or card.get("id") or model)
         return ModelInfo(model, digest, int(meta.get("size") or 0), family)
 
@@ -119,17 +128,28 @@ class OpenAIServer:
         if self._json_schema:
             try:
                 response = self._call(
-                    self.client.chat.completions.create, model=model, messages=messages, **request,
-                    response_format={"type": "json_schema",
-                                     "json_schema": {"name": "answer", "schema": schema, "strict": True}})
+                    self.client.chat.completions.create,
+                    model=model,
+                    messages=messages,
+                    **request,
+                    response_format={
+                        "type": "json_schema",
+                        "json_schema": {"name": "answer", "schema": schema, "strict": True},
+                    },
+                )
             except base.ServerError as exc:
                 said = str(exc).lower()
                 if exc.status not in (400, 422) or not ("response_format" in said or "json_schema" in said):
                     raise
                 self._json_schema = False  # this server has no JSON Schema mode: plain JSON, validated after
         if not self._json_schema:
-            response = self._call(self.client.chat.completions.create, model=model, messages=messages, **request,
-                                  response_format={"type": "json_object"})
+            response = self._call(
+                self.client.chat.completions.create,
+                model=model,
+                messages=messages,
+                **request,
+                response_format={"type": "json_object"},
+            )
         choice = response.choices[0]
         usage = response.usage
         timings = (response.model_extra or {}).get("timings") or {}
@@ -138,19 +158,27 @@ class OpenAIServer:
             prompt_tokens=usage.prompt_tokens if usage else 0,
             completion_tokens=usage.completion_tokens if usage else 0,
             finish_reason=choice.finish_reason or "",
-            timings={"prompt_eval_s": (timings.get("prompt_ms") or 0) / 1000,
-                     "eval_s": (timings.get("predicted_ms") or 0) / 1000,
-                     "prompt_cached_tokens": timings.get("cache_n", 0)},
+            timings={
+                "prompt_eval_s": (timings.get("prompt_ms") or 0) / 1000,
+                "eval_s": (timings.get("predicted_ms") or 0) / 1000,
+                "prompt_cached_tokens": timings.get("cache_n", 0),
+            },
         )
-
 
     def next_token(self, model: str, messages: list[dict], top: int, options: dict) -> NextToken:
         """`logprobs` with `top_logprobs` (at most 20 in the OpenAI API, vLLM's default cap); a server
         that refuses the parameter or answers without them raises NoLogprobs."""
         try:
-            response = self._call(self.client.chat.completions.create, model=model, messages=messages,
-                                  max_tokens=1, temperature=0.0, logprobs=True, top_logprobs=min(top, 20),
-                                  **{k: options[k] for k in ("seed",) if k in options})
+            response = self._call(
+                self.client.chat.completions.create,
+                model=model,
+                messages=messages,
+                max_tokens=1,
+                temperature=0.0,
+                logprobs=True,
+                top_logprobs=min(top, 20),
+                **{k: options[k] for k in ("seed",) if k in options},
+            )
         except base.ServerError as exc:
             if exc.status in (400, 422) and "logprob" in str(exc).lower():
                 raise base.NoLogprobs(f"{self.host}: {exc}") from None
@@ -159,8 +187,9 @@ class OpenAIServer:
         content = choice.logprobs.content if choice.logprobs else None
         if not content or not content[0].top_logprobs:
             raise base.NoLogprobs(f"{self.host} answered {model!r} without log-probabilities")
-        return NextToken({t.token: t.logprob for t in content[0].top_logprobs},
-                         response.usage.prompt_tokens if response.usage else 0)
+        return NextToken(
+            {t.token: t.logprob for t in content[0].top_logprobs}, response.usage.prompt_tokens if response.usage else 0
+        )
 
 
 def _message(exc: openai.APIStatusError) -> str:

@@ -59,11 +59,17 @@ class SystemOneServer:
         self.name = name
         self.host, self.model = parse_name(name)
         self.timeout_s, self.retries = timeout_s, retries
-        self.client = TypeSafeClient(api_key=os.environ.get(KEY_ENV, "").strip() or NO_KEY, base_url=self.host,
-                                     model=self.model, timeout=timeout_s,
-                                     retry=RetryPolicy(max_retries=retries, backoff_initial=0.2))
-        self.start_hint = (f"start the server (e.g. `sparrow-decider serve --port PORT`, `laya-serve`, "
-                           f"`adri routing serve`) or fix the URL in {name!r}")
+        self.client = TypeSafeClient(
+            api_key=os.environ.get(KEY_ENV, "").strip() or NO_KEY,
+            base_url=self.host,
+            model=self.model,
+            timeout=timeout_s,
+            retry=RetryPolicy(max_retries=retries, backoff_initial=0.2),
+        )
+        self.start_hint = (
+            f"start the server (e.g. `sparrow-decider serve --port PORT`, `laya-serve`, "
+            f"`adri routing serve`) or fix the URL in {name!r}"
+        )
 
     def __getstate__(self) -> dict:
         """Saved as where to reach the server, not as an open connection (the cold performance runs)."""
@@ -86,8 +92,9 @@ class SystemOneServer:
         except ts.TypeSafeAPIConnectionError as exc:
             raise base.ServerUnreachable(f"{self.host}: {exc}") from None
         except ts.TypeSafeNotFoundError as exc:
-            raise base.ModelMissing(f"{self.host} does not serve model {self.model!r} "
-                                    f"(or has no /v1/systemone): {exc}") from None
+            raise base.ModelMissing(
+                f"{self.host} does not serve model {self.model!r} (or has no /v1/systemone): {exc}"
+            ) from None
         except ts.TypeSafeRateLimitError as exc:
             raise base.Overloaded(exc.status, str(exc)) from None
         except ts.TypeSafeAPIError as exc:

@@ -22,13 +22,15 @@ from adri_pipeline.privacy import folded
 
 STEM = 5  # Portuguese inflects at the end: "parcela", "parcelar", "parcelamento" share their first five letters
 # function words, which anchor nothing (accents folded)
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a ao aos aquela aquele aquilo as ate com como da das de dela dele deles do dos e ela ele eles em entao
 essa esse esta estao este eu isso isto ja la lhe mais mas me meu minha meus minhas muito na nao nas
 nem no nos nossa nosso num numa o os ou para pela pelo pode por pra pro qual quando que quem se sem
 ser seu sua so sim ta tambem te tem tenho tu um uma uns voce voces vc vcs tbm pfv quero queria agora
 ai aqui isso ok bom boa entao favor obrigado obrigada
-""".split())
+""".split()
+)
 _WORD = re.compile(r"\w+")
 
 
@@ -36,8 +38,11 @@ def content_stems(text: str) -> set[str]:
     """The message's content words, accents folded and cut to their stem; numbers kept whole
     ("14h", "10x", "302"): a reply often is the figure the agent offered."""
     words = _WORD.findall(folded(text).lower())
-    return {w if any(c.isdigit() for c in w) else w[:STEM] for w in words
-            if any(c.isdigit() for c in w) or (len(w) >= 3 and w not in STOPWORDS)}
+    return {
+        w if any(c.isdigit() for c in w) else w[:STEM]
+        for w in words
+        if any(c.isdigit() for c in w) or (len(w) >= 3 and w not in STOPWORDS)
+    }
 
 
 def overlap(message: set[str], text: str) -> float:
@@ -94,8 +99,19 @@ def anchoring(message: str, state: dict, criteria: dict) -> dict[str, list[float
         return scores[option] - max((v for k, v in scores.items() if k != option), default=0.0)
 
     content = float(np.log1p(len(stems)))
-    return {o: [topic[o], gap(topic, o), last[o], gap(last, o), float(s.asked), float(s.asked) * short,
-                float(s.spoke_last), content] for o, s in found.items()}
+    return {
+        o: [
+            topic[o],
+            gap(topic, o),
+            last[o],
+            gap(last, o),
+            float(s.asked),
+            float(s.asked) * short,
+            float(s.spoke_last),
+            content,
+        ]
+        for o, s in found.items()
+    }
 
 
 ANCHOR_WIDTH = 8
@@ -111,8 +127,13 @@ def summary(message: str, found: dict[str, Session], rows: dict[str, list[float]
     second = topic[1] if len(topic) > 1 else 0.0
     stems = content_stems(message)
     anywhere = set().union(*(content_stems(f"{s.topic} {s.last_turn}") for s in found.values()))
-    return [topic[0], topic[0] - second, float(sum(r[4] for r in rows.values())), float(np.log1p(len(stems))),
-            float(np.log1p(len(stems - anywhere)))]
+    return [
+        topic[0],
+        topic[0] - second,
+        float(sum(r[4] for r in rows.values())),
+        float(np.log1p(len(stems))),
+        float(np.log1p(len(stems - anywhere))),
+    ]
 
 
 SUMMARY_WIDTH = 5

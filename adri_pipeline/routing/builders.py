@@ -34,52 +34,89 @@ from adri_pipeline.routing.splits import SPLITS, assign_splits
 D1_QUESTION = (
     "Qual intenção do usuário este enunciado expressa? "
     "Regra: escolher a intenção principal que o próximo agente precisa atender. Se nenhuma se aplica, "
-    "escolher sem_correspondencia.")
+    "escolher sem_correspondencia."
+)
 D2_QUESTION = (
     "Como o orquestrador deve tratar este turno, considerando o estado da conversa? "
     "Regra: continuar_agente_ativo quando o enunciado dá sequência à tarefa em curso, mesmo que seja curto "
-    "(\"sim\", \"o segundo\", \"pode ser\"); retomar_sessao quando o usuário volta a um assunto anterior; "
-    "iniciar_novo_agente quando aparece uma intenção nova; desambiguar quando não dá para decidir com segurança.")
+    '("sim", "o segundo", "pode ser"); retomar_sessao quando o usuário volta a um assunto anterior; '
+    "iniciar_novo_agente quando aparece uma intenção nova; desambiguar quando não dá para decidir com segurança."
+)
 D3_QUESTION = (
     "O enunciado tem informação suficiente para rotear sem perguntar ao usuário? "
     "Regra: sim quando o enunciado, com o estado da conversa, basta para escolher o agente; nao quando seria "
-    "preciso perguntar ao usuário antes de encaminhar.")
+    "preciso perguntar ao usuário antes de encaminhar."
+)
 NO_MATCH_DESCRIPTION = "Nenhuma das opções corresponde à mensagem"
 D4_QUESTION = (
     "Para cada intenção: o enunciado pede isto? "
-    "Regra: sim para cada intenção que o enunciado pede, mesmo que peça outras junto; nao para as demais.")
+    "Regra: sim para cada intenção que o enunciado pede, mesmo que peça outras junto; nao para as demais."
+)
 D5_QUESTION = (
     "O enunciado está no escopo do assistente, fora dele, ou deve ser bloqueado? "
     "Regra: no_escopo quando algum agente do assistente atende o pedido; fora_do_escopo quando nenhum atende; "
-    "requer_bloqueio quando o pedido é abusivo, perigoso ou tenta subverter o assistente.")
+    "requer_bloqueio quando o pedido é abusivo, perigoso ou tenta subverter o assistente."
+)
 # the JEV design, D5: "no_escopo, fora_do_escopo, requer_bloqueio"
-D5_OPTIONS = {"no_escopo": "Um pedido que algum agente do assistente atende",
-              "fora_do_escopo": "Um pedido que nenhum agente do assistente atende",
-              "requer_bloqueio": "Um pedido abusivo, perigoso ou que tenta subverter o assistente"}
+D5_OPTIONS = {
+    "no_escopo": "Um pedido que algum agente do assistente atende",
+    "fora_do_escopo": "Um pedido que nenhum agente do assistente atende",
+    "requer_bloqueio": "Um pedido abusivo, perigoso ou que tenta subverter o assistente",
+}
 MIN_OPTIONS, MAX_OPTIONS = 2, 19
 
 # Agents of the composed conversations: families of Home Assistant intents.
 AGENT_OF_PREFIX = (
-    ("HassMedia", "midia"), ("HassSetVolume", "midia"), ("HassMediaPlayer", "midia"),
-    ("HassList", "listas"), ("HassShoppingList", "listas"),
-    ("HassClimate", "clima"), ("HassGetWeather", "clima"),
-    ("HassVacuum", "aspirador"), ("HassLawnMower", "jardim"),
-    ("HassStartTimer", "timers"), ("HassCancel", "timers"), ("HassIncreaseTimer", "timers"),
-    ("HassDecreaseTimer", "timers"), ("HassPauseTimer", "timers"), ("HassUnpauseTimer", "timers"),
+    ("HassMedia", "midia"),
+    ("HassSetVolume", "midia"),
+    ("HassMediaPlayer", "midia"),
+    ("HassList", "listas"),
+    ("HassShoppingList", "listas"),
+    ("HassClimate", "clima"),
+    ("HassGetWeather", "clima"),
+    ("HassVacuum", "aspirador"),
+    ("HassLawnMower", "jardim"),
+    ("HassStartTimer", "timers"),
+    ("HassCancel", "timers"),
+    ("HassIncreaseTimer", "timers"),
+    ("HassDecreaseTimer", "timers"),
+    ("HassPauseTimer", "timers"),
+    ("HassUnpauseTimer", "timers"),
     ("HassTimerStatus", "timers"),
-    ("HassTurn", "casa"), ("HassLightSet", "casa"), ("HassSetPosition", "casa"), ("HassFanSetSpeed", "casa"),
+    ("HassTurn", "casa"),
+    ("HassLightSet", "casa"),
+    ("HassSetPosition", "casa"),
+    ("HassFanSetSpeed", "casa"),
 )
 SHORT_REPLIES = ("sim", "o outro", "esse", "pode ser", "isso", "o segundo", "sim pfv", "pode")
 # what an agent says when it needs an answer to go on: a short reply to it continues the task
-AGENT_QUESTIONS = ("Qual deles?", "Confirma?", "Quer que eu faça isso agora?", "Para qual cômodo?",
-                   "Posso continuar?", "Prefere o primeiro ou o segundo?")
+AGENT_QUESTIONS = (
+    "Qual deles?",
+    "Confirma?",
+    "Quer que eu faça isso agora?",
+    "Para qual cômodo?",
+    "Posso continuar?",
+    "Prefere o primeiro ou o segundo?",
+)
 AGENT_DONE = ("Certo, feito.", "Pronto.", "Feito!", "Ok, está feito.", "Tudo certo.")
 # a short reply that is not safe to route: the agent itself asked which way to go
 AMBIGUOUS_PROMPT = "Você quer continuar aqui ou voltar ao assunto anterior?"
 # ... or a bare command, after the active agent finished, that the active agent and a suspended one
 # both take: "desambiguar quando não dá para decidir com segurança" (the JEV design's D2 rule)
-BARE_COMMANDS = ("desliga", "para", "pausa", "cancela", "abaixa", "aumenta", "diminui", "liga de novo",
-                 "desliga isso", "para tudo", "mais alto", "volta")
+BARE_COMMANDS = (
+    "desliga",
+    "para",
+    "pausa",
+    "cancela",
+    "abaixa",
+    "aumenta",
+    "diminui",
+    "liga de novo",
+    "desliga isso",
+    "para tudo",
+    "mais alto",
+    "volta",
+)
 # Dev's composed conversations: four per two utterances, where test and calibration keep one, and
 # only dev has the bare-command ambiguity: more of the structure a session ranker learns from, on
 # dev's utterances only
@@ -110,8 +147,16 @@ def load_ha_utterances(tests_folder: Path, language: str, synthetic: bool = Fals
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         for index, case in enumerate(data.get("tests", [])):
             for sentence in case.get("sentences", []):
-                utterances.append(Utterance(sentence, intent, f"ha-{language}/{intent}/{path.stem}#{index}",
-                                            str(path.relative_to(tests_folder.parent)), language, synthetic))
+                utterances.append(
+                    Utterance(
+                        sentence,
+                        intent,
+                        f"ha-{language}/{intent}/{path.stem}#{index}",
+                        str(path.relative_to(tests_folder.parent)),
+                        language,
+                        synthetic,
+                    )
+                )
     return utterances
 
 
@@ -120,8 +165,9 @@ def load_ha_descriptions(intents_yaml: Path) -> dict[str, str]:
     return {name: spec.get("description", name) for name, spec in data.items() if isinstance(spec, dict)}
 
 
-def load_clinc_utterances(data_full: Path, split: str = "test", limit_per_intent: int = 10,
-                          out_of_scope: int = 150) -> list[Utterance]:
+def load_clinc_utterances(
+    data_full: Path, split: str = "test", limit_per_intent: int = 10, out_of_scope: int = 150
+) -> list[Utterance]:
     """CLINC150 (English): `limit_per_intent` utterances of each intent and `out_of_scope` of its
     out-of-scope ones, whose gold is sem_correspondencia (and fora_do_escopo in D5)."""
     data = json.loads(data_full.read_text(encoding="utf-8"))
@@ -147,20 +193,49 @@ def clinc_descriptions(data_full: Path) -> dict[str, str]:
 # so "cortador de grama" is swapped whole. Only words whose other form is a plain synonym there: "time"
 # (a team in pt-BR) or "temporizador" (both varieties) are left out.
 REGIONAL_PAIRS = (
-    ("cortador de grama", "corta-relva", True), ("caixa de som", "coluna", True),
-    ("café da manhã", "pequeno-almoço", True), ("ventiladores", "ventoinhas", False),
-    ("ventilador", "ventoinha", False), ("persianas", "estores", False), ("persiana", "estore", False),
-    ("cronômetros", "cronómetros", True), ("cronômetro", "cronómetro", True), ("grama", "relva", True),
-    ("geladeira", "frigorífico", False), ("banheiro", "casa de banho", False), ("celular", "telemóvel", True),
-    ("cômodo", "divisão", False), ("abajur", "candeeiro", True), ("trem", "comboio", True),
-    ("ônibus", "autocarro", True), ("suco", "sumo", True), ("sorvete", "gelado", True),
-    ("xícara", "chávena", True), ("chuveiro", "duche", True), ("freezer", "congelador", True),
-    ("usuário", "utilizador", True), ("arquivo", "ficheiro", True),
+    ("cortador de grama", "corta-relva", True),
+    ("caixa de som", "coluna", True),
+    ("café da manhã", "pequeno-almoço", True),
+    ("ventiladores", "ventoinhas", False),
+    ("ventilador", "ventoinha", False),
+    ("persianas", "estores", False),
+    ("persiana", "estore", False),
+    ("cronômetros", "cronómetros", True),
+    ("cronômetro", "cronómetro", True),
+    ("grama", "relva", True),
+    ("geladeira", "frigorífico", False),
+    ("banheiro", "casa de banho", False),
+    ("celular", "telemóvel", True),
+    ("cômodo", "divisão", False),
+    ("abajur", "candeeiro", True),
+    ("trem", "comboio", True),
+    ("ônibus", "autocarro", True),
+    ("suco", "sumo", True),
+    ("sorvete", "gelado", True),
+    ("xícara", "chávena", True),
+    ("chuveiro", "duche", True),
+    ("freezer", "congelador", True),
+    ("usuário", "utilizador", True),
+    ("arquivo", "ficheiro", True),
 )
 # a word of the other gender takes the other article or contraction before it ("o ventilador" -> "a ventoinha")
-_GENDERED = (("o", "a"), ("os", "as"), ("do", "da"), ("dos", "das"), ("no", "na"), ("nos", "nas"), ("ao", "à"),
-             ("aos", "às"), ("um", "uma"), ("este", "esta"), ("esse", "essa"), ("pelo", "pela"), ("seu", "sua"),
-             ("meu", "minha"), ("teu", "tua"))
+_GENDERED = (
+    ("o", "a"),
+    ("os", "as"),
+    ("do", "da"),
+    ("dos", "das"),
+    ("no", "na"),
+    ("nos", "nas"),
+    ("ao", "à"),
+    ("aos", "às"),
+    ("um", "uma"),
+    ("este", "esta"),
+    ("esse", "essa"),
+    ("pelo", "pela"),
+    ("seu", "sua"),
+    ("meu", "minha"),
+    ("teu", "tua"),
+)
 OTHER_GENDER = dict(_GENDERED) | {feminine: masculine for masculine, feminine in _GENDERED}
 # the share of utterances with a regional word that get the other variety's: the rest keep theirs
 REGIONAL_SHARE = 0.3
@@ -181,12 +256,12 @@ def regionalism(text: str, language: str) -> str | None:
         match = re.search(rf"(?<!\w){re.escape(own)}(?!\w)", text, flags=re.IGNORECASE)
         if not match:
             continue
-        before = text[:match.start()]
+        before = text[: match.start()]
         article = re.search(r"(\w+)(\s+)$", before)
         if not same_gender and article and article.group(1).lower() in OTHER_GENDER:
             agreed = _same_case(article.group(1), OTHER_GENDER[article.group(1).lower()])
-            before = before[:article.start()] + agreed + article.group(2)
-        return before + _same_case(match.group(0), other) + text[match.end():]
+            before = before[: article.start()] + agreed + article.group(2)
+        return before + _same_case(match.group(0), other) + text[match.end() :]
     return None
 
 
@@ -204,15 +279,21 @@ def _adversarial(text: str, rng: random.Random, language: str = "") -> tuple[str
         if len(words[longest]) > 4:
             word = words[longest]
             cut = rng.randrange(1, len(word) - 1)
-            words[longest] = word[:cut] + word[cut + 1:]
+            words[longest] = word[:cut] + word[cut + 1 :]
             return " ".join(words), ["erro_ortografico"]
     if 0.2 <= roll < 0.2 + REGIONAL_SHARE and (regional := regionalism(text, language)):
         return regional, ["regionalismo"]
     return text, []
 
 
-def build_d1(utterances: list[Utterance], descriptions: dict[str, str], seed: int = 13,
-             p_gold_eligible: float = 0.85, dataset: str = "", offered: list[str] | None = None) -> list[CanonicalExample]:
+def build_d1(
+    utterances: list[Utterance],
+    descriptions: dict[str, str],
+    seed: int = 13,
+    p_gold_eligible: float = 0.85,
+    dataset: str = "",
+    offered: list[str] | None = None,
+) -> list[CanonicalExample]:
     """`offered`: the intents a catalogue may list (default: every intent of the utterances and descriptions)."""
     rng = random.Random(seed)
     intents = sorted(offered or {u.intent for u in utterances if u.intent != NO_MATCH} | set(descriptions))
@@ -230,19 +311,34 @@ def build_d1(utterances: list[Utterance], descriptions: dict[str, str], seed: in
         if gold == NO_MATCH:
             adversarial = adversarial + ["fora_do_escopo"]
         options = {i: descriptions.get(i, i) for i in eligible} | {NO_MATCH: NO_MATCH_DESCRIPTION}
-        examples.append(CanonicalExample(
-            id=f"{dataset or utterance.source}:D1:{index}", group_id=utterance.group_id, task="D1",
-            state=State(eligible_intents=eligible), utterance=text, question=D1_QUESTION,
-            question_type="choice", options=options, gold_label=gold,
-            metadata=Metadata(domain=agent_of(utterance.intent) or "geral", language=utterance.language,
-                              source=utterance.source, length_bucket=length_bucket(text),
-                              adversarial=adversarial, n_options=len(options), synthetic=utterance.synthetic),
-        ))
+        examples.append(
+            CanonicalExample(
+                id=f"{dataset or utterance.source}:D1:{index}",
+                group_id=utterance.group_id,
+                task="D1",
+                state=State(eligible_intents=eligible),
+                utterance=text,
+                question=D1_QUESTION,
+                question_type="choice",
+                options=options,
+                gold_label=gold,
+                metadata=Metadata(
+                    domain=agent_of(utterance.intent) or "geral",
+                    language=utterance.language,
+                    source=utterance.source,
+                    length_bucket=length_bucket(text),
+                    adversarial=adversarial,
+                    n_options=len(options),
+                    synthetic=utterance.synthetic,
+                ),
+            )
+        )
     return examples
 
 
-def build_d4(utterances: list[Utterance], descriptions: dict[str, str], seed: int = 13,
-             dataset: str = "") -> list[CanonicalExample]:
+def build_d4(
+    utterances: list[Utterance], descriptions: dict[str, str], seed: int = 13, dataset: str = ""
+) -> list[CanonicalExample]:
     """The JEV design: D4 "aplica-se só a enunciados anotados com mais de uma intenção". Each of these
     utterances carries one intent, so two of different intents are joined into one message ("X e Y")
     annotated with both: synthetic, tagged varias_intencoes, among 2-19 eligible intents. Its group
@@ -255,19 +351,38 @@ def build_d4(utterances: list[Utterance], descriptions: dict[str, str], seed: in
     for first, second in zip(pool[0::2], pool[1::2]):
         if first.intent == second.intent:
             continue
-        joined = first.text.rstrip(" .!?") + (" and " if first.language == "en" else " e ") + \
-            second.text[:1].lower() + second.text[1:]
+        joined = (
+            first.text.rstrip(" .!?")
+            + (" and " if first.language == "en" else " e ")
+            + second.text[:1].lower()
+            + second.text[1:]
+        )
         others = [i for i in intents if i not in (first.intent, second.intent)]
         eligible = rng.sample(others, min(rng.randint(0, MAX_OPTIONS - 2), len(others))) + [first.intent, second.intent]
         rng.shuffle(eligible)
         options = {i: descriptions.get(i, i) for i in eligible}
-        examples.append(CanonicalExample(
-            id=f"{dataset}:D4:{len(examples)}", group_id=f"{first.group_id}+{second.group_id}", task="D4",
-            state=State(eligible_intents=eligible), utterance=joined, question=D4_QUESTION, question_type="noul",
-            options=options, gold_label=sorted([first.intent, second.intent]),
-            metadata=Metadata(domain="multi", language=first.language, source=first.source,
-                              length_bucket=length_bucket(joined), adversarial=["varias_intencoes"],
-                              n_options=len(options), synthetic=True)))
+        examples.append(
+            CanonicalExample(
+                id=f"{dataset}:D4:{len(examples)}",
+                group_id=f"{first.group_id}+{second.group_id}",
+                task="D4",
+                state=State(eligible_intents=eligible),
+                utterance=joined,
+                question=D4_QUESTION,
+                question_type="noul",
+                options=options,
+                gold_label=sorted([first.intent, second.intent]),
+                metadata=Metadata(
+                    domain="multi",
+                    language=first.language,
+                    source=first.source,
+                    length_bucket=length_bucket(joined),
+                    adversarial=["varias_intencoes"],
+                    n_options=len(options),
+                    synthetic=True,
+                ),
+            )
+        )
     return examples
 
 
@@ -283,14 +398,28 @@ def build_d5(utterances: list[Utterance], seed: int = 13, dataset: str = "") -> 
     for index, utterance in enumerate(utterances):
         text, adversarial = _adversarial(utterance.text, rng, utterance.language)
         outside = utterance.intent == NO_MATCH
-        examples.append(CanonicalExample(
-            id=f"{dataset or utterance.source}:D5:{index}", group_id=utterance.group_id, task="D5",
-            state=State(), utterance=text, question=D5_QUESTION, question_type="choice", options=dict(D5_OPTIONS),
-            gold_label="fora_do_escopo" if outside else "no_escopo",
-            metadata=Metadata(domain=agent_of(utterance.intent) or "geral", language=utterance.language,
-                              source=utterance.source, length_bucket=length_bucket(text),
-                              adversarial=adversarial + (["fora_do_escopo"] if outside else []), n_options=3,
-                              synthetic=utterance.synthetic)))
+        examples.append(
+            CanonicalExample(
+                id=f"{dataset or utterance.source}:D5:{index}",
+                group_id=utterance.group_id,
+                task="D5",
+                state=State(),
+                utterance=text,
+                question=D5_QUESTION,
+                question_type="choice",
+                options=dict(D5_OPTIONS),
+                gold_label="fora_do_escopo" if outside else "no_escopo",
+                metadata=Metadata(
+                    domain=agent_of(utterance.intent) or "geral",
+                    language=utterance.language,
+                    source=utterance.source,
+                    length_bucket=length_bucket(text),
+                    adversarial=adversarial + (["fora_do_escopo"] if outside else []),
+                    n_options=3,
+                    synthetic=utterance.synthetic,
+                ),
+            )
+        )
     return examples
 
 
@@ -319,8 +448,15 @@ TURN_KINDS = {"continuar": 2, "resposta_curta": 2, "retomar": 3, "novo": 3, "amb
 BARE_COMMAND_KINDS = {"ambigua": 0.5, "comando_solto": 0.5}
 
 
-def _new_message(kind: str, rng: random.Random, by_agent: dict[str, list[Utterance]], active: str,
-                 first: Utterance, suspended: list[str], newcomer: str) -> tuple[str, str, list[str]]:
+def _new_message(
+    kind: str,
+    rng: random.Random,
+    by_agent: dict[str, list[Utterance]],
+    active: str,
+    first: Utterance,
+    suspended: list[str],
+    newcomer: str,
+) -> tuple[str, str, list[str]]:
     """A composed conversation's new message of `kind` (`first`: the active agent's first request):
     (message, gold, adversarial tags)."""
     if kind == "continuar":
@@ -343,12 +479,19 @@ def _session_options(active: str, suspended: list[str]) -> dict[str, str]:
     agent, or ask the user."""
     options = {"continuar_agente_ativo": f"continuar com o agente ativo ({active})"}
     options |= {f"retomar_sessao:{a}": f"retomar a sessão suspensa de {a}" for a in suspended}
-    return options | {"iniciar_novo_agente": "iniciar um agente novo para outro assunto",
-                      "desambiguar": "não dá para decidir com segurança: perguntar ao usuário"}
+    return options | {
+        "iniciar_novo_agente": "iniciar um agente novo para outro assunto",
+        "desambiguar": "não dá para decidir com segurança: perguntar ao usuário",
+    }
 
 
-def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: str = "",
-                        per_utterance: float = 0.5, bare_commands: bool = False) -> list[CanonicalExample]:
+def build_conversations(
+    utterances: list[Utterance],
+    seed: int = 17,
+    dataset: str = "",
+    per_utterance: float = 0.5,
+    bare_commands: bool = False,
+) -> list[CanonicalExample]:
     """D2 and D3 from composed conversations (synthetic): one or two suspended sessions (their turns
     earlier in the conversation), then the active agent's exchange, then a new message that continues
     (a request for the same agent, or a short reply to the agent's question), resumes a suspended
@@ -367,8 +510,9 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
         return []
     count = int(len(utterances) * per_utterance)
     kinds = TURN_KINDS | (BARE_COMMAND_KINDS if bare_commands else {})
-    weights = {(kind, sessions): weight for kind, weight in kinds.items()
-               for sessions in range(1, min(2, len(agents) - 2) + 1)}
+    weights = {
+        (kind, sessions): weight for kind, weight in kinds.items() for sessions in range(1, min(2, len(agents) - 2) + 1)
+    }
     shapes = dealt(weights, count, rng)
     actives = dealt(dict.fromkeys(agents, 1), count, rng)
     examples = []
@@ -376,34 +520,84 @@ def build_conversations(utterances: list[Utterance], seed: int = 17, dataset: st
         suspended = rng.sample([a for a in agents if a != active], sessions)
         newcomer = rng.choice([a for a in agents if a != active and a not in suspended])
         first = rng.choice(by_agent[active])
-        turns: list[Turn] = []
-        for agent in suspended:
-            turns += [Turn(role="user", text=rng.choice(by_agent[agent]).text, agent_id=agent),
-                      Turn(role="agent", agent_id=agent, text=rng.choice(AGENT_DONE))]
-        turns.append(Turn(role="user", text=first.text, agent_id=active))
-        agent_says = rng.choice(AGENT_QUESTIONS) if kind == "resposta_curta" else rng.choice(AGENT_DONE)
-        if kind == "ambigua":
-            agent_says = AMBIGUOUS_PROMPT
+        turns = _turns_before(kind, active, suspended, first, by_agent, rng)
         message, gold, tags = _new_message(kind, rng, by_agent, active, first, suspended, newcomer)
         if regional_rng.random() < REGIONAL_SHARE and (regional := regionalism(message, first.language)):
             message, tags = regional, tags + ["regionalismo"]
-        turns.append(Turn(role="agent", agent_id=active, text=agent_says))
-        options = _session_options(active, suspended)
         state = State(active_agent=active, suspended_sessions=suspended, recent_turns=turns)
-        metadata = Metadata(domain=active, language=first.language, source="composto", synthetic=True,
-                            length_bucket=length_bucket(message),
-                            ambiguity="alta" if gold == "desambiguar" else "media" if kind == "resposta_curta" else "baixa",
-                            turn_index=len(turns), adversarial=tags, n_options=len(options))
-        group = f"{dataset}:conversa-{index}"
-        examples.append(CanonicalExample(
-            id=f"{dataset}:D2:{index}", group_id=group, task="D2", state=state, utterance=message,
-            question=D2_QUESTION, question_type="choice", options=options, gold_label=gold, metadata=metadata))
-        examples.append(CanonicalExample(
-            id=f"{dataset}:D3:{index}", group_id=group, task="D3", state=state, utterance=message,
-            question=D3_QUESTION, question_type="noul", options={"sim": "sim", "nao": "não"},
-            gold_label="nao" if gold == "desambiguar" else "sim",
-            metadata=metadata.model_copy(update={"n_options": 2})))
+        examples += _d2_and_d3(dataset, index, kind, state, message, gold, tags, first.language)
     return examples
+
+
+def _turns_before(
+    kind: str,
+    active: str,
+    suspended: list[str],
+    first: Utterance,
+    by_agent: dict[str, list[Utterance]],
+    rng: random.Random,
+) -> list[Turn]:
+    """The conversation before its new message: each suspended session's request and its agent's close,
+    the active agent's first request, then what the active agent says last, which the kind of new message
+    must follow from (a question before a short reply, the ambiguous prompt before an ambiguous one)."""
+    turns: list[Turn] = []
+    for agent in suspended:
+        turns += [
+            Turn(role="user", text=rng.choice(by_agent[agent]).text, agent_id=agent),
+            Turn(role="agent", agent_id=agent, text=rng.choice(AGENT_DONE)),
+        ]
+    turns.append(Turn(role="user", text=first.text, agent_id=active))
+    agent_says = rng.choice(AGENT_QUESTIONS) if kind == "resposta_curta" else rng.choice(AGENT_DONE)
+    if kind == "ambigua":
+        agent_says = AMBIGUOUS_PROMPT
+    turns.append(Turn(role="agent", agent_id=active, text=agent_says))
+    return turns
+
+
+def _d2_and_d3(
+    dataset: str, index: int, kind: str, state: State, message: str, gold: str, tags: list[str], language: str
+) -> list[CanonicalExample]:
+    """One composed conversation asked both ways, in one group: how to route its new message (D2) and
+    whether it can be routed without asking the user (D3, no exactly when D2's gold is to ask)."""
+    options = _session_options(state.active_agent, state.suspended_sessions)
+    metadata = Metadata(
+        domain=state.active_agent,
+        language=language,
+        source="composto",
+        synthetic=True,
+        length_bucket=length_bucket(message),
+        ambiguity="alta" if gold == "desambiguar" else "media" if kind == "resposta_curta" else "baixa",
+        turn_index=len(state.recent_turns),
+        adversarial=tags,
+        n_options=len(options),
+    )
+    group = f"{dataset}:conversa-{index}"
+    return [
+        CanonicalExample(
+            id=f"{dataset}:D2:{index}",
+            group_id=group,
+            task="D2",
+            state=state,
+            utterance=message,
+            question=D2_QUESTION,
+            question_type="choice",
+            options=options,
+            gold_label=gold,
+            metadata=metadata,
+        ),
+        CanonicalExample(
+            id=f"{dataset}:D3:{index}",
+            group_id=group,
+            task="D3",
+            state=state,
+            utterance=message,
+            question=D3_QUESTION,
+            question_type="noul",
+            options={"sim": "sim", "nao": "não"},
+            gold_label="nao" if gold == "desambiguar" else "sim",
+            metadata=metadata.model_copy(update={"n_options": 2}),
+        ),
+    ]
 
 
 # -- real multi-service conversations: Schema-Guided Dialogue (English, CC BY-SA 4.0) ------------
@@ -427,39 +621,90 @@ def _by_agent(utterances: list[Utterance]) -> dict[str, list[Utterance]]:
     return by_agent
 
 
-def _sgd_two_intents(example_id: str, group: str, turn: dict, index: int, intents: list[str], eligible: list[str],
-                     history: list[Turn], intent_text: dict[str, str]) -> CanonicalExample:
+def _sgd_two_intents(
+    example_id: str,
+    group: str,
+    turn: dict,
+    index: int,
+    intents: list[str],
+    eligible: list[str],
+    history: list[Turn],
+    intent_text: dict[str, str],
+) -> CanonicalExample:
     """One SGD user turn whose frames name two services with an active intent each, as D4."""
     return CanonicalExample(
-        id=f"{example_id}:D4", group_id=group, task="D4",
-        state=State(eligible_intents=eligible, recent_turns=history), utterance=turn["utterance"],
-        question=D4_QUESTION, question_type="noul",
-        options={i: intent_text[i] for i in eligible}, gold_label=sorted(set(intents)),
-        metadata=Metadata(taxonomy_version="sgd-dstc8", domain="multi", language="en", source="sgd",
-                          length_bucket=length_bucket(turn["utterance"]), turn_index=index,
-                          adversarial=["varias_intencoes"], n_options=len(eligible)))
+        id=f"{example_id}:D4",
+        group_id=group,
+        task="D4",
+        state=State(eligible_intents=eligible, recent_turns=history),
+        utterance=turn["utterance"],
+        question=D4_QUESTION,
+        question_type="noul",
+        options={i: intent_text[i] for i in eligible},
+        gold_label=sorted(set(intents)),
+        metadata=Metadata(
+            taxonomy_version="sgd-dstc8",
+            domain="multi",
+            language="en",
+            source="sgd",
+            length_bucket=length_bucket(turn["utterance"]),
+            turn_index=index,
+            adversarial=["varias_intencoes"],
+            n_options=len(eligible),
+        ),
+    )
 
 
-def _sgd_session_turn(example_id: str, group: str, turn: dict, index: int, service: str, active: str,
-                      suspended: list[str], history: list[Turn], schemas: dict) -> CanonicalExample:
+def _sgd_session_turn(
+    example_id: str,
+    group: str,
+    turn: dict,
+    index: int,
+    service: str,
+    active: str,
+    suspended: list[str],
+    history: list[Turn],
+    schemas: dict,
+) -> CanonicalExample:
     """One SGD user turn as D2: the service of its frame against the last system turn's (continue),
     the services seen before (return) or none (a new service)."""
-    gold = ("continuar_agente_ativo" if service == active else
-            f"retomar_sessao:{service}" if service in suspended else "iniciar_novo_agente")
+    gold = (
+        "continuar_agente_ativo"
+        if service == active
+        else f"retomar_sessao:{service}"
+        if service in suspended
+        else "iniciar_novo_agente"
+    )
     options = {"continuar_agente_ativo": f"continue with {active}: {schemas[active]['description']}"}
     options |= {f"retomar_sessao:{s}": f"return to {s}: {schemas[s]['description']}" for s in suspended}
-    options |= {"iniciar_novo_agente": "start a new service for another request",
-                "desambiguar": "not safe to decide: ask the user"}
+    options |= {
+        "iniciar_novo_agente": "start a new service for another request",
+        "desambiguar": "not safe to decide: ask the user",
+    }
     return CanonicalExample(
-        id=f"{example_id}:D2", group_id=group, task="D2",
+        id=f"{example_id}:D2",
+        group_id=group,
+        task="D2",
         state=State(active_agent=active, suspended_sessions=suspended, recent_turns=history),
-        utterance=turn["utterance"], question=D2_QUESTION, question_type="choice", options=options,
-        gold_label=gold, metadata=Metadata(
-            taxonomy_version="sgd-dstc8", domain=active, language="en", source="sgd",
-            length_bucket=length_bucket(turn["utterance"]), ambiguity="baixa", turn_index=index,
-            adversarial=[] if gold == "continuar_agente_ativo" else
-            ["volta_a_topico_anterior" if gold.startswith("retomar") else "mudanca_de_topico"],
-            n_options=len(options)))
+        utterance=turn["utterance"],
+        question=D2_QUESTION,
+        question_type="choice",
+        options=options,
+        gold_label=gold,
+        metadata=Metadata(
+            taxonomy_version="sgd-dstc8",
+            domain=active,
+            language="en",
+            source="sgd",
+            length_bucket=length_bucket(turn["utterance"]),
+            ambiguity="baixa",
+            turn_index=index,
+            adversarial=[]
+            if gold == "continuar_agente_ativo"
+            else ["volta_a_topico_anterior" if gold.startswith("retomar") else "mudanca_de_topico"],
+            n_options=len(options),
+        ),
+    )
 
 
 def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[CanonicalExample]:
@@ -475,56 +720,104 @@ def load_sgd(folder: Path, dialogues: int = 300, seed: int = 11) -> list[Canonic
     the service it refers back to, not two requests in one message."""
     rng = random.Random(seed)
     schemas = json.loads((folder / "schemas.json").read_text(encoding="utf-8"))
-    intent_text = {f"{service}.{intent}": f"{spec['description']}: {text}"
-                   for service, spec in schemas.items() for intent, text in spec["intents"].items()}
+    intent_text = {
+        f"{service}.{intent}": f"{spec['description']}: {text}"
+        for service, spec in schemas.items()
+        for intent, text in spec["intents"].items()
+    }
     lines = (folder / "dialogues_multiservice.jsonl").read_text(encoding="utf-8").splitlines()
     chosen = sorted(rng.sample(range(len(lines)), min(dialogues, len(lines))))
     examples: list[CanonicalExample] = []
     for number in chosen:
-        dialogue = json.loads(lines[number])
-        group = f"sgd:{dialogue['dialogue_id']}"
-        turns = dialogue["turns"]
-        seen: list[str] = []
-        d2_continue, d1_here = [], []
-        for index, turn in enumerate(turns):
-            frames = [f for f in turn["frames"] if f.get("service")]
-            if turn["speaker"] != "USER" or not frames:
-                if frames and frames[0]["service"] not in seen:
-                    seen.append(frames[0]["service"])
-                continue
-            service = frames[0]["service"]
-            previous = [t for t in turns[:index] if t["speaker"] == "SYSTEM" and t["frames"]]
-            history = [_sgd_turn(t) for t in turns[:index]]
-            if previous:
-                active = previous[-1]["frames"][0]["service"]
-                suspended = [s for s in seen if s != active]
-                example = _sgd_session_turn(f"{group}:t{index:02d}", group, turn, index, service, active,
-                                            suspended, history, schemas)
-                (d2_continue if example.gold_label == "continuar_agente_ativo" else examples).append(example)
-            intents = [f"{f['service']}.{f['active_intent']}" for f in frames if f.get("active_intent")]
-            in_play = sorted({f"{s}.{i}" for s in set(seen) | {f["service"] for f in frames}
-                              for i in schemas[s]["intents"]})
-            distractors = rng.sample(sorted(set(intent_text) - set(in_play)), 3)
-            eligible = sorted(set(in_play) | set(distractors))[:MAX_OPTIONS]
-            if len(intents) == 1 and intents[0] in eligible:
-                options = {i: intent_text[i] for i in eligible} | {NO_MATCH: NO_MATCH_DESCRIPTION}
-                d1_here.append(CanonicalExample(
-                    id=f"{group}:t{index:02d}:D1", group_id=group, task="D1",
-                    state=State(active_agent=seen[-1] if seen else None, eligible_intents=eligible,
-                                recent_turns=history),
-                    utterance=turn["utterance"], question=D1_QUESTION, question_type="choice", options=options,
-                    gold_label=intents[0], metadata=Metadata(
-                        taxonomy_version="sgd-dstc8", domain=frames[0]["service"], language="en", source="sgd",
-                        length_bucket=length_bucket(turn["utterance"]), turn_index=index, n_options=len(options))))
-            elif len(intents) >= 2 and all(i in eligible for i in intents):
-                examples.append(_sgd_two_intents(f"{group}:t{index:02d}", group, turn, index, intents, eligible,
-                                                 history, intent_text))
-        examples += rng.sample(d2_continue, min(SGD_CONTINUE_PER_DIALOGUE, len(d2_continue)))
-        examples += rng.sample(d1_here, min(SGD_D1_PER_DIALOGUE, len(d1_here)))
+        examples += _sgd_dialogue(json.loads(lines[number]), schemas, intent_text, rng)
     return examples
 
 
+def _sgd_dialogue(
+    dialogue: dict, schemas: dict, intent_text: dict[str, str], rng: random.Random
+) -> list[CanonicalExample]:
+    """One SGD dialogue's examples: every D2 turn that switches service and every D4 turn, then a seeded
+    sample of its D2 turns that continue and of its D1 turns, so that the plain turns (85 % of SGD's) do
+    not outweigh the switches."""
+    group = f"sgd:{dialogue['dialogue_id']}"
+    turns = dialogue["turns"]
+    seen: list[str] = []
+    examples, d2_continue, d1_here = [], [], []
+    for index, turn in enumerate(turns):
+        frames = [f for f in turn["frames"] if f.get("service")]
+        if turn["speaker"] != "USER" or not frames:
+            if frames and frames[0]["service"] not in seen:
+                seen.append(frames[0]["service"])
+            continue
+        service = frames[0]["service"]
+        previous = [t for t in turns[:index] if t["speaker"] == "SYSTEM" and t["frames"]]
+        history = [_sgd_turn(t) for t in turns[:index]]
+        if previous:
+            active = previous[-1]["frames"][0]["service"]
+            suspended = [s for s in seen if s != active]
+            example = _sgd_session_turn(
+                f"{group}:t{index:02d}", group, turn, index, service, active, suspended, history, schemas
+            )
+            (d2_continue if example.gold_label == "continuar_agente_ativo" else examples).append(example)
+        intents = [f"{f['service']}.{f['active_intent']}" for f in frames if f.get("active_intent")]
+        in_play = sorted(
+            {f"{s}.{i}" for s in set(seen) | {f["service"] for f in frames} for i in schemas[s]["intents"]}
+        )
+        distractors = rng.sample(sorted(set(intent_text) - set(in_play)), 3)
+        eligible = sorted(set(in_play) | set(distractors))[:MAX_OPTIONS]
+        if len(intents) == 1 and intents[0] in eligible:
+            d1_here.append(
+                _sgd_intent_choice(
+                    f"{group}:t{index:02d}", group, turn, index, intents[0], eligible, seen, history, intent_text
+                )
+            )
+        elif len(intents) >= 2 and all(i in eligible for i in intents):
+            examples.append(
+                _sgd_two_intents(f"{group}:t{index:02d}", group, turn, index, intents, eligible, history, intent_text)
+            )
+    examples += rng.sample(d2_continue, min(SGD_CONTINUE_PER_DIALOGUE, len(d2_continue)))
+    return examples + rng.sample(d1_here, min(SGD_D1_PER_DIALOGUE, len(d1_here)))
+
+
+def _sgd_intent_choice(
+    example_id: str,
+    group: str,
+    turn: dict,
+    index: int,
+    intent: str,
+    eligible: list[str],
+    seen: list[str],
+    history: list[Turn],
+    intent_text: dict[str, str],
+) -> CanonicalExample:
+    """One SGD user turn with a single active intent, as D1: that intent among the intents in play and
+    the distractors, the last service seen as the active agent."""
+    options = {i: intent_text[i] for i in eligible} | {NO_MATCH: NO_MATCH_DESCRIPTION}
+    frames = [f for f in turn["frames"] if f.get("service")]
+    return CanonicalExample(
+        id=f"{example_id}:D1",
+        group_id=group,
+        task="D1",
+        state=State(active_agent=seen[-1] if seen else None, eligible_intents=eligible, recent_turns=history),
+        utterance=turn["utterance"],
+        question=D1_QUESTION,
+        question_type="choice",
+        options=options,
+        gold_label=intent,
+        metadata=Metadata(
+            taxonomy_version="sgd-dstc8",
+            domain=frames[0]["service"],
+            language="en",
+            source="sgd",
+            length_bucket=length_bucket(turn["utterance"]),
+            turn_index=index,
+            n_options=len(options),
+        ),
+    )
+
+
 # -- a team's own canonical files -------------------------------------------------------------
+
 
 class CanonicalFileError(AdriError, ValueError):
     """A line of a canonical file that does not follow the format; names the file, line and field."""
@@ -588,21 +881,30 @@ def located_canonical(path: Path) -> CanonicalFile:
             try:
                 scored = with_adjudicated_gold(example)
             except ValidationError as exc:
-                raise CanonicalFileError(f"{file}: line {number}: adjudicated_label: "
-                                         f"{describe_validation_error(exc.errors()[0])}") from None
+                raise CanonicalFileError(
+                    f"{file}: line {number}: adjudicated_label: {describe_validation_error(exc.errors()[0])}"
+                ) from None
             if scored is None:
                 excluded.append((f"{file}: line {number}", example))
                 continue
             examples.append(scored)
             where[example.id] = f"{file}: line {number}"
     if not examples:
-        raise CanonicalFileError(f"{path}: no examples" + (f" ({len(excluded)} excluded: annotators disagree "
-                                                          "with no adjudicated label)" if excluded else ""))
+        raise CanonicalFileError(
+            f"{path}: no examples"
+            + (f" ({len(excluded)} excluded: annotators disagree with no adjudicated label)" if excluded else "")
+        )
     return CanonicalFile(examples, where, excluded)
 
 
-def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int = 13,
-                  split_seed: int = 7, unseen_share: float = 0.0) -> tuple[list[CanonicalExample], dict[str, str]]:
+def build_dataset(
+    utterances: list[Utterance],
+    descriptions: dict[str, str],
+    dataset: str,
+    seed: int = 13,
+    split_seed: int = 7,
+    unseen_share: float = 0.0,
+) -> tuple[list[CanonicalExample], dict[str, str]]:
     """(examples, example id -> split). D1 is split by utterance group first; the multi-intent
     messages (D4) and the composed conversations (D2/D3) of each split are made only of that split's
     utterances, so no utterance reaches two splits whatever task it feeds. `unseen_share`: leave
@@ -615,10 +917,14 @@ def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dat
     split_of_group = {e.group_id: split_of[e.id] for e in d1}
     for offset, split in enumerate(SPLITS):
         mine = [u for u in utterances if split_of_group.get(u.group_id) == split]
-        composed = build_d4(mine, descriptions, seed=seed + 8 + offset, dataset=f"{dataset}:{split}") + \
-            build_conversations(mine, seed=seed + 4 + offset, dataset=f"{dataset}:{split}",
-                                **({"per_utterance": DEV_CONVERSATIONS_PER_UTTERANCE, "bare_commands": True}
-                                   if split == "dev" else {}))
+        composed = build_d4(
+            mine, descriptions, seed=seed + 8 + offset, dataset=f"{dataset}:{split}"
+        ) + build_conversations(
+            mine,
+            seed=seed + 4 + offset,
+            dataset=f"{dataset}:{split}",
+            **({"per_utterance": DEV_CONVERSATIONS_PER_UTTERANCE, "bare_commands": True} if split == "dev" else {}),
+        )
         examples += composed
         split_of |= {e.id: split for e in composed}
     return examples, split_of
@@ -627,8 +933,9 @@ def build_dataset(utterances: list[Utterance], descriptions: dict[str, str], dat
 UNSEEN_TAG = "intencao_nao_vista"  # metadata.adversarial of a request for an intent no split fitted on
 
 
-def _with_unseen_intents(utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int,
-                         split_seed: int, share: float) -> tuple[list[CanonicalExample], dict[str, str]]:
+def _with_unseen_intents(
+    utterances: list[Utterance], descriptions: dict[str, str], dataset: str, seed: int, split_seed: int, share: float
+) -> tuple[list[CanonicalExample], dict[str, str]]:
     """Leave intents out: a seeded `share` of the intents is taken out of the source, utterances and
     descriptions alike, before anything is built, so no split of any task reads them; the others make
     the dataset as usual. Each left-out utterance joins the test split as a D1 request among the kept
@@ -640,8 +947,18 @@ def _with_unseen_intents(utterances: list[Utterance], descriptions: dict[str, st
     kept_descriptions = {i: d for i, d in descriptions.items() if i not in unseen}
     examples, split_of = build_dataset(kept, kept_descriptions, dataset, seed, split_seed)
     offered = sorted({u.intent for u in kept if u.intent != NO_MATCH} | set(kept_descriptions))
-    left_out = build_d1([u for u in utterances if u.intent in unseen], kept_descriptions, seed=seed + 31,
-                        p_gold_eligible=0.0, dataset=f"{dataset}:unseen", offered=offered)
-    left_out = [e.model_copy(update={"metadata": e.metadata.model_copy(
-        update={"adversarial": [*e.metadata.adversarial, UNSEEN_TAG]})}) for e in left_out]
+    left_out = build_d1(
+        [u for u in utterances if u.intent in unseen],
+        kept_descriptions,
+        seed=seed + 31,
+        p_gold_eligible=0.0,
+        dataset=f"{dataset}:unseen",
+        offered=offered,
+    )
+    left_out = [
+        e.model_copy(
+            update={"metadata": e.metadata.model_copy(update={"adversarial": [*e.metadata.adversarial, UNSEEN_TAG]})}
+        )
+        for e in left_out
+    ]
     return examples + left_out, split_of | {e.id: "test" for e in left_out}

@@ -89,8 +89,9 @@ class Calibrated:
         from scipy.optimize import minimize_scalar
 
         by_task: dict[str, list[tuple[dict, str]]] = {}
-        for request, gold, task in steps(list(zip(requests, golds, tasks)), f"{self.name}: calibration answers",
-                                         unit="ex"):
+        for request, gold, task in steps(
+            list(zip(requests, golds, tasks)), f"{self.name}: calibration answers", unit="ex"
+        ):
             request = self.candidate.fitted(request)
             logits_of = self.candidate.logits(request)
             self._asked[_request_key(request)] = logits_of
@@ -98,13 +99,14 @@ class Calibrated:
                 target = gold if task != "D4" else ("sim" if name in gold else "nao")
                 by_task.setdefault(task, []).append((logits, target))
         for task, pairs in by_task.items():
+
             def nll(log_t: float, pairs=pairs) -> float:
                 t = float(np.exp(log_t))
-                return -sum(np.log(softmax(logits, t).get(target, 0.0) + 1e-12) for logits, target in pairs) + \
-                    log_t ** 2 / (2 * TEMPERATURE_PRIOR_SD ** 2)
+                return -sum(
+                    np.log(softmax(logits, t).get(target, 0.0) + 1e-12) for logits, target in pairs
+                ) + log_t**2 / (2 * TEMPERATURE_PRIOR_SD**2)
 
-            best = minimize_scalar(nll, bounds=(np.log(0.005), np.log(20.0)), method="bounded",
-                                   options={"xatol": 1e-3})
+            best = minimize_scalar(nll, bounds=(np.log(0.005), np.log(20.0)), method="bounded", options={"xatol": 1e-3})
             self.temperature[task] = float(np.exp(best.x))
 
     def respond_batch(self, batch: list[tuple[dict, str]]) -> list[dict]:
@@ -157,4 +159,3 @@ def _request_key(request: dict) -> str:
     import json
 
     return json.dumps([request["state"], request["questions"]], sort_keys=True, ensure_ascii=False)
-

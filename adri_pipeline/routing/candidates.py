@@ -1,6 +1,6 @@
-"""Candidates behind one adapter: each turns a System One request into per-question option logits
-(options as jev/contract.options_of names them); `Calibrated` (routing/calibration.py) turns logits
-into a System One response with a temperature fitted on the calibration split only. Candidates see the request (serialized
+"""Candidates behind one adapter: each turns a System One request into per-question option logits (options as
+jev/contract.options_of names them); `Calibrated` (routing/calibration.py) turns logits into a System One
+response with a temperature fitted on the calibration split only. Candidates see the request (serialized
 state + questions), never the example object.
 
 Each kind declares what it is (`Kind`): its role (a candidate, or the LLM baseline H1 compares
@@ -46,10 +46,12 @@ class ModelServerLost(AdriError, ConnectionError):
 
     @classmethod
     def of(cls, candidate: str, server, cause: Exception) -> "ModelServerLost":
-        return cls(f"candidate {candidate}: the server at {server.host} stopped answering mid-run ({cause}); "
-                   "nothing of this run was written (results, report and warehouse rows are written when "
-                   f"every candidate has answered; earlier runs' stay as they were); {server.start_hint}, "
-                   "then run the same command again")
+        return cls(
+            f"candidate {candidate}: the server at {server.host} stopped answering mid-run ({cause}); "
+            "nothing of this run was written (results, report and warehouse rows are written when "
+            f"every candidate has answered; earlier runs' stay as they were); {server.start_hint}, "
+            "then run the same command again"
+        )
 
 
 @dataclass(frozen=True)
@@ -89,8 +91,9 @@ class Candidate:
     def check(self) -> None:
         """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""
 
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None,
-            weights: list[float] | None = None) -> None:
+    def fit(
+        self, requests: list[dict], golds: list, groups: list[str] | None = None, weights: list[float] | None = None
+    ) -> None:
         """Nothing to learn; the temperature is fitted by Calibrated. `weights`: each example's weight
         in the fit (Dataset.fit_weight), for the candidates that weigh examples."""
 
@@ -141,7 +144,6 @@ def softmax(logits: dict[str, float], temperature: float = 1.0) -> dict[str, flo
     return dict(zip(keys, values.tolist()))
 
 
-
 KINDS: dict[str, str] = {
     # name, or prefix ending in ":" -> module:class; a new kind is one module and one line here
     "embedded-zeroshot": "adri_pipeline.routing.embedded:EmbeddedZeroShot",
@@ -164,11 +166,16 @@ def candidate_class(name: str) -> type[Candidate]:
     import importlib
 
     name = name.removesuffix(SOURCE_ONLY)
-    key = name if name in KINDS else next((k for k in KINDS if k.endswith(":") and name.startswith(k)
-                                           and len(name) > len(k)), None)
+    key = (
+        name
+        if name in KINDS
+        else next((k for k in KINDS if k.endswith(":") and name.startswith(k) and len(name) > len(k)), None)
+    )
     if key is None:
-        raise RoutingConfigError(f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
-                                 "sparrow:<model>, jev:<url>[#<model>], ollama:<model>, openai:<model>)")
+        raise RoutingConfigError(
+            f"unknown candidate {name!r} (embedded-zeroshot, embedded-logreg, static-logreg, sparrow, "
+            "sparrow:<model>, jev:<url>[#<model>], ollama:<model>, openai:<model>)"
+        )
     module, _, cls = KINDS[key].partition(":")
     return getattr(importlib.import_module(module), cls)
 
@@ -183,8 +190,10 @@ def make_candidate(name: str, encoder: Encoder | None = None, settings=None) -> 
     cls = candidate_class(name)
     if name.endswith(SOURCE_ONLY):
         if not cls.kind.trains:
-            raise RoutingConfigError(f"{name}: {SOURCE_ONLY} is for a candidate that learns from dev; "
-                                     f"{name.removesuffix(SOURCE_ONLY)} learns nothing here")
+            raise RoutingConfigError(
+                f"{name}: {SOURCE_ONLY} is for a candidate that learns from dev; "
+                f"{name.removesuffix(SOURCE_ONLY)} learns nothing here"
+            )
         candidate = make_candidate(name.removesuffix(SOURCE_ONLY), encoder, settings)
         candidate.name, candidate.source_only = name, True
         return candidate

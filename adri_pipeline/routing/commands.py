@@ -28,8 +28,10 @@ def pilot(settings: Settings, options) -> int:
     record = json.loads(path.read_text(encoding="utf-8"))
     for name, chosen in record["candidates"].items():
         tried = ", ".join(f"{b}: {v:.0f}/s" for b, v in chosen["throughput_per_s"].items())
-        print(f"{name}: production batch {chosen['batch']}" + (f" (decisions/s by batch {tried})" if tried
-                                                                 else f" ({chosen.get('why', '')})"))
+        print(
+            f"{name}: production batch {chosen['batch']}"
+            + (f" (decisions/s by batch {tried})" if tried else f" ({chosen.get('why', '')})")
+        )
     print(f"pilot on {record['examples']} dev examples: {path} (later runs of {record['dataset']} use it)")
     return 0
 
@@ -42,12 +44,16 @@ def serve(settings: Settings, options) -> int:
         print(warning, file=sys.stderr, flush=True)
     candidate = options.candidate or service.candidates_of(settings)[0]
     kind_of(candidate)  # an unknown candidate is said before any fit
-    app = service.serving(settings, candidate, options.key_env, options.budget, options.clarify,
-                          options.team_calibration)
+    app = service.serving(
+        settings, candidate, options.key_env, options.budget, options.clarify, options.team_calibration
+    )
     server, sock = serve_server.server(app, options.host, options.port)
     host, port = sock.getsockname()[:2]
-    print(f"serving {candidate} on http://{host}:{port}/v1/systemone (GET /v1/models, GET /v1/drift; "
-          f"{app.state.limits}); check it with `jevcompat test http://{host}:{port}`", flush=True)
+    print(
+        f"serving {candidate} on http://{host}:{port}/v1/systemone (GET /v1/models, GET /v1/drift; "
+        f"{app.state.limits}); check it with `jevcompat test http://{host}:{port}`",
+        flush=True,
+    )
     try:
         server.run(sockets=[sock])
     finally:
@@ -62,8 +68,10 @@ def calibrate(settings: Settings, options) -> int:
     candidate = options.candidate or service.candidates_of(settings)[0]
     team, path = service.calibrate_for_team(settings, candidate, options.team)
     print("\n".join(summary(team, _config(settings, options).threshold_risk)))
-    print(f"saved: {path}; serve with it: adri routing serve --dataset {settings.routing_dataset} "
-          f"--candidate {candidate} --team-calibration {path}")
+    print(
+        f"saved: {path}; serve with it: adri routing serve --dataset {settings.routing_dataset} "
+        f"--candidate {candidate} --team-calibration {path}"
+    )
     return 0
 
 
@@ -81,8 +89,10 @@ def run(settings: Settings, options, test_file: str | None = None) -> int:
     also = [options.test_file] if options.test_file and test_file is None else []
     result = service.benchmark(settings, _config(settings, options), test_file=test_file, also_test=also)
     print(result.report.read_text(encoding="utf-8"))
-    print(f"report: {result.report}\nplots: {result.report.parent / 'reliability_D1.png'}, "
-          f"{result.report.parent / 'coverage_accuracy_D1.png'}")
+    print(
+        f"report: {result.report}\nplots: {result.report.parent / 'reliability_D1.png'}, "
+        f"{result.report.parent / 'coverage_accuracy_D1.png'}"
+    )
     return 0
 
 
@@ -96,8 +106,10 @@ def evaluate(settings: Settings, options) -> int:
 def report(settings: Settings, options) -> int:
     path = report_folder(settings.warehouse.parent, settings.routing_dataset) / "report.md"
     if not path.exists():
-        print(f"error: no report at {path}: run `adri routing run --dataset {settings.routing_dataset}` first",
-              file=sys.stderr)
+        print(
+            f"error: no report at {path}: run `adri routing run --dataset {settings.routing_dataset}` first",
+            file=sys.stderr,
+        )
         return 2
     print(path.read_text(encoding="utf-8"))
     return 0
@@ -111,8 +123,10 @@ def table(settings: Settings, options) -> int:
 
     path = report_folder(settings.warehouse.parent, settings.routing_dataset) / "metrics.json"
     if not path.exists():
-        print(f"error: no run at {path}: run `adri routing run --dataset {settings.routing_dataset}` first",
-              file=sys.stderr)
+        print(
+            f"error: no run at {path}: run `adri routing run --dataset {settings.routing_dataset}` first",
+            file=sys.stderr,
+        )
         return 2
     block = measured.table(BenchmarkReport.read(path), settings.routing_dataset)
     if options.doc is None:
@@ -121,4 +135,3 @@ def table(settings: Settings, options) -> int:
     measured.write_into(options.doc, settings.routing_dataset, block)
     print(f"{options.doc}: the table of routing {settings.routing_dataset} written from {path}")
     return 0
-

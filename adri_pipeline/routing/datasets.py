@@ -57,17 +57,23 @@ class Dataset:
 def load_source(dataset: str):
     """(utterances, descriptions) for a dataset name."""
     if dataset != "sample" and not SHARED_ROUTING.exists():
-        raise RoutingConfigError(f"dataset {dataset!r} reads {SHARED_ROUTING}, which is not here; "
-                                 "use --dataset sample (the project's own data)")
+        raise RoutingConfigError(
+            f"dataset {dataset!r} reads {SHARED_ROUTING}, which is not here; "
+            "use --dataset sample (the project's own data)"
+        )
     if dataset in ("ha-pt-BR", "ha-pt"):
         root = SHARED_ROUTING / "ohf_intents"
-        return load_ha_utterances(root / "tests", dataset.removeprefix("ha-")), load_ha_descriptions(root / "intents.yaml")
+        return load_ha_utterances(root / "tests", dataset.removeprefix("ha-")), load_ha_descriptions(
+            root / "intents.yaml"
+        )
     if dataset == "clinc150":
         path = SHARED_ROUTING / "clinc150" / "data_full.json"
         return load_clinc_utterances(path), clinc_descriptions(path)
     if dataset == "sample":
-        return (load_ha_utterances(SAMPLE_ROUTING / "tests", "pt-BR", synthetic=True),
-                load_ha_descriptions(SAMPLE_ROUTING / "intents.yaml"))
+        return (
+            load_ha_utterances(SAMPLE_ROUTING / "tests", "pt-BR", synthetic=True),
+            load_ha_descriptions(SAMPLE_ROUTING / "intents.yaml"),
+        )
     raise RoutingConfigError(f"unknown routing dataset {dataset!r} ({', '.join(BUILT_IN)}, or a canonical file)")
 
 
@@ -83,19 +89,23 @@ def frozen_folder(warehouse_folder: Path) -> Path:
 
 
 def anonymized(examples: list[CanonicalExample], names: list[str] = ()) -> tuple[list[CanonicalExample], int]:
-    """The JEV design's sources are "anonimizados": each message and conversation turn through the
-    project's redactor (e-mails, CPF, CNPJ, phone numbers and the `names` listed) before any candidate
-    or baseline sees it. Its name detector stays off here: on ha-pt-BR and SGD it changed 164 and 631
-    texts, and those read were places ("São Paulo", "San Francisco", "Salvador"), which the intents need. The test split is hashed as its source gives
-    it, before this: a frozen split keeps its identity when the redactor learns a new pattern.
-    Returns the examples and how many changed."""
+    """The JEV design's sources are "anonimizados": each message and conversation turn through the project's
+    redactor (e-mails, CPF, CNPJ, phone numbers and the `names` listed) before any candidate or baseline sees
+    it. Its name detector stays off here: on ha-pt-BR and SGD it changed 164 and 631 texts, and those read
+    were places ("São Paulo", "San Francisco", "Salvador"), which the intents need. The test split is hashed
+    as its source gives it, before this: a frozen split keeps its identity when the redactor learns a new
+    pattern. Returns the examples and how many changed."""
     from adri_pipeline.privacy import Redactor
 
     redact, out, changed = Redactor(names), [], 0
     for example in examples:
         turns = [turn.model_copy(update={"text": redact.text(turn.text)}) for turn in example.state.recent_turns]
-        clean = example.model_copy(update={"utterance": redact.text(example.utterance),
-                                           "state": example.state.model_copy(update={"recent_turns": turns})})
+        clean = example.model_copy(
+            update={
+                "utterance": redact.text(example.utterance),
+                "state": example.state.model_copy(update={"recent_turns": turns}),
+            }
+        )
         changed += clean.utterance != example.utterance or turns != example.state.recent_turns
         out.append(clean if clean != example else example)
     return out, changed
@@ -122,16 +132,23 @@ def build(config: RunConfig, record_dir: Path | None = None, raise_on_change: bo
     elif config.dataset not in BUILT_IN and config.dataset not in UNSEEN_INTENTS:
         path = Path(config.dataset)
         if not path.exists():
-            raise RoutingConfigError(f"unknown routing dataset {config.dataset!r}: not a built-in name "
-                                     f"({', '.join(BUILT_IN)}) nor an existing canonical file or folder")
+            raise RoutingConfigError(
+                f"unknown routing dataset {config.dataset!r}: not a built-in name "
+                f"({', '.join(BUILT_IN)}) nor an existing canonical file or folder"
+            )
         team = located_canonical(path)
         examples, excluded = team.examples, team.excluded
         split_of = assign_splits(examples, seed=config.split_seed)
     else:
         utterances, descriptions = load_source(UNSEEN_INTENTS.get(config.dataset, config.dataset))
-        examples, split_of = build_dataset(utterances, descriptions, config.dataset, seed=config.seed,
-                                           split_seed=config.split_seed,
-                                           unseen_share=UNSEEN_SHARE if config.dataset in UNSEEN_INTENTS else 0.0)
+        examples, split_of = build_dataset(
+            utterances,
+            descriptions,
+            config.dataset,
+            seed=config.seed,
+            split_seed=config.split_seed,
+            unseen_share=UNSEEN_SHARE if config.dataset in UNSEEN_INTENTS else 0.0,
+        )
     assert not leaking_groups(examples, split_of)
     test = [e for e in examples if split_of[e.id] == "test"]
     digest = check_frozen(dataset_name(config.dataset), test, record_dir, raise_on_change=raise_on_change)
@@ -161,15 +178,23 @@ def with_extra_training(dataset: Dataset, config: RunConfig) -> Dataset:
     if not extra:
         return dataset
     per_task = Counter(e.task for e in extra)
-    return replace(dataset, examples=dataset.examples + extra,
-                   split_of={**dataset.split_of, **{e.id: "dev" for e in extra}},
-                   fit_weight={e.id: tasks[e.task] / per_task[e.task] for e in extra},
-                   extra_training={Path(path).name: len(examples) for path, examples in added.items() if examples},
-                   anonymized=dataset.anonymized + changed)
+    return replace(
+        dataset,
+        examples=dataset.examples + extra,
+        split_of={**dataset.split_of, **{e.id: "dev" for e in extra}},
+        fit_weight={e.id: tasks[e.task] / per_task[e.task] for e in extra},
+        extra_training={Path(path).name: len(examples) for path, examples in added.items() if examples},
+        anonymized=dataset.anonymized + changed,
+    )
 
 
-def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[CanonicalExample],
-                       name: str = "", record_dir: Path | None = None, redact_names: list[str] = ()) -> Dataset:
+def with_external_test(
+    fitted_on: Dataset,
+    external: CanonicalFile | list[CanonicalExample],
+    name: str = "",
+    record_dir: Path | None = None,
+    redact_names: list[str] = (),
+) -> Dataset:
     """Fit and calibrate on a dataset's dev/calibration splits; every external example is test, its
     hash checked and recorded under `name` (the file's dataset_name) like any test split. An
     external example that shares its id or its group (conversation) with the fit data is refused,
@@ -183,14 +208,22 @@ def with_external_test(fitted_on: Dataset, external: CanonicalFile | list[Canoni
     if clash is not None:
         shared = f"id {clash.id!r}" if clash.id in ids else f"group_id {clash.group_id!r}"
         place = where.get(clash.id, f"example {clash.id!r}")
-        raise RoutingConfigError(f"{place}: {shared} is also in the data the candidates are fitted on "
-                                 "(its dev or calibration split, or a file it also learns from: `--extra-training`, "
-                                 "'none' fits on the dataset alone): that would test on training conversations")
+        raise RoutingConfigError(
+            f"{place}: {shared} is also in the data the candidates are fitted on "
+            "(its dev or calibration split, or a file it also learns from: `--extra-training`, "
+            "'none' fits on the dataset alone): that would test on training conversations"
+        )
     split_of = {e.id: fitted_on.split_of[e.id] for e in kept} | {e.id: "test" for e in external}
     digest = frozen_hash or (check_frozen(name, external, record_dir) if name else split_hash(external))
     external, changed = anonymized(external, redact_names)
     test_set = f"{name or 'external test'} (out of source: fitted on none of it)"
-    return Dataset(kept + external, split_of, digest, excluded, fitted_on.anonymized + changed, test_set,
-                   fitted_on.fit_weight, fitted_on.extra_training)
-
-
+    return Dataset(
+        kept + external,
+        split_of,
+        digest,
+        excluded,
+        fitted_on.anonymized + changed,
+        test_set,
+        fitted_on.fit_weight,
+        fitted_on.extra_training,
+    )

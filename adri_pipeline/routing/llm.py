@@ -26,18 +26,27 @@ from adri_pipeline.routing.candidates import Candidate, Kind, Logits, ModelServe
 
 TOP_LOGPROBS = 20  # the most the OpenAI API (and vLLM by default) returns
 LETTERS = string.ascii_uppercase
-SYSTEM = ("Você decide como um orquestrador de agentes trata a mensagem do usuário. "
-          "Responda só com a letra da opção certa.")
-VERBALIZED = Kind("llm_baseline", trains=False, batching="server",
-                  confidence="verbalized: probabilities the model wrote in its JSON answer (the server "
-                             "returned no log-probabilities)")
+SYSTEM = (
+    "Você decide como um orquestrador de agentes trata a mensagem do usuário. Responda só com a letra da opção certa."
+)
+VERBALIZED = Kind(
+    "llm_baseline",
+    trains=False,
+    batching="server",
+    confidence="verbalized: probabilities the model wrote in its JSON answer (the server "
+    "returned no log-probabilities)",
+)
 
 
 class LLMCandidate(Candidate):
-    kind = Kind("llm_baseline", trains=False, batching="server",
-                confidence="option log-probabilities: the letter of each option as the first answer token, "
-                           f"from the server's top {TOP_LOGPROBS}, one forward pass per question",
-                precision="the server's (a GGUF's quantization, a vLLM dtype): the API does not report it")
+    kind = Kind(
+        "llm_baseline",
+        trains=False,
+        batching="server",
+        confidence="option log-probabilities: the letter of each option as the first answer token, "
+        f"from the server's top {TOP_LOGPROBS}, one forward pass per question",
+        precision="the server's (a GGUF's quantization, a vLLM dtype): the API does not report it",
+    )
 
     # half of llama-server's slot (models/llama_server.CONTEXT_PER_SLOT), the rest for the instructions and
     # options; the chat API has no tokenizer call, so counted at 3 characters per token (jev/serialize.py)
@@ -61,8 +70,12 @@ class LLMCandidate(Candidate):
 
     def __getstate__(self) -> dict:
         """Saved as what reaches the server again, not as an open connection."""
-        return {"name": self.name, "settings": self.settings, "timeout_s": self.timeout_s,
-                "verbalized": self.verbalized}
+        return {
+            "name": self.name,
+            "settings": self.settings,
+            "timeout_s": self.timeout_s,
+            "verbalized": self.verbalized,
+        }
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)
@@ -80,8 +93,9 @@ class LLMCandidate(Candidate):
             if not self.verbalized:
                 self.server.next_token(self.model, [{"role": "user", "content": "A ou B?"}], TOP_LOGPROBS, {})
         except (ServerUnreachable, TimedOut) as exc:
-            raise RoutingConfigError(f"candidate {self.name}: no server at {self.server.host} ({exc}); "
-                                     f"{self.server.start_hint}") from None
+            raise RoutingConfigError(
+                f"candidate {self.name}: no server at {self.server.host} ({exc}); {self.server.start_hint}"
+            ) from None
         except ModelMissing as exc:
             raise RoutingConfigError(f"candidate {self.name}: {exc}") from None
         except NoLogprobs:
@@ -115,33 +129,60 @@ class LLMCandidate(Candidate):
     def _option_logprobs(self, state: str, question: dict) -> tuple[dict[str, float], int]:
         options, descriptions = options_of(question), descriptions_of(question)
         if len(options) > len(LETTERS):
-            raise RoutingConfigError(f"candidate {self.name}: {len(options)} options, more than the "
-                                     f"{len(LETTERS)} letters it can name (the JEV design allows 20)")
-        lines = "\n".join(f"{letter}) {option}: {descriptions.get(option, '')}".rstrip(": ")
-                          for letter, option in zip(LETTERS, options))
+            raise RoutingConfigError(
+                f"candidate {self.name}: {len(options)} options, more than the "
+                f"{len(LETTERS)} letters it can name (the JEV design allows 20)"
+            )
+        lines = "\n".join(
+            f"{letter}) {option}: {descriptions.get(option, '')}".rstrip(": ")
+            for letter, option in zip(LETTERS, options)
+        )
         prompt = f"{state}\n\n{text_of(question.get('instructions'))}\n{lines}\n\nResposta (só a letra):"
-        read = self.server.next_token(self.model, [{"role": "system", "content": SYSTEM},
-                                                   {"role": "user", "content": prompt}],
-                                      TOP_LOGPROBS, {"seed": 42})
-        logprobs = letter_logprobs(read.top_logprobs, LETTERS[:len(options)])
+        read = self.server.next_token(
+            self.model,
+            [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+            TOP_LOGPROBS,
+            {"seed": 42},
+        )
+        logprobs = letter_logprobs(read.top_logprobs, LETTERS[: len(options)])
         return dict(zip(options, logprobs)), read.prompt_tokens
 
     def _verbalized(self, request: dict) -> Logits:
         options = {name: options_of(q) for name, q in request["questions"].items()}
-        schema = {"type": "object", "required": list(request["questions"]), "properties": {
-            name: {"type": "object", "required": ["probabilidades"], "properties": {
-                "probabilidades": {"type": "object", "required": options[name], "properties": {
-                    option: {"type": "number", "minimum": 0, "maximum": 1} for option in options[name]}}}}
-            for name in request["questions"]}}
+        schema = {
+            "type": "object",
+            "required": list(request["questions"]),
+            "properties": {
+                name: {
+                    "type": "object",
+                    "required": ["probabilidades"],
+                    "properties": {
+                        "probabilidades": {
+                            "type": "object",
+                            "required": options[name],
+                            "properties": {
+                                option: {"type": "number", "minimum": 0, "maximum": 1} for option in options[name]
+                            },
+                        }
+                    },
+                }
+                for name in request["questions"]
+            },
+        }
         questions = "\n".join(
-            f"[{name}] {text_of(q.get('instructions'))}\n" + "\n".join(
-                f"- {o}: {d}" for o, d in descriptions_of(q).items())
-            for name, q in request["questions"].items())
+            f"[{name}] {text_of(q.get('instructions'))}\n"
+            + "\n".join(f"- {o}: {d}" for o, d in descriptions_of(q).items())
+            for name, q in request["questions"].items()
+        )
         answer = self.server.chat(
-            self.model, schema=schema,
+            self.model,
+            schema=schema,
             options={"temperature": 0.0, "seed": 42, "max_tokens": 32 + 24 * sum(map(len, options.values()))},
-            messages=[{"role": "system", "content": "Responda cada pergunta com uma probabilidade por opção, em JSON."},
-                      {"role": "user", "content": f"{request['state']}\n\n{questions}"}])
+            messages=[
+                {"role": "system", "content": "Responda cada pergunta com uma probabilidade por opção, em JSON."},
+                {"role": "user", "content": f"{request['state']}\n\n{questions}"},
+            ],
+        )
         self.last_input_tokens = answer.prompt_tokens
         try:
             parsed = json.loads(answer.raw)

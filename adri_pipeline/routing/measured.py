@@ -31,14 +31,27 @@ def provenance() -> dict:
     the tree differs from it; "" outside a git checkout) and the cores."""
     here = Path(__file__).resolve().parent
     try:
-        commit = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                                text=True, timeout=10, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
-                                 capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit, changed = "", ""
-    return {"date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "commit": commit + ("+changes" if commit and changed else ""), "cores": os.cpu_count()}
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit + ("+changes" if commit and changed else ""),
+        "cores": os.cpu_count(),
+    }
 
 
 def _accuracy(figures: TaskFigures | None) -> str:
@@ -59,8 +72,14 @@ def _row(name: str, result: CandidateResult, h3: str, tasks: list[str]) -> str:
     wire = "yes" if result.kind.get("batching") == "server" else "no"
     latency = result.latency_ms or {}
     per_turn = (result.latency_per_turn_ms_percentiles or {}).get("p95")
-    cells = [f"`{name}`", wire, *(_accuracy(result.tasks.get(task)) for task in tasks),
-             f"{_ms(latency.get('p50'))} / {_ms(latency.get('p95'))}", f"{_ms(per_turn)} ms", h3]
+    cells = [
+        f"`{name}`",
+        wire,
+        *(_accuracy(result.tasks.get(task)) for task in tasks),
+        f"{_ms(latency.get('p50'))} / {_ms(latency.get('p95'))}",
+        f"{_ms(per_turn)} ms",
+        h3,
+    ]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -73,14 +92,19 @@ def table(report: BenchmarkReport, dataset: str) -> str:
     measured = report.measured or {}
     when = measured.get("date") or "a date it did not record"
     commit = f"commit `{measured['commit']}`" if measured.get("commit") else "no commit recorded"
-    lines = [begin(dataset), "",
-             f"Written by `adri routing table --dataset {dataset}` from the run of {when}, {commit}, "
-             f"{measured.get('cores', '?')} cores; test split sha256 `{report.test_hash[:16]}…`, "
-             f"{report.config.get('runs', '?')} independent performance runs. In source (the dataset's own test "
-             "split); out of source in the run's report.", "",
-             "| candidate | wire | " + " | ".join(_task_header(task, first) for task in tasks)
-             + " | ms per decision p50 / p95 | p95 per turn | H3 |",
-             "|" + "---|" * (len(tasks) + 5)]
+    lines = [
+        begin(dataset),
+        "",
+        f"Written by `adri routing table --dataset {dataset}` from the run of {when}, {commit}, "
+        f"{measured.get('cores', '?')} cores; test split sha256 `{report.test_hash[:16]}…`, "
+        f"{report.config.get('runs', '?')} independent performance runs. In source (the dataset's own test "
+        "split); out of source in the run's report.",
+        "",
+        "| candidate | wire | "
+        + " | ".join(_task_header(task, first) for task in tasks)
+        + " | ms per decision p50 / p95 | p95 per turn | H3 |",
+        "|" + "---|" * (len(tasks) + 5),
+    ]
     for name, result in report.results.items():
         verdict = report.hypotheses[name].H3.verdict if name in report.hypotheses else "—"
         lines.append(_row(name, result, "**met**" if verdict == "met" else verdict, tasks))
@@ -96,6 +120,7 @@ def write_into(doc: Path, dataset: str, block: str) -> None:
         raise AdriError(f"--doc {doc}: {exc.strerror}") from None
     found = re.search(rf"^{re.escape(begin(dataset))}$.*?^{re.escape(END)}$", text, re.M | re.S)
     if found is None:
-        raise AdriError(f"{doc}: no block `{begin(dataset)}` … `{END}` (each marker a line of its own) to write "
-                        "the table into")
-    write_text(doc, text[:found.start()] + block + text[found.end():])
+        raise AdriError(
+            f"{doc}: no block `{begin(dataset)}` … `{END}` (each marker a line of its own) to write the table into"
+        )
+    write_text(doc, text[: found.start()] + block + text[found.end() :])

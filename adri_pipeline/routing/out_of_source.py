@@ -69,8 +69,9 @@ def _other_built_ins(fitted_on: str) -> list[str]:
     return [name for name in BUILT_IN if name != fitted and (name == "sample" or SHARED_ROUTING.exists())]
 
 
-def calibration_sources(config: RunConfig, fit_examples: list[CanonicalExample],
-                        record_dir: Path | None) -> dict[str, list[CanonicalExample]]:
+def calibration_sources(
+    config: RunConfig, fit_examples: list[CanonicalExample], record_dir: Path | None
+) -> dict[str, list[CanonicalExample]]:
     """The calibration split of each built-in source `config.threshold_sources` names (every other one
     whose data is here when None), kept to the tasks fitted and capped per task: what the abstention
     threshold is also tested on (thresholds.across_sources). Their test splits stay test sets; the
@@ -90,8 +91,13 @@ def calibration_sources(config: RunConfig, fit_examples: list[CanonicalExample],
 def sources_for(choice: str, fitted_on: str, tests: list[str]) -> list[str]:
     """`--out-of-source`: "shipped" (every shipped source), "none", or comma-separated datasets and
     files; `tests` (`--test`) are added to whichever it is."""
-    chosen = (shipped_sources(fitted_on) if choice == SHIPPED else [] if choice == NO_OUT_OF_SOURCE else
-              [s.strip() for s in choice.split(",") if s.strip()])
+    chosen = (
+        shipped_sources(fitted_on)
+        if choice == SHIPPED
+        else []
+        if choice == NO_OUT_OF_SOURCE
+        else [s.strip() for s in choice.split(",") if s.strip()]
+    )
     return list(dict.fromkeys(chosen + tests))
 
 
@@ -114,8 +120,9 @@ def _capped(examples: list[CanonicalExample], per_task: int, seed: int) -> list[
     for example in examples:
         by_task.setdefault(example.task, []).append(example)
     rng = random.Random(seed)
-    kept = {id(e) for group in by_task.values()
-            for e in (group if len(group) <= per_task else rng.sample(group, per_task))}
+    kept = {
+        id(e) for group in by_task.values() for e in (group if len(group) <= per_task else rng.sample(group, per_task))
+    }
     return [e for e in examples if id(e) in kept]
 
 
@@ -128,13 +135,16 @@ def external_test(test: str | Path, config: RunConfig, record_dir: Path | None) 
         other = build(replace(config, dataset=str(test), extra_training=[]), record_dir)
         return CanonicalFile(other.in_split("test"), {}, other.excluded, other.test_hash)
     if not Path(test).exists():
-        raise RoutingConfigError(f"out-of-source test {str(test)!r}: not a built-in dataset ({', '.join(BUILT_IN)}) "
-                                 "nor an existing canonical file or folder")
+        raise RoutingConfigError(
+            f"out-of-source test {str(test)!r}: not a built-in dataset ({', '.join(BUILT_IN)}) "
+            "nor an existing canonical file or folder"
+        )
     return located_canonical(Path(test))
 
 
-def outside_set(source: str, config: RunConfig, tasks: set[str], fitted_groups: set[str],
-                record_dir: Path | None) -> OutsideSet | None:
+def outside_set(
+    source: str, config: RunConfig, tasks: set[str], fitted_groups: set[str], record_dir: Path | None
+) -> OutsideSet | None:
     """One source as a test set (`external_test`; a file's hash frozen under its name like any test
     split), kept to `tasks` and capped per task. A conversation that is also in the fit data is
     refused: that would not be out of source. None when the source holds none of the tasks."""
@@ -145,8 +155,10 @@ def outside_set(source: str, config: RunConfig, tasks: set[str], fitted_groups: 
         examples, _ = anonymized(examples, config.redact_names)
     clash = next((e for e in examples if e.group_id in fitted_groups), None)
     if clash is not None:
-        raise RoutingConfigError(f"out-of-source test {source!r}: conversation {clash.group_id!r} is also in the "
-                                 "data the candidates are fitted on")
+        raise RoutingConfigError(
+            f"out-of-source test {source!r}: conversation {clash.group_id!r} is also in the "
+            "data the candidates are fitted on"
+        )
     examples = [e for e in examples if e.task in tasks]
     if not examples:
         return None
@@ -154,8 +166,9 @@ def outside_set(source: str, config: RunConfig, tasks: set[str], fitted_groups: 
     return OutsideSet(dataset_name(source), kept, digest, _written_by(kept), len(examples))
 
 
-def outside_sets(sources: list[str], config: RunConfig, fit_examples: list[CanonicalExample],
-                 record_dir: Path | None) -> list[OutsideSet]:
+def outside_sets(
+    sources: list[str], config: RunConfig, fit_examples: list[CanonicalExample], record_dir: Path | None
+) -> list[OutsideSet]:
     tasks, groups = {e.task for e in fit_examples}, {e.group_id for e in fit_examples}
     found = [outside_set(source, config, tasks, groups, record_dir) for source in sources]
     return [s for s in found if s is not None]

@@ -67,8 +67,14 @@ def weights_bytes(calibrated) -> int:
     return calibrated.candidate.loaded_bytes()
 
 
-def measure(calibrated, test: list[tuple[str, str, dict]], warmup: list[tuple[str, str, dict]],
-            batches: tuple[int, ...], runs: int, label: str = "performance runs") -> Measured:
+def measure(
+    calibrated,
+    test: list[tuple[str, str, dict]],
+    warmup: list[tuple[str, str, dict]],
+    batches: tuple[int, ...],
+    runs: int,
+    label: str = "performance runs",
+) -> Measured:
     """`runs` processes, one after the other, each from the pickled candidate: (id, task, request)
     triples for warm-up, then every test decision at batch 1 (batch 1's throughput is that pass's), then
     throughput at each other size of `batches`."""
@@ -81,16 +87,24 @@ def measure(calibrated, test: list[tuple[str, str, dict]], warmup: list[tuple[st
             # each run says what it does as it goes (its progress lines are the child's, on this stderr):
             # a run takes a minute or two, and one bar of "0/1 run" looked frozen
             what = f"{label} {run}/{runs}" if runs > 1 else label
-            job.write_text(json.dumps({"artifact": str(artifact), "warmup": warmup, "test": test,
-                                       "batches": list(batches), "label": what}), encoding="utf-8")
+            job.write_text(
+                json.dumps(
+                    {"artifact": str(artifact), "warmup": warmup, "test": test, "batches": list(batches), "label": what}
+                ),
+                encoding="utf-8",
+            )
             out = Path(folder) / "out.json"
             out.unlink(missing_ok=True)
-            done = subprocess.run([sys.executable, "-m", "adri_pipeline.routing.performance", str(job), str(out)],
-                                  stdout=subprocess.DEVNULL)
+            done = subprocess.run(
+                [sys.executable, "-m", "adri_pipeline.routing.performance", str(job), str(out)],
+                stdout=subprocess.DEVNULL,
+            )
             result = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
             if done.returncode != 0 or "error" in result:
-                raise RuntimeError(f"{calibrated.name}: a performance run failed (exit {done.returncode}): "
-                                   f"{result.get('error', 'no result written')[-2000:]}")
+                raise RuntimeError(
+                    f"{calibrated.name}: a performance run failed (exit {done.returncode}): "
+                    f"{result.get('error', 'no result written')[-2000:]}"
+                )
             results.append(result)
         measured = Measured(results, artifact.stat().st_size + weights_bytes(calibrated))
     for result in results:
@@ -117,12 +131,37 @@ def _run(job: dict) -> dict:
     warm_cache = dict(encoder.cache) if encoder is not None else {}  # option texts seen in warm-up
 
     started = time.perf_counter()
-    latency = {example_id: calibrated.respond(request, task)[1] for example_id, task, request
-               in steps(job["test"], f"{label}: latency, one decision at a time", unit="decision")}
+    latency = {
+        example_id: calibrated.respond(request, task)[1]
+        for example_id, task, request in steps(
+            job["test"], f"{label}: latency, one decision at a time", unit="decision"
+        )
+    }
     # batch 1 is that pass itself: every test decision, one at a time, each message unseen
     throughput: dict[str, float] = {"1": len(job["test"]) / (time.perf_counter() - started)} if job["test"] else {}
-    for batch in steps([b for b in job["batches"] if str(b) not in throughput],
-                       f"{label}: throughput, batch sizes {job['batches']}", unit="size"):
+    _batch_throughput(job, calibrated, encoder, warm_cache, throughput)
+    return {
+        "pid": os.getpid(),
+        "load_seconds": load_seconds,
+        "warmup_seconds": warmup_seconds,
+        "warmup_decisions": len(job["warmup"]),
+        "cached_at_start": cached_at_start,
+        "latency_by_example": latency,
+        "throughput_per_s": throughput,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _batch_throughput(job: dict, calibrated, encoder, warm_cache: dict, throughput: dict[str, float]) -> None:
+    """Decisions per second at each of the job's batch sizes, added to `throughput`, smallest first,
+    each size meeting the test messages unseen; stops once a batch holds every decision or the last two
+    sizes gained nothing (a bigger batch then only adds latency)."""
+    label = job.get("label", "performance run")
+    for batch in steps(
+        [b for b in job["batches"] if str(b) not in throughput],
+        f"{label}: throughput, batch sizes {job['batches']}",
+        unit="size",
+    ):
         if batch > len(job["test"]) and throughput:
             break  # one batch holds every decision already
         if len(throughput) >= 3 and max(list(throughput.values())[-2:]) < 1.05 * max(list(throughput.values())[:-2]):
@@ -131,12 +170,8 @@ def _run(job: dict) -> dict:
             encoder.cache = dict(warm_cache)  # each batch size meets the test messages unseen
         started = time.perf_counter()
         for i in range(0, len(job["test"]), batch):
-            calibrated.respond_batch([(request, task) for _, task, request in job["test"][i:i + batch]])
+            calibrated.respond_batch([(request, task) for _, task, request in job["test"][i : i + batch]])
         throughput[str(batch)] = len(job["test"]) / (time.perf_counter() - started)
-    return {"pid": os.getpid(), "load_seconds": load_seconds, "warmup_seconds": warmup_seconds,
-            "warmup_decisions": len(job["warmup"]), "cached_at_start": cached_at_start,
-            "latency_by_example": latency, "throughput_per_s": throughput,
-            "peak_rss_mb": peak_rss_mb()}
 
 
 def peak_rss_mb() -> float:

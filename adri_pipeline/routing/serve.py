@@ -83,7 +83,8 @@ def task_of(question: dict) -> str:
 def _is_d4_set(questions: dict) -> bool:
     return len(questions) > 1 and all(
         q["type"] == "noul" and isinstance(q.get("instructions"), str) and q["instructions"].startswith(D4_PREFIX)
-        for q in questions.values())
+        for q in questions.values()
+    )
 
 
 def abstaining(question: dict, answer: dict) -> dict:
@@ -136,8 +137,14 @@ class Answerer:
     calibration split's, it abstains, says so in each response (`x_drift`) and in GET /v1/drift. With a
     `Clarifier`, an unsure choice becomes a clarifying question."""
 
-    def __init__(self, calibrated: Calibrated, description: str, drift: DriftMonitor | None = None,
-                 clarifier: Clarifier | None = None, thresholds: dict[str, float] | None = None):
+    def __init__(
+        self,
+        calibrated: Calibrated,
+        description: str,
+        drift: DriftMonitor | None = None,
+        clarifier: Clarifier | None = None,
+        thresholds: dict[str, float] | None = None,
+    ):
         self.calibrated, self.description, self.clarifier = calibrated, description, clarifier
         self.thresholds = thresholds or {}  # task -> a team's certified threshold (routing/team_calibration.py)
         self.lock = threading.Lock()
@@ -166,12 +173,16 @@ class Answerer:
                 if len(options) == 1:  # nothing to decide (the spec allows 2 to 255 options; one is answered)
                     answers[name] = answer_from(question, {options[0]: 1.0})
                     continue
-                one, _ = self.calibrated.respond({"state": state, "questions": {name: question}}, task_of(question),
-                                                 count_tokens=True)
+                one, _ = self.calibrated.respond(
+                    {"state": state, "questions": {name: question}}, task_of(question), count_tokens=True
+                )
                 answers |= one["answers"]
                 tokens = max(tokens, one["usage"]["input_tokens"])
-            response = {"model": self.calibrated.name, "answers": answers,
-                        "usage": {"input_tokens": tokens, "output_tokens": 0}}
+            response = {
+                "model": self.calibrated.name,
+                "answers": answers,
+                "usage": {"input_tokens": tokens, "output_tokens": 0},
+            }
             if self.clarifier is not None:
                 self.clarifier.apply(answers, questions, response)
             self._certified(answers, questions, response)
@@ -187,8 +198,11 @@ class Answerer:
         certified = {}
         for name, answer in answers.items():
             threshold = self.thresholds.get(task_of(questions[name]))
-            if threshold is None or questions[name]["type"] != "choice" or described.get(name, {}).get(
-                    "action", "answer") != "answer":
+            if (
+                threshold is None
+                or questions[name]["type"] != "choice"
+                or described.get(name, {}).get("action", "answer") != "answer"
+            ):
                 continue
             met = max(answer["probabilities"].values()) >= threshold
             if not met:
@@ -208,17 +222,24 @@ class Answerer:
         kept = []
         if self.drift.observe(similarity):
             kept = [name for name in response["answers"] if self._still_certified(response, name)]
-            response["answers"] = {name: answer if name in kept else abstaining(questions[name], answer)
-                                   for name, answer in response["answers"].items()}
-        response["x_drift"] = {"drifted": self.drift.drifted, "p_value": self.drift.p_value,
-                               "martingale": self.drift.martingale.capital, "kept": kept}
+            response["answers"] = {
+                name: answer if name in kept else abstaining(questions[name], answer)
+                for name, answer in response["answers"].items()
+            }
+        response["x_drift"] = {
+            "drifted": self.drift.drifted,
+            "p_value": self.drift.p_value,
+            "martingale": self.drift.martingale.capital,
+            "kept": kept,
+        }
         return response
 
     @staticmethod
     def _still_certified(response: dict, name: str) -> bool:
         sets, certified = response.get("x_prediction_sets", {}), response.get("x_certified", {})
-        return (sets.get(name, {}).get("action") == "answer" and len(sets[name]["options"]) == 1) or \
-            certified.get(name, {}).get("answered", False)
+        return (sets.get(name, {}).get("action") == "answer" and len(sets[name]["options"]) == 1) or certified.get(
+            name, {}
+        ).get("answered", False)
 
 
 class BearerKey(AuthenticationBackend):
@@ -279,13 +300,22 @@ class SystemOneApp:
 
     async def models(self, request: Request) -> JSONResponse:
         today = date.today().isoformat()
-        return JSONResponse({"models": [{"name": name, "description": self.answerer.description,
-                                         "release_date": today} for name in self.answerer.models]})
+        return JSONResponse(
+            {
+                "models": [
+                    {"name": name, "description": self.answerer.description, "release_date": today}
+                    for name in self.answerer.models
+                ]
+            }
+        )
 
     async def drift(self, request: Request) -> JSONResponse:
         drift = self.answerer.drift
-        return JSONResponse(drift.counters() if drift else {"drifted": False, "watched": False,
-                                                            "reason": "the candidate does not embed its messages"})
+        return JSONResponse(
+            drift.counters()
+            if drift
+            else {"drifted": False, "watched": False, "reason": "the candidate does not embed its messages"}
+        )
 
     async def systemone(self, request: Request) -> JSONResponse:
         try:
@@ -298,46 +328,67 @@ class SystemOneApp:
         if errors:
             return JSONResponse({"detail": errors}, 422)
         if body["model"] not in self.answerer.models:
-            return _error(404, "not_found_error", f"Model not served: {body['model']!r}; this server serves "
-                                                  f"{', '.join(self.answerer.models)}")
+            return _error(
+                404,
+                "not_found_error",
+                f"Model not served: {body['model']!r}; this server serves {', '.join(self.answerer.models)}",
+            )
         return await self._answered(body)
 
     async def _answered(self, body: dict) -> JSONResponse:
         deadline = time.monotonic() + self.budget_s
         try:
             with anyio.fail_after(self.budget_s):
-                answered = await anyio.to_thread.run_sync(self.answerer.answer, body, deadline,
-                                                          abandon_on_cancel=True)
+                answered = await anyio.to_thread.run_sync(self.answerer.answer, body, deadline, abandon_on_cancel=True)
         except (TimeoutError, OverBudget):
-            return _error(503, "timeout_error", f"No answer within the {self.budget_s:g} s budget: the server "
-                                                "is busy or the request too long; send it again later.")
+            return _error(
+                503,
+                "timeout_error",
+                f"No answer within the {self.budget_s:g} s budget: the server "
+                "is busy or the request too long; send it again later.",
+            )
         except ValueError as exc:  # a question the model cannot take (sparrow: more than 10 levels, say)
-            return JSONResponse({"detail": [{"loc": ["body", "questions"], "msg": str(exc), "type": "value_error"}]},
-                                422)
+            return JSONResponse(
+                {"detail": [{"loc": ["body", "questions"], "msg": str(exc), "type": "value_error"}]}, 422
+            )
         except Exception as exc:  # noqa: BLE001 - said as JSON, never as a dropped connection
             return _error(500, "internal_error", f"{type(exc).__name__}: {exc}")
         return JSONResponse(answered)
 
 
 async def _not_found(request: Request, exc) -> JSONResponse:
-    return _error(exc.status_code, "not_found_error" if exc.status_code == 404 else "invalid_request_error",
-                  f"No route {request.method} {request.url.path}")
+    return _error(
+        exc.status_code,
+        "not_found_error" if exc.status_code == 404 else "invalid_request_error",
+        f"No route {request.method} {request.url.path}",
+    )
 
 
-def make_app(answerer: Answerer, key: str | None = None, budget_s: float = BUDGET_S,
-             max_body: int | None = None, read_timeout_s: float = READ_TIMEOUT_S) -> Starlette:
+def make_app(
+    answerer: Answerer,
+    key: str | None = None,
+    budget_s: float = BUDGET_S,
+    max_body: int | None = None,
+    read_timeout_s: float = READ_TIMEOUT_S,
+) -> Starlette:
     """The ASGI app over `answerer`; `max_body` by default BODY_BYTES_PER_TOKEN per token of its limit."""
     candidate = answerer.calibrated.candidate
     limit = candidate.token_limit or DEFAULT_TOKEN_LIMIT
     routes = SystemOneApp(answerer, budget_s, max_body or BODY_BYTES_PER_TOKEN * limit, read_timeout_s)
     app = Starlette(
-        routes=[Route("/v1/systemone", routes.systemone, methods=["POST"]),
-                Route("/v1/models", routes.models, methods=["GET"]),
-                Route("/v1/drift", routes.drift, methods=["GET"])],
+        routes=[
+            Route("/v1/systemone", routes.systemone, methods=["POST"]),
+            Route("/v1/models", routes.models, methods=["GET"]),
+            Route("/v1/drift", routes.drift, methods=["GET"]),
+        ],
         middleware=[Middleware(AuthenticationMiddleware, backend=BearerKey(key), on_error=_refused)],
-        exception_handlers={404: _not_found, 405: _not_found})
-    cut = (f"the state cut to {candidate.token_limit} tokens ({candidate.counted_by})" if candidate.token_limit
-           else f"the state not cut here ({candidate.counted_by})")
+        exception_handlers={404: _not_found, 405: _not_found},
+    )
+    cut = (
+        f"the state cut to {candidate.token_limit} tokens ({candidate.counted_by})"
+        if candidate.token_limit
+        else f"the state not cut here ({candidate.counted_by})"
+    )
     app.state.limits = f"{cut}, bodies up to {routes.max_body} bytes, each answer within {budget_s:g} s"
     app.state.answerer = answerer
     return app

@@ -19,8 +19,10 @@ LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 def _raw_json(status: str, error_type: str, message: str) -> bytes:
     body = json.dumps({"detail": {"error_type": error_type, "message": message}}).encode()
-    return (f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            "connection: close\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    ).encode() + body
 
 
 class JsonErrorsH11(H11Protocol):
@@ -43,14 +45,24 @@ class JsonErrorsH11(H11Protocol):
 
     def _too_slow(self) -> None:
         if self.cycle is None and not self.transport.is_closing():
-            self.transport.write(_raw_json("408 Request Timeout", "request_timeout",
-                                           f"The request's headers did not arrive within {self.headers_timeout_s:.0f} s."))
+            self.transport.write(
+                _raw_json(
+                    "408 Request Timeout",
+                    "request_timeout",
+                    f"The request's headers did not arrive within {self.headers_timeout_s:.0f} s.",
+                )
+            )
             self.transport.close()
 
     def send_400_response(self, msg: str) -> None:
-        self.transport.write(_raw_json("400 Bad Request", "invalid_request_error",
-                                       "Not a valid HTTP/1.1 request: its request line, a header or its "
-                                       "Content-Length (a non-negative number) could not be read."))
+        self.transport.write(
+            _raw_json(
+                "400 Bad Request",
+                "invalid_request_error",
+                "Not a valid HTTP/1.1 request: its request line, a header or its "
+                "Content-Length (a non-negative number) could not be read.",
+            )
+        )
         self.transport.close()
 
 
@@ -58,18 +70,25 @@ def warn_if_open(host: str, key: str | None) -> str | None:
     """The warning for a server reachable from other machines without a key, or None."""
     if key or host in LOOPBACK or host.startswith("127."):
         return None
-    return (f"warning: serving on {host} without a key: anyone who reaches this machine's port can ask the "
-            "model and read its drift counters; pass --key-env VAR (clients then send Authorization: Bearer) "
-            "or listen on 127.0.0.1 behind your own proxy")
+    return (
+        f"warning: serving on {host} without a key: anyone who reaches this machine's port can ask the "
+        "model and read its drift counters; pass --key-env VAR (clients then send Authorization: Bearer) "
+        "or listen on 127.0.0.1 behind your own proxy"
+    )
 
 
-def server(app, host: str = "127.0.0.1", port: int = 8000, headers_timeout_s: float = HEADERS_TIMEOUT_S,
-           ) -> tuple[uvicorn.Server, socket.socket]:
+def server(
+    app,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    headers_timeout_s: float = HEADERS_TIMEOUT_S,
+) -> tuple[uvicorn.Server, socket.socket]:
     """A uvicorn server for `app` and its bound socket (port 0 picks a free one): the caller reads the
     address, then runs `server.run(sockets=[sock])`."""
     protocol = type("Protocol", (JsonErrorsH11,), {"headers_timeout_s": headers_timeout_s})
-    config = uvicorn.Config(app, http=protocol, lifespan="off", log_level="warning", access_log=False,
-                            timeout_keep_alive=30)
+    config = uvicorn.Config(
+        app, http=protocol, lifespan="off", log_level="warning", access_log=False, timeout_keep_alive=30
+    )
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))

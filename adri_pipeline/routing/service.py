@@ -56,13 +56,18 @@ def config_for(settings: Settings, *, piloted: bool = True, **overrides) -> RunC
     if piloted and settings.routing_production_batch:
         batches = dict.fromkeys(candidates_of(settings), settings.routing_production_batch)
         chosen_by = f"--batch {settings.routing_production_batch} (no pilot)"
-    return RunConfig(dataset=settings.routing_dataset, prices=str(settings.routing_prices),
-                     production_batch=batches, production_batch_by=chosen_by,
-                     redact_names=list(settings.routing_redact_names),
-                     extra_training=extra_training(settings.routing_extra_training),
-                     threshold_sources=[s for s in sources_for(settings.routing_out_of_source,
-                                                               settings.routing_dataset, []) if s in BUILT_IN],
-                     **{"runs": settings.routing_performance_runs, **overrides})
+    return RunConfig(
+        dataset=settings.routing_dataset,
+        prices=str(settings.routing_prices),
+        production_batch=batches,
+        production_batch_by=chosen_by,
+        redact_names=list(settings.routing_redact_names),
+        extra_training=extra_training(settings.routing_extra_training),
+        threshold_sources=[
+            s for s in sources_for(settings.routing_out_of_source, settings.routing_dataset, []) if s in BUILT_IN
+        ],
+        **{"runs": settings.routing_performance_runs, **overrides},
+    )
 
 
 def extra_training(choice: str) -> list[str]:
@@ -96,10 +101,17 @@ def run_pilot(settings: Settings) -> Path:
         chosen[name] = pilot(calibrated, dataset, config)
     path = pilot_record(settings)
     path.parent.mkdir(parents=True, exist_ok=True)
-    strict_json.write(path, {
-        "dataset": dataset_name(settings.routing_dataset), "examples": len(pilot_examples(dataset, config)),
-        "split": "dev", "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "production_batch": {name: p["batch"] for name, p in chosen.items()}, "candidates": chosen})
+    strict_json.write(
+        path,
+        {
+            "dataset": dataset_name(settings.routing_dataset),
+            "examples": len(pilot_examples(dataset, config)),
+            "split": "dev",
+            "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "production_batch": {name: p["batch"] for name, p in chosen.items()},
+            "candidates": chosen,
+        },
+    )
     return path
 
 
@@ -125,12 +137,15 @@ def frozen_split_status(settings: Settings, test_hash: str) -> tuple[bool, str]:
     recorded = recorded_hash(name, frozen_folder(settings.warehouse.parent))
     if recorded == test_hash:
         return True, f"test split of {name!r} unchanged (sha256 {test_hash[:16]}...)"
-    return False, (f"test split of {name!r} changed: frozen {str(recorded)[:16]}..., built {test_hash[:16]}... "
-                   "Results would no longer compare; restore the data or freeze a new dataset name.")
+    return False, (
+        f"test split of {name!r} changed: frozen {str(recorded)[:16]}..., built {test_hash[:16]}... "
+        "Results would no longer compare; restore the data or freeze a new dataset name."
+    )
 
 
-def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Path | str | None = None,
-              also_test: list[str] = ()) -> BenchmarkRun:
+def benchmark(
+    settings: Settings, config: RunConfig | None = None, test_file: Path | str | None = None, also_test: list[str] = ()
+) -> BenchmarkRun:
     """ADRI_ROUTING_DATASET with ADRI_ROUTING_CANDIDATES, measured on its own test split and on every
     out-of-source set (ADRI_ROUTING_OUT_OF_SOURCE, plus `also_test`); with `test_file`, fitted on the
     dataset and measured on that file, or another shipped dataset's test split, only; reported under
@@ -143,15 +158,17 @@ def benchmark(settings: Settings, config: RunConfig | None = None, test_file: Pa
     dataset = build(config, frozen)
     fit_on = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
     if test_file is not None:
-        dataset = with_external_test(dataset, external_test(test_file, config, frozen), dataset_name(str(test_file)),
-                                     frozen, config.redact_names)
+        dataset = with_external_test(
+            dataset, external_test(test_file, config, frozen), dataset_name(str(test_file)), frozen, config.redact_names
+        )
         out_dir = out_dir.with_name(f"{dataset_name(settings.routing_dataset)}-on-{dataset_name(str(test_file))}")
         outside = []
     else:
         sources = sources_for(settings.routing_out_of_source, settings.routing_dataset, list(also_test))
         outside = outside_sets(sources, config, fit_on, frozen)
-    return run_benchmark(config, candidates, Warehouse(settings.warehouse), out_dir, settings, dataset, outside,
-                         checked)
+    return run_benchmark(
+        config, candidates, Warehouse(settings.warehouse), out_dir, settings, dataset, outside, checked
+    )
 
 
 CROSS_FIGURES = ("n", "accuracy", "majority_baseline_accuracy", "high_confidence_wrong_rate_fixed", "ece")
@@ -172,21 +189,36 @@ def cross_dataset(settings: Settings, fitted_on: list[str], tested_on: list[str]
             run = benchmark(mine, config_for(mine, runs=0), test_file=None if test == fit else test)
             for candidate, result in run.results.items():
                 for task, figures in result.tasks.items():
-                    rows.append({"fitted_on": fit, "tested_on": dataset_name(test), "candidate": candidate,
-                                 "task": task, **{k: getattr(figures, k) for k in CROSS_FIGURES}})
+                    rows.append(
+                        {
+                            "fitted_on": fit,
+                            "tested_on": dataset_name(test),
+                            "candidate": candidate,
+                            "task": task,
+                            **{k: getattr(figures, k) for k in CROSS_FIGURES},
+                        }
+                    )
     folder = settings.warehouse.parent / "routing"
     folder.mkdir(parents=True, exist_ok=True)
     strict_json.write(folder / "cross-dataset.json", rows)
-    lines = ["# Fitted on one source, tested on another", "",
-             "Share wrong at p >= 0.85: of all decisions, those answered wrongly with confidence >= 0.85.", "",
-             "| fitted on | tested on | candidate | task | n | accuracy | majority class | wrong at p >= 0.85 | ECE |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Fitted on one source, tested on another",
+        "",
+        "Share wrong at p >= 0.85: of all decisions, those answered wrongly with confidence >= 0.85.",
+        "",
+        "| fitted on | tested on | candidate | task | n | accuracy | majority class | wrong at p >= 0.85 | ECE |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+
     def cell(value, pattern="{:.3f}"):
         return "—" if value is None or value != value else pattern.format(value)
 
-    lines += [f"| {r['fitted_on']} | {r['tested_on']} | {r['candidate']} | {r['task']} | {r['n']} | "
-              f"{cell(r['accuracy'])} | {cell(r['majority_baseline_accuracy'])} | "
-              f"{cell(r['high_confidence_wrong_rate_fixed'], '{:.1%}')} | {cell(r['ece'])} |" for r in rows]
+    lines += [
+        f"| {r['fitted_on']} | {r['tested_on']} | {r['candidate']} | {r['task']} | {r['n']} | "
+        f"{cell(r['accuracy'])} | {cell(r['majority_baseline_accuracy'])} | "
+        f"{cell(r['high_confidence_wrong_rate_fixed'], '{:.1%}')} | {cell(r['ece'])} |"
+        for r in rows
+    ]
     path = folder / "cross-dataset.md"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -197,17 +229,25 @@ def preflight(config: RunConfig, candidates: list[str], settings: Settings | Non
     price table. Returns the served candidates it checked, each the one that then runs."""
     from adri_pipeline.routing.candidates import candidate_class
 
-    checked = {name: make_candidate(name, settings=settings) for name in candidates
-               if not candidate_class(name).kind.embeds}
+    checked = {
+        name: make_candidate(name, settings=settings) for name in candidates if not candidate_class(name).kind.embeds
+    }
     for candidate in checked.values():
         candidate.check()
     PriceTable.read(Path(config.prices))
     return checked
 
 
-def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse, out_dir: Path,
-                  settings: Settings | None = None, dataset: Dataset | None = None,
-                  outside: list[OutsideSet] = (), checked: dict | None = None) -> BenchmarkRun:
+def run_benchmark(
+    config: RunConfig,
+    candidates: list[str],
+    warehouse: Warehouse,
+    out_dir: Path,
+    settings: Settings | None = None,
+    dataset: Dataset | None = None,
+    outside: list[OutsideSet] = (),
+    checked: dict | None = None,
+) -> BenchmarkRun:
     """build (or reuse) -> each candidate: fit on dev, calibrate, run on test and on each out-of-source
     set -> metrics -> report. `preflight` first, unless the caller ran it (`checked`)."""
     from adri_pipeline.routing.candidates import candidate_class
@@ -219,19 +259,27 @@ def run_benchmark(config: RunConfig, candidates: list[str], warehouse: Warehouse
     others = calibration_sources(config, fit_on, frozen_folder(warehouse.path.parent))
     runs = {}
     for name in candidates:
-        runs[name] = run_candidate(name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name),
-                                   list(outside), others)
+        runs[name] = run_candidate(
+            name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name), list(outside), others
+        )
         if encoder:
             encoder.keep_vectors()
     results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)
-    return BenchmarkRun(write_report(out_dir, dataset, config, runs, results, hypotheses, list(outside)), results,
-                        hypotheses)
+    return BenchmarkRun(
+        write_report(out_dir, dataset, config, runs, results, hypotheses, list(outside)), results, hypotheses
+    )
 
 
-def serving(settings: Settings, candidate: str, key_env: str | None = None, budget_s: float | None = None,
-            clarify: bool = False, team_calibration: Path | None = None):
+def serving(
+    settings: Settings,
+    candidate: str,
+    key_env: str | None = None,
+    budget_s: float | None = None,
+    clarify: bool = False,
+    team_calibration: Path | None = None,
+):
     """The candidate fitted on the dataset's dev split and calibrated on its calibration split, as the
     benchmark prepares it, as a System One ASGI app (routing/serve.py), not yet served: the caller runs
     it under uvicorn (routing/serve_server.py) or its own server. `key_env` names the variable holding
@@ -256,16 +304,18 @@ def serving(settings: Settings, candidate: str, key_env: str | None = None, budg
     config = config_for(settings, runs=0)
     dataset = build(config, frozen_folder(settings.warehouse.parent))
     calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
-    description = (f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
-                   "calibration split" + (f", recertified on {team.team_file}" if team else "")
-                   + "; served by adri-pipeline")
+    description = (
+        f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
+        "calibration split" + (f", recertified on {team.team_file}" if team else "") + "; served by adri-pipeline"
+    )
     clarifier = None
     if clarify:  # the calibration split's own quantiles, or the team's
         quantiles = team.set_quantiles if team else choose_thresholds(calibrated, dataset, config).set_quantiles
         clarifier = Clarifier(quantiles, config.set_coverage, config.question_max_options)
     drift = DriftMonitor(team.drift_reference) if team and team.drift_reference else None
-    answerer = Answerer(calibrated, description, drift=drift, clarifier=clarifier,
-                        thresholds=team.thresholds if team else None)
+    answerer = Answerer(
+        calibrated, description, drift=drift, clarifier=clarifier, thresholds=team.thresholds if team else None
+    )
     return make_app(answerer, key, budget_s or BUDGET_S)
 
 
@@ -277,8 +327,10 @@ def _team_calibration(path: Path, candidate: str, settings: Settings):
     team = TeamCalibration.load(path)
     fitted_on = dataset_name(settings.routing_dataset)
     if (team.candidate, team.fitted_on) != (candidate, fitted_on):
-        raise RoutingConfigError(f"--team-calibration {path}: recertifies {team.candidate} fitted on {team.fitted_on}, "
-                                 f"not {candidate} fitted on {fitted_on}")
+        raise RoutingConfigError(
+            f"--team-calibration {path}: recertifies {team.candidate} fitted on {team.fitted_on}, "
+            f"not {candidate} fitted on {fitted_on}"
+        )
     return team
 
 
@@ -310,17 +362,21 @@ def calibrate_for_team(settings: Settings, candidate: str, team_file: Path):
     groups, tasks = {e.group_id for e in fit}, {e.task for e in fit}
     clash = next((e for e in found.examples if e.group_id in groups), None)
     if clash is not None:
-        raise RoutingConfigError(f"{found.where.get(clash.id, team_file)}: conversation {clash.group_id!r} is also in the "
-                                 f"data {candidate} is fitted on (a file it learns from: `--extra-training none` "
-                                 "leaves the team's files out): its confidence there would be in-sample")
+        raise RoutingConfigError(
+            f"{found.where.get(clash.id, team_file)}: conversation {clash.group_id!r} is also in the "
+            f"data {candidate} is fitted on (a file it learns from: `--extra-training none` "
+            "leaves the team's files out): its confidence there would be in-sample"
+        )
     examples, _ = anonymized([e for e in found.examples if e.task in tasks], config.redact_names)
     if not examples:
-        raise RoutingConfigError(f"--team {team_file}: none of its turns is of a task {candidate} is fitted on "
-                                 f"({', '.join(sorted(tasks))})")
+        raise RoutingConfigError(
+            f"--team {team_file}: none of its turns is of a task {candidate} is fitted on ({', '.join(sorted(tasks))})"
+        )
     encoder = kept_encoder(settings, kind_of(candidate).embeds)
     calibrated, _ = prepare(candidate, dataset, config, encoder, settings)
-    team = recalibrate(calibrated, examples, config, str(team_file), file_digest(team_file),
-                       dataset_name(settings.routing_dataset))
+    team = recalibrate(
+        calibrated, examples, config, str(team_file), file_digest(team_file), dataset_name(settings.routing_dataset)
+    )
     if encoder:
         encoder.keep_vectors()
     return team, team.save(team_calibration_path(settings, candidate, team_file))
@@ -339,5 +395,11 @@ def app_factory():
     candidate = os.environ.get("ADRI_SERVE_CANDIDATE") or candidates_of(settings)[0]
     budget = float(os.environ["ADRI_SERVE_BUDGET_S"]) if os.environ.get("ADRI_SERVE_BUDGET_S") else None
     team = os.environ.get("ADRI_SERVE_TEAM_CALIBRATION")
-    return serving(settings, candidate, os.environ.get("ADRI_SERVE_KEY_ENV") or None, budget,
-                   os.environ.get("ADRI_SERVE_CLARIFY", "") not in ("", "0", "false"), Path(team) if team else None)
+    return serving(
+        settings,
+        candidate,
+        os.environ.get("ADRI_SERVE_KEY_ENV") or None,
+        budget,
+        os.environ.get("ADRI_SERVE_CLARIFY", "") not in ("", "0", "false"),
+        Path(team) if team else None,
+    )

@@ -15,9 +15,13 @@ from adri_pipeline.routing.candidates import Candidate, Kind, Logits
 
 
 class SparrowCandidate(Candidate):
-    kind = Kind("candidate", trains=False, batching="in_process",
-                confidence="sparrow-decider's softmax over the options (one forward pass)",
-                precision="sparrow-decider: 8-bit embedding rows, float32 layers")
+    kind = Kind(
+        "candidate",
+        trains=False,
+        batching="in_process",
+        confidence="sparrow-decider's softmax over the options (one forward pass)",
+        precision="sparrow-decider: 8-bit embedding rows, float32 layers",
+    )
 
     def __init__(self, name: str = "sparrow", settings=None):
         from sparrow_decider import Decider

@@ -29,10 +29,14 @@ def strata(example: CanonicalExample) -> list[str]:
     meta, state = example.metadata, example.state
     label = "|".join(example.gold_label) if isinstance(example.gold_label, list) else example.gold_label
     turn = meta.turn_index
-    return [f"class={example.task}:{label}", f"domain={meta.domain or '-'}",
-            f"length={meta.length_bucket or length_bucket(example.utterance)}", f"ambiguity={meta.ambiguity or '-'}",
-            f"turn={'-' if turn is None else 'first' if turn <= 1 else 'early' if turn <= 4 else 'late'}",
-            f"sessions={'active' if state.active_agent else 'none'}+{'suspended' if state.suspended_sessions else '-'}"]
+    return [
+        f"class={example.task}:{label}",
+        f"domain={meta.domain or '-'}",
+        f"length={meta.length_bucket or length_bucket(example.utterance)}",
+        f"ambiguity={meta.ambiguity or '-'}",
+        f"turn={'-' if turn is None else 'first' if turn <= 1 else 'early' if turn <= 4 else 'late'}",
+        f"sessions={'active' if state.active_agent else 'none'}+{'suspended' if state.suspended_sessions else '-'}",
+    ]
 
 
 def assign_splits(examples: list[CanonicalExample], seed: int = 7, folds: int = 5) -> dict[str, str]:
@@ -65,8 +69,9 @@ def assign_splits(examples: list[CanonicalExample], seed: int = 7, folds: int = 
 
 def split_hash(examples: list[CanonicalExample]) -> str:
     # token counts are filled by runs, not by the data: they stay out of the hash
-    payload = json.dumps(sorted(e.model_dump_json(exclude={"metadata": {"n_tokens"}}) for e in examples),
-                         ensure_ascii=False)
+    payload = json.dumps(
+        sorted(e.model_dump_json(exclude={"metadata": {"n_tokens"}}) for e in examples), ensure_ascii=False
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
@@ -81,8 +86,13 @@ def recorded_hash(dataset: str, record_dir: Path | None = None, reference_dir: P
     return _recorded(reference_dir / name) or (_recorded(record_dir / name) if record_dir else None)
 
 
-def check_frozen(dataset: str, test_examples: list[CanonicalExample], record_dir: Path | None,
-                 reference_dir: Path = FROZEN_DIR, raise_on_change: bool = True) -> str:
+def check_frozen(
+    dataset: str,
+    test_examples: list[CanonicalExample],
+    record_dir: Path | None,
+    reference_dir: Path = FROZEN_DIR,
+    raise_on_change: bool = True,
+) -> str:
     """Hash the test split before anything is fitted on the dataset, and check it against every
     record of it: the repository's reference (built-in datasets, read only) and the record beside the
     warehouse (`record_dir`: every dataset, a team's file or a `--test` file included), which is
@@ -96,7 +106,8 @@ def check_frozen(dataset: str, test_examples: list[CanonicalExample], record_dir
             raise FrozenSplitChanged(
                 f"test split of {dataset!r} changed: {path} records {recorded[:16]}..., this build gives "
                 f"{digest[:16]}... ({len(test_examples)} examples). Results against the frozen split are no "
-                "longer comparable; restore the data/builder, or freeze a new version under a new dataset name.")
+                "longer comparable; restore the data/builder, or freeze a new version under a new dataset name."
+            )
     if record_dir is not None and not (record_dir / name).exists():
         record_dir.mkdir(parents=True, exist_ok=True)
         (record_dir / name).write_text(f"{digest}  {len(test_examples)} test examples\n", encoding="utf-8")

@@ -41,10 +41,14 @@ class Advice(BaseModel):
 
     def statement(self, alpha: float) -> str:
         if self.more_turns is None:
-            return (f"the next threshold down ({self.threshold:.3f}, answering {self.would_answer:.0%}) answers more "
-                    f"than {alpha:.0%} of the turns wrongly: more turns like these would not certify it")
-        return (f"about {self.more_turns} more labelled turns like these would certify {self.threshold:.3f}, "
-                f"answering {self.would_answer:.0%}")
+            return (
+                f"the next threshold down ({self.threshold:.3f}, answering {self.would_answer:.0%}) answers more "
+                f"than {alpha:.0%} of the turns wrongly: more turns like these would not certify it"
+            )
+        return (
+            f"about {self.more_turns} more labelled turns like these would certify {self.threshold:.3f}, "
+            f"answering {self.would_answer:.0%}"
+        )
 
 
 class TaskCalibration(BaseModel):
@@ -73,8 +77,11 @@ class TeamCalibration(BaseModel):
 
     @property
     def set_quantiles(self) -> dict[str, float]:
-        return {task: (math.inf if t.set_quantile is None or t.set_quantile != t.set_quantile else t.set_quantile)
-                for task, t in self.tasks.items() if task != "D4"}
+        return {
+            task: (math.inf if t.set_quantile is None or t.set_quantile != t.set_quantile else t.set_quantile)
+            for task, t in self.tasks.items()
+            if task != "D4"
+        }
 
     def save(self, path: Path) -> Path:
         import json
@@ -113,8 +120,14 @@ def advice(correct, confidence, bound: Bound) -> Advice | None:
     return found.model_copy(update={"more_turns": int(sizes[certified.argmax()]) - n}) if certified.any() else found
 
 
-def recalibrate(calibrated: Calibrated, examples: list[CanonicalExample], config: RunConfig, team_file: str,
-                team_sha256: str, fitted_on: str) -> TeamCalibration:
+def recalibrate(
+    calibrated: Calibrated,
+    examples: list[CanonicalExample],
+    config: RunConfig,
+    team_file: str,
+    team_sha256: str,
+    fitted_on: str,
+) -> TeamCalibration:
     """Per task of the team's turns: Learn then Test and the conformal quantile on them alone (each turn
     asked once), and their messages' similarity to the fit data as the drift reference."""
     tasks, reference = {}, []
@@ -122,16 +135,30 @@ def recalibrate(calibrated: Calibrated, examples: list[CanonicalExample], config
         rows = calibration_rows(calibrated, [e for e in examples if e.task == task], task, " on the team's turns")
         correct, confidence = [r["correct"] for r in rows], [r["confidence"] for r in rows]
         bound = learn_then_test(correct, confidence, config.threshold_risk, config.threshold_delta)
-        quantile = None if task == "D4" else metrics.conformal_quantile(
-            [r["gold_probability"] for r in rows], 1 - config.set_coverage)
+        quantile = (
+            None
+            if task == "D4"
+            else metrics.conformal_quantile([r["gold_probability"] for r in rows], 1 - config.set_coverage)
+        )
         answered = float(np.mean(np.asarray(confidence) >= bound.threshold))
-        tasks[task] = TaskCalibration(n=len(rows), bound=bound, answered=answered, set_quantile=quantile,
-                                      advice=advice(correct, confidence, bound))
+        tasks[task] = TaskCalibration(
+            n=len(rows),
+            bound=bound,
+            answered=answered,
+            set_quantile=quantile,
+            advice=advice(correct, confidence, bound),
+        )
         reference += [r["familiarity"] for r in rows if r["familiarity"] is not None]
-    return TeamCalibration(candidate=calibrated.name, fitted_on=fitted_on, team_file=team_file, team_sha256=team_sha256,
-                           created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                           set_coverage=config.set_coverage, tasks=tasks,
-                           drift_reference=reference if calibrated.familiarity is not None else [])
+    return TeamCalibration(
+        candidate=calibrated.name,
+        fitted_on=fitted_on,
+        team_file=team_file,
+        team_sha256=team_sha256,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        set_coverage=config.set_coverage,
+        tasks=tasks,
+        drift_reference=reference if calibrated.familiarity is not None else [],
+    )
 
 
 def summary(team: TeamCalibration, alpha: float) -> list[str]:

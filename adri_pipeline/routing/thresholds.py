@@ -68,15 +68,21 @@ class Bound(BaseModel):
         others = "; ".join(check.statement() for check in self.sources)
         others = f"; other sources' calibration: {others}" if others else ""
         if self.threshold > 1 and not _testable(self.calibration_n, self.alpha, self.delta):
-            return (f"none certifiable: {self.calibration_n} calibration decisions cannot show wrong answers "
-                    f"<= {self.alpha:.0%} of decisions at {1 - self.delta:.0%} confidence, so it abstains on all{others}")
+            return (
+                f"none certifiable: {self.calibration_n} calibration decisions cannot show wrong answers "
+                f"<= {self.alpha:.0%} of decisions at {1 - self.delta:.0%} confidence, so it abstains on all{others}"
+            )
         if self.threshold > 1:
-            return (f"none certifiable: no threshold keeps wrong answers <= {self.alpha:.0%} of decisions at "
-                    f"{1 - self.delta:.0%} confidence on the calibration split ({self.calibration_n} decisions)"
-                    f"{' and every other source' if self.sources else ''}, so it abstains on all{others}")
-        return (f"answered wrongly <= {self.alpha:.0%} of decisions with probability >= {1 - self.delta:.0%} "
-                f"(threshold {self.threshold:.3f}; calibration: {self.calibration_wrong} wrong of "
-                f"{self.calibration_answered} answered of {self.calibration_n}{others})")
+            return (
+                f"none certifiable: no threshold keeps wrong answers <= {self.alpha:.0%} of decisions at "
+                f"{1 - self.delta:.0%} confidence on the calibration split ({self.calibration_n} decisions)"
+                f"{' and every other source' if self.sources else ''}, so it abstains on all{others}"
+            )
+        return (
+            f"answered wrongly <= {self.alpha:.0%} of decisions with probability >= {1 - self.delta:.0%} "
+            f"(threshold {self.threshold:.3f}; calibration: {self.calibration_wrong} wrong of "
+            f"{self.calibration_answered} answered of {self.calibration_n}{others})"
+        )
 
 
 def _testable(n: int, alpha: float, delta: float) -> bool:
@@ -97,8 +103,14 @@ def learn_then_test(correct, confidence, alpha: float, delta: float) -> Bound:
             if binom.cdf(errors, n, alpha) > delta:  # p-value of "share > alpha": not rejected, stop
                 break
             chosen, answered, wrong = float(threshold), int(given.sum()), errors
-    return Bound(threshold=chosen, alpha=alpha, delta=delta, calibration_n=n, calibration_answered=answered,
-                 calibration_wrong=wrong)
+    return Bound(
+        threshold=chosen,
+        alpha=alpha,
+        delta=delta,
+        calibration_n=n,
+        calibration_answered=answered,
+        calibration_wrong=wrong,
+    )
 
 
 def _at(threshold: float, correct: np.ndarray, confidence: np.ndarray) -> tuple[int, int]:
@@ -116,10 +128,25 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
         alone = learn_then_test(their_correct, their_confidence, alpha, delta)
         testable = _testable(len(their_correct), alpha, delta)
         threshold = max(threshold, alone.threshold) if testable else threshold
-        checks.append((source, np.asarray(their_correct, bool), np.asarray(their_confidence, float),
-                       alone.threshold if testable else None))
+        checks.append(
+            (
+                source,
+                np.asarray(their_correct, bool),
+                np.asarray(their_confidence, float),
+                alone.threshold if testable else None,
+            )
+        )
     answered, wrong = _at(threshold, np.asarray(correct, bool), np.asarray(confidence, float))
-    return own.model_copy(update={
-        "threshold": threshold, "calibration_answered": answered, "calibration_wrong": wrong,
-        "sources": [SourceCheck(source=source, n=len(c), **dict(zip(("answered", "wrong"), _at(threshold, c, p))),
-                                alone=alone) for source, c, p, alone in checks]})
+    return own.model_copy(
+        update={
+            "threshold": threshold,
+            "calibration_answered": answered,
+            "calibration_wrong": wrong,
+            "sources": [
+                SourceCheck(
+                    source=source, n=len(c), **dict(zip(("answered", "wrong"), _at(threshold, c, p))), alone=alone
+                )
+                for source, c, p, alone in checks
+            ],
+        }
+    )

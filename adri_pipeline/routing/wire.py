@@ -22,14 +22,21 @@ from adri_pipeline.models import base
 from adri_pipeline.models.systemone import InvalidResponse, SystemOneServer
 from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, Candidate, Kind, Logits
 
-PROBE = {"model": DEFAULT_MODEL, "state": "Contexto:\nAgente ativo: nenhum\nMensagem: olá",
-         "questions": {"probe": {"type": "noul", "instructions": "A mensagem é um cumprimento?"}}}
+PROBE = {
+    "model": DEFAULT_MODEL,
+    "state": "Contexto:\nAgente ativo: nenhum\nMensagem: olá",
+    "questions": {"probe": {"type": "noul", "instructions": "A mensagem é um cumprimento?"}},
+}
 
 
 class SystemOneCandidate(Candidate):
-    kind = Kind("candidate", trains=False, batching="server",
-                confidence="the server's probabilities (System One answer)",
-                precision="the server's: the System One API does not report it")
+    kind = Kind(
+        "candidate",
+        trains=False,
+        batching="server",
+        confidence="the server's probabilities (System One answer)",
+        precision="the server's: the System One API does not report it",
+    )
 
     def __init__(self, name: str, settings=None, timeout_s: float = 30.0):
         self.name, self.timeout_s = name, timeout_s
@@ -51,8 +58,9 @@ class SystemOneCandidate(Candidate):
         try:
             self.server.ask(PROBE)
         except (base.ServerUnreachable, base.TimedOut) as exc:
-            raise RoutingConfigError(f"candidate {self.name}: no System One server at {self.server.host} ({exc}); "
-                                     f"{self.server.start_hint}") from None
+            raise RoutingConfigError(
+                f"candidate {self.name}: no System One server at {self.server.host} ({exc}); {self.server.start_hint}"
+            ) from None
         except base.ModelMissing as exc:
             raise RoutingConfigError(f"candidate {self.name}: {exc}") from None
         except (base.ServerError, base.Overloaded, InvalidResponse):
@@ -71,8 +79,10 @@ class SystemOneCandidate(Candidate):
         self.last_input_tokens = int(answered.body["usage"]["input_tokens"]) if usable else 0
         if (answered.body.get("x_drift") or {}).get("drifted"):
             return {name: _abstained(list(reading.probabilities)) for name, reading in usable.items()}
-        return {name: {option: math.log(max(p, 1e-9)) for option, p in reading.probabilities.items()}
-                for name, reading in usable.items()}
+        return {
+            name: {option: math.log(max(p, 1e-9)) for option, p in reading.probabilities.items()}
+            for name, reading in usable.items()
+        }
 
 
 def _abstained(options: list[str]) -> dict[str, float]:

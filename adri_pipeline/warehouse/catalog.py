@@ -20,8 +20,10 @@ import duckdb
 from adri_pipeline.warehouse.connection import Warehouse, sql
 from adri_pipeline.warehouse.results import publish_results_wide
 
-REFERENCE_START = ("<!-- generated from the warehouse's comments by `python -m adri_pipeline.warehouse.catalog "
-                   "--write docs/warehouse.md`: edit the migrations' COMMENT ON, not this -->")
+REFERENCE_START = (
+    "<!-- generated from the warehouse's comments by `python -m adri_pipeline.warehouse.catalog "
+    "--write docs/warehouse.md`: edit the migrations' COMMENT ON, not this -->"
+)
 REFERENCE_END = "<!-- end of the generated reference -->"
 # results_wide has a column per variable of the codebook in use: the reference shows one, standing for all
 PLACEHOLDER_VARIABLE = {"<variable>": "the codebook's own definition of the variable (its `definition` field)."}
@@ -55,9 +57,17 @@ def relations(con: duckdb.DuckDBPyConnection, count_rows: bool = False) -> list[
     columns: dict[str, list[Column]] = {}
     for table, name, data_type, comment in con.execute(sql("catalog_columns")).fetchall():
         columns.setdefault(table, []).append(Column(name, data_type, comment or ""))
-    return [Relation(database, name, kind, comment or "", tuple(columns.get(name, ())),
-                     _rows(con, name) if count_rows and kind == "table" else None)
-            for database, name, kind, comment in con.execute(sql("catalog_relations")).fetchall()]
+    return [
+        Relation(
+            database,
+            name,
+            kind,
+            comment or "",
+            tuple(columns.get(name, ())),
+            _rows(con, name) if count_rows and kind == "table" else None,
+        )
+        for database, name, kind, comment in con.execute(sql("catalog_relations")).fetchall()
+    ]
 
 
 def _rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
@@ -67,8 +77,9 @@ def _rows(con: duckdb.DuckDBPyConnection, table: str) -> int:
 
 def uncommented(described: list[Relation]) -> list[str]:
     """The tables and views (`name`) and columns (`table.column`) without a comment."""
-    return ([r.name for r in described if not r.comment.strip()]
-            + [f"{r.name}.{c.name}" for r in described for c in r.columns if not c.comment.strip()])
+    return [r.name for r in described if not r.comment.strip()] + [
+        f"{r.name}.{c.name}" for r in described for c in r.columns if not c.comment.strip()
+    ]
 
 
 def table_description(warehouse: Warehouse, table: str) -> Relation:
@@ -109,11 +120,20 @@ def _summary(comment: str) -> str:
 def reference(described: list[Relation]) -> str:
     """The Markdown reference: an index of every table and view, then each one's columns."""
     lines = ["| table or view | what it holds |", "|---|---|"]
-    lines += [f"| [{r.name}](#{r.name}){' (view)' if r.kind == 'view' else ''} | {_cell(_summary(r.comment))} |"
-              for r in described]
+    lines += [
+        f"| [{r.name}](#{r.name}){' (view)' if r.kind == 'view' else ''} | {_cell(_summary(r.comment))} |"
+        for r in described
+    ]
     for r in described:
-        lines += ["", f"### {r.name}", "", f"*{r.kind.capitalize()}.* {_cell(r.comment)}", "",
-                  "| column | type | what it holds |", "|---|---|---|"]
+        lines += [
+            "",
+            f"### {r.name}",
+            "",
+            f"*{r.kind.capitalize()}.* {_cell(r.comment)}",
+            "",
+            "| column | type | what it holds |",
+            "|---|---|---|",
+        ]
         lines += [f"| `{c.name}` | {c.type} | {_cell(c.comment)} |" for c in r.columns]
     return "\n".join(lines) + "\n"
 
@@ -128,10 +148,16 @@ def with_reference(page: str, generated: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m adri_pipeline.warehouse.catalog",
-                                     description="The warehouse's tables, views and columns, from their comments.")
-    parser.add_argument("--write", type=Path, metavar="PAGE",
-                        help="rewrite the reference between PAGE's markers (docs/warehouse.md) instead of printing it")
+    parser = argparse.ArgumentParser(
+        prog="python -m adri_pipeline.warehouse.catalog",
+        description="The warehouse's tables, views and columns, from their comments.",
+    )
+    parser.add_argument(
+        "--write",
+        type=Path,
+        metavar="PAGE",
+        help="rewrite the reference between PAGE's markers (docs/warehouse.md) instead of printing it",
+    )
     options = parser.parse_args(argv)
     generated = reference(documented_relations())
     if options.write is None:

@@ -87,8 +87,10 @@ def migrate(con, dialect: MigrationDialect = DUCKDB) -> list[int]:
     """Apply the migrations this database has not had yet, each in its own `dialect.step`, and record
     them: the one runner for the DuckDB warehouse and the shared ledger's PostgreSQL. Every one is
     written to be safe on a database made before migrations were recorded. Returns the versions applied."""
-    con.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, name VARCHAR, "
-                f"applied_at {dialect.applied_at})")
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (version INTEGER PRIMARY KEY, name VARCHAR, "
+        f"applied_at {dialect.applied_at})"
+    )
     applied = {row[0] for row in con.execute(f"SELECT version FROM {MIGRATIONS_TABLE}").fetchall()}
     done = []
     for version, name, statements in migrations(dialect.folder):
@@ -96,8 +98,10 @@ def migrate(con, dialect: MigrationDialect = DUCKDB) -> list[int]:
             continue
         with dialect.step(con):
             con.execute(statements)
-            con.execute(f"INSERT INTO {MIGRATIONS_TABLE} (version, name) VALUES "
-                        f"({dialect.placeholder}, {dialect.placeholder})", [version, name])
+            con.execute(
+                f"INSERT INTO {MIGRATIONS_TABLE} (version, name) VALUES ({dialect.placeholder}, {dialect.placeholder})",
+                [version, name],
+            )
         done.append(version)
     return done
 
@@ -207,8 +211,16 @@ class Warehouse:
                     handle.close()
                     raise WarehouseInUse(_in_use_message(self.path, holder)) from None
                 handle.truncate(0)
-                handle.write(json.dumps({"pid": os.getpid(), "started_at": datetime.now(timezone.utc).isoformat(
-                    timespec="seconds"), "what": what, "command": " ".join(sys.argv)[:200]}))
+                handle.write(
+                    json.dumps(
+                        {
+                            "pid": os.getpid(),
+                            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                            "what": what,
+                            "command": " ".join(sys.argv)[:200],
+                        }
+                    )
+                )
                 handle.flush()
                 held = _CLAIMS[claim] = [handle, 0]
             held[1] += 1
@@ -226,8 +238,9 @@ class Warehouse:
         """This warehouse, for a command that only reads: a path with no warehouse is an error, never
         an empty warehouse created there."""
         if not self.path.exists():
-            raise WarehouseMissing(f"{self.path}: no warehouse here; classify first, or check --warehouse "
-                                   "(ADRI_WAREHOUSE)")
+            raise WarehouseMissing(
+                f"{self.path}: no warehouse here; classify first, or check --warehouse (ADRI_WAREHOUSE)"
+            )
         return self
 
     @contextmanager
@@ -250,16 +263,20 @@ class Warehouse:
         """The file opened for writing, waiting up to `lock_timeout_s` while another process holds it
         (tenacity, every 0.2 s); a damaged file or a lock that stays is said plainly."""
         try:
-            for attempt in tenacity.Retrying(stop=tenacity.stop_after_delay(self.lock_timeout_s),
-                                             wait=tenacity.wait_fixed(0.2), reraise=True,
-                                             retry=tenacity.retry_if_exception(_is_lock)):
+            for attempt in tenacity.Retrying(
+                stop=tenacity.stop_after_delay(self.lock_timeout_s),
+                wait=tenacity.wait_fixed(0.2),
+                reraise=True,
+                retry=tenacity.retry_if_exception(_is_lock),
+            ):
                 with attempt:
                     return duckdb.connect(str(self.path))
         except duckdb.IOException as exc:
             if any(sign in str(exc) for sign in ("not a valid DuckDB database", "Could not read enough bytes")):
                 raise WarehouseDamaged(
                     f"{self.path} is not a DuckDB database (a process killed while creating it can leave such a "
-                    "file): move it aside and run again; nothing else is touched") from None
+                    "file): move it aside and run again; nothing else is touched"
+                ) from None
             if _is_lock(exc):
                 raise WarehouseLocked(_lock_message(self.path, str(exc), self.lock_timeout_s)) from None
             raise
@@ -281,8 +298,10 @@ class Warehouse:
             return
         declared = {row[0] for row in con.execute(f"DESCRIBE {table}").fetchall()}
         if undeclared := [c for c in frame.columns if c not in declared]:
-            raise WarehouseSchemaError(f"table {table} has no column(s) {undeclared}: declare them in a new "
-                                       f"migration ({SQL_FOLDER / 'migrations'})")
+            raise WarehouseSchemaError(
+                f"table {table} has no column(s) {undeclared}: declare them in a new "
+                f"migration ({SQL_FOLDER / 'migrations'})"
+            )
         columns = ", ".join(f'"{c}"' for c in frame.columns)
         con.register("_batch", frame)  # replaced by the next batch if this insert fails
         con.execute(f"{verb} INTO {table} ({columns}) SELECT {columns} FROM _batch")
@@ -351,20 +370,24 @@ def _lock_message(path: Path, error: str, waited_s: float) -> str:
             holder = f"process {pid} ({command[:160]})"
         except psutil.Error:
             holder = f"process {pid}"
-    return (f"{path}: {holder} holds the warehouse's writer lock (waited {waited_s:g} s). DuckDB allows one "
-            "writer per file: wait for that run to finish or stop it, or classify into another warehouse "
-            "(--warehouse). If it is an analyst's session on this file, ask them to open the snapshot "
-            f"{path.with_name(path.stem + '_snapshot.duckdb')} instead.")
+    return (
+        f"{path}: {holder} holds the warehouse's writer lock (waited {waited_s:g} s). DuckDB allows one "
+        "writer per file: wait for that run to finish or stop it, or classify into another warehouse "
+        "(--warehouse). If it is an analyst's session on this file, ask them to open the snapshot "
+        f"{path.with_name(path.stem + '_snapshot.duckdb')} instead."
+    )
 
 
 def _in_use_message(path: Path, holder: str) -> str:
     try:
         who = json.loads(holder)
-        named = (f"process {who['pid']}, started {who['started_at']} ({who['what']}: {who['command']})")
+        named = f"process {who['pid']}, started {who['started_at']} ({who['what']}: {who['command']})"
     except (ValueError, KeyError, TypeError):
         named = "another process"
-    return (f"{path}: {named} is writing this warehouse. Nothing was asked of the model and nothing changed. "
-            "Wait for that run to end or stop it, or classify into another warehouse (--warehouse).")
+    return (
+        f"{path}: {named} is writing this warehouse. Nothing was asked of the model and nothing changed. "
+        "Wait for that run to end or stop it, or classify into another warehouse (--warehouse)."
+    )
 
 
 def _quoted(identifier: str) -> str:

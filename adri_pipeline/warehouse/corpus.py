@@ -42,7 +42,8 @@ def store_corpus(warehouse: Warehouse, corpus, replace: bool = False, files: pl.
             raise DocumentClash(
                 f"{new_source}: line {new_line}: document id {doc_id!r} is already stored from {old_source} "
                 f"line {old_line} with a different title or abstract ({len(clashes)} such id(s)); "
-                "rename the ids, or pass --replace-documents to overwrite the stored text")
+                "rename the ids, or pass --replace-documents to overwrite the stored text"
+            )
         # a statement's rows stay in DuckDB's memory until it commits: 100,000 documents at once took
         # the process to 2.7 GB; slices keep it near 1.5 GB. The files' fingerprints go last, so a run
         # killed midway parses and stores the corpus again.
@@ -67,8 +68,10 @@ def corpus_files(warehouse: Warehouse, sources: list[str]) -> dict[str, dict]:
 
 def stored_corpus(warehouse: Warehouse, sources: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(documents, coverage) of the given files as stored, in the order loading them gives."""
-    return (warehouse.query(sql("documents_of_sources"), {"sources": sources}),
-            warehouse.query(sql("coverage_of_sources"), {"sources": sources}))
+    return (
+        warehouse.query(sql("documents_of_sources"), {"sources": sources}),
+        warehouse.query(sql("coverage_of_sources"), {"sources": sources}),
+    )
 
 
 def read_documents(warehouse: Warehouse, doc_ids: list[str] | None = None) -> pl.DataFrame:
@@ -76,8 +79,9 @@ def read_documents(warehouse: Warehouse, doc_ids: list[str] | None = None) -> pl
     if doc_ids is None:
         return warehouse.query(sql("documents"))
     frame = warehouse.query(sql("documents_by_id"), {"doc_ids": doc_ids})
-    order = pl.DataFrame({"doc_id": doc_ids, "_order": range(len(doc_ids))},
-                         schema={"doc_id": pl.String, "_order": pl.Int64})
+    order = pl.DataFrame(
+        {"doc_id": doc_ids, "_order": range(len(doc_ids))}, schema={"doc_id": pl.String, "_order": pl.Int64}
+    )
     return frame.join(order, on="doc_id").sort("_order").drop("_order")
 
 

@@ -11,8 +11,9 @@ import polars as pl
 from adri_pipeline.warehouse.connection import Warehouse, interrupts_given_back
 
 
-def _rows_by_key(warehouse: Warehouse, table: str, key: str, columns: list[str], keys: list[str],
-                 where: str = "", params=()) -> list[tuple]:
+def _rows_by_key(
+    warehouse: Warehouse, table: str, key: str, columns: list[str], keys: list[str], where: str = "", params=()
+) -> list[tuple]:
     """`columns` of the rows whose `key` is among `keys` (joined against the keys as a frame: thousands
     of keys stay one query)."""
     if not keys:
@@ -20,8 +21,11 @@ def _rows_by_key(warehouse: Warehouse, table: str, key: str, columns: list[str],
     with warehouse.connect() as con:
         con.register("_wanted", pl.DataFrame({key: keys}, schema={key: pl.String}))
         try:
-            return con.execute(f"SELECT {', '.join(columns)} FROM {table} JOIN _wanted USING ({key})"
-                               + (f" WHERE {where}" if where else ""), list(params)).fetchall()
+            return con.execute(
+                f"SELECT {', '.join(columns)} FROM {table} JOIN _wanted USING ({key})"
+                + (f" WHERE {where}" if where else ""),
+                list(params),
+            ).fetchall()
         finally:
             con.unregister("_wanted")
 
@@ -39,6 +43,7 @@ def ledger_writer(warehouse: Warehouse, columns: list[str]) -> Iterator:
     head = f"INSERT OR REPLACE INTO ledger ({', '.join(columns)}) VALUES "
     row = f"({', '.join('?' for _ in columns)})"
     with warehouse.connect() as con:
+
         def commit(*records: dict) -> None:
             if not records:
                 return
@@ -59,5 +64,8 @@ def read_vectors(warehouse: Warehouse, keys: list[str], encoder: str) -> list[tu
 def store_vectors(warehouse: Warehouse, rows: list[tuple]) -> None:
     if rows:
         with warehouse.connect() as con:
-            con.executemany(f"INSERT OR REPLACE INTO document_vectors ({', '.join(VECTOR_COLUMNS)}) "
-                            f"VALUES ({', '.join('?' for _ in VECTOR_COLUMNS)})", rows)
+            con.executemany(
+                f"INSERT OR REPLACE INTO document_vectors ({', '.join(VECTOR_COLUMNS)}) "
+                f"VALUES ({', '.join('?' for _ in VECTOR_COLUMNS)})",
+                rows,
+            )

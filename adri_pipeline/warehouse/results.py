@@ -10,8 +10,14 @@ import polars as pl
 from adri_pipeline.warehouse.connection import Warehouse, sql
 
 
-def store_results(warehouse: Warehouse, values: pl.DataFrame, documents: pl.DataFrame, model: str,
-                  codebook_hash: str, doc_ids: list[str] | None = None) -> None:
+def store_results(
+    warehouse: Warehouse,
+    values: pl.DataFrame,
+    documents: pl.DataFrame,
+    model: str,
+    codebook_hash: str,
+    doc_ids: list[str] | None = None,
+) -> None:
     """Replace the (model, codebook) rows of the given documents (all of them when None), never others:
     results accumulate across corpus files and runs."""
     where, params = "model = ? AND codebook_hash = ?", [model, codebook_hash]
@@ -38,19 +44,25 @@ def result_keys(warehouse: Warehouse, model: str, codebook_hash: str) -> dict[st
 
 def store_figures(warehouse: Warehouse, figures: pl.DataFrame, model: str, codebook_hash: str) -> None:
     with warehouse.connect() as con:
-        warehouse.replace_rows(con, "classification_figures", figures, "model = ? AND codebook_hash = ?",
-                               [model, codebook_hash])
+        warehouse.replace_rows(
+            con, "classification_figures", figures, "model = ? AND codebook_hash = ?", [model, codebook_hash]
+        )
 
 
-def store_failures(warehouse: Warehouse, answered: list[str], failed: list[tuple[str, str]], model: str,
-                   signature: str, run_id: str) -> None:
+def store_failures(
+    warehouse: Warehouse, answered: list[str], failed: list[tuple[str, str]], model: str, signature: str, run_id: str
+) -> None:
     """Documents with no answer that follows the codebook, with the reason; answered ones leave the list."""
     with warehouse.connect() as con:
-        con.execute(sql("failures_forget"), {"model": model, "signature": signature,
-                                             "doc_ids": answered + [doc_id for doc_id, _ in failed]})
+        con.execute(
+            sql("failures_forget"),
+            {"model": model, "signature": signature, "doc_ids": answered + [doc_id for doc_id, _ in failed]},
+        )
         if failed:
-            con.executemany(sql("failures_insert"),
-                            [(doc_id, model, signature, reason, run_id) for doc_id, reason in dict(failed).items()])
+            con.executemany(
+                sql("failures_insert"),
+                [(doc_id, model, signature, reason, run_id) for doc_id, reason in dict(failed).items()],
+            )
 
 
 def record_run(warehouse: Warehouse, run: dict) -> None:
@@ -62,8 +74,11 @@ def record_run(warehouse: Warehouse, run: dict) -> None:
 def last_run(warehouse: Warehouse, model: str | None = None) -> dict | None:
     """The latest classification run that resolved a backend (of `model`, when given): downstream
     assets use its model."""
-    frame = warehouse.query(sql("last_run")) if model is None else warehouse.query(sql("last_run_of_model"),
-                                                                                   {"model": model})
+    frame = (
+        warehouse.query(sql("last_run"))
+        if model is None
+        else warehouse.query(sql("last_run_of_model"), {"model": model})
+    )
     return frame.row(0, named=True) if frame.height else None
 
 
@@ -71,16 +86,38 @@ def store_codebook(warehouse: Warehouse, codebook, prompt) -> None:
     import json
 
     with warehouse.connect() as con:
-        warehouse.upsert(con, "prompt_signatures", pl.DataFrame([{
-            "signature": prompt.signature, "prompt_version": prompt.prompt_version,
-            "system_message": prompt.system_message,
-            "response_schema": json.dumps(prompt.schema, ensure_ascii=False),
-        }]))
-        warehouse.upsert(con, "codebooks", pl.DataFrame([{
-            "codebook_hash": codebook.content_hash, "name": codebook.name,
-            "version": codebook.version, "signature": prompt.signature, "path": codebook.source,
-            "content": Path(codebook.source).read_text(encoding="utf-8") if Path(codebook.source).is_file() else "",
-        }]))
+        warehouse.upsert(
+            con,
+            "prompt_signatures",
+            pl.DataFrame(
+                [
+                    {
+                        "signature": prompt.signature,
+                        "prompt_version": prompt.prompt_version,
+                        "system_message": prompt.system_message,
+                        "response_schema": json.dumps(prompt.schema, ensure_ascii=False),
+                    }
+                ]
+            ),
+        )
+        warehouse.upsert(
+            con,
+            "codebooks",
+            pl.DataFrame(
+                [
+                    {
+                        "codebook_hash": codebook.content_hash,
+                        "name": codebook.name,
+                        "version": codebook.version,
+                        "signature": prompt.signature,
+                        "path": codebook.source,
+                        "content": Path(codebook.source).read_text(encoding="utf-8")
+                        if Path(codebook.source).is_file()
+                        else "",
+                    }
+                ]
+            ),
+        )
 
 
 def stored_codebook(warehouse: Warehouse, codebook_hash: str) -> dict | None:
@@ -102,11 +139,18 @@ def publish_results_wide(warehouse: Warehouse, definitions: dict[str, str]) -> N
     """(Re)create the `results_wide` view with one column per variable of the codebook in use
     (`definitions`: each variable's name -> the codebook's definition of it, which its column's
     comment quotes), its comments with it: replacing a view drops them."""
-    comments = "\n".join(sql("results_wide_variable").replace("{column}", _identifier(name))
-                         .replace("{variable}", _escaped(name)).replace("{definition}", _escaped(definition))
-                         for name, definition in definitions.items())
-    statements = (sql("results_wide").replace("{variables}", ", ".join(f"'{_escaped(name)}'" for name in definitions))
-                  .replace("{variable_comments}", comments))
+    comments = "\n".join(
+        sql("results_wide_variable")
+        .replace("{column}", _identifier(name))
+        .replace("{variable}", _escaped(name))
+        .replace("{definition}", _escaped(definition))
+        for name, definition in definitions.items()
+    )
+    statements = (
+        sql("results_wide")
+        .replace("{variables}", ", ".join(f"'{_escaped(name)}'" for name in definitions))
+        .replace("{variable_comments}", comments)
+    )
     with warehouse.connect() as con:
         con.execute(statements)
 

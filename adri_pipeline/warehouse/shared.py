@@ -44,9 +44,25 @@ POSTGRES = MigrationDialect(POSTGRES_FOLDER, "TIMESTAMPTZ DEFAULT now()", "%s", 
 MIGRATION_LOCK = 0x0AD1_0011  # pg_advisory_xact_lock key: runs starting together migrate one at a time
 PULL_SLICE_ROWS = 20_000
 DOCUMENT_COLUMNS = ("doc_id", "title", "abstract", "text", "text_language", "year", "doi", "source", "line")
-RUN_COLUMNS = ("run_id", "origin", "started_at", "finished_at", "backend", "model", "model_digest", "params",
-               "codebook_hash", "signature", "selected", "cached", "classified", "failed", "model_calls",
-               "stopped", "figures")
+RUN_COLUMNS = (
+    "run_id",
+    "origin",
+    "started_at",
+    "finished_at",
+    "backend",
+    "model",
+    "model_digest",
+    "params",
+    "codebook_hash",
+    "signature",
+    "selected",
+    "cached",
+    "classified",
+    "failed",
+    "model_calls",
+    "stopped",
+    "figures",
+)
 
 
 class SharedLedgerUnreachable(AdriError, RuntimeError):
@@ -68,8 +84,11 @@ def redacted(url: str) -> str:
 
 
 _connection_errors = retry(
-    retry=retry_if_exception_type(psycopg.OperationalError), stop=stop_after_attempt(4),
-    wait=wait_exponential(multiplier=0.5, max=8), reraise=True)
+    retry=retry_if_exception_type(psycopg.OperationalError),
+    stop=stop_after_attempt(4),
+    wait=wait_exponential(multiplier=0.5, max=8),
+    reraise=True,
+)
 
 
 class SharedLedger:
@@ -121,8 +140,9 @@ class SharedLedger:
         claims on the keys it answers (`Claims`). A connection lost mid-commit is opened again and the
         group sent again: a key already committed is left as it is (ON CONFLICT DO NOTHING), so nothing
         is stored twice."""
-        statement = pg_sql("ledger_insert").format(columns=", ".join(columns),
-                                                   placeholders=", ".join("%s" for _ in columns))
+        statement = pg_sql("ledger_insert").format(
+            columns=", ".join(columns), placeholders=", ".join("%s" for _ in columns)
+        )
         held = _HeldConnection(self.url)
 
         def commit(*records: dict) -> None:
@@ -182,19 +202,26 @@ class SharedLedger:
     def record_run(self, run: dict) -> None:
         columns = [c for c in RUN_COLUMNS if c in run]
         statement = pg_sql("run_upsert").format(
-            columns=", ".join(columns), placeholders=", ".join("%s" for _ in columns),
-            updates=", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != "run_id"))
+            columns=", ".join(columns),
+            placeholders=", ".join("%s" for _ in columns),
+            updates=", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c != "run_id"),
+        )
         with self.connect() as con, con.transaction():
             con.execute(statement, [run[c] for c in columns])
 
-    def store_failures(self, answered: list[str], failed: list[tuple[str, str]], model: str, signature: str,
-                       run_id: str) -> None:
+    def store_failures(
+        self, answered: list[str], failed: list[tuple[str, str]], model: str, signature: str, run_id: str
+    ) -> None:
         with self.connect() as con, con.transaction(), con.cursor() as cur:
-            cur.execute(pg_sql("failures_forget"), {"model": model, "signature": signature,
-                                                    "doc_ids": answered + [doc_id for doc_id, _ in failed]})
+            cur.execute(
+                pg_sql("failures_forget"),
+                {"model": model, "signature": signature, "doc_ids": answered + [doc_id for doc_id, _ in failed]},
+            )
             if failed:
-                cur.executemany(pg_sql("failures_insert"),
-                                [(doc_id, model, signature, reason, run_id) for doc_id, reason in dict(failed).items()])
+                cur.executemany(
+                    pg_sql("failures_insert"),
+                    [(doc_id, model, signature, reason, run_id) for doc_id, reason in dict(failed).items()],
+                )
 
     # -- into the analysts' warehouse -----------------------------------------------------------
 
@@ -208,11 +235,18 @@ class SharedLedger:
             pg.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             with pg.transaction():
                 horizon = pg.execute(pg_sql("pull_horizon")).fetchone()[0]
-                runs = pl.DataFrame(pg.execute(pg_sql("runs_all")).fetchall(), schema=list(RUN_COLUMNS), orient="row",
-                                    infer_schema_length=None)
-                failures = pl.DataFrame(pg.execute(pg_sql("failures_all")).fetchall(), orient="row",
-                                        schema=["doc_id", "model", "signature", "reason", "run_id", "failed_at"],
-                                        infer_schema_length=None)
+                runs = pl.DataFrame(
+                    pg.execute(pg_sql("runs_all")).fetchall(),
+                    schema=list(RUN_COLUMNS),
+                    orient="row",
+                    infer_schema_length=None,
+                )
+                failures = pl.DataFrame(
+                    pg.execute(pg_sql("failures_all")).fetchall(),
+                    orient="row",
+                    schema=["doc_id", "model", "signature", "reason", "run_id", "failed_at"],
+                    infer_schema_length=None,
+                )
                 with warehouse.connect() as con:
                     previous = con.execute(sql("shared_pull_horizon"), {"ledger": self.name}).fetchall()
                     since = previous[0][0] if previous else "0"
@@ -226,8 +260,10 @@ class SharedLedger:
                         warehouse.upsert(con, "classification_runs", _naive_utc(runs))
                         con.execute(sql("failures_forget_all"))
                         warehouse.upsert(con, "classification_failures", _naive_utc(failures))
-                        con.execute(sql("shared_pull_record"), {"ledger": self.name, "horizon": horizon,
-                                                                "rows_pulled": len(pulled)})
+                        con.execute(
+                            sql("shared_pull_record"),
+                            {"ledger": self.name, "horizon": horizon, "rows_pulled": len(pulled)},
+                        )
         return pulled
 
 
@@ -295,8 +331,15 @@ class Claims:
         keys = [key for key, _ in wanted]
 
         def claim(cur) -> tuple[set[str], set[str]]:
-            cur.execute(pg_sql("claims_take"), {"worker": self.worker, "lease_s": self.lease_s, "keys": keys,
-                                                "doc_ids": [doc_id for _, doc_id in wanted]})
+            cur.execute(
+                pg_sql("claims_take"),
+                {
+                    "worker": self.worker,
+                    "lease_s": self.lease_s,
+                    "keys": keys,
+                    "doc_ids": [doc_id for _, doc_id in wanted],
+                },
+            )
             claimed = {row[0] for row in cur.fetchall()}
             # a statement of its own, so a snapshot of its own: it sees an answer committed while
             # claims_take waited on that answer's claim
@@ -339,12 +382,15 @@ class Claims:
             with interrupts_given_back():
                 return self._connection.run(work)
         except psycopg.OperationalError as exc:
-            raise SharedLedgerUnreachable(f"shared ledger {self.ledger.name} (ADRI_LEDGER_URL): "
-                                          f"{str(exc).strip()}") from None
+            raise SharedLedgerUnreachable(
+                f"shared ledger {self.ledger.name} (ADRI_LEDGER_URL): {str(exc).strip()}"
+            ) from None
 
 
 def _naive_utc(frame: pl.DataFrame) -> pl.DataFrame:
     """PostgreSQL's TIMESTAMPTZ as the UTC wall time DuckDB's TIMESTAMP columns hold."""
-    return frame.with_columns(pl.col(c).dt.convert_time_zone("UTC").dt.replace_time_zone(None)
-                              for c, dtype in frame.schema.items()
-                              if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None)
+    return frame.with_columns(
+        pl.col(c).dt.convert_time_zone("UTC").dt.replace_time_zone(None)
+        for c, dtype in frame.schema.items()
+        if isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
+    )

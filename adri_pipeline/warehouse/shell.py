@@ -20,8 +20,10 @@ from typing import TextIO
 import duckdb
 
 PROMPT, CONTINUED = "adri-sql> ", "     ...> "
-TABLES = ("SELECT table_name AS name, table_type AS kind, comment FROM information_schema.tables "
-          "WHERE table_schema = 'main' ORDER BY name")
+TABLES = (
+    "SELECT table_name AS name, table_type AS kind, comment FROM information_schema.tables "
+    "WHERE table_schema = 'main' ORDER BY name"
+)
 
 
 class SnapshotMissing(Exception):
@@ -30,8 +32,9 @@ class SnapshotMissing(Exception):
 
 def open_snapshot(snapshot: Path) -> duckdb.DuckDBPyConnection:
     if not snapshot.is_file():
-        raise SnapshotMissing(f"{snapshot}: no analyst snapshot yet; run `adri classify` or `adri snapshot` "
-                              "to publish it")
+        raise SnapshotMissing(
+            f"{snapshot}: no analyst snapshot yet; run `adri classify` or `adri snapshot` to publish it"
+        )
     return duckdb.connect(str(snapshot), read_only=True)
 
 

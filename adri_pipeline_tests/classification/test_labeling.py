@@ -48,11 +48,14 @@ def test_label_studio_takes_the_interface_and_shows_a_document_with_every_variab
         made = api.post("/api/projects", json={"title": "pilot, round 1", "label_config": labeling_config(codebook)})
         assert made.status_code == 201, made.text
         project = made.json()["id"]
-        loaded = api.post(f"/api/projects/{project}/import", json=[{"title": "O direito à alimentação",
-                                                                   "abstract": "Um estudo qualitativo em 2010."}])
+        loaded = api.post(
+            f"/api/projects/{project}/import",
+            json=[{"title": "O direito à alimentação", "abstract": "Um estudo qualitativo em 2010."}],
+        )
         assert loaded.status_code == 201, loaded.text
-        text, errors = labeling_page(server, project, f"periodo: {codebook.variables['periodo'].definition}",
-                                     tmp_path / "labeling.png")
+        text, errors = labeling_page(
+            server, project, f"periodo: {codebook.variables['periodo'].definition}", tmp_path / "labeling.png"
+        )
     assert not errors, errors
     for name, variable in codebook.variables.items():
         assert f"{name}: {variable.definition}" in text

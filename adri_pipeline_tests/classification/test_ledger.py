@@ -17,8 +17,16 @@ def test_the_key_follows_text_signature_model_digest_and_params(pilot):
     base = cache_key(DOC, prompt, "ollama:m", "sha256:a", {"t": 0.0})
     assert base == cache_key(DOC, prompt, "ollama:m", "sha256:a", {"t": 0.0})
     variants = [
-        cache_key(Document("d1", "Outro título", "Resumo original", "Resumo limpo"), prompt, "ollama:m", "sha256:a", {"t": 0.0}),
-        cache_key(Document("d1", "Um título", "Resumo original", "Outro resumo"), prompt, "ollama:m", "sha256:a", {"t": 0.0}),
+        cache_key(
+            Document("d1", "Outro título", "Resumo original", "Resumo limpo"),
+            prompt,
+            "ollama:m",
+            "sha256:a",
+            {"t": 0.0},
+        ),
+        cache_key(
+            Document("d1", "Um título", "Resumo original", "Outro resumo"), prompt, "ollama:m", "sha256:a", {"t": 0.0}
+        ),
         cache_key(DOC, prompt, "ollama:other", "sha256:a", {"t": 0.0}),
         cache_key(DOC, prompt, "ollama:m", "sha256:b", {"t": 0.0}),
         cache_key(DOC, prompt, "ollama:m", "sha256:a", {"t": 0.5}),
@@ -33,10 +41,24 @@ def test_the_document_id_and_the_original_abstract_are_not_in_the_key(pilot):
 
 
 def test_the_ledger_commits_each_record_and_finds_it_by_key(warehouse):
-    record = {"cache_key": "k1", "doc_id": "d1", "model": "m", "model_digest": "d", "backend": "b", "signature": "s",
-              "prompt_version": "v", "params": "{}", "response": "{}", "audit": "{}", "attempts": 1,
-              "valid_first_try": True, "json_valid_first_try": True, "seconds": 0.1, "prompt_tokens": 1,
-              "completion_tokens": 2}
+    record = {
+        "cache_key": "k1",
+        "doc_id": "d1",
+        "model": "m",
+        "model_digest": "d",
+        "backend": "b",
+        "signature": "s",
+        "prompt_version": "v",
+        "params": "{}",
+        "response": "{}",
+        "audit": "{}",
+        "attempts": 1,
+        "valid_first_try": True,
+        "json_valid_first_try": True,
+        "seconds": 0.1,
+        "prompt_tokens": 1,
+        "completion_tokens": 2,
+    }
     ledger = Ledger(warehouse)
     with ledger.writer() as commit:
         commit(record)
@@ -45,8 +67,11 @@ def test_the_ledger_commits_each_record_and_finds_it_by_key(warehouse):
 
 
 @settings(max_examples=200, deadline=None)
-@given(title=st.text(max_size=30), text=st.text(max_size=60),
-       params=st.dictionaries(st.text(max_size=5), st.floats(allow_nan=False) | st.text(max_size=5), max_size=3))
+@given(
+    title=st.text(max_size=30),
+    text=st.text(max_size=60),
+    params=st.dictionaries(st.text(max_size=5), st.floats(allow_nan=False) | st.text(max_size=5), max_size=3),
+)
 def test_document_keys_are_cache_keys_byte_for_byte(title, text, params):
     """document_keys serializes the shared part once for speed; a different byte would be a cache
     miss for every stored answer."""

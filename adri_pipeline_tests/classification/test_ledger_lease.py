@@ -28,10 +28,12 @@ from adri_pipeline_tests.conftest import SAMPLE
 from loopback.fakes import document_text
 
 COPIES = 5
-WORKER = ("import json, sys; from adri_pipeline.classification.service import classify_shards; "
-          "from adri_pipeline.classification.context import RunContext; from adri_pipeline.config import Settings; "
-          "r = classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='test'); "
-          "print(json.dumps({'classified': r.classified, 'cached': r.cached, 'documents': r.documents}))")
+WORKER = (
+    "import json, sys; from adri_pipeline.classification.service import classify_shards; "
+    "from adri_pipeline.classification.context import RunContext; from adri_pipeline.config import Settings; "
+    "r = classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='test'); "
+    "print(json.dumps({'classified': r.classified, 'cached': r.cached, 'documents': r.documents}))"
+)
 
 
 def _synthetic_corpus(path):
@@ -40,19 +42,44 @@ def _synthetic_corpus(path):
     with path.open("w", encoding="utf-8") as out:
         for copy in range(COPIES):
             for row in rows:
-                out.write(json.dumps({**row, "id": f"{row['id']}-{copy}", "doi": None,
-                                      "abstract": f"{row['abstract']} (cópia {copy})"}, ensure_ascii=False) + "\n")
+                out.write(
+                    json.dumps(
+                        {
+                            **row,
+                            "id": f"{row['id']}-{copy}",
+                            "doi": None,
+                            "abstract": f"{row['abstract']} (cópia {copy})",
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
     return path
 
 
 def _registered(tmp_path, stub, ledger_url):
     corpus = _synthetic_corpus(tmp_path / "corpus.jsonl")
-    settings = Settings.load(warehouse=tmp_path / "w.duckdb", corpus=corpus, backend="ollama", model="qwen-test",
-                             ollama_hosts=[f"{stub.host}*2"], concurrency=2, ledger_url=ledger_url)
+    settings = Settings.load(
+        warehouse=tmp_path / "w.duckdb",
+        corpus=corpus,
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=[f"{stub.host}*2"],
+        concurrency=2,
+        ledger_url=ledger_url,
+    )
     documents = register_corpus(settings, Warehouse(settings.warehouse)).documents
-    env = {**os.environ, "ADRI_LEDGER_URL": ledger_url, "ADRI_BACKEND": "ollama", "ADRI_MODEL": "qwen-test",
-           "ADRI_OLLAMA_HOSTS": f"{stub.host}*2", "ADRI_CONCURRENCY": "2", "ADRI_CORPUS": str(corpus),
-           "ADRI_WAREHOUSE": str(settings.warehouse), "ADRI_LEDGER_LEASE_S": "3"}
+    env = {
+        **os.environ,
+        "ADRI_LEDGER_URL": ledger_url,
+        "ADRI_BACKEND": "ollama",
+        "ADRI_MODEL": "qwen-test",
+        "ADRI_OLLAMA_HOSTS": f"{stub.host}*2",
+        "ADRI_CONCURRENCY": "2",
+        "ADRI_CORPUS": str(corpus),
+        "ADRI_WAREHOUSE": str(settings.warehouse),
+        "ADRI_LEDGER_LEASE_S": "3",
+    }
     return settings, documents, env
 
 
@@ -76,9 +103,11 @@ def test_two_workers_over_the_same_shards_at_once_ask_each_document_once(tmp_pat
     assert [w.returncode for w in workers] == [0, 0]
 
     asked = Counter(document_text(chat) for chat in ollama_stub.chats()[before:])
-    print(f"\n{documents.height} documents (synthetic), two workers over the same {len(shards)} shards: "
-          f"{sum(asked.values())} model calls; classified {[r['classified'] for r in reports]}, "
-          f"read from the ledger {[r['cached'] for r in reports]}")
+    print(
+        f"\n{documents.height} documents (synthetic), two workers over the same {len(shards)} shards: "
+        f"{sum(asked.values())} model calls; classified {[r['classified'] for r in reports]}, "
+        f"read from the ledger {[r['cached'] for r in reports]}"
+    )
     assert sum(asked.values()) == documents.height
     assert set(asked.values()) == {1} and set(asked) == set(documents["text"])
     assert all(r["classified"] > 0 for r in reports)  # both asked: the work was shared, not done twice
@@ -90,7 +119,8 @@ def test_two_workers_over_the_same_shards_at_once_ask_each_document_once(tmp_pat
 
 
 def test_a_worker_killed_while_it_holds_claims_loses_nothing_and_costs_at_most_its_claims(
-        tmp_path, ollama_stub, ledger_url):
+    tmp_path, ollama_stub, ledger_url
+):
     """A worker is killed with SIGKILL mid-range, claims held; a second one over the same shards skips
     those claims, does the rest, and takes them over once they expire (3 s). Every document is
     answered, and the calls beyond one per document are at most the claims the killed worker held:
@@ -104,8 +134,9 @@ def test_a_worker_killed_while_it_holds_claims_loses_nothing_and_costs_at_most_i
     deadline = time.monotonic() + 120
     with psycopg.connect(ledger_url, autocommit=True) as con:
         while time.monotonic() < deadline and not (
-                con.execute("SELECT count(*) FROM ledger").fetchone()[0] >= 10
-                and con.execute("SELECT count(*) FROM ledger_claims").fetchone()[0] > 0):
+            con.execute("SELECT count(*) FROM ledger").fetchone()[0] >= 10
+            and con.execute("SELECT count(*) FROM ledger_claims").fetchone()[0] > 0
+        ):
             time.sleep(0.05)
         os.kill(victim.pid, signal.SIGKILL)
         victim.wait()
@@ -124,9 +155,11 @@ def test_a_worker_killed_while_it_holds_claims_loses_nothing_and_costs_at_most_i
     texts = dict(zip(documents["doc_id"], documents["text"]))
     asked_after = Counter(document_text(chat) for chat in ollama_stub.chats()[after_kill:])
     calls = len(ollama_stub.chats()) - before
-    print(f"\n{documents.height} documents (synthetic); killed holding {len(held)} claim(s) after "
-          f"{asked_by_victim} calls and {len(committed)} answers committed; the second worker asked "
-          f"{sum(asked_after.values())} in {waited:.1f} s; {calls} calls in all = documents + {calls - documents.height}")
+    print(
+        f"\n{documents.height} documents (synthetic); killed holding {len(held)} claim(s) after "
+        f"{asked_by_victim} calls and {len(committed)} answers committed; the second worker asked "
+        f"{sum(asked_after.values())} in {waited:.1f} s; {calls} calls in all = documents + {calls - documents.height}"
+    )
     assert rescue.cached == len(committed) and rescue.classified == documents.height - len(committed)
     assert _ledger_rows(ledger_url) == {doc_id: 1 for doc_id in documents["doc_id"]}  # nothing lost
     assert not set(asked_after) & {texts[d] for d in committed}  # no committed answer asked again
@@ -136,7 +169,8 @@ def test_a_worker_killed_while_it_holds_claims_loses_nothing_and_costs_at_most_i
 
 
 def test_a_claim_is_skipped_while_its_worker_lives_read_from_the_ledger_once_answered_and_taken_after_expiry(
-        ledger_url):
+    ledger_url,
+):
     first, second = SharedLedger(ledger_url, lease_s=2.0), SharedLedger(ledger_url, lease_s=2.0)
     wanted = [("k1", "d1"), ("k2", "d2"), ("k3", "d3")]
     with first.claims() as mine, second.claims() as theirs:

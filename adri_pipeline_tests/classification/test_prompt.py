@@ -30,10 +30,13 @@ def test_system_message_holds_definitions_not_labels(pilot):
     assert pilot.version not in system
 
 
-@pytest.mark.parametrize("old, new", [
-    ("teorica: Teórica / ensaio", "teorica: Ensaio teórico"),
-    ('version: "2026.11.0"', 'version: "2026.12.0"'),
-])
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("teorica: Teórica / ensaio", "teorica: Ensaio teórico"),
+        ('version: "2026.11.0"', 'version: "2026.12.0"'),
+    ],
+)
 def test_label_or_version_edit_keeps_signature_but_changes_codebook_hash(pilot, codebook_copy, old, new):
     edited = _edited(codebook_copy, old, new)
     assert build_prompt(edited).signature == build_prompt(pilot).signature

@@ -13,18 +13,32 @@ from adri_pipeline.classification.results import (
 
 
 def frames():
-    values = pl.DataFrame([
-        {"doc_id": "a", "variable": "v1", "audit_status": "literal", "evidence_flag": None},
-        {"doc_id": "a", "variable": "v2", "audit_status": "waived", "evidence_flag": None},
-        {"doc_id": "b", "variable": "v1", "audit_status": "approximate", "evidence_flag": "over_20_words"},
-        {"doc_id": "b", "variable": "v2", "audit_status": "absent", "evidence_flag": None},
-    ]).with_columns([pl.lit(None, dtype).alias(c) for c, dtype in VALUE_SCHEMA.items()
-                     if c not in ("doc_id", "variable", "audit_status", "evidence_flag")])
-    documents = pl.DataFrame([
-        {"doc_id": "a", "attempts": 1, "json_valid_first_try": True, "valid_first_try": True, "seconds": 1.0},
-        {"doc_id": "b", "attempts": 2, "json_valid_first_try": True, "valid_first_try": False, "seconds": 3.0},
-    ]).with_columns([pl.lit(None, dtype).alias(c) for c, dtype in DOCUMENT_SCHEMA.items()
-                     if c not in ("doc_id", "attempts", "json_valid_first_try", "valid_first_try", "seconds")])
+    values = pl.DataFrame(
+        [
+            {"doc_id": "a", "variable": "v1", "audit_status": "literal", "evidence_flag": None},
+            {"doc_id": "a", "variable": "v2", "audit_status": "waived", "evidence_flag": None},
+            {"doc_id": "b", "variable": "v1", "audit_status": "approximate", "evidence_flag": "over_20_words"},
+            {"doc_id": "b", "variable": "v2", "audit_status": "absent", "evidence_flag": None},
+        ]
+    ).with_columns(
+        [
+            pl.lit(None, dtype).alias(c)
+            for c, dtype in VALUE_SCHEMA.items()
+            if c not in ("doc_id", "variable", "audit_status", "evidence_flag")
+        ]
+    )
+    documents = pl.DataFrame(
+        [
+            {"doc_id": "a", "attempts": 1, "json_valid_first_try": True, "valid_first_try": True, "seconds": 1.0},
+            {"doc_id": "b", "attempts": 2, "json_valid_first_try": True, "valid_first_try": False, "seconds": 3.0},
+        ]
+    ).with_columns(
+        [
+            pl.lit(None, dtype).alias(c)
+            for c, dtype in DOCUMENT_SCHEMA.items()
+            if c not in ("doc_id", "attempts", "json_valid_first_try", "valid_first_try", "seconds")
+        ]
+    )
     return Results(values, documents, pending=1)
 
 

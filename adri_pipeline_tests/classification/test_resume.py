@@ -16,10 +16,27 @@ from loopback.fakes import document_text
 def start_classify(stub, warehouse):
     env = {**os.environ, "OLLAMA_HOST": stub.host, "ADRI_OLLAMA_HOSTS": stub.host}
     return subprocess.Popen(
-        [sys.executable, "-m", "adri_pipeline.cli", "classify", "--corpus", str(SAMPLE),
-         "--codebook", str(PILOT), "--backend", "ollama", "--model", "qwen-test",
-         "--warehouse", str(warehouse.path)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "adri_pipeline.cli",
+            "classify",
+            "--corpus",
+            str(SAMPLE),
+            "--codebook",
+            str(PILOT),
+            "--backend",
+            "ollama",
+            "--model",
+            "qwen-test",
+            "--warehouse",
+            str(warehouse.path),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for_chats(stub, n, timeout=60):
@@ -32,9 +49,11 @@ def wait_for_chats(stub, n, timeout=60):
 def stored_counts(warehouse) -> tuple[int, int, list[tuple]]:
     """(ledger rows, documents with results, (stopped, model_calls) of each run) after a stop."""
     with duckdb.connect(str(warehouse.path), read_only=True) as con:
-        return (con.execute("SELECT count(*) FROM ledger").fetchone()[0],
-                con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0],
-                con.execute("SELECT stopped, model_calls FROM classification_runs").fetchall())
+        return (
+            con.execute("SELECT count(*) FROM ledger").fetchone()[0],
+            con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0],
+            con.execute("SELECT stopped, model_calls FROM classification_runs").fetchall(),
+        )
 
 
 def ledger_docs(warehouse):
@@ -119,7 +138,8 @@ def test_a_second_ctrl_c_stops_waiting_for_a_slow_model_and_still_publishes(olla
 
 
 def test_after_kill_9_the_first_partial_results_of_the_resumed_run_hold_what_was_committed_before(
-        ollama_stub, warehouse, tmp_path):
+    ollama_stub, warehouse, tmp_path
+):
     """ADR 0011: "a primeira regravação parcial mostrou 256 (206 + 50 novos)". The resumed run's first
     republished results held only its own new answers until its end."""
     from adri_pipeline.classification.service import classify_corpus_file
@@ -134,8 +154,15 @@ def test_after_kill_9_the_first_partial_results_of_the_resumed_run_hold_what_was
     assert committed >= 5
 
     ollama_stub.delay = 0.0
-    settings = Settings(warehouse=warehouse.path, corpus=SAMPLE, codebook=PILOT, backend="ollama", model="qwen-test",
-                        ollama_hosts=[ollama_stub.host], results_every_documents=5)
+    settings = Settings(
+        warehouse=warehouse.path,
+        corpus=SAMPLE,
+        codebook=PILOT,
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=[ollama_stub.host],
+        results_every_documents=5,
+    )
     seen = []
 
     def progress(outcome, total):

@@ -39,12 +39,18 @@ def provider(request) -> str:
 def test_retry_names_the_failing_variables_and_keeps_the_valid_attempt(ollama_stub, sample_corpus, pilot, provider):
     doc = as_documents(sample_corpus.documents)[0]
     schema = build_prompt(pilot).schema
-    bad = answer(schema, doc.text, {"abordagem": {"evidencia": "uma frase que não está no resumo"},
-                                    "recorte": {"valor": "planetario"}})
-    ollama_stub.script = [{"content": json.dumps(bad)},
-                          {"content": json.dumps(answer(schema, doc.text), ensure_ascii=False)}]
-    outcome = classify_document(doc, "k", pilot, build_prompt(pilot), backend_for(ollama_stub, provider),
-                                codebook_examples_text(pilot))
+    bad = answer(
+        schema,
+        doc.text,
+        {"abordagem": {"evidencia": "uma frase que não está no resumo"}, "recorte": {"valor": "planetario"}},
+    )
+    ollama_stub.script = [
+        {"content": json.dumps(bad)},
+        {"content": json.dumps(answer(schema, doc.text), ensure_ascii=False)},
+    ]
+    outcome = classify_document(
+        doc, "k", pilot, build_prompt(pilot), backend_for(ollama_stub, provider), codebook_examples_text(pilot)
+    )
     assert outcome.valid and outcome.kept == 1 and len(outcome.attempts) == 2
     assert ollama_stub.chats()[0]["format"] == build_prompt(pilot).schema  # the codebook's schema constrains it
     retry_request = ollama_stub.chats()[1]["messages"]
@@ -70,10 +76,13 @@ def test_better_first_attempt_is_kept_and_nothing_is_cached(ollama_stub, sample_
     assert again.classified == 1 and again.cached == 0
 
 
-@pytest.mark.parametrize("content, reason", [
-    ("isto não é JSON", "not a JSON object"),
-    ('{"thought": "vou pensar"}', "ignores the schema"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        ("isto não é JSON", "not a JSON object"),
+        ('{"thought": "vou pensar"}', "ignores the schema"),
+    ],
+)
 def test_unusable_answers_are_retried_with_the_reason(ollama_stub, sample_corpus, pilot, warehouse, content, reason):
     ollama_stub.script = [{"content": content}]
     report = run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
@@ -82,14 +91,17 @@ def test_unusable_answers_are_retried_with_the_reason(ollama_stub, sample_corpus
 
 
 def test_enum_violations_are_caught_even_if_the_server_ignores_the_schema_and_long_quotes_are_a_flag(
-        ollama_stub, sample_corpus, pilot, warehouse):
+    ollama_stub, sample_corpus, pilot, warehouse
+):
     doc = as_documents(sample_corpus.documents)[0]
     schema = build_prompt(pilot).schema
     long_quote = " ".join(doc.text.split()[:25])
     bad = answer(schema, doc.text, {"subarea": {"valor": "astronomia"}, "tecnica": {"evidencia": long_quote}})
     long_only = answer(schema, doc.text, {"tecnica": {"evidencia": long_quote}})
-    ollama_stub.script = [{"content": json.dumps(bad, ensure_ascii=False)},
-                          {"content": json.dumps(long_only, ensure_ascii=False)}]
+    ollama_stub.script = [
+        {"content": json.dumps(bad, ensure_ascii=False)},
+        {"content": json.dumps(long_only, ensure_ascii=False)},
+    ]
     report = run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
     message = ollama_stub.chats()[1]["messages"][-1]["content"]
     assert "- subarea: valor: 'astronomia' is not one of" in message
@@ -101,7 +113,8 @@ def test_enum_violations_are_caught_even_if_the_server_ignores_the_schema_and_lo
 
 
 def test_label_only_edit_costs_no_model_call_and_renames_results(
-        ollama_stub, sample_corpus, pilot, warehouse, codebook_copy):
+    ollama_stub, sample_corpus, pilot, warehouse, codebook_copy
+):
     first = run(ollama_stub, sample_corpus, pilot, warehouse)
     assert first.classified == sample_corpus.documents.height
     calls = len(ollama_stub.chats())
@@ -123,7 +136,8 @@ def test_label_only_edit_costs_no_model_call_and_renames_results(
 def test_definition_edit_reclassifies_every_document(ollama_stub, sample_corpus, pilot, warehouse, codebook_copy):
     run(ollama_stub, sample_corpus, pilot, warehouse)
     text = codebook_copy.read_text(encoding="utf-8").replace(
-        "Recorte geográfico do objeto estudado.", "Escala geográfica do objeto.")
+        "Recorte geográfico do objeto estudado.", "Escala geográfica do objeto."
+    )
     codebook_copy.write_text(text, encoding="utf-8")
     report = run(ollama_stub, sample_corpus, load_codebook(codebook_copy), warehouse)
     assert report.classified == report.model_calls == sample_corpus.documents.height
@@ -173,7 +187,9 @@ def test_server_down_says_how_to_proceed(provider, start):
         _ = ServedBackend(provider, "qwen-test", ["http://127.0.0.1:9"]).digest
 
 
-def test_model_loaded_by_this_stage_is_unloaded_and_a_resident_one_is_left(ollama_stub, sample_corpus, pilot, warehouse):
+def test_model_loaded_by_this_stage_is_unloaded_and_a_resident_one_is_left(
+    ollama_stub, sample_corpus, pilot, warehouse
+):
     run(ollama_stub, sample_corpus, pilot, warehouse, limit=1)
     unloads = [r for p, r in ollama_stub.requests if p == "/api/generate" and r.get("keep_alive") == 0]
     assert len(unloads) == 1 and not ollama_stub.loaded
@@ -210,8 +226,7 @@ def test_the_memory_floor_applies_to_the_embedded_model_in_this_process(sample_c
     assert 1 <= report.classified < sample_corpus.documents.height
 
 
-def test_a_skipped_memory_check_is_said_once_for_all_remote_hosts(sample_corpus, pilot, warehouse, monkeypatch,
-                                                                  caplog):
+def test_a_skipped_memory_check_is_said_once_for_all_remote_hosts(sample_corpus, pilot, warehouse, monkeypatch, caplog):
     from adri_pipeline.classification.backends import served
     from loopback.fakes import answer_from_request
     from loopback.model_server import ModelServerStub
@@ -236,8 +251,10 @@ def test_requests_spread_over_hosts_within_each_hosts_slots(sample_corpus, pilot
     from loopback.fakes import answer_from_request
     from loopback.model_server import ModelServerStub
 
-    with ModelServerStub(responder=answer_from_request, delay=0.05) as a, \
-            ModelServerStub(responder=answer_from_request, delay=0.05) as b:
+    with (
+        ModelServerStub(responder=answer_from_request, delay=0.05) as a,
+        ModelServerStub(responder=answer_from_request, delay=0.05) as b,
+    ):
         backend = ServedBackend(provider, "qwen-test", [f"{host(a, provider)}*2", f"{host(b, provider)}*1"])
         assert backend.slots == 3
         report = classify_corpus(sample_corpus.documents, pilot, backend, warehouse)
@@ -259,7 +276,8 @@ def test_auto_uses_ollama_when_the_model_is_pulled_and_falls_back_loudly(ollama_
 
 
 def test_an_interrupt_landing_right_after_a_commit_still_counts_that_answer(
-        ollama_stub, sample_corpus, pilot, warehouse, monkeypatch):
+    ollama_stub, sample_corpus, pilot, warehouse, monkeypatch
+):
     """Found by the fresh-clone run of test_ctrl_c_writes_the_partial_result: Ctrl+C between a commit and
     its bookkeeping left the answer in the ledger but out of the results (ledger 5, results 4)."""
     from adri_pipeline.classification import ledger as cache
@@ -269,6 +287,7 @@ def test_an_interrupt_landing_right_after_a_commit_still_counts_that_answer(
     def writer(self):
         committed, interrupted = [], []
         with real_writer(self) as commit:
+
             def commit_then_interrupt(*records):
                 # a group commit: the documents that finished together (two on both slots at once made the
                 # one-record version of this wrapper fail with a TypeError now and then)
@@ -277,6 +296,7 @@ def test_an_interrupt_landing_right_after_a_commit_still_counts_that_answer(
                 if len(committed) >= 3 and not interrupted:
                     interrupted.append(True)
                     raise KeyboardInterrupt  # after the commit, before the run notes the answer
+
             yield commit_then_interrupt
 
     monkeypatch.setattr(cache.Ledger, "writer", contextlib.contextmanager(writer))

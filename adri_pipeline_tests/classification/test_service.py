@@ -18,9 +18,13 @@ from loopback.fakes import answer, document_text
 
 
 def write_corpus(path, frame: pl.DataFrame):
-    path.write_text("".join(json.dumps({"id": r["doc_id"], "title": r["title"], "abstract": r["abstract"]},
-                                       ensure_ascii=False) + "\n" for r in frame.iter_rows(named=True)),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"id": r["doc_id"], "title": r["title"], "abstract": r["abstract"]}, ensure_ascii=False) + "\n"
+            for r in frame.iter_rows(named=True)
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -38,7 +42,7 @@ def test_a_title_quote_is_literal_with_offsets_into_the_title():
     title = "O “Escola sem Partido” na Câmara"
     result = audit_evidence('o "Escola sem Partido" na', DocumentIndex("Um resumo sobre outra coisa.", title), False)
     assert (result.status, result.field) == ("literal", "title")
-    assert title[result.start:result.end] == "O “Escola sem Partido” na"
+    assert title[result.start : result.end] == "O “Escola sem Partido” na"
     in_abstract = audit_evidence("outra coisa", DocumentIndex("Um resumo sobre outra coisa.", title), False)
     assert in_abstract.field == "abstract"
 
@@ -55,16 +59,23 @@ def test_title_quotes_through_the_server_are_stored_with_their_field(ollama_stub
     run, corpus = classify_corpus_file(settings, limit=3)
     assert run.report.model_calls == 3  # no retry: the model read the title
     values = Warehouse(settings.warehouse).query(
-        "SELECT v.*, d.title FROM classification_values v JOIN documents d USING (doc_id)")
+        "SELECT v.*, d.title FROM classification_values v JOIN documents d USING (doc_id)"
+    )
     assert set(values["audit_status"]) == {"literal"} and set(values["evidence_field"]) == {"title"}
     for row in values.iter_rows(named=True):
-        assert row["title"][row["evidence_start"]:row["evidence_end"]] == row["title"].strip()
+        assert row["title"][row["evidence_start"] : row["evidence_end"]] == row["title"].strip()
 
 
 def test_an_absent_quote_after_the_retry_is_stored_once_and_never_paid_again(ollama_stub, tmp_path):
     def one_invented_quote(request):
-        return json.dumps(answer(request["format"], document_text(request),
-                                 {"abordagem": {"evidencia": "uma frase que o resumo não tem"}}), ensure_ascii=False)
+        return json.dumps(
+            answer(
+                request["format"],
+                document_text(request),
+                {"abordagem": {"evidencia": "uma frase que o resumo não tem"}},
+            ),
+            ensure_ascii=False,
+        )
 
     ollama_stub.responder = one_invented_quote
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
@@ -130,8 +141,9 @@ def test_partial_results_and_snapshot_are_republished_during_the_run(ollama_stub
         snapshot = settings.warehouse.with_name("adri_snapshot.duckdb")
         if snapshot.exists():
             with duckdb.connect(str(snapshot), read_only=True) as con:
-                seen_in_snapshot.append(con.execute(
-                    "SELECT count(DISTINCT doc_id) FROM classification_documents").fetchall()[0][0])
+                seen_in_snapshot.append(
+                    con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchall()[0][0]
+                )
 
     run, _ = classify_corpus_file(settings, progress=progress)
     assert 5 in seen_in_snapshot  # before the run ended; later ones wait (the next test)
@@ -213,8 +225,23 @@ def test_every_document_failing_is_a_failed_run(ollama_stub, tmp_path, capsys, m
 
     monkeypatch.setenv("ADRI_OLLAMA_HOSTS", ollama_stub.host)
     ollama_stub.responder = lambda request: "isto não é JSON"
-    code = main(["classify", "--corpus", str(SAMPLE), "--codebook", str(PILOT), "--backend", "ollama",
-                 "--model", "qwen-test", "--warehouse", str(tmp_path / "w.duckdb"), "--limit", "2"])
+    code = main(
+        [
+            "classify",
+            "--corpus",
+            str(SAMPLE),
+            "--codebook",
+            str(PILOT),
+            "--backend",
+            "ollama",
+            "--model",
+            "qwen-test",
+            "--warehouse",
+            str(tmp_path / "w.duckdb"),
+            "--limit",
+            "2",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 1 and "failed 2" in out and "model calls 4" in out
 
@@ -244,11 +271,10 @@ def build_prompt_variables():
     return set(build_prompt(load_codebook(PILOT)).schema["properties"])
 
 
-
-
 @pytest.mark.parametrize("provider", ["ollama", "openai"])
-def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_was_done(ollama_stub, tmp_path,
-                                                                                         provider):
+def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_was_done(
+    ollama_stub, tmp_path, provider
+):
     from adri_pipeline.classification.backends.served import ServedBackend
     from adri_pipeline.classification.context import RunContext
     from adri_pipeline.classification.service import classify_documents
@@ -261,8 +287,9 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
     run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test", backend=backend)
     # the stop names the error that took the host out, whether a request or a probe failed last (it
     # named only the probe's translated error when a probe came last: flaky under load)
-    assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped, \
+    assert "went away during the run" in run.report.stopped and "RemoteProtocolError" in run.report.stopped, (
         run.report.stopped
+    )
     dropped_requests = run.report.requests - 3
     # three episodes (the drop that took the host out, then two rejoins that dropped again), each dropping
     # one or both of the requests in flight
@@ -280,8 +307,12 @@ def test_a_server_that_comes_back_after_a_drop_loses_nothing(ollama_stub, tmp_pa
     ollama_stub.script = [{"drop": True}]
     host = ollama_stub.host + ("/v1" if provider == "openai" else "")
     backend = ServedBackend(provider, "qwen-test", [host], backoff_s=0.01)
-    run = classify_documents(RunContext.load(settings_for(ollama_stub, tmp_path, SAMPLE)), load_corpus(SAMPLE).documents.head(3),
-                             origin="test", backend=backend)
+    run = classify_documents(
+        RunContext.load(settings_for(ollama_stub, tmp_path, SAMPLE)),
+        load_corpus(SAMPLE).documents.head(3),
+        origin="test",
+        backend=backend,
+    )
     assert (run.report.classified, run.report.stopped, run.report.requests) == (3, "", 4)
 
 
@@ -342,15 +373,20 @@ def test_a_cached_rerun_rebuilds_no_results_and_a_label_edit_rebuilds_them_all(o
     classify_corpus_file(settings)
     rebuilt = []
     real = publishing.assemble_results
-    monkeypatch.setattr(publishing, "assemble_results", lambda w, documents, *a: rebuilt.append(documents.height)
-                        or real(w, documents, *a))
+    monkeypatch.setattr(
+        publishing,
+        "assemble_results",
+        lambda w, documents, *a: rebuilt.append(documents.height) or real(w, documents, *a),
+    )
     snapshot = Warehouse(settings.warehouse).snapshot_path
     published = snapshot.stat().st_mtime_ns
     classify_corpus_file(settings)
     assert rebuilt == [] and snapshot.stat().st_mtime_ns == published  # nothing rebuilt, nothing republished
     edited = tmp_path / "labels.yaml"
-    edited.write_text(PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa",
-                                                                 "qualitativa: Qualitativa (estudos)"), encoding="utf-8")
+    edited.write_text(
+        PILOT.read_text(encoding="utf-8").replace("qualitativa: Qualitativa", "qualitativa: Qualitativa (estudos)"),
+        encoding="utf-8",
+    )
     rebuilt.clear()
     run, _ = classify_corpus_file(settings.model_copy(update={"codebook": edited}))
     assert run.report.model_calls == 0 and rebuilt == [23]  # renamed from stored answers, no model call
@@ -404,8 +440,12 @@ def _copies(path, n: int, bad_line_at: int | None = None):
                 out.write('{"id": "broken", "abstract": \n')
                 continue
             row = base[i % len(base)]
-            out.write(json.dumps({**row, "id": f"{row['id']}-{i}", "abstract": f"{row['abstract']} ({i})"},
-                                 ensure_ascii=False) + "\n")
+            out.write(
+                json.dumps(
+                    {**row, "id": f"{row['id']}-{i}", "abstract": f"{row['abstract']} ({i})"}, ensure_ascii=False
+                )
+                + "\n"
+            )
     return path
 
 
@@ -449,9 +489,15 @@ def test_a_large_file_with_no_model_server_stores_nothing(tmp_path):
 
     corpus = _copies(tmp_path / "big.jsonl", CHUNK_ROWS + 100)
     with socket.create_server(("127.0.0.1", 0)) as silent:  # takes connections, never answers
-        settings = Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=corpus, codebook=PILOT,
-                            backend="ollama", model="qwen-test", request_timeout_s=6,
-                            ollama_hosts=[f"http://127.0.0.1:{silent.getsockname()[1]}"])
+        settings = Settings(
+            warehouse=tmp_path / "wh" / "adri.duckdb",
+            corpus=corpus,
+            codebook=PILOT,
+            backend="ollama",
+            model="qwen-test",
+            request_timeout_s=6,
+            ollama_hosts=[f"http://127.0.0.1:{silent.getsockname()[1]}"],
+        )
         with pytest.raises(AdriError):  # 6 s: after the file was read and the first request given up on
             classify_corpus_file(settings)
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
@@ -480,8 +526,9 @@ def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp
 
 
 @pytest.mark.parametrize("backend", ["ollama", "embedded trained on coders"])
-def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_once(ollama_stub, tmp_path, monkeypatch,
-                                                                                   backend):
+def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_once(
+    ollama_stub, tmp_path, monkeypatch, backend
+):
     """Failed before: one `adri classify` loaded the codebook three times, built the prompt four times and
     constructed the Warehouse three times; the run now carries one RunContext down. With the embedded
     model trained on a coder file (synthetic codes), it failed before too: the coders' training loaded
@@ -500,15 +547,22 @@ def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_on
         def wrapper(*args, **kwargs):
             counts[name] += 1
             return original(*args, **kwargs)
+
         return wrapper
 
-    for name, original in (("load_codebook", codebook_module.load_codebook), ("build_prompt", prompt_module.build_prompt)):
+    for name, original in (
+        ("load_codebook", codebook_module.load_codebook),
+        ("build_prompt", prompt_module.build_prompt),
+    ):
         wrapper = counted(name, original)
         for module in [m for m in list(sys.modules.values()) if getattr(m, name, None) is original]:
             monkeypatch.setattr(module, name, wrapper)
     constructed = Warehouse.__init__
-    monkeypatch.setattr(Warehouse, "__init__", lambda self, *a, **k: (counts.__setitem__("Warehouse", counts["Warehouse"] + 1),
-                                                                      constructed(self, *a, **k))[1])
+    monkeypatch.setattr(
+        Warehouse,
+        "__init__",
+        lambda self, *a, **k: (counts.__setitem__("Warehouse", counts["Warehouse"] + 1), constructed(self, *a, **k))[1],
+    )
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     if backend != "ollama":
         codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:CODED])
@@ -516,7 +570,10 @@ def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_on
     for run in ("first", "cached rerun"):
         counts.update(dict.fromkeys(counts, 0))
         summary = classify_and_summarize(settings)
-        assert summary.selected == 23 and counts == {"load_codebook": 1, "build_prompt": 1, "Warehouse": 1}, (run, counts)
+        assert summary.selected == 23 and counts == {"load_codebook": 1, "build_prompt": 1, "Warehouse": 1}, (
+            run,
+            counts,
+        )
 
 
 def test_classify_says_which_rows_repeat_a_paper_by_doi(ollama_stub, tmp_path, capsys, monkeypatch):
@@ -527,13 +584,31 @@ def test_classify_says_which_rows_repeat_a_paper_by_doi(ollama_stub, tmp_path, c
 
     monkeypatch.setenv("ADRI_OLLAMA_HOSTS", ollama_stub.host)
     rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()[:2]]
-    rows = [rows[0] | {"doi": "10.1590/abc.1"}, rows[1], rows[0] | {"id": "other-id", "doi": "https://doi.org/10.1590/ABC.1"}]
+    rows = [
+        rows[0] | {"doi": "10.1590/abc.1"},
+        rows[1],
+        rows[0] | {"id": "other-id", "doi": "https://doi.org/10.1590/ABC.1"},
+    ]
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    code = main(["classify", "--corpus", str(corpus), "--codebook", str(PILOT), "--backend", "ollama",
-                 "--model", "qwen-test", "--warehouse", str(tmp_path / "w.duckdb")])
+    code = main(
+        [
+            "classify",
+            "--corpus",
+            str(corpus),
+            "--codebook",
+            str(PILOT),
+            "--backend",
+            "ollama",
+            "--model",
+            "qwen-test",
+            "--warehouse",
+            str(tmp_path / "w.duckdb"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "documents: 2 in corpus" in out
     assert "duplicates skipped: 1 row(s) repeat a paper already read (same id or DOI, same text)" in out
-    assert (f"  {corpus}: line 3: duplicate of 'sample-001' by DOI '10.1590/abc.1' ({corpus} line 1), same text, "
-            "skipped") in out
+    assert (
+        f"  {corpus}: line 3: duplicate of 'sample-001' by DOI '10.1590/abc.1' ({corpus} line 1), same text, skipped"
+    ) in out

@@ -33,18 +33,27 @@ from loopback.fakes import document_text
 
 
 def _settings(tmp_path, name: str, stub, **more) -> Settings:
-    return Settings.load(warehouse=tmp_path / name / "w.duckdb", corpus=SAMPLE, backend="ollama", model="qwen-test",
-                         ollama_hosts=[stub.host], **more)
+    return Settings.load(
+        warehouse=tmp_path / name / "w.duckdb",
+        corpus=SAMPLE,
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=[stub.host],
+        **more,
+    )
 
 
 def _values(warehouse: Warehouse):
     with duckdb.connect(str(warehouse.path), read_only=True) as con:
-        return con.execute("SELECT doc_id, variable, value, evidencia, audit_status, evidence_start, cache_key "
-                           "FROM classification_values ORDER BY ALL").fetchall()
+        return con.execute(
+            "SELECT doc_id, variable, value, evidencia, audit_status, evidence_start, cache_key "
+            "FROM classification_values ORDER BY ALL"
+        ).fetchall()
 
 
 def test_runs_over_shards_commit_to_the_shared_ledger_and_the_pulled_results_equal_a_one_process_run(
-        tmp_path, ollama_stub, ledger_url):
+    tmp_path, ollama_stub, ledger_url
+):
     alone = _settings(tmp_path, "alone", ollama_stub)
     classify_corpus_file(alone)
     asked_alone = len(ollama_stub.chats())
@@ -71,7 +80,9 @@ def test_runs_over_shards_commit_to_the_shared_ledger_and_the_pulled_results_equ
     refresh_results(warehouse, load_codebook(settings.codebook), recorded_model(warehouse))
     assert _values(warehouse) == _values(Warehouse(alone.warehouse))
 
-    again = classify_shards(RunContext.load(settings), shards, origin="test")  # a rerun finds everything in the shared ledger
+    again = classify_shards(
+        RunContext.load(settings), shards, origin="test"
+    )  # a rerun finds everything in the shared ledger
     assert again.cached == corpus.documents.height and again.classified == 0
 
 
@@ -97,20 +108,35 @@ def test_a_pull_sees_a_transaction_that_began_before_it_and_committed_after(tmp_
 
 
 def test_a_run_killed_mid_range_keeps_its_committed_answers_and_the_rerun_asks_only_the_rest(
-        tmp_path, ollama_stub, ledger_url):
+    tmp_path, ollama_stub, ledger_url
+):
     settings = _settings(tmp_path, "kill", ollama_stub, ledger_url=ledger_url, ledger_lease_s=2.0)
     corpus = register_corpus(settings, Warehouse(settings.warehouse))
     ollama_stub.delay = 0.3
     # the killed worker's claims hold 2 s: the rerun takes its documents over once they expire
-    env = {**os.environ, "ADRI_LEDGER_URL": ledger_url, "ADRI_LEDGER_LEASE_S": "2", "ADRI_BACKEND": "ollama",
-           "ADRI_MODEL": "qwen-test",
-           "ADRI_OLLAMA_HOSTS": ollama_stub.host, "ADRI_CORPUS": str(SAMPLE),
-           "ADRI_WAREHOUSE": str(settings.warehouse)}
+    env = {
+        **os.environ,
+        "ADRI_LEDGER_URL": ledger_url,
+        "ADRI_LEDGER_LEASE_S": "2",
+        "ADRI_BACKEND": "ollama",
+        "ADRI_MODEL": "qwen-test",
+        "ADRI_OLLAMA_HOSTS": ollama_stub.host,
+        "ADRI_CORPUS": str(SAMPLE),
+        "ADRI_WAREHOUSE": str(settings.warehouse),
+    }
     shards = shards_of(corpus.documents["doc_id"])
-    worker = subprocess.Popen([sys.executable, "-c", "import sys; from adri_pipeline.classification.service import "
-                               "classify_shards; from adri_pipeline.classification.context import RunContext; "
-                               "from adri_pipeline.config import Settings; "
-                               "classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='test')", *shards], env=env)
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from adri_pipeline.classification.service import "
+            "classify_shards; from adri_pipeline.classification.context import RunContext; "
+            "from adri_pipeline.config import Settings; "
+            "classify_shards(RunContext.load(Settings()), sys.argv[1:], origin='test')",
+            *shards,
+        ],
+        env=env,
+    )
     shared = shared_ledger(settings)
     deadline = time.monotonic() + 60
     with shared.connect() as con:
@@ -141,7 +167,8 @@ def test_no_shared_ledger_and_an_unreachable_one_are_clear_errors(tmp_path, olla
 
 
 def test_adri_classify_with_the_shared_ledger_commits_there_and_its_answers_serve_the_range_runs(
-        tmp_path, ollama_stub, ledger_url):
+    tmp_path, ollama_stub, ledger_url
+):
     settings = _settings(tmp_path, "cli", ollama_stub, ledger_url=ledger_url)
     run, corpus = classify_corpus_file(settings)
     assert run.report.classified == corpus.documents.height
@@ -150,8 +177,10 @@ def test_adri_classify_with_the_shared_ledger_commits_there_and_its_answers_serv
         assert con.execute("SELECT count(*) FROM ledger").fetchone()[0] == corpus.documents.height
         assert con.execute("SELECT count(*) FROM classification_runs").fetchone()[0] == 1
     with duckdb.connect(str(run.snapshot), read_only=True) as con:  # pulled in, results built
-        assert con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0] == \
-            corpus.documents.height
+        assert (
+            con.execute("SELECT count(DISTINCT doc_id) FROM classification_documents").fetchone()[0]
+            == corpus.documents.height
+        )
     register_corpus(settings, Warehouse(settings.warehouse))
     asked = len(ollama_stub.chats())
     again = classify_shards(RunContext.load(settings), shards_of(corpus.documents["doc_id"]), origin="test")

@@ -44,8 +44,7 @@ def test_a_long_quote_is_a_flag_not_a_problem(pilot):
 
 def test_the_worse_attempt_ranks_behind_any_that_follows_the_codebook(pilot):
     schema = build_prompt(pilot).schema
-    absent_everywhere = {n: {"evidencia": "inventado", "valor": v["valor"]}
-                         for n, v in answer(schema, TEXT).items()}
+    absent_everywhere = {n: {"evidencia": "inventado", "valor": v["valor"]} for n, v in answer(schema, TEXT).items()}
     off_codebook = answer(schema, TEXT, {"subarea": {"valor": "astronomia"}})
     assert check(absent_everywhere, pilot).badness() < check(off_codebook, pilot).badness()
     assert check(off_codebook, pilot).badness() < check("não é JSON", pilot).badness()

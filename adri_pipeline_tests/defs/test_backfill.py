@@ -36,14 +36,26 @@ def test_a_backfill_from_the_ui_over_cached_shards_ends_with_no_failed_partition
     home = tmp_path / "dagster_home"
     home.mkdir()
     (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n", encoding="utf-8")
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
-                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=ollama_stub.host,
+        corpus=str(SAMPLE),
+    )
     with dg.DagsterInstance.from_config(str(home)) as instance:
         materialize_graph(instance, adri, jobs=("classify",))  # every shard classified, and recorded once
         shards = instance.get_dynamic_partitions("document_shards")
     asked = len(ollama_stub.chats())
-    env = {**os.environ, "DAGSTER_HOME": str(home), "ADRI_WAREHOUSE": adri.warehouse, "ADRI_CORPUS": str(SAMPLE),
-           "ADRI_BACKEND": "ollama", "ADRI_MODEL": "qwen-test", "ADRI_OLLAMA_HOSTS": ollama_stub.host}
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "ADRI_WAREHOUSE": adri.warehouse,
+        "ADRI_CORPUS": str(SAMPLE),
+        "ADRI_BACKEND": "ollama",
+        "ADRI_MODEL": "qwen-test",
+        "ADRI_OLLAMA_HOSTS": ollama_stub.host,
+    }
 
     with dagster_services(PROJECT_ROOT / "workspace.yaml", env, cwd=tmp_path, logs=tmp_path / "logs") as url:
         params = {"partitionNames": shards, "assetSelection": [{"path": ["classifications"]}]}
@@ -54,6 +66,7 @@ def test_a_backfill_from_the_ui_over_cached_shards_ends_with_no_failed_partition
             backfill = graphql(url, STATUS, {"id": launched["backfillId"]})["partitionBackfillOrError"]
             assert backfill["__typename"] == "PartitionBackfill", backfill
             return backfill if backfill["status"] in FINISHED else None
+
         backfill = wait_for(finished, 400, "the backfill to finish", every_s=2)
 
     [counts] = backfill["assetBackfillData"]["assetBackfillStatuses"]

@@ -14,12 +14,28 @@ pytestmark = pytest.mark.slow
 def test_classification_and_routing_by_the_cli_equal_the_assets(dagster_instance, adri):
     materialize_graph(dagster_instance, adri, jobs=("classify", "results", "routing"))
     cli_warehouse = adri.settings().warehouse.parent / "cli" / "adri.duckdb"
-    assert main(["classify", "--backend", "embedded", "--corpus", str(SAMPLE), "--codebook", adri.codebook,
-                 "--warehouse", str(cli_warehouse)]) == 0
+    assert (
+        main(
+            [
+                "classify",
+                "--backend",
+                "embedded",
+                "--corpus",
+                str(SAMPLE),
+                "--codebook",
+                adri.codebook,
+                "--warehouse",
+                str(cli_warehouse),
+            ]
+        )
+        == 0
+    )
     assert main(["routing", "run", "--dataset", "sample", "--warehouse", str(cli_warehouse)]) == 0
     values = "SELECT doc_id, variable, value, evidencia, audit_status FROM classification_values ORDER BY ALL"
-    deterministic = ("SELECT dataset, candidate, task, metric, value FROM routing_metrics WHERE metric IN "
-                     "('accuracy', 'macro_f1', 'ece', 'brier', 'n') ORDER BY ALL")
+    deterministic = (
+        "SELECT dataset, candidate, task, metric, value FROM routing_metrics WHERE metric IN "
+        "('accuracy', 'macro_f1', 'ece', 'brier', 'n') ORDER BY ALL"
+    )
     for sql in (values, deterministic):
         assert Warehouse(cli_warehouse).query(sql).equals(adri.warehouse_access().query(sql)), sql
 
@@ -29,6 +45,9 @@ def test_every_asset_declares_its_code_version():
     from adri_pipeline.definitions import defs
 
     graph = defs.resolve_asset_graph()
-    missing = [key.to_user_string() for key in graph.get_all_asset_keys()
-               if graph.get(key).is_materializable and not graph.get(key).code_version]
+    missing = [
+        key.to_user_string()
+        for key in graph.get_all_asset_keys()
+        if graph.get(key).is_materializable and not graph.get(key).code_version
+    ]
     assert not missing, missing

@@ -16,8 +16,11 @@ CLASSIFICATIONS = dg.AssetKey("classifications")
 
 
 def materializations(result, partitioned=True):
-    return [e for e in result.all_events if e.event_type_value == "ASSET_MATERIALIZATION"
-            and (e.partition is not None) == partitioned]
+    return [
+        e
+        for e in result.all_events
+        if e.event_type_value == "ASSET_MATERIALIZATION" and (e.partition is not None) == partitioned
+    ]
 
 
 @pytest.mark.slow  # 17 s: `make demo` runs the same graph; .ci/run runs the slow tests
@@ -32,10 +35,19 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     shards = set(shards_of(sample_corpus.documents["doc_id"]))
     assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == shards
     assets = {e.asset_key.to_user_string() for e in materializations(graph.results, partitioned=False)}
-    assert assets == {"prompt_signature", "classification_results", "evidence_audits",
-                      "validation_agreement", "findings_corrected", "analyst_snapshot"}
-    checks = {e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
-              for e in graph.results.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"}
+    assert assets == {
+        "prompt_signature",
+        "classification_results",
+        "evidence_audits",
+        "validation_agreement",
+        "findings_corrected",
+        "analyst_snapshot",
+    }
+    checks = {
+        e.asset_check_evaluation_data.check_name: e.asset_check_evaluation_data
+        for e in graph.results.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    }
     assert set(checks) == {"classification_quality", "estimation_sample_fit"}
     assert checks["classification_quality"].passed
     # the sample has no random coded round: the corrected findings warn that they are the model's alone
@@ -53,16 +65,25 @@ def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_c
     again = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
     recorded = [e.event_specific_data.materialization.metadata for e in materializations(again.classify)]
     assert len(recorded) == len(shards) and all(m["new"].value == 0 for m in recorded)  # every shard, nothing new
-    audits = [e for e in materializations(again.results, partitioned=False)
-              if e.asset_key.to_user_string() == "evidence_audits"][0]
+    audits = [
+        e
+        for e in materializations(again.results, partitioned=False)
+        if e.asset_key.to_user_string() == "evidence_audits"
+    ][0]
     assert audits.event_specific_data.materialization.metadata["rewritten"].value is False
 
 
 @pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
-def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, tmp_path, ollama_stub, sample_corpus,
-                                                            capfd):
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
-                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+def test_range_run_stopped_midway_resumes_with_the_rest_only(
+    dagster_instance, tmp_path, ollama_stub, sample_corpus, capfd
+):
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=ollama_stub.host,
+        corpus=str(SAMPLE),
+    )
     ollama_stub.fail_after = 9  # the model disappears after 9 answers
     first = materialize_graph(dagster_instance, adri, raise_on_error=False, jobs=("classify",))
     assert not first.classify.success
@@ -81,8 +102,10 @@ def test_range_run_stopped_midway_resumes_with_the_rest_only(dagster_instance, t
     assert re.search(rf"classifying shards shard-\d+\.\.shard-\d+: {n - 9}/{n - 9} doc", capfd.readouterr().err)
     assert len(ollama_stub.chats()) - calls_before == n - 9  # nothing redone
     rest = set(sample_corpus.documents["doc_id"]) - done
-    new = {e.partition: e.event_specific_data.materialization.metadata["new"].value
-           for e in materializations(second.classify)}
+    new = {
+        e.partition: e.event_specific_data.materialization.metadata["new"].value
+        for e in materializations(second.classify)
+    }
     assert {shard for shard, n in new.items() if n} == set(shards_of(rest)) and sum(new.values()) == n - 9
     every_shard = set(shards_of(sample_corpus.documents["doc_id"]))
     assert dagster_instance.get_materialized_partitions(CLASSIFICATIONS) == every_shard
@@ -96,8 +119,13 @@ def test_a_cancelled_range_run_writes_results_for_what_it_classified(dagster_ins
     import threading
     import time
 
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
-                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=ollama_stub.host,
+        corpus=str(SAMPLE),
+    )
     ollama_stub.delay = 0.1
 
     def cancel_once_answering():
@@ -121,22 +149,32 @@ def test_a_cancelled_range_run_writes_results_for_what_it_classified(dagster_ins
 @pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_quality_check_fails_naming_the_weak_variables(dagster_instance, tmp_path, codebook_copy, monkeypatch):
     monkeypatch.setenv("ADRI_CHECK_MIN_LITERAL_PCT", "100.5")  # unreachable: every variable is "weak"
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), corpus=str(SAMPLE), codebook=str(codebook_copy),
-                        backend="embedded")
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"), corpus=str(SAMPLE), codebook=str(codebook_copy), backend="embedded"
+    )
     graph = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
-    [check] = [e.asset_check_evaluation_data for e in graph.results.all_events
-               if e.event_type_value == "ASSET_CHECK_EVALUATION"
-               and e.asset_check_evaluation_data.check_name == "classification_quality"]
+    [check] = [
+        e.asset_check_evaluation_data
+        for e in graph.results.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        and e.asset_check_evaluation_data.check_name == "classification_quality"
+    ]
     assert not check.passed
     assert "variables below 100.5" in check.description and "'tecnica'" in check.description
 
 
 def test_auto_with_no_server_fails_the_orchestrated_run_in_one_line_naming_the_server_and_the_way_without(
-        dagster_instance, tmp_path):
+    dagster_instance, tmp_path
+):
     """Failed before: the reason was a BackendError's stack trace, and it named no way to run without a
     server (issue 55: a backfill from the UI fails by default, backend `auto` and no Ollama)."""
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="auto", model="qwen-test",
-                        ollama_hosts="http://127.0.0.1:9", corpus=str(SAMPLE))
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="auto",
+        model="qwen-test",
+        ollama_hosts="http://127.0.0.1:9",
+        corpus=str(SAMPLE),
+    )
     graph = materialize_graph(dagster_instance, adri, raise_on_error=False, jobs=("classify",))
     assert not graph.classify.success
     failure = [e for e in graph.classify.all_events if e.event_type_value == "STEP_FAILURE"][0]
@@ -152,17 +190,30 @@ def test_auto_with_no_server_fails_the_orchestrated_run_in_one_line_naming_the_s
 
 @pytest.mark.slow  # end to end, over 6 s: the slow suite (.ci/run runs it)
 def test_downstream_assets_use_the_model_the_classification_run_recorded(dagster_instance, tmp_path, ollama_stub):
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
-                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=ollama_stub.host,
+        corpus=str(SAMPLE),
+    )
     classified = materialize_graph(dagster_instance, adri, jobs=("classify",))
     tags = dagster_instance.get_run_by_id(classified.classify.run_id).tags
     assert tags["adri/model"] == "ollama:qwen-test"
     # the server is gone and the launchpad now says "auto": the refresh must not choose again
-    later = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="auto", model="qwen-test",
-                         ollama_hosts="http://127.0.0.1:9", corpus=str(SAMPLE))
+    later = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="auto",
+        model="qwen-test",
+        ollama_hosts="http://127.0.0.1:9",
+        corpus=str(SAMPLE),
+    )
     refreshed = materialize_graph(dagster_instance, later, jobs=("results",))
-    [results] = [e for e in materializations(refreshed.results, partitioned=False)
-                 if e.asset_key.to_user_string() == "classification_results"]
+    [results] = [
+        e
+        for e in materializations(refreshed.results, partitioned=False)
+        if e.asset_key.to_user_string() == "classification_results"
+    ]
     metadata = results.event_specific_data.materialization.metadata
     assert metadata["model"].value == "ollama:qwen-test" and metadata["documents"].value == 23
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
@@ -178,10 +229,12 @@ def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with
     from adri_pipeline_tests.classification.test_coders import synthetic_codes
 
     codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:14])
-    trained = AdriSettings(warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus,
-                           backend="embedded", coders=str(codes))
+    trained = AdriSettings(
+        warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus, backend="embedded", coders=str(codes)
+    )
     result = defs.resolve_job_def("coded_model_job").execute_in_process(
-        instance=dagster_instance, resources=resources_for(trained))
+        instance=dagster_instance, resources=resources_for(trained)
+    )
     [materialization] = result.asset_materializations_for_node("coded_model")
     digest = materialization.metadata["digest"].value
     assert materialization.tags["dagster/data_version"] == digest
@@ -195,25 +248,44 @@ def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with
 
 
 @pytest.mark.slow  # two classifications of the sample and the results graph: the slow suite (.ci/run runs it)
-def test_the_quality_check_judges_the_model_whose_results_its_asset_built(dagster_instance, tmp_path, ollama_stub,
-                                                                          codebook_copy):
+def test_the_quality_check_judges_the_model_whose_results_its_asset_built(
+    dagster_instance, tmp_path, ollama_stub, codebook_copy
+):
     """Failed before: with a principal model set (ADRI_PRINCIPAL_MODEL), `classification_results`
     built the latest run's model's results and its check judged the principal model's instead."""
     from adri_pipeline.classification.service import classify_corpus_file
     from adri_pipeline.config import Settings
 
     warehouse = tmp_path / "w.duckdb"
-    classify_corpus_file(Settings(warehouse=warehouse, corpus=SAMPLE, codebook=codebook_copy, backend="ollama",
-                                  model="qwen-test", ollama_hosts=[ollama_stub.host]))
-    adri = AdriSettings(warehouse=str(warehouse), corpus=str(SAMPLE), codebook=str(codebook_copy), backend="embedded",
-                        principal_model="ollama:qwen-test")
+    classify_corpus_file(
+        Settings(
+            warehouse=warehouse,
+            corpus=SAMPLE,
+            codebook=codebook_copy,
+            backend="ollama",
+            model="qwen-test",
+            ollama_hosts=[ollama_stub.host],
+        )
+    )
+    adri = AdriSettings(
+        warehouse=str(warehouse),
+        corpus=str(SAMPLE),
+        codebook=str(codebook_copy),
+        backend="embedded",
+        principal_model="ollama:qwen-test",
+    )
     graph = materialize_graph(dagster_instance, adri, jobs=("classify", "results"))
-    [built] = [e.event_specific_data.materialization.metadata["model"].value
-               for e in materializations(graph.results, partitioned=False)
-               if e.asset_key.to_user_string() == "classification_results"]
-    [check] = [e.asset_check_evaluation_data for e in graph.results.all_events
-               if e.event_type_value == "ASSET_CHECK_EVALUATION"
-               and e.asset_check_evaluation_data.check_name == "classification_quality"]
+    [built] = [
+        e.event_specific_data.materialization.metadata["model"].value
+        for e in materializations(graph.results, partitioned=False)
+        if e.asset_key.to_user_string() == "classification_results"
+    ]
+    [check] = [
+        e.asset_check_evaluation_data
+        for e in graph.results.all_events
+        if e.event_type_value == "ASSET_CHECK_EVALUATION"
+        and e.asset_check_evaluation_data.check_name == "classification_quality"
+    ]
     assert built != "ollama:qwen-test"
     assert check.metadata["model"].value == built
 
@@ -224,8 +296,13 @@ def test_a_range_run_over_cached_shards_records_every_shard_it_was_asked_for(dag
     209 partitions of a green run). Recorded is not changed: nothing after the shards is rebuilt."""
     from adri_pipeline.definitions import defs
 
-    adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), backend="ollama", model="qwen-test",
-                        ollama_hosts=ollama_stub.host, corpus=str(SAMPLE))
+    adri = AdriSettings(
+        warehouse=str(tmp_path / "w.duckdb"),
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=ollama_stub.host,
+        corpus=str(SAMPLE),
+    )
     materialize_graph(dagster_instance, adri, jobs=("classify",))
     settled = dg.evaluate_automation_conditions(defs=defs, instance=dagster_instance)
     asked = len(ollama_stub.chats())

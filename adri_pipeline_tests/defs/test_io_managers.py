@@ -34,7 +34,9 @@ def test_a_table_the_io_manager_writes_is_described_by_its_comments_and_rows(adr
     context = dg.build_output_context(asset_key=dg.AssetKey("evidence_audits"))
     DuckDBContentHashIOManager(adri=adri).handle_output(context, frame)
     metadata = context.get_logged_metadata()
-    assert metadata["dagster/row_count"].value == 1 and metadata["dagster/table_name"].value == "adri.main.evidence_audits"
+    assert (
+        metadata["dagster/row_count"].value == 1 and metadata["dagster/table_name"].value == "adri.main.evidence_audits"
+    )
     schema = metadata["dagster/column_schema"].value
     assert [c.name for c in schema.columns][:4] == ["model", "codebook_hash", "variable", "answers"]
     assert all(c.description for c in schema.columns)

@@ -101,7 +101,7 @@ def _draw(rng, n, sharpen):
     options = ["a", "b", "c", "d"]
     p = rng.dirichlet([0.6] * 4, size=n)
     gold = [options[rng.choice(4, p=row)] for row in p]
-    reported = p ** sharpen / (p ** sharpen).sum(axis=1, keepdims=True)
+    reported = p**sharpen / (p**sharpen).sum(axis=1, keepdims=True)
     return [dict(zip(options, row)) for row in reported], gold
 
 

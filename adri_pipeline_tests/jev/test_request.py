@@ -9,17 +9,31 @@ from hypothesis import strategies as st
 from adri_pipeline.jev.contract import schema_errors
 from adri_pipeline.jev.request import parse_request
 
-VALID = {"model": "jev-latest", "state": "Mensagem: olá", "questions": {
-    "a": {"type": "choice", "instructions": "Qual?", "criteria": {"x": "um", "y": None}},
-    "b": {"type": "noul", "criteria": {"true": "sim", "false": None}},
-    "c": {"type": "score", "criteria": ["baixo", {"nivel": 2}, ["alto"]]}}}
-PLACES = [(), ("questions",), ("questions", "a"), ("questions", "a", "criteria"), ("questions", "b"),
-          ("questions", "b", "criteria"), ("questions", "c"), ("questions", "c", "criteria")]
+VALID = {
+    "model": "jev-latest",
+    "state": "Mensagem: olá",
+    "questions": {
+        "a": {"type": "choice", "instructions": "Qual?", "criteria": {"x": "um", "y": None}},
+        "b": {"type": "noul", "criteria": {"true": "sim", "false": None}},
+        "c": {"type": "score", "criteria": ["baixo", {"nivel": 2}, ["alto"]]},
+    },
+}
+PLACES = [
+    (),
+    ("questions",),
+    ("questions", "a"),
+    ("questions", "a", "criteria"),
+    ("questions", "b"),
+    ("questions", "b", "criteria"),
+    ("questions", "c"),
+    ("questions", "c", "criteria"),
+]
 KEYS = st.sampled_from(["model", "state", "questions", "type", "criteria", "instructions", "true", "x", "", "extra"])
-VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5) |
-                      st.sampled_from(["noul", "choice", "score"]),
-                      lambda inner: st.lists(inner, max_size=12) | st.dictionaries(st.text(max_size=3), inner,
-                                                                                    max_size=3), max_leaves=12)
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5) | st.sampled_from(["noul", "choice", "score"]),
+    lambda inner: st.lists(inner, max_size=12) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=200, deadline=None)

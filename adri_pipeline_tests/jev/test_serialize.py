@@ -14,16 +14,30 @@ from adri_pipeline.jev.serialize import (
 GOLDEN = Path(__file__).parent / "golden"
 
 D2 = CanonicalExample(
-    id="t:D2:0", group_id="g0", task="D2", utterance="e a lista?",
-    state=State(active_agent="timers", suspended_sessions=["listas"],
-                recent_turns=[Turn(role="user", text="põe leite na\nlista", agent_id="listas"),
-                              Turn(role="agent", agent_id="listas", text="Leite anotado."),
-                              Turn(role="user", text="timer de 5 minutos", agent_id="timers"),
-                              Turn(role="agent", agent_id="timers", text="Timer iniciado.")]),
-    question="Continua, retoma, inicia ou desambigua?", question_type="choice",
-    options={"continuar_agente_ativo": "continuar", "retomar_sessao:listas": "retomar listas",
-             "iniciar_novo_agente": "novo", "desambiguar": "perguntar"},
-    gold_label="retomar_sessao:listas")
+    id="t:D2:0",
+    group_id="g0",
+    task="D2",
+    utterance="e a lista?",
+    state=State(
+        active_agent="timers",
+        suspended_sessions=["listas"],
+        recent_turns=[
+            Turn(role="user", text="põe leite na\nlista", agent_id="listas"),
+            Turn(role="agent", agent_id="listas", text="Leite anotado."),
+            Turn(role="user", text="timer de 5 minutos", agent_id="timers"),
+            Turn(role="agent", agent_id="timers", text="Timer iniciado."),
+        ],
+    ),
+    question="Continua, retoma, inicia ou desambigua?",
+    question_type="choice",
+    options={
+        "continuar_agente_ativo": "continuar",
+        "retomar_sessao:listas": "retomar listas",
+        "iniciar_novo_agente": "novo",
+        "desambiguar": "perguntar",
+    },
+    gold_label="retomar_sessao:listas",
+)
 
 
 def test_serialization_matches_the_golden_file():
@@ -34,8 +48,12 @@ def test_parse_reads_back_exactly_what_was_serialized():
     state = parse_state(to_request(D2)["state"])
     assert state["active_agent"] == "timers"
     assert state["suspended"] == [("listas", "põe leite na lista")]
-    assert [t["text"] for t in state["turns"]] == ["põe leite na lista", "Leite anotado.", "timer de 5 minutos",
-                                                   "Timer iniciado."]
+    assert [t["text"] for t in state["turns"]] == [
+        "põe leite na lista",
+        "Leite anotado.",
+        "timer de 5 minutos",
+        "Timer iniciado.",
+    ]
     assert state["message"] == "e a lista?"
 
 
@@ -49,8 +67,9 @@ def test_truncation_drops_the_oldest_turns_first():
 
 def test_request_follows_the_contract_and_d4_asks_one_question_per_option():
     validate("request", to_request(D2))
-    d4 = D2.model_copy(update={"task": "D4", "question_type": "noul", "gold_label": ["a"],
-                               "options": {"a": "opção a", "b": "opção b"}})
+    d4 = D2.model_copy(
+        update={"task": "D4", "question_type": "noul", "gold_label": ["a"], "options": {"a": "opção a", "b": "opção b"}}
+    )
     request = to_request(d4)
     validate("request", request)
     assert set(request["questions"]) == {"a", "b"}
@@ -79,8 +98,9 @@ def test_fit_tokens_keeps_the_message_and_the_newest_turns_within_the_limit():
 def test_fit_tokens_cuts_a_message_over_the_limit_to_its_head_and_a_foreign_text_whole():
     from adri_pipeline.jev.serialize import fit_tokens
 
-    state = serialize_state(State(active_agent=None, recent_turns=[Turn(role="user", text="antes")]),
-                            "começo " + "palavra " * 5000)
+    state = serialize_state(
+        State(active_agent=None, recent_turns=[Turn(role="user", text="antes")]), "começo " + "palavra " * 5000
+    )
     cut = fit_tokens(state, 50, _words)
     assert _words(cut) <= 50 and "Mensagem: começo palavra" in cut and "antes" not in cut
     foreign = "texto de outro cliente " * 100_000

@@ -23,8 +23,17 @@ HOURLY = 0.061  # USD per hour of the machine the mirror ran on (the price table
 
 
 def record(i, rule, mirror, p=0.9, truth=None):
-    return {"decision_point": "p", "state_hash": f"{i:064d}", "state": {"i": i}, "rule_decision": rule,
-            "mirror_decision": mirror, "probability": p, "latency_ms": 2.0, "outcome": "x", "truth": truth}
+    return {
+        "decision_point": "p",
+        "state_hash": f"{i:064d}",
+        "state": {"i": i},
+        "rule_decision": rule,
+        "mirror_decision": mirror,
+        "probability": p,
+        "latency_ms": 2.0,
+        "outcome": "x",
+        "truth": truth,
+    }
 
 
 def test_the_mirrors_cost_per_decision_is_its_machines_price_for_its_mean_latency():
@@ -94,27 +103,27 @@ def config_file(tmp_path, points: dict):
     return path
 
 
-def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
-    log = DATA / "mirror" / "sample_shadow_log.jsonl"
-    one_source = evaluate_log(settings_for(log, warehouse), warehouse).evaluations["confirmar_transferencia"]
-    assert one_source.recommendation == "needs a second judge"  # failed before: the log's labels counted twice
-
-    # two label files: copies of the log's labels here, and a file has no model family either way
-    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+def _two_label_files(tmp_path, log, warehouse, records):
+    """The evaluation with two label files as its judges: copies of the log's labels, so the same source
+    twice, and a file has no model family either way."""
     for coder in ("a", "b"):
-        (tmp_path / f"{coder}.jsonl").write_text("".join(
-            json.dumps({"state_hash": r["state_hash"], "label": r["truth"]}) + "\n" for r in records if r.get("truth")))
+        (tmp_path / f"{coder}.jsonl").write_text(
+            "".join(
+                json.dumps({"state_hash": r["state_hash"], "label": r["truth"]}) + "\n"
+                for r in records
+                if r.get("truth")
+            )
+        )
     files = settings_for(log, warehouse).model_copy(
-        update={"mirror_judges": f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"})
-    two_files_report = evaluate_log(files, warehouse)
-    two_files = two_files_report.evaluations["confirmar_transferencia"]
-    assert two_files.recommendation == "needs a second judge"  # failed before: "promote"
-    assert [j["source"] for j in two_files_report.judges] == ["label file", "label file"]
-    assert two_files_report.judges[0]["annotator"] is None  # the files name no annotator
+        update={"mirror_judges": f"{tmp_path / 'a.jsonl'},{tmp_path / 'b.jsonl'}"}
+    )
+    return evaluate_log(files, warehouse)
 
-    # two model judges of different families, on the loopback server, each reading the case on its own
+
+def _two_model_judges(log, warehouse, records):
+    """The evaluation with two model judges of different families on the loopback server, each reading
+    the case on its own and answering the log's label for it."""
     from adri_pipeline.jev.serialize import serialize_facts
-    from loopback.model_server import ModelServerStub
 
     truth_of = {serialize_facts(r["state"]): r["truth"] for r in records if r.get("truth")}
 
@@ -123,9 +132,66 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
         return json.dumps({"resposta": next(t for facts, t in truth_of.items() if text.startswith(facts))})
 
     with ModelServerStub(models=("qwen2.5:7b", "gemma3:4b"), responder=judge_answers) as judges:
-        settings = settings_for(log, warehouse).model_copy(update={
-            "mirror_judges": "ollama:qwen2.5:7b,ollama:gemma3:4b", "ollama_hosts": [judges.host]})
-        report = evaluate_log(settings, warehouse)
+        settings = settings_for(log, warehouse).model_copy(
+            update={"mirror_judges": "ollama:qwen2.5:7b,ollama:gemma3:4b", "ollama_hosts": [judges.host]}
+        )
+        return evaluate_log(settings, warehouse)
+
+
+def _approve_by_hand(tmp_path, report) -> tuple[Path, Path]:
+    """A person approves the point on the evaluation, in the team's own configuration, whose comments
+    must outlive the rewrite: the configuration file and the evaluation approved."""
+    from adri_pipeline.cli import main
+
+    gate_file = tmp_path / "gate.yaml"
+    kept_by_hand = "# hand-kept: the payments team reviews every change to this file\n"
+    gate_file.write_text(kept_by_hand + Path(report.recommended_configuration).read_text())
+    evaluation_file = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
+    assert (
+        main(
+            [
+                "mirror",
+                "approve",
+                "confirmar_transferencia",
+                "--evaluation",
+                str(evaluation_file),
+                "--config",
+                str(gate_file),
+            ]
+        )
+        == 0
+    )
+    assert gate_file.read_text().startswith(kept_by_hand)  # failed before: the rewrite dropped every comment
+    return gate_file, evaluation_file
+
+
+def _assert_an_override_the_evaluation_did_not_recommend_is_refused(tmp_path, gate_file, evaluation) -> None:
+    """An approved configuration widened by hand past what the evaluation showed does not load."""
+    from adri_pipeline.mirror.gate_config import load_gate_config
+
+    widened = yaml.safe_load(gate_file.read_text())
+    widened["points"]["confirmar_transferencia"]["overrides"].append(["executar", "vetar"])
+    if ["executar", "vetar"] not in evaluation.recommended_overrides:
+        (tmp_path / "widened.yaml").write_text(yaml.safe_dump(widened))
+        with pytest.raises(GateConfigError, match="overrides .* were not recommended by its evaluation"):
+            load_gate_config(tmp_path / "widened.yaml")
+
+
+def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tmp_path, warehouse):
+    from adri_pipeline.mirror.gate_config import load_gate_config
+
+    log = DATA / "mirror" / "sample_shadow_log.jsonl"
+    one_source = evaluate_log(settings_for(log, warehouse), warehouse).evaluations["confirmar_transferencia"]
+    assert one_source.recommendation == "needs a second judge"  # failed before: the log's labels counted twice
+
+    records = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    two_files_report = _two_label_files(tmp_path, log, warehouse, records)
+    two_files = two_files_report.evaluations["confirmar_transferencia"]
+    assert two_files.recommendation == "needs a second judge"  # failed before: "promote"
+    assert [j["source"] for j in two_files_report.judges] == ["label file", "label file"]
+    assert two_files_report.judges[0]["annotator"] is None  # the files name no annotator
+
+    report = _two_model_judges(log, warehouse, records)
     evaluation = report.evaluations["confirmar_transferencia"]
     assert {j["family"] for j in report.judges} == {"qwen", "gemma"}  # each judge's source, named
     # the cost per decision from the price table's shape, not a fixed rate
@@ -137,29 +203,15 @@ def test_sample_log_evaluation_recommends_hardening_only_control_for_approval(tm
     assert recommended["points"]["confirmar_transferencia"]["mode"] == "shadow"  # nothing acts before approval
     assert recommended["evidence"]["confirmar_transferencia"]["recommended_mode"] == "control"
 
-    # a person approves the point on that evaluation, in the team's own configuration: it now loads in control
-    from adri_pipeline.cli import main
-    from adri_pipeline.mirror.gate_config import load_gate_config
-
-    gate_file = tmp_path / "gate.yaml"
-    kept_by_hand = "# hand-kept: the payments team reviews every change to this file\n"
-    gate_file.write_text(kept_by_hand + Path(report.recommended_configuration).read_text())
-    evaluation_file = Path(report.recommended_configuration).parent / "mirror_evaluation.json"
-    assert main(["mirror", "approve", "confirmar_transferencia", "--evaluation", str(evaluation_file),
-                 "--config", str(gate_file)]) == 0
-    assert gate_file.read_text().startswith(kept_by_hand)  # failed before: the rewrite dropped every comment
+    # approved by a person on that evaluation, the point now loads in control
+    gate_file, evaluation_file = _approve_by_hand(tmp_path, report)
     approved = load_gate_config(gate_file).points["confirmar_transferencia"]
     assert approved.mode == "control" and approved.harden_order == ["executar", "confirmar", "vetar"]
     assert approved.approval.sha256 == hashlib.sha256(evaluation_file.read_bytes()).hexdigest()
     # one direction: the moves the evaluation showed the mirror wins, each hardening (a safety point)
     assert [list(m) for m in approved.overrides] == evaluation.recommended_overrides != []
     assert all(approved.restrictiveness(to) > approved.restrictiveness(of) for of, to in approved.overrides)
-    widened = yaml.safe_load(gate_file.read_text())
-    widened["points"]["confirmar_transferencia"]["overrides"].append(["executar", "vetar"])
-    if ["executar", "vetar"] not in evaluation.recommended_overrides:
-        (tmp_path / "widened.yaml").write_text(yaml.safe_dump(widened))
-        with pytest.raises(GateConfigError, match="overrides .* were not recommended by its evaluation"):
-            load_gate_config(tmp_path / "widened.yaml")
+    _assert_an_override_the_evaluation_did_not_recommend_is_refused(tmp_path, gate_file, evaluation)
 
     # the one-source evaluation, rewritten over it, no longer supports control: refused naming the point
     evaluate_log(settings_for(log, warehouse), warehouse)
@@ -174,25 +226,34 @@ def test_approving_a_point_its_evaluation_kept_in_shadow_is_refused_and_changes_
     report = evaluate_log(settings_for(log, warehouse), warehouse)  # one label source: not promoted
     gate_file = Path(report.recommended_configuration)
     before = gate_file.read_text()
-    with pytest.raises(GateConfigError, match="point confirmar_transferencia: mode control but its evaluation "
-                                              "recommended 'needs a second judge'"):
+    with pytest.raises(
+        GateConfigError,
+        match="point confirmar_transferencia: mode control but its evaluation recommended 'needs a second judge'",
+    ):
         approve(gate_file, "confirmar_transferencia", gate_file.parent / "mirror_evaluation.json", "control")
     assert gate_file.read_text() == before
     # failed before: with no mode asked it wrote mode shadow and an approval, and the CLI said "approved"
     from adri_pipeline.mirror.approval import ApprovalError
 
-    with pytest.raises(ApprovalError, match="point confirmar_transferencia: nothing approved, .* unchanged: its "
-                                            "evaluation recommends 'needs a second judge'"):
+    with pytest.raises(
+        ApprovalError,
+        match="point confirmar_transferencia: nothing approved, .* unchanged: its "
+        "evaluation recommends 'needs a second judge'",
+    ):
         approve(gate_file, "confirmar_transferencia", gate_file.parent / "mirror_evaluation.json")
     assert gate_file.read_text() == before
 
 
-@pytest.mark.parametrize("days, agreed, reason", [(1, 200, "1 day(s) of shadow traffic (need 2)"),
-                                                   (3, 40, "40 cases both judges labelled alike (need 50)")])
+@pytest.mark.parametrize(
+    "days, agreed, reason",
+    [(1, 200, "1 day(s) of shadow traffic (need 2)"), (3, 40, "40 cases both judges labelled alike (need 50)")],
+)
 def test_promotion_waits_for_days_of_shadow_traffic_and_enough_agreed_cases(days, agreed, reason):
     """Failed before: a clear gain on one afternoon's traffic was recommended for promotion."""
-    records = [{**record(i, "sim", "nao", p=0.95, truth="nao"), "timestamp": f"2026-11-{20 + i % days:02d}T10:00:00+00:00"}
-               for i in range(agreed)]
+    records = [
+        {**record(i, "sim", "nao", p=0.95, truth="nao"), "timestamp": f"2026-11-{20 + i % days:02d}T10:00:00+00:00"}
+        for i in range(agreed)
+    ]
     judged = [{**r, "weight": 1.0, "stratum": "disagreement", "judge_a": "nao", "judge_b": "nao"} for r in records]
     evaluation = evaluate_point("p", POINT, records, judged, HOURLY)
     assert evaluation.recommendation == "keep shadow" and evaluation.recommended_mode == "shadow"
@@ -212,12 +273,20 @@ def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
 
     def blocked(request):
         release.wait(5)
-        return {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"p": {"type": "noul", "noul": 0.1}}}
+        return {
+            "model": "m",
+            "usage": {"input_tokens": 1, "output_tokens": 0},
+            "answers": {"p": {"type": "noul", "noul": 0.1}},
+        }
 
     log_path = tmp_path / "shadow.jsonl"
     point = POINT.model_copy(update={"mode": "shadow", "timeout_s": 5})
-    gate = Gate(GateConfig(points={"p": point}, queue_size=1, shadow_workers=1), {"p": lambda s: "sim"},
-                {"p": blocked}, ShadowLog(log_path))
+    gate = Gate(
+        GateConfig(points={"p": point}, queue_size=1, shadow_workers=1),
+        {"p": lambda s: "sim"},
+        {"p": blocked},
+        ShadowLog(log_path),
+    )
     for i in range(6):
         gate.decide("p", {"i": i})
     release.set()
@@ -231,17 +300,25 @@ def test_dropped_samples_reach_the_evaluation(tmp_path, warehouse):
 def test_confident_failures_are_split_into_missing_information_and_unclear_questions():
     from adri_pipeline.mirror.evaluate import diagnose_failures
 
-    counted = [{**record(0, "sim", "nao", p=0.95), "judge_a": "sim"},  # confident and wrong: state lacks info
-               {**record(1, "sim", "nao", p=0.60), "judge_a": "sim"},  # unsure and wrong: question unclear
-               {**record(2, "sim", "sim", p=0.95), "judge_a": "sim"}]  # right
+    counted = [
+        {**record(0, "sim", "nao", p=0.95), "judge_a": "sim"},  # confident and wrong: state lacks info
+        {**record(1, "sim", "nao", p=0.60), "judge_a": "sim"},  # unsure and wrong: question unclear
+        {**record(2, "sim", "sim", p=0.95), "judge_a": "sim"},
+    ]  # right
     diagnosis = diagnose_failures(POINT, counted)
     assert diagnosis["state_lacks_information"]["count"] == 1 and diagnosis["question_unclear"]["count"] == 1
     assert diagnosis["state_lacks_information"]["examples"][0]["state_hash"] == f"{0:064d}"
 
 
 # "no": a browser is opened; in control the mirror may only spare one (the mirror design's example)
-HTML_POINT = DecisionPoint(kind="judgment", question="Basta o HTML?", question_type="noul", options={"sim": "sim", "nao": "não"},
-                           tool_call_options=["nao"], overrides=[("nao", "sim")])
+HTML_POINT = DecisionPoint(
+    kind="judgment",
+    question="Basta o HTML?",
+    question_type="noul",
+    options={"sim": "sim", "nao": "não"},
+    tool_call_options=["nao"],
+    overrides=[("nao", "sim")],
+)
 
 
 def run_tasks(log_path, repetitions=3, task_seconds=None):
@@ -250,20 +327,35 @@ def run_tasks(log_path, repetitions=3, task_seconds=None):
     from adri_pipeline.mirror.shadow_log import ShadowLog
     from adri_pipeline_tests.mirror.evidence import approved
 
-    mirror = lambda request: {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {"html": {  # noqa: E731
-        "type": "noul", "noul": 0.05 if "simples" in request["state"] else 0.95}}}
-    rule = lambda state: "sim" if state["url"].endswith("simples") else "nao"  # noqa: E731
+    def mirror(request):
+        return {
+            "model": "m",
+            "usage": {"input_tokens": 1, "output_tokens": 0},
+            "answers": {"html": {"type": "noul", "noul": 0.05 if "simples" in request["state"] else 0.95}},
+        }
+
+    def rule(state):
+        return "sim" if state["url"].endswith("simples") else "nao"
+
     task_seconds = task_seconds or {"a": (100.0, 70.0), "b": (50.0, 40.0), "simples": (5.0, 9.0)}
     for repetition in range(repetitions):
         for mode in ("off", "control"):
             run_id = f"{mode}-{repetition}"
-            gate = Gate(approved({"html": HTML_POINT.model_copy(update={"mode": mode})}), {"html": rule},
-                        {"html": mirror}, ShadowLog(log_path), run_id=run_id)
+            gate = Gate(
+                approved({"html": HTML_POINT.model_copy(update={"mode": mode})}),
+                {"html": rule},
+                {"html": mirror},
+                ShadowLog(log_path),
+                run_id=run_id,
+            )
             for task, (off, on) in task_seconds.items():
                 gate.decide("html", {"url": f"https://exemplo.org/{task}"})
-                gate.task_finished(task, (on if mode == "control" else off) + repetition,
-                                   main_model_calls=2 if mode == "control" else 3,
-                                   output=f"answer to {task} (ana@exemplo.org)")
+                gate.task_finished(
+                    task,
+                    (on if mode == "control" else off) + repetition,
+                    main_model_calls=2 if mode == "control" else 3,
+                    output=f"answer to {task} (ana@exemplo.org)",
+                )
             gate.close()
 
 
@@ -291,8 +383,13 @@ def test_savings_pair_the_same_tasks_run_with_controls_on_and_off(tmp_path):
     # the mirror spared a browser on a and b, and opened one on "simples" where the rule would not
     # one direction only: the mirror spares the browser on a and b; on "simples" it would have opened one
     # (rule "sim", mirror "nao"), which control no longer lets it do (two-way before: 3 added)
-    assert result["points"]["html"] == {"decisions": 9, "taken_by_mirror": 6, "answers_changed": 6,
-                                             "tool_calls_avoided": 6, "tool_calls_added": 0}
+    assert result["points"]["html"] == {
+        "decisions": 9,
+        "taken_by_mirror": 6,
+        "answers_changed": 6,
+        "tool_calls_avoided": 6,
+        "tool_calls_added": 0,
+    }
     assert result["paired_main_model_calls"]["mean_difference"] == -1.0
 
 
@@ -300,8 +397,9 @@ def test_savings_warn_about_unpaired_tasks_and_too_few_repetitions(tmp_path):
     from adri_pipeline.mirror.savings import savings
 
     run_tasks(tmp_path / "runs.jsonl", repetitions=1)
-    rows = [r for r in log_rows(tmp_path / "runs.jsonl")
-            if not (r.get("task_id") == "b" and r["outcome"] == "controls_off")]
+    rows = [
+        r for r in log_rows(tmp_path / "runs.jsonl") if not (r.get("task_id") == "b" and r["outcome"] == "controls_off")
+    ]
     result = savings(rows, {"html": HTML_POINT})
     assert result["unpaired_tasks"] == ["b"] and result["paired_seconds"]["tasks"] == 2
     assert any("ran 1 time(s)" in w for w in result["warnings"])
@@ -372,7 +470,7 @@ def test_the_cli_and_dagster_evaluate_a_log_alike(tmp_path, dagster_instance):
 
 
 def test_control_moves_one_way_only_the_direction_the_evaluation_showed_the_mirror_wins():
-    """"Controlo numa única direção" (the mirror design). Before, a promoted ordinary point overrode the
+    """ "Controlo numa única direção" (the mirror design). Before, a promoted ordinary point overrode the
     rule either way."""
     from adri_pipeline.mirror.evaluate import override_directions
 
@@ -387,13 +485,23 @@ def test_control_moves_one_way_only_the_direction_the_evaluation_showed_the_mirr
     assert not moves[("sim", "nao")]["clear"]
 
     with pytest.raises(ValueError, match="control moves one way only"):
-        DecisionPoint(kind="judgment", question="Basta o HTML?", question_type="noul", options={"sim": "s", "nao": "n"}, mode="control")
+        DecisionPoint(
+            kind="judgment",
+            question="Basta o HTML?",
+            question_type="noul",
+            options={"sim": "s", "nao": "n"},
+            mode="control",
+        )
     from adri_pipeline.mirror.gate import Gate
     from adri_pipeline_tests.mirror.evidence import approved
 
     def mirror_says(answer):
-        return lambda request: {"model": "m", "usage": {"input_tokens": 1, "output_tokens": 0}, "answers": {
-            "html": {"type": "noul", "noul": 0.95 if answer == "sim" else 0.05}}}
+        return lambda request: {
+            "model": "m",
+            "usage": {"input_tokens": 1, "output_tokens": 0},
+            "answers": {"html": {"type": "noul", "noul": 0.95 if answer == "sim" else 0.05}},
+        }
+
     control = HTML_POINT.model_copy(update={"mode": "control"})
     spared = Gate(approved({"html": control}), {"html": lambda s: "nao"}, {"html": mirror_says("sim")})
     assert spared.decide("html", {}).answer == "sim"  # a browser spared
@@ -435,8 +543,10 @@ def test_evaluate_prints_each_points_verdict_in_a_few_lines_and_the_whole_report
 def confident_disagreements(path: Path, n: int) -> Path:
     """A log of the sample's first decisions where the mirror disagrees with the rule, every one judged
     (disagreements are all sampled): `n` of them confident, and one unsure beside them."""
-    lines = [json.loads(line) for line in (DATA / "mirror" / "sample_shadow_log.jsonl").read_text(
-        encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line)
+        for line in (DATA / "mirror" / "sample_shadow_log.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     disagreeing = [r for r in lines if r["mirror_decision"] != r["rule_decision"] and r["truth"]]
     kept = [r | {"probability": 0.99} for r in disagreeing[:n]] + [disagreeing[n] | {"probability": 0.5}]
     path.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
@@ -478,8 +588,13 @@ def savings_log(tmp_path, paired: int) -> Path:
     from adri_pipeline.mirror.gate_plumbing import TASK_RECORD
 
     log = tmp_path / "runs.jsonl"
-    run_tasks(log, repetitions=1, task_seconds={t: s for t, s in [("a", (100.0, 70.0)), ("b", (50.0, 40.0)),
-                                                                   ("c", (20.0, 30.0))][:max(paired, 1)]})
+    run_tasks(
+        log,
+        repetitions=1,
+        task_seconds={
+            t: s for t, s in [("a", (100.0, 70.0)), ("b", (50.0, 40.0)), ("c", (20.0, 30.0))][: max(paired, 1)]
+        },
+    )
     if not paired:  # the one task's runs with the controls on left out
         rows = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
         rows = [r for r in rows if not (r["decision_point"] == TASK_RECORD and r["outcome"] == "controls_on")]
@@ -515,4 +630,5 @@ def test_the_dagster_evaluation_says_there_is_not_enough_data_on_one_confident_c
     materialize_graph(dagster_instance, adri, jobs=("mirror",))
     event = dagster_instance.get_latest_materialization_event(dg.AssetKey("mirror_evaluation"))
     assert event.asset_materialization.metadata["gain_ci95"].value == {
-        "confirmar_transferencia": {"n": 1, "reason": "not enough data (n = 1)"}}
+        "confirmar_transferencia": {"n": 1, "reason": "not enough data (n = 1)"}
+    }

@@ -17,8 +17,17 @@ OPTIONS = {"executar": "executar", "confirmar": "confirmar", "vetar": "vetar"}
 
 
 def point(**overrides) -> DecisionPoint:
-    return DecisionPoint(**{"kind": "judgment", "question": "Pode executar?", "options": OPTIONS, "mode": "control",
-                            "timeout_s": 0.2, "harden_order": ["executar", "confirmar", "vetar"], **overrides})
+    return DecisionPoint(
+        **{
+            "kind": "judgment",
+            "question": "Pode executar?",
+            "options": OPTIONS,
+            "mode": "control",
+            "timeout_s": 0.2,
+            "harden_order": ["executar", "confirmar", "vetar"],
+            **overrides,
+        }
+    )
 
 
 def wire(answers: dict) -> dict:
@@ -27,8 +36,12 @@ def wire(answers: dict) -> dict:
 
 
 def choice(answer, probabilities) -> dict:
-    return {"type": "choice", "choice": answer, "probabilities": probabilities,
-            "confidence": max(probabilities.values())}
+    return {
+        "type": "choice",
+        "choice": answer,
+        "probabilities": probabilities,
+        "confidence": max(probabilities.values()),
+    }
 
 
 def mirror_answering(answer, probability=0.95, delay=0.0, error=None):
@@ -39,6 +52,7 @@ def mirror_answering(answer, probability=0.95, delay=0.0, error=None):
             raise error
         probabilities = {o: (1 - probability) / 2 for o in OPTIONS} | {answer: probability}
         return wire({"p": choice(answer, probabilities)})
+
     return mirror
 
 
@@ -61,14 +75,17 @@ def test_confident_mirror_decides_in_control():
     assert (decision.answer, decision.source, decision.reason) == ("vetar", "mirror", "confident")
 
 
-@pytest.mark.parametrize("mirror, overrides, reason", [
-    (mirror_answering("vetar", 0.60), {}, "low_confidence"),
-    (mirror_answering("vetar", 0.99, delay=1.0), {}, "timeout"),
-    (mirror_answering("vetar", error=RuntimeError("model crashed")), {}, "mirror_error"),
-    (mirror_answering("transferir_tudo", 0.99), {}, "invalid_answer"),  # an option nobody offered
-    (mirror_answering("vetar", 0.99), {"quota_per_minute": 0}, "quota_exhausted"),
-    (drifted(mirror_answering("vetar", 0.99)), {}, "mirror_drifted"),  # adri routing serve's x_drift
-])
+@pytest.mark.parametrize(
+    "mirror, overrides, reason",
+    [
+        (mirror_answering("vetar", 0.60), {}, "low_confidence"),
+        (mirror_answering("vetar", 0.99, delay=1.0), {}, "timeout"),
+        (mirror_answering("vetar", error=RuntimeError("model crashed")), {}, "mirror_error"),
+        (mirror_answering("transferir_tudo", 0.99), {}, "invalid_answer"),  # an option nobody offered
+        (mirror_answering("vetar", 0.99), {"quota_per_minute": 0}, "quota_exhausted"),
+        (drifted(mirror_answering("vetar", 0.99)), {}, "mirror_drifted"),  # adri routing serve's x_drift
+    ],
+)
 def test_rule_decides_on_every_kind_of_mirror_failure(mirror, overrides, reason):
     gate = gate_with(mirror, **overrides)
     decision = gate.decide("p", {"valor": 50})
@@ -78,15 +95,27 @@ def test_rule_decides_on_every_kind_of_mirror_failure(mirror, overrides, reason)
 def mirror_with_confidence(confidence):
     def mirror(request):
         return wire({"p": {"type": "noul", "noul": confidence}})
+
     return mirror
 
 
 @pytest.mark.parametrize("confidence", [float("nan"), float("inf"), 5.0, -0.1, "0.99", True, None, [0.99]])
 def test_a_malformed_confidence_never_commands(confidence):
     """Failed before: NaN passed `probability < threshold` and strings or 5.0 were read as confident."""
-    config = approved({"p": DecisionPoint.model_validate({
-        "kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control",
-        "overrides": [["nao", "sim"]]})})
+    config = approved(
+        {
+            "p": DecisionPoint.model_validate(
+                {
+                    "kind": "judgment",
+                    "question": "q?",
+                    "question_type": "noul",
+                    "options": {"sim": "s", "nao": "n"},
+                    "mode": "control",
+                    "overrides": [["nao", "sim"]],
+                }
+            )
+        }
+    )
     log = MemoryLog()
     gate = Gate(config, {"p": lambda state: "nao"}, {"p": mirror_with_confidence(confidence)}, log)
     decision = gate.decide("p", {"valor": 1})
@@ -99,19 +128,38 @@ def test_a_malformed_confidence_never_commands(confidence):
 def test_a_point_that_commands_needs_the_designs_085(tmp_path, mode):
     """Failed before: control loaded with threshold 0.5."""
     path = tmp_path / "gate.yaml"
-    path.write_text(f"points:\n  p: {{kind: judgment, question: 'q?', question_type: noul, options: {{sim: s, nao: n}}, "
-                    f"mode: {mode}, threshold: 0.5}}\n")
+    path.write_text(
+        f"points:\n  p: {{kind: judgment, question: 'q?', question_type: noul, options: {{sim: s, nao: n}}, "
+        f"mode: {mode}, threshold: 0.5}}\n"
+    )
     with pytest.raises(GateConfigError, match=r"point 'p', field 'threshold'.*0\.85"):
         load_gate_config(path)
-    assert DecisionPoint(kind="judgment", question="q?", options={"sim": "s", "nao": "n"}, mode="warn", threshold=0.6).threshold == 0.6
+    assert (
+        DecisionPoint(
+            kind="judgment", question="q?", options={"sim": "s", "nao": "n"}, mode="warn", threshold=0.6
+        ).threshold
+        == 0.6
+    )
 
 
 @pytest.mark.parametrize("approved_flag", [True, "yes", 1])
 def test_a_bare_approval_flag_is_refused(approved_flag):
     """Failed before: `approved: true` (or "yes", or 1) let any point command with no evaluation behind it."""
     with pytest.raises(ValueError, match="approved: a configuration-wide flag approves nothing"):
-        GateConfig.model_validate({"approved": approved_flag, "points": {"p": {
-            "kind": "judgment", "question": "q?", "question_type": "noul", "options": {"sim": "s", "nao": "n"}, "mode": "control"}}})
+        GateConfig.model_validate(
+            {
+                "approved": approved_flag,
+                "points": {
+                    "p": {
+                        "kind": "judgment",
+                        "question": "q?",
+                        "question_type": "noul",
+                        "options": {"sim": "s", "nao": "n"},
+                        "mode": "control",
+                    }
+                },
+            }
+        )
 
 
 def test_quota_lets_through_only_so_many_calls_per_minute():
@@ -129,14 +177,19 @@ def test_safety_point_never_grants_what_the_rule_denied():
 
 def test_safety_point_in_control_without_an_order_is_refused_at_load(tmp_path):
     path = tmp_path / "gate.yaml"
-    path.write_text("points:\n  transferir:\n    kind: judgment\n    question: Pode?\n    options: {sim: sim, nao: nao}\n"
-                    "    mode: control\n    safety: true\n")
+    path.write_text(
+        "points:\n  transferir:\n    kind: judgment\n    question: Pode?\n    options: {sim: sim, nao: nao}\n"
+        "    mode: control\n    safety: true\n"
+    )
     with pytest.raises(GateConfigError, match="point 'transferir': .*needs harden_order"):
         load_gate_config(path)
 
 
-YES_NO_POINT = ("points:\n  p:\n    kind: judgment\n    question: Pode?\n    question_type: noul\n    options: {sim: sim, nao: nao}\n"
-                "    overrides: [[sim, nao]]\n")
+YES_NO_POINT = (
+    "points:\n  p:\n    kind: judgment\n    question: Pode?\n    question_type: noul\n"
+    "    options: {sim: sim, nao: nao}\n"
+    "    overrides: [[sim, nao]]\n"
+)
 
 
 @pytest.mark.parametrize("mode", ["control", "veto", "warn"])
@@ -147,21 +200,27 @@ def test_a_point_that_acts_needs_an_approval_bound_to_an_evaluation(tmp_path, mo
         load_gate_config(path)
     evaluation_report(tmp_path / "evaluation.json", {"p": mode})
     approval = approval_for(tmp_path / "evaluation.json")
-    path.write_text(YES_NO_POINT + f"    mode: {mode}\n    approval: {{evaluation: evaluation.json, "
-                    f"sha256: {approval.sha256}, date: '{approval.date}'}}\n")
+    path.write_text(
+        YES_NO_POINT + f"    mode: {mode}\n    approval: {{evaluation: evaluation.json, "
+        f"sha256: {approval.sha256}, date: '{approval.date}'}}\n"
+    )
     assert load_gate_config(path).points["p"].mode == mode  # relative to the configuration's folder
 
 
-@pytest.mark.parametrize("recommended, mode, edit, refusal", [
-    ("shadow", "control", None, "mode control but its evaluation recommended 'keep shadow'"),
-    ("warn", "control", None, "mode control but its evaluation recommended"),
-    ("control", "control", "tamper", "changed since the approval"),
-    ("control", "control", "delete", "the evaluation it was approved on is missing"),
-    ("control", "control", "other_point", "does not evaluate this point"),
-    ("control", "control", "date", "approval dated 2020-01-01 but"),
-])
-def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point(tmp_path, recommended, mode,
-                                                                                   edit, refusal):
+@pytest.mark.parametrize(
+    "recommended, mode, edit, refusal",
+    [
+        ("shadow", "control", None, "mode control but its evaluation recommended 'keep shadow'"),
+        ("warn", "control", None, "mode control but its evaluation recommended"),
+        ("control", "control", "tamper", "changed since the approval"),
+        ("control", "control", "delete", "the evaluation it was approved on is missing"),
+        ("control", "control", "other_point", "does not evaluate this point"),
+        ("control", "control", "date", "approval dated 2020-01-01 but"),
+    ],
+)
+def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point(
+    tmp_path, recommended, mode, edit, refusal
+):
     report = evaluation_report(tmp_path / "evaluation.json", {"other" if edit == "other_point" else "p": recommended})
     approval = approval_for(report).model_dump(mode="json")
     if edit == "tamper":
@@ -171,9 +230,23 @@ def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point
     if edit == "date":
         approval["date"] = "2020-01-01"
     path = tmp_path / "gate.yaml"
-    path.write_text(yaml.safe_dump({"points": {"p": {"kind": "judgment", "question": "Pode?", "question_type": "noul",
-                                                     "options": {"sim": "sim", "nao": "nao"}, "mode": mode,
-                                                     "overrides": [["sim", "nao"]], "approval": approval}}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "points": {
+                    "p": {
+                        "kind": "judgment",
+                        "question": "Pode?",
+                        "question_type": "noul",
+                        "options": {"sim": "sim", "nao": "nao"},
+                        "mode": mode,
+                        "overrides": [["sim", "nao"]],
+                        "approval": approval,
+                    }
+                }
+            }
+        )
+    )
     with pytest.raises(GateConfigError, match=f"point p: .*{refusal}"):
         load_gate_config(path)
 
@@ -181,8 +254,14 @@ def test_an_approval_the_evaluation_does_not_support_is_refused_naming_the_point
 def test_a_promoted_point_may_run_with_less_authority_not_more(tmp_path):
     report = evaluation_report(tmp_path / "evaluation.json", {"p": "control"})
     for mode in ("veto", "warn", "shadow"):
-        point = DecisionPoint(kind="judgment", question="q?", question_type="noul", options={"sim": "s", "nao": "n"}, mode=mode,
-                              approval=approval_for(report))
+        point = DecisionPoint(
+            kind="judgment",
+            question="q?",
+            question_type="noul",
+            options={"sim": "s", "nao": "n"},
+            mode=mode,
+            approval=approval_for(report),
+        )
         assert GateConfig(points={"p": point}).points["p"].mode == mode
 
 
@@ -236,26 +315,46 @@ def test_log_records_carry_what_evaluation_needs():
     gate.decide("p", {"valor": 50})
     gate.drain()  # records are written by the log's thread, off the caller's path
     record = log.records[0]
-    assert {k: record[k] for k in ("decision_point", "rule_decision", "mirror_decision", "mode", "used", "outcome")} == {
-        "decision_point": "p", "rule_decision": "executar", "mirror_decision": "vetar", "mode": "control",
-        "used": "mirror", "outcome": "confident"}
+    assert {
+        k: record[k] for k in ("decision_point", "rule_decision", "mirror_decision", "mode", "used", "outcome")
+    } == {
+        "decision_point": "p",
+        "rule_decision": "executar",
+        "mirror_decision": "vetar",
+        "mode": "control",
+        "used": "mirror",
+        "outcome": "confident",
+    }
     assert record["probability"] == pytest.approx(0.9) and len(record["state_hash"]) == 64
     json.dumps(record)
 
 
 # -- the mirror design's controls-----------------------------------------------------------------
 
+
 def yes_no_gate(mode, mirror_says, probability=0.95, rule_says="sim", log=None):
-    config = approved({"p": DecisionPoint(
-        kind="judgment", question="Foi um erro de formato?", question_type="noul", options=YES_NO, mode=mode, timeout_s=0.5,
-        overrides=[(rule_says, "nao" if rule_says == "sim" else "sim")])})
+    config = approved(
+        {
+            "p": DecisionPoint(
+                kind="judgment",
+                question="Foi um erro de formato?",
+                question_type="noul",
+                options=YES_NO,
+                mode=mode,
+                timeout_s=0.5,
+                overrides=[(rule_says, "nao" if rule_says == "sim" else "sim")],
+            )
+        }
+    )
     return Gate(config, {"p": lambda state: rule_says}, {"p": mirror_answering_options(mirror_says, probability)}, log)
 
 
 def mirror_answering_options(answer, probability, name="p"):
     """A yes/no mirror: `probability` that its answer is right."""
+
     def mirror(request):
         return wire({name: {"type": "noul", "noul": probability if answer == "sim" else 1 - probability}})
+
     return mirror
 
 
@@ -269,20 +368,32 @@ def test_a_fresh_point_is_off_and_the_mirror_is_never_asked():
 
 def test_never_control_is_refused_in_control_or_veto_at_load(tmp_path):
     path = tmp_path / "gate.yaml"
-    path.write_text("points:\n  profundidade:\n    kind: judgment\n    question: Quão fundo?\n"
-                    "    options: {rasa: rasa, funda: funda}\n    mode: control\n    never_control: true\n")
-    with pytest.raises(GateConfigError, match="point 'profundidade', field 'never_control': this point may not command"):
+    path.write_text(
+        "points:\n  profundidade:\n    kind: judgment\n    question: Quão fundo?\n"
+        "    options: {rasa: rasa, funda: funda}\n    mode: control\n    never_control: true\n"
+    )
+    with pytest.raises(
+        GateConfigError, match="point 'profundidade', field 'never_control': this point may not command"
+    ):
         load_gate_config(path)
-    warn = DecisionPoint(kind="judgment", question="Quão fundo?", options={"rasa": "rasa", "funda": "funda"}, mode="warn",
-                         never_control=True)
+    warn = DecisionPoint(
+        kind="judgment",
+        question="Quão fundo?",
+        options={"rasa": "rasa", "funda": "funda"},
+        mode="warn",
+        never_control=True,
+    )
     assert "may never command" in approved({"profundidade": warn}).describe()["profundidade"]
 
 
-@pytest.mark.parametrize("rule_says, mirror_says, expected", [
-    ("sim", "nao", ("nao", "mirror", "veto")),  # removes a "sim" when sure of "não"
-    ("nao", "sim", ("nao", "rule", "no_veto")),  # never adds a "sim"
-    ("sim", "sim", ("sim", "rule", "no_veto")),
-])
+@pytest.mark.parametrize(
+    "rule_says, mirror_says, expected",
+    [
+        ("sim", "nao", ("nao", "mirror", "veto")),  # removes a "sim" when sure of "não"
+        ("nao", "sim", ("nao", "rule", "no_veto")),  # never adds a "sim"
+        ("sim", "sim", ("sim", "rule", "no_veto")),
+    ],
+)
 def test_veto_only_removes_a_yes(rule_says, mirror_says, expected):
     decision = yes_no_gate("veto", mirror_says, rule_says=rule_says).decide("p", {})
     assert (decision.answer, decision.source, decision.reason) == expected
@@ -300,18 +411,28 @@ def test_warn_never_changes_the_decision_and_returns_the_advisory():
 
 def test_several_questions_in_one_request_each_gated_on_its_own():
     requests = []
-    points = {name: DecisionPoint(kind="judgment", question=f"{name}?", question_type="noul", options=YES_NO, mode="control",
-                                  overrides=[("nao", "sim")])
-              for name in ("erro_disfarcado", "imagem_decorativa", "idioma_pt")}
+    points = {
+        name: DecisionPoint(
+            kind="judgment",
+            question=f"{name}?",
+            question_type="noul",
+            options=YES_NO,
+            mode="control",
+            overrides=[("nao", "sim")],
+        )
+        for name in ("erro_disfarcado", "imagem_decorativa", "idioma_pt")
+    }
 
     def mirror(request):
         requests.append(request)
-        return wire({  # no answer for idioma_pt
-            "erro_disfarcado": {"type": "noul", "noul": 0.97},
-            "imagem_decorativa": {"type": "noul", "noul": 1.7}})  # breaks the spec
+        return wire(
+            {  # no answer for idioma_pt
+                "erro_disfarcado": {"type": "noul", "noul": 0.97},
+                "imagem_decorativa": {"type": "noul", "noul": 1.7},
+            }
+        )  # breaks the spec
 
-    gate = Gate(approved(points), {n: (lambda state: "nao") for n in points},
-                {n: mirror for n in points}, MemoryLog())
+    gate = Gate(approved(points), {n: (lambda state: "nao") for n in points}, {n: mirror for n in points}, MemoryLog())
     decisions = gate.decide_many({"url": "https://exemplo.org"}, list(points))
     assert len(requests) == 1 and set(requests[0]["questions"]) == set(points)
     assert (decisions["erro_disfarcado"].answer, decisions["erro_disfarcado"].reason) == ("sim", "confident")
@@ -322,11 +443,26 @@ def test_several_questions_in_one_request_each_gated_on_its_own():
 
 
 def test_score_questions_are_used_only_in_range_and_confident():
-    point = DecisionPoint(kind="judgment", question="Quão relevante?", question_type="score", score_range=(0, 10), mode="control")
+    point = DecisionPoint(
+        kind="judgment", question="Quão relevante?", question_type="score", score_range=(0, 10), mode="control"
+    )
     gate_for = lambda answer, confidence: Gate(  # noqa: E731
-        approved({"p": point}), {"p": lambda state: 5.0},
-        {"p": lambda request: wire({"p": {"type": "score", "score": answer, "legend": {"0": "mínimo", "1": "máximo"},
-                                          "probabilities": {"0": 1 - answer, "1": answer}, "confidence": confidence}})})
+        approved({"p": point}),
+        {"p": lambda state: 5.0},
+        {
+            "p": lambda request: wire(
+                {
+                    "p": {
+                        "type": "score",
+                        "score": answer,
+                        "legend": {"0": "mínimo", "1": "máximo"},
+                        "probabilities": {"0": 1 - answer, "1": answer},
+                        "confidence": confidence,
+                    }
+                }
+            )
+        },
+    )
     # the wire's two levels (0, 1) map onto the point's range: 0.8 -> 8
     assert (gate_for(0.8, 0.9).decide("p", {}).answer, gate_for(0.8, 0.9).decide("p", {}).source) == (8.0, "mirror")
     assert gate_for(1.2, 0.99).decide("p", {}).reason == "invalid_answer"  # probabilities outside [0, 1]
@@ -335,8 +471,9 @@ def test_score_questions_are_used_only_in_range_and_confident():
 
 def test_a_rule_answer_outside_the_options_is_logged_and_returned_unchanged():
     log = MemoryLog()
-    gate = Gate(approved({"p": point(safety=True)}), {"p": lambda state: "Executar"},
-                {"p": mirror_answering("vetar")}, log)
+    gate = Gate(
+        approved({"p": point(safety=True)}), {"p": lambda state: "Executar"}, {"p": mirror_answering("vetar")}, log
+    )
     decision = gate.decide("p", {"valor": 1})
     assert (decision.answer, decision.reason) == ("Executar", "rule_invalid_option")
     gate.drain()
@@ -364,15 +501,28 @@ def test_the_mirror_and_the_log_receive_no_personal_data():
         seen.append(json.dumps(request, ensure_ascii=False))
         return mirror_answering("vetar")(request)
 
-    state = {"valor": 50, "mensagem": "sou ana@exemplo.org, ligue 0800 123 4567", "cpf": 12345678909,
-             "telefone": 11987654321, "cnpj": "12.345.678/0001-95", "contatos": {"ana@exemplo.org": "Maria Silva"}}
+    state = {
+        "valor": 50,
+        "mensagem": "sou ana@exemplo.org, ligue 0800 123 4567",
+        "cpf": 12345678909,
+        "telefone": 11987654321,
+        "cnpj": "12.345.678/0001-95",
+        "contatos": {"ana@exemplo.org": "Maria Silva"},
+    }
     config = approved({"p": point()}, redact_names=["Maria Silva"])
     log = MemoryLog()
     gate = Gate(config, {"p": rule}, {"p": mirror}, log, hash_key=b"k")
     gate.decide("p", state)
     gate.drain()
     written = seen[0] + json.dumps(log.records, ensure_ascii=False)
-    for secret in ("ana@exemplo.org", "0800 123 4567", "12345678909", "11987654321", "12.345.678/0001-95", "Maria Silva"):
+    for secret in (
+        "ana@exemplo.org",
+        "0800 123 4567",
+        "12345678909",
+        "11987654321",
+        "12.345.678/0001-95",
+        "Maria Silva",
+    ):
         assert secret not in written
     assert "[EMAIL]" in seen[0] and "[CPF]" in seen[0]
 
@@ -382,8 +532,9 @@ def test_state_hash_is_keyed_and_cannot_be_confirmed_without_the_key():
 
     state = {"valor": 50}
     log = MemoryLog()
-    Gate(approved({"p": point()}), {"p": rule}, {"p": mirror_answering("vetar")}, log,
-         hash_key=b"secret").decide("p", state)
+    Gate(approved({"p": point()}), {"p": rule}, {"p": mirror_answering("vetar")}, log, hash_key=b"secret").decide(
+        "p", state
+    )
     plain = hashlib.sha256(json.dumps(state, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
     other_key = Gate(approved({"p": point()}), {"p": rule}, {}, hash_key=b"other")
     assert log.records[0]["state_hash"] not in (plain, other_key.state_hash("p", state))
@@ -403,8 +554,12 @@ def test_a_field_exposed_to_one_point_is_never_sent_for_another():
 
     def mirror(request):
         seen.append(request)
-        return wire({name: choice("executar", {"executar": 0.95, "confirmar": 0.03, "vetar": 0.02})
-                     for name in request["questions"]})
+        return wire(
+            {
+                name: choice("executar", {"executar": 0.95, "confirmar": 0.03, "vetar": 0.02})
+                for name in request["questions"]
+            }
+        )
 
     config = approved({"p": point(expose_fields=["telefone_loja"]), "q": point()})
     gate = Gate(config, {"p": rule, "q": rule}, {"p": mirror, "q": mirror})
@@ -421,14 +576,30 @@ def test_the_gate_needs_only_the_shared_contract_not_the_benchmark():
 
     loaded = subprocess.run(
         [sys.executable, "-c", "import sys, adri_pipeline.mirror.gate; print(' '.join(sys.modules))"],
-        capture_output=True, text=True, check=True).stdout.split()
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     ours = {m for m in loaded if m.startswith("adri_pipeline.")}
-    assert ours <= {"adri_pipeline.config", "adri_pipeline.flags", "adri_pipeline.errors", "adri_pipeline.mirror",
-                    "adri_pipeline.mirror.gate", "adri_pipeline.mirror.gate_config", "adri_pipeline.mirror.gate_plumbing",
-                    "adri_pipeline.mirror.results",
-                    "adri_pipeline.privacy", "adri_pipeline.mirror.approval", "adri_pipeline.jev", "adri_pipeline.jev.contract",
-                    "adri_pipeline.jev.examples", "adri_pipeline.jev.serialize", "adri_pipeline.jev.drift",
-                    "adri_pipeline.jev.metrics", "adri_pipeline.strict_json"}, ours
+    assert ours <= {
+        "adri_pipeline.config",
+        "adri_pipeline.flags",
+        "adri_pipeline.errors",
+        "adri_pipeline.mirror",
+        "adri_pipeline.mirror.gate",
+        "adri_pipeline.mirror.gate_config",
+        "adri_pipeline.mirror.gate_plumbing",
+        "adri_pipeline.mirror.results",
+        "adri_pipeline.privacy",
+        "adri_pipeline.mirror.approval",
+        "adri_pipeline.jev",
+        "adri_pipeline.jev.contract",
+        "adri_pipeline.jev.examples",
+        "adri_pipeline.jev.serialize",
+        "adri_pipeline.jev.drift",
+        "adri_pipeline.jev.metrics",
+        "adri_pipeline.strict_json",
+    }, ours
     assert not {"sklearn", "dagster", "duckdb", "polars", "matplotlib"} & set(loaded)
 
 
@@ -447,8 +618,18 @@ def test_a_control_is_switched_off_from_configuration_without_restarting(tmp_pat
 @pytest.mark.parametrize("harden_order, refused", [([], True), (["nao", "sim"], True), (["sim", "nao"], False)])
 def test_a_veto_on_a_safety_point_must_harden(harden_order, refused):
     """Failed before: a safety point 'must it be blocked?' in veto could turn 'sim' (block) into 'nao'."""
-    build = lambda: DecisionPoint(kind="judgment", question="Pode executar?", question_type="noul", options={"sim": "s", "nao": "n"},  # noqa: E731
-                                  mode="veto", safety=True, harden_order=harden_order)
+
+    def build():
+        return DecisionPoint(
+            kind="judgment",
+            question="Pode executar?",
+            question_type="noul",
+            options={"sim": "s", "nao": "n"},
+            mode="veto",
+            safety=True,
+            harden_order=harden_order,
+        )
+
     if refused:
         with pytest.raises(ValueError, match="a safety point in veto needs harden_order"):
             build()
@@ -464,8 +645,15 @@ def test_a_system_one_server_named_in_the_configuration_is_the_mirror_and_a_brok
     outcomes = {}
     for fault in ((), ("noul-range",)):
         with jevcompat_mock(*fault) as url:
-            point = DecisionPoint(kind="judgment", question="O HTML basta?", question_type="noul", options=YES_NO, mode="shadow",
-                                  timeout_s=5, mirror=f"jev:{url}")
+            point = DecisionPoint(
+                kind="judgment",
+                question="O HTML basta?",
+                question_type="noul",
+                options=YES_NO,
+                mode="shadow",
+                timeout_s=5,
+                mirror=f"jev:{url}",
+            )
             log = MemoryLog()
             gate = Gate(GateConfig(points={"p": point}), {"p": lambda state: "sim"}, {}, log)
             decisions = [gate.decide("p", {"pagina": n}) for n in range(5)]
@@ -478,22 +666,29 @@ def test_a_system_one_server_named_in_the_configuration_is_the_mirror_and_a_brok
 
 
 def test_a_mirror_that_is_not_a_system_one_url_is_refused_naming_the_point():
-    point = DecisionPoint(kind="judgment", question="q?", question_type="noul", options=YES_NO, mode="shadow", mirror="jev:gpu1:8000")
+    point = DecisionPoint(
+        kind="judgment", question="q?", question_type="noul", options=YES_NO, mode="shadow", mirror="jev:gpu1:8000"
+    )
     with pytest.raises(GateConfigError, match="point p: mirror .*http://"):
         Gate(GateConfig(points={"p": point}), {"p": lambda state: "sim"}, {})
 
 
 def test_a_reload_that_drops_a_point_leaves_its_rule_deciding_without_a_traceback(caplog):
     """Failed before: every decision on the dropped point logged "gate fault" with a traceback."""
+
     def answering_q(request):
         return wire({"q": choice("vetar", {"executar": 0.025, "confirmar": 0.025, "vetar": 0.95})})
 
-    gate = Gate(approved({"p": point(), "q": point()}), {"p": rule, "q": rule},
-                {"p": mirror_answering("vetar", 0.95), "q": answering_q})
+    gate = Gate(
+        approved({"p": point(), "q": point()}),
+        {"p": rule, "q": rule},
+        {"p": mirror_answering("vetar", 0.95), "q": answering_q},
+    )
     gate.reload(approved({"q": point()}))
     decisions = [gate.decide_many({"valor": 50}, ["p", "q"]) for _ in range(5)]
-    assert all((d["p"].answer, d["p"].source, d["p"].reason) == ("executar", "rule", "not_configured")
-               for d in decisions)
+    assert all(
+        (d["p"].answer, d["p"].source, d["p"].reason) == ("executar", "rule", "not_configured") for d in decisions
+    )
     assert all(d["q"].source == "mirror" for d in decisions)  # the point still configured is untouched
     assert "gate fault" not in caplog.text and caplog.text.count("is not in the gate's configuration") == 1
 
@@ -544,11 +739,13 @@ def test_a_hung_mirror_in_shadow_never_holds_up_control():
         return mirror_answering("vetar")(request)
 
     points = {"s": point(mode="shadow", timeout_s=0.05), "c": point()}
+
     def control_mirror(request):
         return wire({"c": choice("vetar", {"executar": 0.025, "confirmar": 0.025, "vetar": 0.95})})
 
-    gate = Gate(approved(points, shadow_workers=1), {"s": rule, "c": rule}, {"s": hung, "c": control_mirror},
-                MemoryLog())
+    gate = Gate(
+        approved(points, shadow_workers=1), {"s": rule, "c": rule}, {"s": hung, "c": control_mirror}, MemoryLog()
+    )
     try:
         for i in range(20):
             gate.decide("s", {"valor": i})
@@ -567,8 +764,14 @@ def test_an_evaluation_whose_figures_are_not_an_evaluations_is_refused_naming_th
     from adri_pipeline_tests.mirror.evidence import EVALUATED_AT, approval_for
 
     report = tmp_path / "mirror_evaluation.json"
-    report.write_text(json.dumps({"evaluated_at": EVALUATED_AT, "evaluations": {
-        "p": {"recommendation": "promote", "recommended_mode": "control", "threshold": "alto"}}}))
+    report.write_text(
+        json.dumps(
+            {
+                "evaluated_at": EVALUATED_AT,
+                "evaluations": {"p": {"recommendation": "promote", "recommended_mode": "control", "threshold": "alto"}},
+            }
+        )
+    )
     with pytest.raises(ValueError, match=r"point p: .*mirror_evaluation.json: its evaluation is not one .*threshold"):
         GateConfig(points={"p": point(mode="control", approval=approval_for(report))})
 
@@ -587,10 +790,18 @@ def test_a_gate_watches_its_mirror_for_drift_itself_and_the_rule_decides_until_t
 
     rng = random.Random(42)
     with sparrow_server() as url:
-        question = dict(kind="judgment", question="O pedido pode seguir sem confirmação?", question_type="noul", options=YES_NO,
-                        timeout_s=5, mirror=f"jev:{url}")
+        question = dict(
+            kind="judgment",
+            question="O pedido pode seguir sem confirmação?",
+            question_type="noul",
+            options=YES_NO,
+            timeout_s=5,
+            mirror=f"jev:{url}",
+        )
         log = MemoryLog()
-        shadow = Gate(GateConfig(points={"p": DecisionPoint(mode="shadow", **question)}), {"p": lambda s: "sim"}, {}, log)
+        shadow = Gate(
+            GateConfig(points={"p": DecisionPoint(mode="shadow", **question)}), {"p": lambda s: "sim"}, {}, log
+        )
         for state in payments(rng, 200):
             shadow.decide("p", state)
         shadow.close()
@@ -600,12 +811,14 @@ def test_a_gate_watches_its_mirror_for_drift_itself_and_the_rule_decides_until_t
         config = approved({"p": DecisionPoint(mode="warn", threshold=0.5, **question)}, confidences={"p": reference})
         gate = Gate(config, {"p": lambda s: "sim"}, {})
         with caplog.at_level("WARNING", logger="adri_pipeline.jev.drift"):
-            reasons = [[gate.decide("p", state).reason for state in traffic(rng, 2 * WINDOW)]
-                       for traffic in (payments, browsing, payments)]
+            reasons = [
+                [gate.decide("p", state).reason for state in traffic(rng, 2 * WINDOW)]
+                for traffic in (payments, browsing, payments)
+            ]
         gate.close()
     assert "mirror_drifted" not in reasons[0] and set(reasons[0]) <= {"advisory", "low_confidence"}
     assert reasons[1][-WINDOW:] == ["mirror_drifted"] * WINDOW
-    assert reasons[2][-WINDOW // 2:].count("mirror_drifted") == 0
+    assert reasons[2][-WINDOW // 2 :].count("mirror_drifted") == 0
     counters = gate.drift_counters()["p"]
     assert (counters["alarms"], counters["recoveries"], counters["drifted"]) == (1, 1, False)
     assert counters["served"] == 6 * WINDOW and counters["abstained"] >= WINDOW
@@ -627,7 +840,8 @@ from adri_pipeline.mirror.gate_config import DecisionPoint
 from adri_pipeline_tests.mirror.evidence import approved
 
 timeout_s, url = float(sys.argv[1]), sys.argv[2]
-point = DecisionPoint(kind="judgment", question="Pode executar?", options={o: o for o in ("executar", "confirmar", "vetar")},
+point = DecisionPoint(kind="judgment", question="Pode executar?",
+                      options={o: o for o in ("executar", "confirmar", "vetar")},
                       mode="control", timeout_s=timeout_s, harden_order=["executar", "confirmar", "vetar"],
                       mirror="jev:" + url)
 gate = Gate(approved({"p": point}), {"p": lambda state: "executar"}, {})
@@ -655,42 +869,62 @@ def test_the_first_control_call_of_a_fresh_process_is_bounded_by_timeout_s():
 
     timeout_s = 1.0
     with mute_server() as url:
-        done = subprocess.run([sys.executable, "-c", FIRST_CALL, str(timeout_s), url], capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST_CALL, str(timeout_s), url], capture_output=True, text=True, timeout=120
+        )
     assert done.returncode == 0, done.stderr
     measured = json.loads(done.stdout.splitlines()[-1])
     assert measured["reason"] == "timeout" and measured["names_loaded_with_the_gate"]
     assert all(s < 1.5 * timeout_s for s in measured["seconds"]), measured
 
 
-@pytest.mark.parametrize("question, what", [
-    ("Quantos itens tem o carrinho?", "a count"),
-    ("How many retries did the tool need?", "a count"),
-    ("O valor é maior que 1000 reais?", "a comparison of numbers"),
-    ("O total passa de 500 reais?", "a comparison of numbers"),
-    ("O CPF informado é válido?", "a format check"),
-    ("O e-mail tem formato válido?", "a format check"),
-    ("O cliente está na lista de bloqueados?", "a lookup"),
-    ("A ferramenta foi chamada?", "whether a tool was called or failed"),
-    ("A API devolveu erro?", "whether a tool was called or failed"),
-    ("O arquivo já existe?", "whether a file exists"),
-    ("Que permissões tem o utilizador?", "the user's permissions"),
-])
+@pytest.mark.parametrize(
+    "question, what",
+    [
+        ("Quantos itens tem o carrinho?", "a count"),
+        ("How many retries did the tool need?", "a count"),
+        ("O valor é maior que 1000 reais?", "a comparison of numbers"),
+        ("O total passa de 500 reais?", "a comparison of numbers"),
+        ("O CPF informado é válido?", "a format check"),
+        ("O e-mail tem formato válido?", "a format check"),
+        ("O cliente está na lista de bloqueados?", "a lookup"),
+        ("A ferramenta foi chamada?", "whether a tool was called or failed"),
+        ("A API devolveu erro?", "whether a tool was called or failed"),
+        ("O arquivo já existe?", "whether a file exists"),
+        ("Que permissões tem o utilizador?", "the user's permissions"),
+    ],
+)
 def test_a_point_whose_question_asks_a_fact_is_refused_at_load_naming_file_point_and_fact(tmp_path, question, what):
     """Failed before: nothing stopped a configured point from asking a model what code decides (the
     mirror design: "Os factos são decididos pelo código [...] O modelo só julga o significado")."""
     path = tmp_path / "gate.yaml"
-    path.write_text(yaml.safe_dump({"points": {"carrinho": {"kind": "judgment", "question": question, "question_type":
-                                                            "noul", "options": YES_NO}}}, allow_unicode=True))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "points": {
+                    "carrinho": {"kind": "judgment", "question": question, "question_type": "noul", "options": YES_NO}
+                }
+            },
+            allow_unicode=True,
+        )
+    )
     with pytest.raises(GateConfigError, match=f"{path}: point 'carrinho', field 'question': .* asks for {what}"):
         load_gate_config(path)
 
 
-@pytest.mark.parametrize("question", [
-    "Foi um erro de formato?", "Que tipo de página é esta?", "O texto do artigo já está no HTML bruto (sem navegador)?",
-    "Este dado é da empresa que procuramos?", "É preciso outra pesquisa?", "Does this count as spam?",
-    "O agente deve continuar, mudar de abordagem ou parar?", "A resposta diz ter enviado algo que o rasto não suporta?",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Foi um erro de formato?",
+        "Que tipo de página é esta?",
+        "O texto do artigo já está no HTML bruto (sem navegador)?",
+        "Este dado é da empresa que procuramos?",
+        "É preciso outra pesquisa?",
+        "Does this count as spam?",
+        "O agente deve continuar, mudar de abordagem ou parar?",
+        "A resposta diz ter enviado algo que o rasto não suporta?",
+    ],
+)
 def test_the_mirror_designs_own_judgments_load(question):
     """The questions the mirror design gives as a model's to judge are not taken for facts."""
     assert DecisionPoint(kind="judgment", question=question, question_type="noul", options=YES_NO).kind == "judgment"
@@ -700,8 +934,10 @@ def test_a_point_must_declare_its_question_a_judgment_and_a_fact_is_refused(tmp_
     """Failed before: `kind` did not exist; a point declared nothing about what its question asks."""
     path = tmp_path / "gate.yaml"
     point = {"question": "Pode executar?", "question_type": "noul", "options": YES_NO}
-    for declared, message in (({}, "field 'kind': required: say `kind: judgment`"),
-                              ({"kind": "fact"}, "field 'kind': fact: facts are decided by code")):
+    for declared, message in (
+        ({}, "field 'kind': required: say `kind: judgment`"),
+        ({"kind": "fact"}, "field 'kind': fact: facts are decided by code"),
+    ):
         path.write_text(yaml.safe_dump({"points": {"p": point | declared}}))
         with pytest.raises(GateConfigError, match=f"{path}: point 'p', {message}"):
             load_gate_config(path)

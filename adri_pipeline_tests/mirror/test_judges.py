@@ -30,9 +30,13 @@ def test_only_independent_declared_sources_can_support_a_promotion(tmp_path):
 
     def labels(name, annotator, labels=("sim", "nao")):
         path = tmp_path / f"{name}.jsonl"
-        path.write_text("".join(json.dumps({"state_hash": f"h{i}", "label": label,
-                                            **({"annotator": annotator} if annotator else {})}) + "\n"
-                                for i, label in enumerate(labels)))
+        path.write_text(
+            "".join(
+                json.dumps({"state_hash": f"h{i}", "label": label, **({"annotator": annotator} if annotator else {})})
+                + "\n"
+                for i, label in enumerate(labels)
+            )
+        )
         return path
 
     ana, bia = labels("ana", "ana"), labels("bia", "bia", ("sim", "sim"))
@@ -44,10 +48,15 @@ def test_only_independent_declared_sources_can_support_a_promotion(tmp_path):
     assert promotion_blocker("ollama:qwen2.5:7b,openai:gemma3:4b") is None
 
 
-@pytest.mark.parametrize("spec, says", [
-    ("ollama:qwen2.5:7b,ollama:qwen2.5:14b", "same model family"),
-    ("ollama:qwen2.5:7b,openai:qwen2.5:14b", "same model family"),  # the family, not the server, decides
-    ("ollama:qwen2.5:7b", "two judges"), ("gpt:x,gpt:y", "neither")])
+@pytest.mark.parametrize(
+    "spec, says",
+    [
+        ("ollama:qwen2.5:7b,ollama:qwen2.5:14b", "same model family"),
+        ("ollama:qwen2.5:7b,openai:qwen2.5:14b", "same model family"),  # the family, not the server, decides
+        ("ollama:qwen2.5:7b", "two judges"),
+        ("gpt:x,gpt:y", "neither"),
+    ],
+)
 def test_judges_of_one_family_or_an_unknown_spec_are_refused(spec, says):
     with ModelServerStub(models=("qwen2.5:7b", "qwen2.5:14b")) as stub:
         with pytest.raises(JudgeConfigError, match=says):
@@ -59,8 +68,15 @@ def test_a_judge_whose_server_is_down_is_named():
         make_judges("ollama:qwen2.5:7b,openai:gemma", Settings(ollama_hosts=["http://127.0.0.1:9"]))
 
 
-@pytest.mark.parametrize("answer, label", [({"resposta": {"valor": "sim"}}, None), ({"resposta": ["sim"]}, None),
-                                           ({"resposta": "talvez"}, None), ({"resposta": "sim"}, "sim")])
+@pytest.mark.parametrize(
+    "answer, label",
+    [
+        ({"resposta": {"valor": "sim"}}, None),
+        ({"resposta": ["sim"]}, None),
+        ({"resposta": "talvez"}, None),
+        ({"resposta": "sim"}, "sim"),
+    ],
+)
 def test_a_judge_answer_that_is_not_one_of_the_options_is_no_label(answer, label):
     """Failed before: {"resposta": {...}} crashed `adri mirror evaluate` (unhashable type: 'dict')."""
     from adri_pipeline.mirror.judges import LLMJudge

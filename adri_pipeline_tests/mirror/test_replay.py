@@ -18,13 +18,27 @@ from adri_pipeline_tests.conftest import shared
 
 
 def test_rules_on_hand_made_states():
-    assert page_type_rule({"url": "x/press-releases/1", "http_response": "200", "titulo": "Arrest made",
-                           "descricao": "", "cabecalhos": ""}) == "media_bulletins"
-    assert page_type_rule({"url": "x/a.jpg", "http_response": "404", "titulo": "", "descricao": "",
-                           "cabecalhos": ""}) == "poor_data_source"
+    assert (
+        page_type_rule(
+            {
+                "url": "x/press-releases/1",
+                "http_response": "200",
+                "titulo": "Arrest made",
+                "descricao": "",
+                "cabecalhos": "",
+            }
+        )
+        == "media_bulletins"
+    )
+    assert (
+        page_type_rule({"url": "x/a.jpg", "http_response": "404", "titulo": "", "descricao": "", "cabecalhos": ""})
+        == "poor_data_source"
+    )
     assert html_rule({"visible_chars": 200, "script_chars": 90_000}) == "nao"
-    assert article_present("um dois tres quatro cinco seis sete oito nove dez",
-                           "<p>Um dois três? não: um dois tres quatro cinco seis sete oito nove dez</p>")
+    assert article_present(
+        "um dois tres quatro cinco seis sete oito nove dez",
+        "<p>Um dois três? não: um dois tres quatro cinco seis sete oito nove dez</p>",
+    )
 
 
 def test_html_replay_logs_every_page_with_truth_and_returns_the_rules_answers(tmp_path):
@@ -58,8 +72,9 @@ def test_page_type_replay_holds_out_whole_sites(tmp_path):
 
 
 # one fault in the front door, the other three in the slow suite (each is a server and a replay, ~10 s)
-@pytest.mark.parametrize("fault", ["nan", *(pytest.param(f, marks=pytest.mark.slow)
-                                            for f in ("noul-range", "extra-answer", "boolean-type"))])
+@pytest.mark.parametrize(
+    "fault", ["nan", *(pytest.param(f, marks=pytest.mark.slow) for f in ("noul-range", "extra-answer", "boolean-type"))]
+)
 def test_replay_against_a_server_that_breaks_the_spec_exits_0_and_the_rule_decides(tmp_path, fault):
     """`adri mirror replay --point html_is_enough --mirror jev:<url>` against jevcompat's mock breaking an
     answer: every answer discarded, said so, every decision the rule's, exit 0."""
@@ -69,8 +84,21 @@ def test_replay_against_a_server_that_breaks_the_spec_exits_0_and_the_rule_decid
 
     shared("mirror/article_extraction")
     with jevcompat_mock(fault) as url:
-        done = subprocess.run([str(BIN / "adri"), "mirror", "replay", "--point", "html_is_enough", "--mirror",
-                               f"jev:{url}", "--warehouse", str(tmp_path / "w.duckdb")], capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                str(BIN / "adri"),
+                "mirror",
+                "replay",
+                "--point",
+                "html_is_enough",
+                "--mirror",
+                f"jev:{url}",
+                "--warehouse",
+                str(tmp_path / "w.duckdb"),
+            ],
+            capture_output=True,
+            text=True,
+        )
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout.splitlines()[0].rsplit(" ", 2)[0])
     assert summary["discarded_answers"] == summary["decisions"] == summary["returned_rule_answers"] == 181
@@ -81,9 +109,22 @@ def _synthetic_cases(count: int):
     """**Synthetic** pages: structural facts only, truth alternating."""
     from adri_pipeline.mirror.replay import ReplayCase
 
-    return [ReplayCase({"page_id": f"p{n}", "html_chars": 9000, "visible_chars": 1000 + 100 * n, "script_chars": 50,
-                        "paragraphs": 4, "json_ld": False, "next_data": False}, "sim" if n % 2 else "nao", f"p{n}")
-            for n in range(count)]
+    return [
+        ReplayCase(
+            {
+                "page_id": f"p{n}",
+                "html_chars": 9000,
+                "visible_chars": 1000 + 100 * n,
+                "script_chars": 50,
+                "paragraphs": 4,
+                "json_ld": False,
+                "next_data": False,
+            },
+            "sim" if n % 2 else "nao",
+            f"p{n}",
+        )
+        for n in range(count)
+    ]
 
 
 def test_a_replay_against_a_mute_mirror_ends_promptly_and_its_progress_line_never_claims_done(tmp_path, capsys):
@@ -103,8 +144,15 @@ def test_a_replay_against_a_mute_mirror_ends_promptly_and_its_progress_line_neve
     with mute_server() as url:
         started = time.perf_counter()
         with pytest.raises(MirrorSilent, match=f"answered none of {SILENT_AFTER} calls in a row"):
-            replay("html_is_enough", point, cases, html_rule, systemone_mirror(f"jev:{url}", 0.5),
-                   ShadowLog(tmp_path / "s.jsonl"), f"jev:{url}")
+            replay(
+                "html_is_enough",
+                point,
+                cases,
+                html_rule,
+                systemone_mirror(f"jev:{url}", 0.5),
+                ShadowLog(tmp_path / "s.jsonl"),
+                f"jev:{url}",
+            )
         elapsed = time.perf_counter() - started
     assert elapsed < (SILENT_AFTER + 3) * point.timeout_s + 3, elapsed  # its timeouts and the gate's close
     progress = capsys.readouterr().err
@@ -137,9 +185,22 @@ def test_adri_mirror_replay_against_a_mute_server_exits_2_within_seconds_naming_
     shared("mirror/article_extraction")
     with mute_server() as url:
         started = time.perf_counter()
-        done = subprocess.run([str(BIN / "adri"), "mirror", "replay", "--point", "html_is_enough", "--mirror",
-                               f"jev:{url}", "--warehouse", str(tmp_path / "w.duckdb")], capture_output=True,
-                              text=True, timeout=300)
+        done = subprocess.run(
+            [
+                str(BIN / "adri"),
+                "mirror",
+                "replay",
+                "--point",
+                "html_is_enough",
+                "--mirror",
+                f"jev:{url}",
+                "--warehouse",
+                str(tmp_path / "w.duckdb"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         elapsed = time.perf_counter() - started
     assert done.returncode == 2, done.stderr
     assert f"error: mirror jev:{url} answered none of 3 calls in a row" in done.stderr

@@ -51,8 +51,13 @@ class CountingProxy:
                     with proxy.lock:
                         proxy.asked.append(title)
                 try:
-                    response = httpx.request(method, upstream + self.path, content=body, timeout=600,
-                                             headers={"Content-Type": "application/json"})
+                    response = httpx.request(
+                        method,
+                        upstream + self.path,
+                        content=body,
+                        timeout=600,
+                        headers={"Content-Type": "application/json"},
+                    )
                 except httpx.HTTPError:
                     self.close_connection = True
                     return
@@ -130,19 +135,42 @@ def classify(proxy: CountingProxy, corpus: Path, warehouse: Path, codebook: Path
     for name in ("ADRI_OPENAI_HOSTS", "ADRI_FAULT"):
         env.pop(name, None)
     return subprocess.Popen(
-        [sys.executable, "-m", "adri_pipeline.cli", "classify", "--backend", "openai", "--model", llama_server.ALIAS,
-         "--corpus", str(corpus), "--codebook", str(codebook), "--warehouse", str(warehouse), "--concurrency", str(CONCURRENCY)],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "adri_pipeline.cli",
+            "classify",
+            "--backend",
+            "openai",
+            "--model",
+            llama_server.ALIAS,
+            "--corpus",
+            str(corpus),
+            "--codebook",
+            str(codebook),
+            "--warehouse",
+            str(warehouse),
+            "--concurrency",
+            str(CONCURRENCY),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def stored(warehouse: Path) -> dict[str, dict]:
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        rows = con.execute("SELECT d.title, l.response, l.audit FROM ledger l JOIN documents d USING (doc_id)").fetchall()
+        rows = con.execute(
+            "SELECT d.title, l.response, l.audit FROM ledger l JOIN documents d USING (doc_id)"
+        ).fetchall()
     return {title: {"response": json.loads(response), "audit": json.loads(audit)} for title, response, audit in rows}
 
 
-def test_classification_with_a_real_model_survives_kill_9_and_pays_no_document_twice(gemma, real_abstracts,
-                                                                                     two_variables, tmp_path):
+def test_classification_with_a_real_model_survives_kill_9_and_pays_no_document_twice(
+    gemma, real_abstracts, two_variables, tmp_path
+):
     from jsonschema import Draft202012Validator
 
     from adri_pipeline.classification.codebook import load_codebook

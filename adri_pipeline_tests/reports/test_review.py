@@ -56,23 +56,30 @@ def two_models(tmp_path_factory):
     folder = tmp_path_factory.mktemp("review")
     corpus = folder / "corpus.jsonl"
     lines = SAMPLE.read_text(encoding="utf-8").splitlines()
-    script_doc = {"id": "evil-1", "title": "<b>Título</b> & <script>alert('x')</script>",
-                  "abstract": "Resumo <script>window.__pwned = 1</script> A pesquisa \u202eexamina políticas "
-                              "alimentares no Brasil entre 2014 e 2019 com entrevistas."}
+    script_doc = {
+        "id": "evil-1",
+        "title": "<b>Título</b> & <script>alert('x')</script>",
+        "abstract": "Resumo <script>window.__pwned = 1</script> A pesquisa \u202eexamina políticas "
+        "alimentares no Brasil entre 2014 e 2019 com entrevistas.",
+    }
     corpus.write_text("\n".join(lines + [json.dumps(script_doc, ensure_ascii=False)]) + "\n", encoding="utf-8")
 
     def responder(request):
         text = document_text(request)
         title = [m for m in request["messages"] if m["role"] == "user"][0]["content"].split("\n", 1)[0][8:]
-        content = answer(request["format"], text, {"abordagem": {"evidencia": title.strip()},
-                                                   "periodo": {"evidencia": "uma frase inventada"}})
+        content = answer(
+            request["format"],
+            text,
+            {"abordagem": {"evidencia": title.strip()}, "periodo": {"evidencia": "uma frase inventada"}},
+        )
         return json.dumps(content, ensure_ascii=False)
 
     settings = Settings(warehouse=folder / "wh" / "adri.duckdb", corpus=corpus, codebook=PILOT, backend="embedded")
     classify_corpus_file(settings)
     with ModelServerStub(responder=responder) as stub:
-        classify_corpus_file(settings.model_copy(update={"backend": "ollama", "model": "qwen-test",
-                                                          "ollama_hosts": [stub.host]}))
+        classify_corpus_file(
+            settings.model_copy(update={"backend": "ollama", "model": "qwen-test", "ollama_hosts": [stub.host]})
+        )
     from adri_pipeline.classification.codebook import load_codebook
 
     codebook = load_codebook(PILOT)
@@ -93,16 +100,26 @@ def test_every_highlight_is_the_original_slice_at_its_offsets(two_models):
         assert parser.marks
         for mark in parser.marks:
             text = documents[mark["doc"]][mark["field"]]
-            assert mark["text"] == text[int(mark["data-start"]):int(mark["data-end"])]
+            assert mark["text"] == text[int(mark["data-start"]) : int(mark["data-end"])]
         values, _, _ = read_results(warehouse, model, codebook.content_hash)
         located = values.filter(pl.col("evidence_start").is_not_null())
         for row in located.iter_rows(named=True):  # each quote is covered exactly by its variable's marks
-            covered = "".join(m["text"] for m in parser.marks if m["doc"] == row["doc_id"]
-                              and m["field"] == row["evidence_field"] and row["variable"] in m["data-vars"].split())
+            covered = "".join(
+                m["text"]
+                for m in parser.marks
+                if m["doc"] == row["doc_id"]
+                and m["field"] == row["evidence_field"]
+                and row["variable"] in m["data-vars"].split()
+            )
             field = documents[row["doc_id"]][row["evidence_field"]]
-            assert covered == field[row["evidence_start"]:row["evidence_end"]]
-    titles = [m for p in site.pages if "ollama" in p.name and p.name.startswith("documents-")
-              for m in _marks(p) if m["field"] == "title"]
+            assert covered == field[row["evidence_start"] : row["evidence_end"]]
+    titles = [
+        m
+        for p in site.pages
+        if "ollama" in p.name and p.name.startswith("documents-")
+        for m in _marks(p)
+        if m["field"] == "title"
+    ]
     assert titles  # the title quotes are highlighted in the title
 
 
@@ -156,16 +173,21 @@ def test_the_compare_page_lists_exactly_the_disagreeing_pairs(two_models):
     rows = Rows()
     rows.feed(page.read_text(encoding="utf-8"))
     joined = a.join(b, on=["doc_id", "variable"])
-    by_hand = {(r["doc_id"], r["variable"]) for r in joined.iter_rows(named=True)
-               if sorted(r["value"].split("|")) != sorted(r["value_right"].split("|"))}
+    by_hand = {
+        (r["doc_id"], r["variable"])
+        for r in joined.iter_rows(named=True)
+        if sorted(r["value"].split("|")) != sorted(r["value_right"].split("|"))
+    }
     assert rows.pairs == expected == by_hand and expected
 
 
 def test_highlight_splits_overlapping_quotes():
     marked = highlight("abcdefgh", [(0, 4, "a", "literal"), (2, 6, "b", "approximate")])
-    assert marked == ('<mark class="ev literal" data-start="0" data-end="2" data-vars="a" title="a">ab</mark>'
-                      '<mark class="ev approximate" data-start="2" data-end="4" data-vars="a b" title="a b">cd</mark>'
-                      '<mark class="ev approximate" data-start="4" data-end="6" data-vars="b" title="b">ef</mark>gh')
+    assert marked == (
+        '<mark class="ev literal" data-start="0" data-end="2" data-vars="a" title="a">ab</mark>'
+        '<mark class="ev approximate" data-start="2" data-end="4" data-vars="a b" title="a b">cd</mark>'
+        '<mark class="ev approximate" data-start="4" data-end="6" data-vars="b" title="b">ef</mark>gh'
+    )
 
 
 def chromium() -> str | None:
@@ -183,9 +205,17 @@ def chromium_or_skip():
 
 def launch(playwright, browser_path: str):
     """Debian's Chromium, headless, with nothing reaching out to the network."""
-    return playwright.chromium.launch(executable_path=browser_path, args=[
-        "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--no-first-run", "--disable-sync"])
+    return playwright.chromium.launch(
+        executable_path=browser_path,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--no-first-run",
+            "--disable-sync",
+        ],
+    )
 
 
 def test_the_pages_work_in_headless_chromium(two_models, tmp_path):
@@ -254,45 +284,119 @@ def test_the_findings_page_draws_the_counts_the_warehouse_holds_in_chromium(two_
         overflowing = phone.evaluate("""() => [...document.querySelectorAll('body *')].filter(
             e => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll')).length""")
         browser.close()
-    model = Warehouse(settings.warehouse).query(
-        "SELECT model FROM classification_runs ORDER BY started_at DESC LIMIT 1").item()
+    model = (
+        Warehouse(settings.warehouse)
+        .query("SELECT model FROM classification_runs ORDER BY started_at DESC LIMIT 1")
+        .item()
+    )
     for variable in ("abordagem", "tecnica", "recorte", "subarea", "brasil_caso"):
-        by_hand = dict(Warehouse(settings.warehouse).query(
-            "SELECT v, count(DISTINCT doc_id) FROM (SELECT doc_id, unnest(string_split(value, '|')) AS v "
-            "FROM classification_values WHERE variable = ? AND model = ?) GROUP BY v", [variable, model]).rows())
+        by_hand = dict(
+            Warehouse(settings.warehouse)
+            .query(
+                "SELECT v, count(DISTINCT doc_id) FROM (SELECT doc_id, unnest(string_split(value, '|')) AS v "
+                "FROM classification_values WHERE variable = ? AND model = ?) GROUP BY v",
+                [variable, model],
+            )
+            .rows()
+        )
         assert drawn[variable] == by_hand, variable
     assert sum(drawn["abordagem"].values()) == 24 and max(widths) > 0
     assert overflowing == 0  # on a phone, only tables scroll, inside their box
     assert (tmp_path / "findings.png").stat().st_size > 0
 
 
-def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp_path):
+# a candidate's performance as a routing run records it: measured three times, its production batch 16
+ROUTING_PERFORMANCE = {
+    "independent_runs": 3,
+    "runs": [],
+    "production_batch": 16,
+    "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0},
+    "peak_rss_mb": 280.0,
+    "artifact_mb": 68.6,
+    "load_seconds": 0.9,
+    "warmup_seconds": 0.1,
+    "batch_chosen_by": "pilot",
+    "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB",
+    "hourly_usd": 0.06,
+    "price_table": "prices.toml",
+    "cost_per_1000_usd": {"batch 1": 0.000339, "batch 16": 0.000188},
+}
+# D2's figures, accuracy well above the majority class's
+D2_FIGURES = {
+    "n": 3,
+    "accuracy": 1.0,
+    "majority_baseline_accuracy": 0.34,
+    "high_confidence_wrong_rate": 0.0,
+    "high_confidence_wrong_rate_fixed": 0.0,
+    "ece": 0.1,
+    "mce": 0.2,
+    "aurc": 0.0,
+    "coverage_at_threshold": 1.0,
+    "selective_accuracy_at_threshold": 1.0,
+    "reliability": [],
+}
 
+
+def _one_candidate():
+    """embedded-logreg's result on D2 alone, with the performance above."""
+    from adri_pipeline.routing.results import CandidateResult
+
+    return CandidateResult(
+        candidate="embedded-logreg",
+        kind={},
+        tasks={"D2": D2_FIGURES},
+        by_origin={},
+        slices={},
+        temperature={},
+        abstention_threshold={},
+        discarded_answers=0,
+        discarded_reasons={},
+        error_causes={},
+        abstention_d3_vs_confidence={},
+        latency_ms={"p95": 30.0},
+        latency_per_turn_ms_percentiles={"p95": 41.0},
+        performance=ROUTING_PERFORMANCE,
+        cost_per_1000_usd=0.000339,
+        fit_seconds=1.0,
+    )
+
+
+def _write_one_routing_report(run: Path) -> None:
+    """A metrics.json as a routing run writes it: one candidate on one task, measured three times, its
+    hypotheses and one departure from the protocol, each figure a value the page's assertions can find."""
+    from adri_pipeline.routing.results import H1, H2, H3, BenchmarkReport, Hypotheses
+
+    result = _one_candidate()
+    verdicts = Hypotheses(
+        H1=H1(verdict="not evaluated"),
+        H2=H2(verdict="not evaluated", min_coverage=0.5),
+        H3=H3(
+            verdict="met",
+            p95_per_turn_ms=41.0,
+            target_p95_ms=50.0,
+            cost_per_1000_usd=0.000339,
+            shape="VM.Standard.E4.Flex 1 OCPU 24 GB",
+            compared_with_cost_per_1000_usd=0.01,
+            compared_with="stated price",
+            independent_runs=3,
+        ),
+    )
+    BenchmarkReport(
+        config={},
+        test_hash="ab" * 32,
+        results={"embedded-logreg": result},
+        hypotheses={"embedded-logreg": verdicts},
+        annotator_agreement={},
+        departures=["CPU only: no GPU scenario."],
+    ).write(run / "metrics.json")
+
+
+def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp_path):
     from adri_pipeline.reports.review import routing_page
-    from adri_pipeline.routing.results import H1, H2, H3, BenchmarkReport, CandidateResult, Hypotheses
 
     run = tmp_path / "routing" / "sgd"
     run.mkdir(parents=True)
-    performance = {"independent_runs": 3, "runs": [], "production_batch": 16,
-                   "throughput_per_s": {"batch 1": 50.0, "batch 16": 90.0}, "peak_rss_mb": 280.0,
-                   "artifact_mb": 68.6, "load_seconds": 0.9, "warmup_seconds": 0.1, "batch_chosen_by": "pilot",
-                   "shape": "VM.Standard.E4.Flex 1 OCPU 24 GB", "hourly_usd": 0.06, "price_table": "prices.toml",
-                   "cost_per_1000_usd": {"batch 1": 0.000339, "batch 16": 0.000188}}
-    d2 = {"n": 3, "accuracy": 1.0, "majority_baseline_accuracy": 0.34, "high_confidence_wrong_rate": 0.0,
-          "high_confidence_wrong_rate_fixed": 0.0, "ece": 0.1, "mce": 0.2, "aurc": 0.0, "coverage_at_threshold": 1.0,
-          "selective_accuracy_at_threshold": 1.0, "reliability": []}
-    result = CandidateResult(candidate="embedded-logreg", kind={}, tasks={"D2": d2}, by_origin={}, slices={},
-                             temperature={}, abstention_threshold={}, discarded_answers=0, discarded_reasons={},
-                             error_causes={}, abstention_d3_vs_confidence={}, latency_ms={"p95": 30.0},
-                             latency_per_turn_ms_percentiles={"p95": 41.0}, performance=performance,
-                             cost_per_1000_usd=0.000339, fit_seconds=1.0)
-    verdicts = Hypotheses(H1=H1(verdict="not evaluated"), H2=H2(verdict="not evaluated", min_coverage=0.5),
-                          H3=H3(verdict="met", p95_per_turn_ms=41.0, target_p95_ms=50.0, cost_per_1000_usd=0.000339,
-                                shape="VM.Standard.E4.Flex 1 OCPU 24 GB", compared_with_cost_per_1000_usd=0.01,
-                                compared_with="stated price", independent_runs=3))
-    BenchmarkReport(config={}, test_hash="ab" * 32, results={"embedded-logreg": result},
-                    hypotheses={"embedded-logreg": verdicts}, annotator_agreement={},
-                    departures=["CPU only: no GPU scenario."]).write(run / "metrics.json")
+    _write_one_routing_report(run)
     (tmp_path / "routing" / "old").mkdir()
     (tmp_path / "routing" / "old" / "metrics.json").write_text('{"results": {}}', encoding="utf-8")
     html = routing_page(tmp_path / "routing", tmp_path)
@@ -313,18 +417,20 @@ def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagree
     from adri_pipeline_tests.classification.test_coding import ROUND, round_file
 
     settings, _, _ = two_models
-    with_round = settings.model_copy(update={"coders": round_file(tmp_path, ROUND[:8]),
-                                             "warehouse": tmp_path / "wh" / "adri.duckdb"})
+    with_round = settings.model_copy(
+        update={"coders": round_file(tmp_path, ROUND[:8]), "warehouse": tmp_path / "wh" / "adri.duckdb"}
+    )
     shutil.copytree(settings.warehouse.parent, with_round.warehouse.parent)
     page = (write_review(with_round).index.parent / "findings.html").read_text(encoding="utf-8")
-    validation = page[page.index('<section id="validation">'):]
+    validation = page[page.index('<section id="validation">') :]
     assert "Coder vs coder, blind pass" in validation and "0.667" in validation  # alpha, as test_coding computes
     assert "Disagreements not adjudicated yet" in validation and "ana@example.org: qualitativa" in validation
     assert "bruno@example.org" in validation and "literal" in validation
     assert "each round&#39;s own gold" not in validation and "each round's own gold" not in validation  # one round
 
-    two_rounds = with_round.model_copy(update={"coders": round_file(tmp_path, ROUND + [
-        line.replace("round-1", "round-2") for line in ROUND[:2]])})
+    two_rounds = with_round.model_copy(
+        update={"coders": round_file(tmp_path, ROUND + [line.replace("round-1", "round-2") for line in ROUND[:2]])}
+    )
     page = (write_review(two_rounds).index.parent / "findings.html").read_text(encoding="utf-8")
     assert "own gold</h3>" in page and "round-2" in page
 
@@ -370,14 +476,15 @@ def test_the_findings_page_shows_the_corrected_shares_of_a_random_round(two_mode
     drawn = draw_random(with_round, "random-1", 10, seed=2)
     synthetic_codes(with_round, list(drawn["doc_id"]), codes, "random-1")
     page = (write_review(with_round.model_copy(update={"coders": codes})).index.parent / "findings.html").read_text(
-        encoding="utf-8")
-    corrected = page[page.index('<section id="corrected">'):page.index("</section>", page.index('id="corrected"'))]
+        encoding="utf-8"
+    )
+    corrected = page[page.index('<section id="corrected">') : page.index("</section>", page.index('id="corrected"'))]
     assert "prediction-powered inference" in corrected and "of 10 documents drawn at random" in corrected
     assert corrected.count("<h3>") == 6 and "not planned below 30 coded documents" in corrected
     interval = r"<td>\d+\.\d\xa0% \[\d+\.\d\xa0%, \d+\.\d\xa0%\]</td>"
     assert re.search(interval * 4, corrected) and "this corpus" in corrected  # model, coders, corrected, corpus
     # both models, corrected by the same sample, ranked by how tight their corrected intervals are
-    models = page[page.index('<section id="models">'):page.index("</section>", page.index('id="models"'))]
+    models = page[page.index('<section id="models">') : page.index("</section>", page.index('id="models"'))]
     assert "Which model to classify with" in models
     widths = [float(w) for w in re.findall(r"<td>(\d+\.\d) pts</td><td>\d+\.\d pts</td>", models)]
     assert len(widths) == 2 and widths == sorted(widths)

@@ -4,16 +4,25 @@ from adri_pipeline.routing.anchoring import ANCHOR_WIDTH, anchoring, content_ste
 
 
 def state(message: str, last_of_suspended: str, last_of_active: str) -> dict:
-    return {"message": message, "active_agent": "seguros", "suspended": [("imoveis", last_of_suspended)],
-            "turns": [{"role": "user", "agent": "imoveis", "text": "quero ver apartamentos no centro"},
-                      {"role": "agent", "agent": "imoveis", "text": last_of_suspended},
-                      {"role": "user", "agent": "seguros", "text": "qual o valor do seguro do carro?"},
-                      {"role": "agent", "agent": "seguros", "text": last_of_active}]}
+    return {
+        "message": message,
+        "active_agent": "seguros",
+        "suspended": [("imoveis", last_of_suspended)],
+        "turns": [
+            {"role": "user", "agent": "imoveis", "text": "quero ver apartamentos no centro"},
+            {"role": "agent", "agent": "imoveis", "text": last_of_suspended},
+            {"role": "user", "agent": "seguros", "text": "qual o valor do seguro do carro?"},
+            {"role": "agent", "agent": "seguros", "text": last_of_active},
+        ],
+    }
 
 
-CRITERIA = {"continuar_agente_ativo": "continuar com o agente ativo (seguros)",
-            "retomar_sessao:imoveis": "retomar a sessão suspensa de imoveis",
-            "iniciar_novo_agente": "um agente que não está na tela", "desambiguar": "perguntar ao usuário"}
+CRITERIA = {
+    "continuar_agente_ativo": "continuar com o agente ativo (seguros)",
+    "retomar_sessao:imoveis": "retomar a sessão suspensa de imoveis",
+    "iniciar_novo_agente": "um agente que não está na tela",
+    "desambiguar": "perguntar ao usuário",
+}
 
 
 def test_content_words_are_folded_stemmed_and_numbers_kept_whole():
@@ -24,9 +33,12 @@ def test_content_words_are_folded_stemmed_and_numbers_kept_whole():
 
 
 def test_a_reply_picking_up_the_suspended_agents_offer_anchors_that_session_and_not_the_active_one():
-    """"o de dois quartos" answers what the suspended agent offered, not the active agent's question."""
-    s = state("o de dois quartos", "Achei um de dois quartos e um de três. Qual prefere?",
-              "A cotação sai em R$ 120 por mês. Quer contratar?")
+    """ "o de dois quartos" answers what the suspended agent offered, not the active agent's question."""
+    s = state(
+        "o de dois quartos",
+        "Achei um de dois quartos e um de três. Qual prefere?",
+        "A cotação sai em R$ 120 por mês. Quer contratar?",
+    )
     rows = anchoring(s["message"], s, CRITERIA)
     assert set(rows) == {"continuar_agente_ativo", "retomar_sessao:imoveis"}
     assert all(len(r) == ANCHOR_WIDTH for r in rows.values())
@@ -65,8 +77,9 @@ def test_a_request_in_words_no_session_has_is_told_from_a_reply_with_no_content_
     assert request[0] == reply[0] == 0.0  # no session shares a word with either
     assert request[3] > 0 and request[4] == request[3]  # content words, none of them anywhere on screen
     assert reply[3] == reply[4] == 0.0
-    picked_up = summary("o apartamento de dois quartos", sessions(s, CRITERIA),
-                        anchoring("o apartamento de dois quartos", s, CRITERIA))
+    picked_up = summary(
+        "o apartamento de dois quartos", sessions(s, CRITERIA), anchoring("o apartamento de dois quartos", s, CRITERIA)
+    )
     assert picked_up[4] < picked_up[3]  # some of its words are the suspended agent's
     rows = anchoring("quero pedir uma pizza", s, CRITERIA)
     assert rows["continuar_agente_ativo"][7] == rows["retomar_sessao:imoveis"][7] == request[3]

@@ -12,9 +12,12 @@ from adri_pipeline.routing.builders import (
     regionalism,
 )
 
-UTTERANCES = [Utterance(f"frase {i} de {intent}", intent, f"g{i % 7}", "test", "pt-BR")
-              for i, intent in enumerate(["HassTurnOn", "HassListAddItem", "HassStartTimer", "HassGetWeather",
-                                          "HassMediaPause", "HassVacuumStart"] * 6)]
+UTTERANCES = [
+    Utterance(f"frase {i} de {intent}", intent, f"g{i % 7}", "test", "pt-BR")
+    for i, intent in enumerate(
+        ["HassTurnOn", "HassListAddItem", "HassStartTimer", "HassGetWeather", "HassMediaPause", "HassVacuumStart"] * 6
+    )
+]
 DESCRIPTIONS = {u.intent: f"descrição de {u.intent}" for u in UTTERANCES}
 
 
@@ -67,13 +70,21 @@ def test_regionalisms_swap_a_word_for_the_other_varietys_and_only_in_portuguese(
     regional = [e for e in examples if "regionalismo" in e.metadata.adversarial]
     assert regional and all("ventoinha" in e.utterance for e in regional)
     assert len(regional) < len(examples) / 2  # a share, the rest keep their own word
-    english = [Utterance(u.text.replace("liga o ventilador", "turn on the fan"), u.intent, u.group_id, u.source, "en")
-               for u in utterances]
-    assert not any("regionalismo" in e.metadata.adversarial
-                   for e in build_d1(english, DESCRIPTIONS, seed=3, dataset="t"))
-    conversations = build_conversations([Utterance(f"liga o ventilador {i}", intent, f"g{i}", "test", "pt-BR")
-                                         for i, intent in enumerate(["HassTurnOn", "HassStartTimer",
-                                                                     "HassListAddItem"] * 20)], seed=5, dataset="t")
+    english = [
+        Utterance(u.text.replace("liga o ventilador", "turn on the fan"), u.intent, u.group_id, u.source, "en")
+        for u in utterances
+    ]
+    assert not any(
+        "regionalismo" in e.metadata.adversarial for e in build_d1(english, DESCRIPTIONS, seed=3, dataset="t")
+    )
+    conversations = build_conversations(
+        [
+            Utterance(f"liga o ventilador {i}", intent, f"g{i}", "test", "pt-BR")
+            for i, intent in enumerate(["HassTurnOn", "HassStartTimer", "HassListAddItem"] * 20)
+        ],
+        seed=5,
+        dataset="t",
+    )
     tagged = [e for e in conversations if "regionalismo" in e.metadata.adversarial]
     assert tagged and all("ventoinha" in e.utterance for e in tagged)
 
@@ -90,20 +101,29 @@ def test_sgd_labels_follow_the_real_service_switches(tmp_path):
 
     from adri_pipeline.routing.builders import load_sgd
 
-    schemas = {"Buses_1": {"description": "Book bus journeys", "intents": {"BuyBusTicket": "Buy tickets"}},
-               "Hotels_1": {"description": "Reserve hotels", "intents": {"ReserveHotel": "Book a room"}},
-               **{f"Other_{i}": {"description": f"other {i}", "intents": {"Do": "do it"}} for i in range(4)}}
+    schemas = {
+        "Buses_1": {"description": "Book bus journeys", "intents": {"BuyBusTicket": "Buy tickets"}},
+        "Hotels_1": {"description": "Reserve hotels", "intents": {"ReserveHotel": "Book a room"}},
+        **{f"Other_{i}": {"description": f"other {i}", "intents": {"Do": "do it"}} for i in range(4)},
+    }
+
     def turn(speaker, text, service, intent=None):
         return {"speaker": speaker, "utterance": text, "frames": [{"service": service, "active_intent": intent}]}
-    dialogue = {"dialogue_id": "t-1", "split": "test", "services": ["Buses_1", "Hotels_1"], "turns": [
-        turn("USER", "I need a bus to Fresno.", "Buses_1", "BuyBusTicket"),
-        turn("SYSTEM", "When are you leaving?", "Buses_1"),
-        turn("USER", "Tomorrow.", "Buses_1", "BuyBusTicket"),                      # continue (short reply)
-        turn("SYSTEM", "Booked. Anything else?", "Buses_1"),
-        turn("USER", "Find me a hotel there.", "Hotels_1", "ReserveHotel"),      # a new service
-        turn("SYSTEM", "How many nights?", "Hotels_1"),
-        turn("USER", "Actually, change the bus to 9 am.", "Buses_1", "BuyBusTicket"),  # back to the bus
-    ]}
+
+    dialogue = {
+        "dialogue_id": "t-1",
+        "split": "test",
+        "services": ["Buses_1", "Hotels_1"],
+        "turns": [
+            turn("USER", "I need a bus to Fresno.", "Buses_1", "BuyBusTicket"),
+            turn("SYSTEM", "When are you leaving?", "Buses_1"),
+            turn("USER", "Tomorrow.", "Buses_1", "BuyBusTicket"),  # continue (short reply)
+            turn("SYSTEM", "Booked. Anything else?", "Buses_1"),
+            turn("USER", "Find me a hotel there.", "Hotels_1", "ReserveHotel"),  # a new service
+            turn("SYSTEM", "How many nights?", "Hotels_1"),
+            turn("USER", "Actually, change the bus to 9 am.", "Buses_1", "BuyBusTicket"),  # back to the bus
+        ],
+    }
     (tmp_path / "schemas.json").write_text(json.dumps(schemas))
     (tmp_path / "dialogues_multiservice.jsonl").write_text(json.dumps(dialogue) + "\n")
     d2 = {e.utterance: e for e in load_sgd(tmp_path, dialogues=1) if e.task == "D2"}
@@ -124,8 +144,10 @@ def test_only_dev_gets_more_conversations_and_the_bare_command_ambiguity():
 
     utterances, descriptions = load_source("sample")
     examples, split_of = build_dataset(utterances, descriptions, "sample")
-    d2 = {split: [e for e in examples if e.task == "D2" and split_of[e.id] == split]
-          for split in ("dev", "calibration", "test")}
+    d2 = {
+        split: [e for e in examples if e.task == "D2" and split_of[e.id] == split]
+        for split in ("dev", "calibration", "test")
+    }
     d1 = {split: sum(1 for e in examples if e.task == "D1" and split_of[e.id] == split) for split in d2}
     bare = {split: [e for e in d2[split] if e.utterance in BARE_COMMANDS] for split in d2}
     assert len(d2["dev"]) / d1["dev"] > 3 * len(d2["test"]) / d1["test"]

@@ -19,8 +19,10 @@ class Fixed(Candidate):
 def _fit(n: int, right: float) -> float:
     calibrated = Calibrated(Fixed())
     golds = ["a" if i < round(n * right) else "b" for i in range(n)]
-    requests = [{"state": f"Mensagem: {i}", "questions": {"D2": {"type": "choice", "criteria": {"a": "", "b": ""}}}}
-                for i in range(n)]
+    requests = [
+        {"state": f"Mensagem: {i}", "questions": {"D2": {"type": "choice", "criteria": {"a": "", "b": ""}}}}
+        for i in range(n)
+    ]
     calibrated.fit_temperature(requests, golds, ["D2"] * n)
     return calibrated.temperature["D2"]
 

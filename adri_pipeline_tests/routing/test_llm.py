@@ -51,11 +51,16 @@ def test_each_question_of_a_request_is_its_own_forward_pass():
     from adri_pipeline_tests.jev.test_serialize import D2 as base
 
     request = to_request(base)
-    request["questions"] = {intent: {"type": "noul", "instructions": f"A mensagem pede: {intent}?"}
-                            for intent in ("HassTurnOn", "HassShoppingListAddItem")}
+    request["questions"] = {
+        intent: {"type": "noul", "instructions": f"A mensagem pede: {intent}?"}
+        for intent in ("HassTurnOn", "HassShoppingListAddItem")
+    }
     with ModelServerStub() as stub:
-        stub.next_token = lambda r: ({"A": -0.1, "B": -2.5} if "HassShoppingListAddItem" in r["messages"][-1]["content"]
-                                     else {"B": -0.2, "A": -1.8})
+        stub.next_token = lambda r: (
+            {"A": -0.1, "B": -2.5}
+            if "HassShoppingListAddItem" in r["messages"][-1]["content"]
+            else {"B": -0.2, "A": -1.8}
+        )
         baseline = LLMCandidate("openai:qwen-test", Settings(openai_hosts=[stub.host + "/v1"]))
         logits = baseline.logits(request)
         calls = len(stub.chats())
@@ -63,8 +68,13 @@ def test_each_question_of_a_request_is_its_own_forward_pass():
     assert softmax(logits["HassShoppingListAddItem"])["sim"] > 0.9 > softmax(logits["HassTurnOn"])["sim"]
 
 
-@given(st.dictionaries(st.sampled_from(["A", " A", "B", "B)", " C", "D.", "x", "Res", "1", "a"]),
-                       st.floats(min_value=-30, max_value=0), min_size=1))
+@given(
+    st.dictionaries(
+        st.sampled_from(["A", " A", "B", "B)", " C", "D.", "x", "Res", "1", "a"]),
+        st.floats(min_value=-30, max_value=0),
+        min_size=1,
+    )
+)
 def test_a_letter_outside_the_top_never_outranks_one_inside_it(top):
     letters = "ABCD"
     values = dict(zip(letters, letter_logprobs(top, letters)))
@@ -78,6 +88,7 @@ def test_a_letter_outside_the_top_never_outranks_one_inside_it(top):
 def test_a_server_without_log_probabilities_gets_the_verbalized_fallback_labelled_as_such(provider):
     """The stub answers without log-probabilities (an older Ollama, a text-only server): the JSON
     numbers the model wrote are read instead, and the kind says so before any work."""
+
     def responder(request):
         if not request.get("format"):  # check()'s probe for log-probabilities, answered as text
             return "A"
@@ -104,12 +115,16 @@ def test_a_server_without_log_probabilities_gets_the_verbalized_fallback_labelle
     assert baseline.kind.role == "llm_baseline" and not LLMCandidate.kind.confidence.startswith("verbalized")
 
 
-
 def test_an_llm_answer_that_is_cut_or_out_of_range_counts_as_the_models_miss():
     with ModelServerStub() as stub:
-        stub.script = [{"content": '{"D2": {"probabilidades": {"continuar_agente_ativo": 0.'},
-                       {"content": json.dumps({"D2": {"probabilidades": {"continuar_agente_ativo": 7,
-                                                                         "iniciar_novo_agente": "x"}}})}]
+        stub.script = [
+            {"content": '{"D2": {"probabilidades": {"continuar_agente_ativo": 0.'},
+            {
+                "content": json.dumps(
+                    {"D2": {"probabilidades": {"continuar_agente_ativo": 7, "iniciar_novo_agente": "x"}}}
+                )
+            },
+        ]
         candidate = LLMCandidate("openai:qwen-test", Settings(openai_hosts=[stub.host + "/v1"]), verbalized=True)
         cut = candidate.logits(to_request(D2))["D2"]
         clipped = candidate.logits(to_request(D2))["D2"]
@@ -151,14 +166,19 @@ def test_the_benchmark_runs_the_baseline_it_checked_so_the_server_is_probed_once
     def responder(request):
         if not request.get("format"):
             return "A"
-        return json.dumps({name: {"probabilidades": {o: 0.5 for o in spec["properties"]["probabilidades"]["required"]}}
-                           for name, spec in request["format"]["properties"].items()})
+        return json.dumps(
+            {
+                name: {"probabilidades": {o: 0.5 for o in spec["properties"]["probabilidades"]["required"]}}
+                for name, spec in request["format"]["properties"].items()
+            }
+        )
 
     with ModelServerStub(responder=responder) as stub:
         settings = Settings(openai_hosts=[stub.host + "/v1"])
         config = RunConfig(dataset="sample", runs=0, llm_max_examples=2)
-        result = run_benchmark(config, ["openai:qwen-test"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out",
-                               settings)
+        result = run_benchmark(
+            config, ["openai:qwen-test"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out", settings
+        )
         probes = [r for r in stub.chats() if r.get("logprobs")]
     assert result.results["openai:qwen-test"].kind["confidence"].startswith("verbalized")
     assert len(probes) == 1  # check() only

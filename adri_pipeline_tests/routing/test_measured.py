@@ -12,32 +12,85 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def _figures(accuracy: float, majority: float) -> dict:
-    return {"n": 19, "accuracy": accuracy, "majority_baseline_accuracy": majority, "high_confidence_wrong_rate": 0.0,
-            "high_confidence_wrong_rate_fixed": 0.0, "ece": 0.1, "mce": 0.2, "aurc": 0.1,
-            "coverage_at_threshold": 1.0, "selective_accuracy_at_threshold": 1.0, "reliability": []}
+    return {
+        "n": 19,
+        "accuracy": accuracy,
+        "majority_baseline_accuracy": majority,
+        "high_confidence_wrong_rate": 0.0,
+        "high_confidence_wrong_rate_fixed": 0.0,
+        "ece": 0.1,
+        "mce": 0.2,
+        "aurc": 0.1,
+        "coverage_at_threshold": 1.0,
+        "selective_accuracy_at_threshold": 1.0,
+        "reliability": [],
+    }
+
+
+def _result(batching: str) -> CandidateResult:
+    """Sparrow's figures on two tasks, D2's below its majority class, measured three times."""
+    performance = {
+        "independent_runs": 3,
+        "runs": [],
+        "load_seconds": 1.0,
+        "warmup_seconds": 0.1,
+        "peak_rss_mb": 200.0,
+        "artifact_mb": 2.0,
+        "production_batch": 1,
+        "batch_chosen_by": "pilot",
+        "throughput_per_s": {"batch 1": 300.0},
+        "shape": "a shape",
+        "hourly_usd": 0.06,
+        "price_table": "prices.toml",
+        "cost_per_1000_usd": {"batch 1": 0.0001},
+    }
+    result = CandidateResult(
+        candidate="sparrow",
+        kind={"batching": batching},
+        tasks={"D1": _figures(0.9, 0.128), "D2": _figures(0.105, 0.421)},
+        by_origin={},
+        slices={},
+        temperature={},
+        abstention_threshold={},
+        discarded_answers=0,
+        discarded_reasons={},
+        error_causes={},
+        abstention_d3_vs_confidence={},
+        latency_ms={"p50": 3.04, "p95": 14.8},
+        latency_per_turn_ms_percentiles={"p95": 14.36},
+        performance=performance,
+        cost_per_1000_usd=0.0001,
+        fit_seconds=0.1,
+    )
+    return result
 
 
 def _run(folder: Path, batching: str) -> None:
     """A metrics.json as `adri routing run` writes it, with two tasks and one candidate."""
-    performance = {"independent_runs": 3, "runs": [], "load_seconds": 1.0, "warmup_seconds": 0.1,
-                   "peak_rss_mb": 200.0, "artifact_mb": 2.0, "production_batch": 1, "batch_chosen_by": "pilot",
-                   "throughput_per_s": {"batch 1": 300.0}, "shape": "a shape", "hourly_usd": 0.06,
-                   "price_table": "prices.toml", "cost_per_1000_usd": {"batch 1": 0.0001}}
-    result = CandidateResult(candidate="sparrow", kind={"batching": batching},
-                             tasks={"D1": _figures(0.9, 0.128), "D2": _figures(0.105, 0.421)}, by_origin={},
-                             slices={}, temperature={}, abstention_threshold={}, discarded_answers=0,
-                             discarded_reasons={}, error_causes={}, abstention_d3_vs_confidence={},
-                             latency_ms={"p50": 3.04, "p95": 14.8}, latency_per_turn_ms_percentiles={"p95": 14.36},
-                             performance=performance, cost_per_1000_usd=0.0001, fit_seconds=0.1)
-    verdicts = Hypotheses(H1=H1(verdict="not evaluated"), H2=H2(verdict="not evaluated", min_coverage=0.5),
-                          H3=H3(verdict="met", p95_per_turn_ms=14.36, target_p95_ms=50.0, cost_per_1000_usd=0.0001,
-                                shape="a shape", compared_with_cost_per_1000_usd=0.01, compared_with="stated price",
-                                independent_runs=3))
+    verdicts = Hypotheses(
+        H1=H1(verdict="not evaluated"),
+        H2=H2(verdict="not evaluated", min_coverage=0.5),
+        H3=H3(
+            verdict="met",
+            p95_per_turn_ms=14.36,
+            target_p95_ms=50.0,
+            cost_per_1000_usd=0.0001,
+            shape="a shape",
+            compared_with_cost_per_1000_usd=0.01,
+            compared_with="stated price",
+            independent_runs=3,
+        ),
+    )
     folder.mkdir(parents=True)
-    BenchmarkReport(config={"runs": 3}, test_hash="d9" * 32, results={"sparrow": result},
-                    hypotheses={"sparrow": verdicts}, annotator_agreement={}, departures=[],
-                    measured={"date": "2026-12-02 17:00 UTC", "commit": "abc123def456", "cores": 2}
-                    ).write(folder / "metrics.json")
+    BenchmarkReport(
+        config={"runs": 3},
+        test_hash="d9" * 32,
+        results={"sparrow": _result(batching)},
+        hypotheses={"sparrow": verdicts},
+        annotator_agreement={},
+        departures=[],
+        measured={"date": "2026-12-02 17:00 UTC", "commit": "abc123def456", "cores": 2},
+    ).write(folder / "metrics.json")
 
 
 def test_the_table_is_written_between_its_markers_and_nothing_else_changes(tmp_path, capsys):
@@ -71,8 +124,9 @@ def test_a_doc_without_the_markers_is_refused_and_left_as_it_was(tmp_path, capsy
 
 def test_a_run_records_the_commit_it_ran_on():
     here = Path(__file__).resolve().parent
-    head = subprocess.run(["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(here), "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     recorded = provenance()
     assert recorded["commit"].removesuffix("+changes") == head
     assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", recorded["date"])
@@ -80,10 +134,17 @@ def test_a_run_records_the_commit_it_ran_on():
 
 def test_every_measured_table_in_the_docs_was_written_by_the_command():
     """A table inside the markers says the run's date, commit and test split: typed figures have none."""
-    blocks = [(page.name, block) for page in DOCS.glob("*.md")
-              for block in re.findall(r"^<!-- measured: routing \S+ -->$(.*?)^<!-- /measured -->$", page.read_text(),
-                                      re.S | re.M)]
+    blocks = [
+        (page.name, block)
+        for page in DOCS.glob("*.md")
+        for block in re.findall(
+            r"^<!-- measured: routing \S+ -->$(.*?)^<!-- /measured -->$", page.read_text(), re.S | re.M
+        )
+    ]
     assert any(name == "jev-wire.md" for name, _ in blocks)
     for name, block in blocks:
-        assert re.search(r"Written by `adri routing table --dataset \S+` from the run of .+, "
-                         r"commit `[0-9a-f]{12}(\+changes)?`", block), name
+        assert re.search(
+            r"Written by `adri routing table --dataset \S+` from the run of .+, "
+            r"commit `[0-9a-f]{12}(\+changes)?`",
+            block,
+        ), name

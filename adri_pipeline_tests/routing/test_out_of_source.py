@@ -73,31 +73,42 @@ def test_a_conversation_also_in_the_fit_data_is_not_out_of_source(tmp_path):
         outside_set(str(tmp_path / "missing.jsonl"), RunConfig(), {"D2"}, set(), tmp_path)
 
 
-@pytest.mark.slow  # a whole benchmark run (about 30 s): .ci/run runs the slow tests
-def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound(tmp_path):
-    from adri_pipeline.config import Settings
-    from adri_pipeline.routing import service
-
-    settings = Settings.load(warehouse=str(tmp_path / "w.duckdb"), routing_candidates="embedded-zeroshot",
-                             routing_out_of_source=str(DATA / "routing" / "handwritten_d2.jsonl"),
-                             routing_extra_training="none", routing_performance_runs=0)
-    run = service.benchmark(settings)
-    text = run.report.read_text(encoding="utf-8")
-    # the headline is risk and coverage, in source and out of source (issue 56; failed before: no such section)
+def _assert_the_headline_is_risk_and_coverage(text: str, result) -> None:
+    """The headline is risk and coverage, in source and out of source (issue 56; failed before: no such
+    section), with the candidate's verdict and its prediction sets on D2."""
     headline = text.split("## Risk and coverage", 1)[1].split("## In source and out of source", 1)[0]
     assert text.index("## Risk and coverage") < text.index("## In source and out of source")
     assert "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic" in headline
     assert "wrong at 40%" in headline and "answered@thr" in headline
     assert "- **embedded-zeroshot" in headline  # its verdict on what the threshold answers
-    assert ("safe but mute" in headline) == bool(run.results["embedded-zeroshot"].mute_out_of_source)
+    assert ("safe but mute" in headline) == bool(result.mute_out_of_source)
     sets = headline.split("### Prediction sets", 1)[1]
     assert "| embedded-zeroshot | D2 | in source | 90% |" in sets and "| embedded-zeroshot | D4 |" not in sets
-    d2_sets = run.results["embedded-zeroshot"].out_of_source["file-handwritten_d2"]["D2"].prediction_sets
+    d2_sets = result.out_of_source["file-handwritten_d2"]["D2"].prediction_sets
     assert d2_sets is not None and d2_sets.answered + d2_sets.asked + d2_sets.abstained == pytest.approx(1.0)
+
+
+@pytest.mark.slow  # a whole benchmark run (about 30 s): .ci/run runs the slow tests
+def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound(tmp_path):
+    from adri_pipeline.config import Settings
+    from adri_pipeline.routing import service
+
+    settings = Settings.load(
+        warehouse=str(tmp_path / "w.duckdb"),
+        routing_candidates="embedded-zeroshot",
+        routing_out_of_source=str(DATA / "routing" / "handwritten_d2.jsonl"),
+        routing_extra_training="none",
+        routing_performance_runs=0,
+    )
+    run = service.benchmark(settings)
+    text = run.report.read_text(encoding="utf-8")
+    _assert_the_headline_is_risk_and_coverage(text, run.results["embedded-zeroshot"])
     first_table = text.split("## In source and out of source", 1)[1].split("###", 1)[0]
     assert "| embedded-zeroshot | D2 | in source |" in first_table
-    assert "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand; read while tuning on 2026-12-01) | 40 |" \
-        in first_table
+    assert (
+        "| embedded-zeroshot | D2 | file-handwritten_d2 (synthetic, adri-pipeline authors, by hand; read while "
+        "tuning on 2026-12-01) | 40 |" in first_table
+    )
     # a candidate below the majority class is flagged where it is (failed before: nothing said so)
     rows = [line.split(" | ") for line in first_table.splitlines() if line.startswith("| embedded-zeroshot |")]
     assert rows
@@ -116,6 +127,9 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
     h2 = run.hypotheses["embedded-zeroshot"].H2
     assert set(h2.out_of_source) == {"file-handwritten_d2"} and h2.verdict.startswith(h2.in_source)
     assert result.drift_alarm_share["in source"] <= result.drift_alarm_share["file-handwritten_d2"]
-    stored = service.Warehouse(settings.warehouse).query(
-        "SELECT DISTINCT test_set FROM routing_predictions ORDER BY ALL")["test_set"].to_list()
+    stored = (
+        service.Warehouse(settings.warehouse)
+        .query("SELECT DISTINCT test_set FROM routing_predictions ORDER BY ALL")["test_set"]
+        .to_list()
+    )
     assert stored == ["file-handwritten_d2", "in source"]

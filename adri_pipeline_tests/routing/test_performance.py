@@ -44,12 +44,15 @@ def test_cost_per_thousand_is_the_hourly_price_over_the_measured_throughput():
     assert metrics.cost_per_thousand(1.0, 20.0, 0.072) == pytest.approx(0.001)  # 72,000 decisions per hour
 
 
-@pytest.mark.parametrize("text, says", [
-    (TABLE.replace('"openai:big" = "gpu"', '"openai:big" = "tpu"'), "ran_on.openai:big names shape 'tpu'"),
-    (TABLE.replace("hourly_usd = 3.6", "hourly_usd = -1"), "field shapes.gpu.hourly_usd"),
-    (TABLE.replace('default = "cpu"\n', ""), "ran_on needs a 'default'"),
-    ("[shapes.cpu\n", "not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, says",
+    [
+        (TABLE.replace('"openai:big" = "gpu"', '"openai:big" = "tpu"'), "ran_on.openai:big names shape 'tpu'"),
+        (TABLE.replace("hourly_usd = 3.6", "hourly_usd = -1"), "field shapes.gpu.hourly_usd"),
+        (TABLE.replace('default = "cpu"\n', ""), "ran_on needs a 'default'"),
+        ("[shapes.cpu\n", "not valid TOML"),
+    ],
+)
 def test_a_broken_price_table_names_its_file_and_field(tmp_path, text, says):
     with pytest.raises(RoutingConfigError) as error:
         _table(tmp_path, text)
@@ -57,9 +60,19 @@ def test_a_broken_price_table_names_its_file_and_field(tmp_path, text, says):
 
 
 def _run(name: str, latency_s: float, batch: int = 1, per_s_at_batch: float = 0.0, runs: int = 3) -> CandidateRun:
-    measured = Measured([{"load_seconds": 1.0, "warmup_seconds": 0.5, "peak_rss_mb": 300.0,
-                          "throughput_per_s": {str(batch): per_s_at_batch}} for _ in range(runs)], 2**20,
-                        {f"e{i}": [latency_s] * runs for i in range(10)})
+    measured = Measured(
+        [
+            {
+                "load_seconds": 1.0,
+                "warmup_seconds": 0.5,
+                "peak_rss_mb": 300.0,
+                "throughput_per_s": {str(batch): per_s_at_batch},
+            }
+            for _ in range(runs)
+        ],
+        2**20,
+        {f"e{i}": [latency_s] * runs for i in range(10)},
+    )
     return CandidateRun(name, pl.DataFrame(), {}, {}, 0.0, measured, batch, "test")
 
 
@@ -83,8 +96,12 @@ def test_h3_compares_with_the_llms_cost_and_needs_three_independent_runs(tmp_pat
 
     def result(run):
         p = Performance.model_validate(performance(run, prices))
-        return SimpleNamespace(candidate=run.name, performance=p, cost_per_1000_usd=p.cost_per_1000_usd["batch 1"],
-                               latency_per_turn_ms_percentiles={"p95": 1000 * run.measured.latencies_s[0]})
+        return SimpleNamespace(
+            candidate=run.name,
+            performance=p,
+            cost_per_1000_usd=p.cost_per_1000_usd["batch 1"],
+            latency_per_turn_ms_percentiles={"p95": 1000 * run.measured.latencies_s[0]},
+        )
 
     llm = result(_run("openai:big", 2.0))
     h3 = _performance_verdict(result(_run("embedded-logreg", 0.02)), llm, config)
@@ -118,7 +135,7 @@ def test_each_run_is_its_own_process_and_reports_its_own_memory():
     from adri_pipeline.routing.performance import measure
 
     ballast = bytearray(600 * 2**20)  # this process: well over 600 MB resident
-    ballast[:: 4096] = b"x" * len(ballast[:: 4096])
+    ballast[::4096] = b"x" * len(ballast[::4096])
     test = [(f"e{i}", "D1", {"state": "", "questions": {}}) for i in range(4)]
     measured = measure(Idle(), test, test[:1], (2,), runs=2)
     assert len({run["pid"] for run in measured.runs} | {os.getpid()}) == 3
@@ -164,8 +181,9 @@ def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     from adri_pipeline_tests.routing.test_canonical import line, write
 
     golds = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
-    team_file = write(tmp_path / "equipe.jsonl", [line(i, gold=golds[i % 3], utterance=f"mensagem {i}")
-                                                   for i in range(30)])
+    team_file = write(
+        tmp_path / "equipe.jsonl", [line(i, gold=golds[i % 3], utterance=f"mensagem {i}") for i in range(30)]
+    )
     config = RunConfig(dataset=str(team_file), runs=3, warmup=2)
     dataset = build(config, tmp_path / "frozen")
     run_benchmark(config, ["embedded-zeroshot"], Warehouse(tmp_path / "w.duckdb"), tmp_path / "out", dataset=dataset)

@@ -1,6 +1,5 @@
 """One candidate's decisions as routing/run.py records them."""
 
-
 import pytest
 
 
@@ -11,9 +10,17 @@ def test_a_d4_sets_confidence_is_that_every_answer_in_it_is_right():
     from adri_pipeline.routing.run import _decisions
 
     intents = [f"i{n}" for n in range(15)]
-    example = CanonicalExample(id="x", group_id="g", task="D4", state={}, utterance="liga a luz e marca um timer",
-                               question="q", question_type="noul", options={i: i for i in intents},
-                               gold_label=["i0", "i1"])
+    example = CanonicalExample(
+        id="x",
+        group_id="g",
+        task="D4",
+        state={},
+        utterance="liga a luz e marca um timer",
+        question="q",
+        question_type="noul",
+        options={i: i for i in intents},
+        gold_label=["i0", "i1"],
+    )
     from adri_pipeline.jev.serialize import to_request
 
     answers = {i: {"type": "noul", "noul": 0.01} for i in intents}
@@ -22,8 +29,7 @@ def test_a_d4_sets_confidence_is_that_every_answer_in_it_is_right():
     response = {"model": "m", "answers": answers, "usage": {"input_tokens": 1, "output_tokens": 0}}
     row = _decisions(example, to_request(example), response)
     assert row["answer"] == "i0" and not row["correct"]
-    assert row["confidence"] == pytest.approx(0.99 ** 14 * 0.55) and row["confidence"] < 0.85
-
+    assert row["confidence"] == pytest.approx(0.99**14 * 0.55) and row["confidence"] < 0.85
 
 
 def test_the_confidence_is_tempered_off_the_sources_data_not_the_teams_turns_that_joined_dev():

@@ -24,13 +24,26 @@ from adri_pipeline.routing.serve import Answerer, make_app
 from adri_pipeline.routing.sparrow import SparrowCandidate
 from loopback.systemone_servers import asgi_server
 
-STATE = ("Contexto:\nAgente ativo: luzes\nSessões suspensas: nenhuma\nÚltimos turnos:\n- usuário: liga a luz\n"
-         "- agente luzes: Luz ligada.\nMensagem: e o timer de cinco minutos?")
-REQUEST = {"model": "jev-latest", "state": STATE, "questions": {
-    "D1": {"type": "choice", "instructions": "Qual intenção?",
-           "criteria": {"luzes.ligar": "ligar a luz", "timer.iniciar": "iniciar um timer",
-                        "sem_correspondencia": "nenhuma"}},
-    "D3": {"type": "noul", "instructions": "Dá para rotear sem perguntar?"}}}
+STATE = (
+    "Contexto:\nAgente ativo: luzes\nSessões suspensas: nenhuma\nÚltimos turnos:\n- usuário: liga a luz\n"
+    "- agente luzes: Luz ligada.\nMensagem: e o timer de cinco minutos?"
+)
+REQUEST = {
+    "model": "jev-latest",
+    "state": STATE,
+    "questions": {
+        "D1": {
+            "type": "choice",
+            "instructions": "Qual intenção?",
+            "criteria": {
+                "luzes.ligar": "ligar a luz",
+                "timer.iniciar": "iniciar um timer",
+                "sem_correspondencia": "nenhuma",
+            },
+        },
+        "D3": {"type": "noul", "instructions": "Dá para rotear sem perguntar?"},
+    },
+}
 READ_TIMEOUT_S, HEADERS_TIMEOUT_S = 1.0, 1.0
 
 
@@ -66,7 +79,7 @@ def raw(url: str, data: bytes, timeout: float = 10.0) -> tuple[int, dict]:
             assert chunk, f"the server closed the connection without an answer to {data[:80]!r}"
             received += chunk
     head, _, body = received.partition(b"\r\n\r\n")
-    return int(head.split(b" ")[1]), json.loads(body[:_length(received)])
+    return int(head.split(b" ")[1]), json.loads(body[: _length(received)])
 
 
 def _length(received: bytes) -> int:
@@ -85,18 +98,21 @@ def test_a_normal_request_is_answered(url):
     assert set(answered.json()["answers"]) == {"D1", "D3"}
 
 
-@pytest.mark.parametrize("name, data, status", [
-    ("deeply nested JSON", post(b"[" * 10000 + b"]" * 10000), 422),
-    ("invalid UTF-8", post(b'{"model": "jev-latest\xff\xfe", "state": "x", "questions": {}}'), 422),
-    ("not JSON", post(b"model=jev-latest"), 422),
-    ("wrong content type", post(json.dumps(REQUEST).encode(), "Content-Type: text/plain\r\n"), 415),
-    ("negative Content-Length", post(b"{}", length="-5"), 400),
-    ("non-numeric Content-Length", post(b"{}", length="abc"), 400),
-    ("two Content-Lengths that disagree", post(b"{}", "Content-Length: 7\r\n"), 400),
-    ("over the body limit by Content-Length", post(b"", length=str(10 * 1024 * 1024)), 413),
-    ("a request line that is not HTTP", b"HELLO\r\n\r\n", 400),
-    ("a body that stops short (slow client)", post(b'{"model":', length="500"), 408),
-])
+@pytest.mark.parametrize(
+    "name, data, status",
+    [
+        ("deeply nested JSON", post(b"[" * 10000 + b"]" * 10000), 422),
+        ("invalid UTF-8", post(b'{"model": "jev-latest\xff\xfe", "state": "x", "questions": {}}'), 422),
+        ("not JSON", post(b"model=jev-latest"), 422),
+        ("wrong content type", post(json.dumps(REQUEST).encode(), "Content-Type: text/plain\r\n"), 415),
+        ("negative Content-Length", post(b"{}", length="-5"), 400),
+        ("non-numeric Content-Length", post(b"{}", length="abc"), 400),
+        ("two Content-Lengths that disagree", post(b"{}", "Content-Length: 7\r\n"), 400),
+        ("over the body limit by Content-Length", post(b"", length=str(10 * 1024 * 1024)), 413),
+        ("a request line that is not HTTP", b"HELLO\r\n\r\n", 400),
+        ("a body that stops short (slow client)", post(b'{"model":', length="500"), 408),
+    ],
+)
 def test_a_malformed_request_gets_a_4xx_with_a_reason_never_a_dropped_connection(url, name, data, status):
     started = time.monotonic()
     got, body = raw(url, data)
@@ -126,8 +142,10 @@ def test_over_the_body_limit_as_it_streams_is_413_with_the_limit(url):
     def chunks():
         for _ in range(80):
             yield b" " * 1024
-    answered = httpx.post(f"{url}/v1/systemone", content=chunks(), headers={"Content-Type": "application/json"},
-                          timeout=30)
+
+    answered = httpx.post(
+        f"{url}/v1/systemone", content=chunks(), headers={"Content-Type": "application/json"}, timeout=30
+    )
     assert answered.status_code == 413
     assert "32768 bytes (64 per token" in answered.json()["detail"]["message"]
 
@@ -138,7 +156,9 @@ def test_the_state_is_cut_to_the_candidates_token_limit_before_the_model_reads_i
     candidate = answerer.calibrated.candidate
     assert candidate.limit() == {"tokens": 512, "counted_by": "sparrow-decider's word pieces (512 per text)"}
     turns = "\n".join(f"- usuário: turno {i} " + "palavra " * 40 for i in range(200))
-    state = f"Contexto:\nAgente ativo: nenhum\nSessões suspensas: nenhuma\nÚltimos turnos:\n{turns}\nMensagem: liga a luz"
+    state = (
+        f"Contexto:\nAgente ativo: nenhum\nSessões suspensas: nenhuma\nÚltimos turnos:\n{turns}\nMensagem: liga a luz"
+    )
     seen = candidate.fitted({**REQUEST, "state": state})["state"]
     assert candidate.count_tokens(seen) <= 512 < candidate.count_tokens(state)
     assert seen.endswith("Mensagem: liga a luz") and "turno 199" in seen and "turno 0 " not in seen
@@ -221,21 +241,26 @@ def test_with_a_key_a_request_without_it_is_401_and_with_it_answered(answerer):
         assert httpx.get(f"{served}/v1/models").status_code == 401
         wrong = httpx.post(f"{served}/v1/systemone", json=REQUEST, headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and wrong.json()["detail"]["message"] == "The key is not valid."
-        right = httpx.post(f"{served}/v1/systemone", json=REQUEST, headers={"Authorization": "Bearer s3cret"},
-                           timeout=30)
+        right = httpx.post(
+            f"{served}/v1/systemone", json=REQUEST, headers={"Authorization": "Bearer s3cret"}, timeout=30
+        )
         assert right.status_code == 200
 
 
 def _json_values():
     scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20)
-    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-        st.text(max_size=8), inner, max_size=4), max_leaves=20)
+    return st.recursive(
+        scalars,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=20,
+    )
 
 
 def _mutated_requests():
     """REQUEST with one field replaced by any JSON value, or removed."""
-    return st.tuples(st.sampled_from(["model", "state", "questions", "D1", "D3", "criteria", "type"]),
-                     _json_values() | st.just(...)).map(_mutate)
+    return st.tuples(
+        st.sampled_from(["model", "state", "questions", "D1", "D3", "criteria", "type"]), _json_values() | st.just(...)
+    ).map(_mutate)
 
 
 def _mutate(change) -> dict:
@@ -250,18 +275,27 @@ def _mutate(change) -> dict:
     return request
 
 
-BODIES = st.binary(max_size=300) | _json_values().map(lambda v: json.dumps(v).encode()) | \
-    _mutated_requests().map(lambda r: json.dumps(r).encode())
-CONTENT_TYPES = st.sampled_from(["Content-Type: application/json\r\n", "", "Content-Type: text/plain\r\n",
-                                 "Content-Type: application/json; charset=latin-1\r\n",
-                                 "Content-Type: \x7f\r\n", "Content-Type: multipart/form-data\r\n"])
+BODIES = (
+    st.binary(max_size=300)
+    | _json_values().map(lambda v: json.dumps(v).encode())
+    | _mutated_requests().map(lambda r: json.dumps(r).encode())
+)
+CONTENT_TYPES = st.sampled_from(
+    [
+        "Content-Type: application/json\r\n",
+        "",
+        "Content-Type: text/plain\r\n",
+        "Content-Type: application/json; charset=latin-1\r\n",
+        "Content-Type: \x7f\r\n",
+        "Content-Type: multipart/form-data\r\n",
+    ]
+)
 LENGTHS = st.sampled_from([None, "-1", "abc", "0", "1e3", " 12", "99999999999999999999"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=BODIES, content_type=CONTENT_TYPES, length=LENGTHS)
-def test_fuzz_raw_requests_get_an_answer_with_a_reason_and_the_server_keeps_answering(url, body, content_type,
-                                                                                       length):
+def test_fuzz_raw_requests_get_an_answer_with_a_reason_and_the_server_keeps_answering(url, body, content_type, length):
     """Any body, content type and Content-Length: a JSON answer, 200 for a request that happens to be
     valid, else a 4xx with its reason; never a 5xx, a dropped connection or a hang."""
     status, answer = raw(url, post(body, content_type, length))
@@ -283,8 +317,20 @@ def test_a_host_other_than_loopback_without_a_key_is_warned_about(tmp_path, caps
     from adri_pipeline.cli import main
     from adri_pipeline.routing.serve_server import warn_if_open
 
-    flags = ["routing", "serve", "--dataset", "sample", "--warehouse", str(tmp_path / "w.duckdb"), "--port", "0",
-             "--candidate", "no-such-candidate", "--host", "0.0.0.0"]
+    flags = [
+        "routing",
+        "serve",
+        "--dataset",
+        "sample",
+        "--warehouse",
+        str(tmp_path / "w.duckdb"),
+        "--port",
+        "0",
+        "--candidate",
+        "no-such-candidate",
+        "--host",
+        "0.0.0.0",
+    ]
     assert main(flags) == 2
     said = capsys.readouterr().err
     assert "warning: serving on 0.0.0.0 without a key: anyone who reaches this machine's port" in said
@@ -295,23 +341,34 @@ def test_a_host_other_than_loopback_without_a_key_is_warned_about(tmp_path, caps
     assert not any(warn_if_open(host, None) for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"))
 
 
-D2_OPTIONS = {"continuar_agente_ativo": "continuar com o agente ativo", "retomar_sessao:timer": "retomar o timer",
-              "nova_sessao": "começar outra conversa", "desambiguar": "perguntar ao usuário"}
+D2_OPTIONS = {
+    "continuar_agente_ativo": "continuar com o agente ativo",
+    "retomar_sessao:timer": "retomar o timer",
+    "nova_sessao": "começar outra conversa",
+    "desambiguar": "perguntar ao usuário",
+}
 
 
-@pytest.mark.parametrize("quantile, action, answered", [
-    (0.99, "abstain", "desambiguar"),  # p >= 0.01: all four options, more than three: abstains
-    (0.7, "ask", "desambiguar"),  # p >= 0.3: two options, the user is asked which
-    (1e-9, "abstain", "desambiguar"),  # p >= 1: no option, nothing can be promised
-])
+@pytest.mark.parametrize(
+    "quantile, action, answered",
+    [
+        (0.99, "abstain", "desambiguar"),  # p >= 0.01: all four options, more than three: abstains
+        (0.7, "ask", "desambiguar"),  # p >= 0.3: two options, the user is asked which
+        (1e-9, "abstain", "desambiguar"),  # p >= 1: no option, nothing can be promised
+    ],
+)
 def test_with_clarify_an_unsure_choice_becomes_a_question_naming_its_options(quantile, action, answered):
     """Failed before: serve had no prediction sets; every answer was the most probable option."""
     from adri_pipeline.jev.contract import answer_from, check_response
     from adri_pipeline.routing.serve import Clarifier
 
     question = {"type": "choice", "instructions": "Quem responde?", "criteria": D2_OPTIONS}
-    probabilities = {"continuar_agente_ativo": 0.45, "retomar_sessao:timer": 0.40, "nova_sessao": 0.10,
-                     "desambiguar": 0.05}
+    probabilities = {
+        "continuar_agente_ativo": 0.45,
+        "retomar_sessao:timer": 0.40,
+        "nova_sessao": 0.10,
+        "desambiguar": 0.05,
+    }
     answers = {"D2": answer_from(question, probabilities)}
     response = {"model": "m", "answers": answers, "usage": {"input_tokens": 1, "output_tokens": 0}}
     Clarifier({"D2": quantile}, 0.9).apply(answers, {"D2": question}, response)

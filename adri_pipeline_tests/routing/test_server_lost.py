@@ -23,9 +23,24 @@ def test_a_server_that_stops_mid_run_ends_it_with_one_line(tmp_path, capsys, mon
     with ModelServerStub(models=("qwen-test",)) as stub:
         stub.next_token = going_away
         monkeypatch.setenv("ADRI_OPENAI_HOSTS", stub.host + "/v1")
-        code = main(["routing", "run", "--candidates", "openai:qwen-test", "--runs", "0",
-                     "--out-of-source", "none", "--extra-training", "none", "--limite-llm", "20",
-                     "--warehouse", str(tmp_path / "w.duckdb")])
+        code = main(
+            [
+                "routing",
+                "run",
+                "--candidates",
+                "openai:qwen-test",
+                "--runs",
+                "0",
+                "--out-of-source",
+                "none",
+                "--extra-training",
+                "none",
+                "--limite-llm",
+                "20",
+                "--warehouse",
+                str(tmp_path / "w.duckdb"),
+            ]
+        )
     err = capsys.readouterr().err.strip()
     assert code == 2, err
     assert "Traceback" not in err

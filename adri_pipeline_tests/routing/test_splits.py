@@ -74,10 +74,17 @@ def test_splits_spread_every_stratum_not_only_the_gold_label():
     def example(i: int) -> CanonicalExample:
         special = i % 5 == 0
         return CanonicalExample(
-            id=f"e{i}", group_id=f"g{i}", task="D2", state=State(active_agent="a" if special else None),
-            utterance="x", question="q", question_type="choice", options={"continuar_agente_ativo": "c"},
+            id=f"e{i}",
+            group_id=f"g{i}",
+            task="D2",
+            state=State(active_agent="a" if special else None),
+            utterance="x",
+            question="q",
+            question_type="choice",
+            options={"continuar_agente_ativo": "c"},
             gold_label="continuar_agente_ativo",
-            metadata=Metadata(length_bucket="longo" if special else "curto", turn_index=6 if special else 1))
+            metadata=Metadata(length_bucket="longo" if special else "curto", turn_index=6 if special else 1),
+        )
 
     examples = [example(i) for i in range(50)]
     for seed in range(5):
@@ -97,9 +104,11 @@ def test_composed_conversations_share_class_ambiguity_and_turn_position_alike_in
 
     dataset = build(RunConfig(dataset="sample", extra_training=[]))  # the composition's own shares
     kinds = TURN_KINDS | BARE_COMMAND_KINDS
-    share = {"desambiguar": (kinds["ambigua"] + kinds["comando_solto"]) / sum(kinds.values()),
-             "iniciar_novo_agente": kinds["novo"] / sum(kinds.values()),
-             "continuar_agente_ativo": (kinds["continuar"] + kinds["resposta_curta"]) / sum(kinds.values())}
+    share = {
+        "desambiguar": (kinds["ambigua"] + kinds["comando_solto"]) / sum(kinds.values()),
+        "iniciar_novo_agente": kinds["novo"] / sum(kinds.values()),
+        "continuar_agente_ativo": (kinds["continuar"] + kinds["resposta_curta"]) / sum(kinds.values()),
+    }
     for split in ("dev", "calibration", "test"):
         d2 = [e for e in dataset.in_split(split) if e.task == "D2"]
         classes = Counter(e.gold_label.split(":")[0] for e in d2)

@@ -35,8 +35,19 @@ def test_a_calibration_for_another_candidate_or_fit_is_refused_naming_both(tmp_p
     from adri_pipeline.routing.service import _team_calibration
 
     path = tmp_path / "team.json"
-    path.write_text(json.dumps({"candidate": "static-logreg", "fitted_on": "sample", "team_file": "t.jsonl",
-                                "team_sha256": "0" * 64, "created": "2026-12-05", "set_coverage": 0.9, "tasks": {}}))
+    path.write_text(
+        json.dumps(
+            {
+                "candidate": "static-logreg",
+                "fitted_on": "sample",
+                "team_file": "t.jsonl",
+                "team_sha256": "0" * 64,
+                "created": "2026-12-05",
+                "set_coverage": 0.9,
+                "tasks": {},
+            }
+        )
+    )
     settings = Settings.load(warehouse=str(tmp_path / "w.duckdb"))
     with pytest.raises(RoutingConfigError, match="recertifies static-logreg fitted on sample, not embedded-logreg"):
         _team_calibration(path, "embedded-logreg", settings)
@@ -68,8 +79,9 @@ def test_a_teams_labelled_turns_raise_the_certified_coverage_on_its_other_turns(
     from adri_pipeline.routing.run import choose_thresholds
 
     team_file, other_file = _team_files(tmp_path)
-    settings = Settings.load(warehouse=str(tmp_path / "w.duckdb"), routing_extra_training="none",
-                             routing_candidates="embedded-logreg")
+    settings = Settings.load(
+        warehouse=str(tmp_path / "w.duckdb"), routing_extra_training="none", routing_candidates="embedded-logreg"
+    )
 
     class Options:  # what the CLI passes
         candidate, team, benchmark_seed, llm_limit = "embedded-logreg", team_file, 13, None
@@ -82,14 +94,15 @@ def test_a_teams_labelled_turns_raise_the_certified_coverage_on_its_other_turns(
     assert team.tasks["D2"].n > 100 and team.drift_reference
 
     answerer = service.serving(settings, "embedded-logreg", team_calibration=path).state.answerer
-    source_threshold = choose_thresholds(answerer.calibrated, service.build_examples(settings),
-                                         service.config_for(settings, runs=0)).thresholds["D2"]
+    source_threshold = choose_thresholds(
+        answerer.calibrated, service.build_examples(settings), service.config_for(settings, runs=0)
+    ).thresholds["D2"]
     answered = wrong = before = 0
     others = located_canonical(other_file).examples
     for example in others:
         request = {"model": "jev-latest", **to_request(example)}
         response = answerer.answer(request)
-        (name, answer), = response["answers"].items()
+        ((name, answer),) = response["answers"].items()
         before += max(answer["probabilities"].values()) >= source_threshold
         if response.get("x_certified", {}).get(name, {}).get("answered"):
             answered += 1
@@ -98,5 +111,8 @@ def test_a_teams_labelled_turns_raise_the_certified_coverage_on_its_other_turns(
     assert before == 0 and answered > 0  # the sample's threshold answered none; the team's answers some
     assert wrong / len(others) <= 0.10  # the bound is 5 % at 90 %: within twice that on the other half
     with pytest.raises(RoutingConfigError, match="also in the data embedded-logreg is fitted on"):
-        service.calibrate_for_team(Settings.load(warehouse=str(tmp_path / "w2.duckdb"),
-                                                 routing_candidates="embedded-logreg"), "embedded-logreg", team_file)
+        service.calibrate_for_team(
+            Settings.load(warehouse=str(tmp_path / "w2.duckdb"), routing_candidates="embedded-logreg"),
+            "embedded-logreg",
+            team_file,
+        )

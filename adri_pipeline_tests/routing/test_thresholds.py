@@ -49,20 +49,27 @@ def test_another_sources_calibration_raises_the_threshold_to_what_it_certifies()
     assert alone.calibration_answered == 11 and alone.calibration_wrong == 0
     their_confidence = np.linspace(0.2, 0.4, 234)
     their_correct = their_confidence > 0.39  # wrong up to 0.39
-    bound = across_sources(own_correct, own_confidence, {"sgd": (their_correct, their_confidence)},
-                           alpha=0.05, delta=0.10)
+    bound = across_sources(
+        own_correct, own_confidence, {"sgd": (their_correct, their_confidence)}, alpha=0.05, delta=0.10
+    )
     [check] = bound.sources
     assert bound.threshold == check.alone > alone.threshold
-    assert check.source == "sgd" and check.wrong <= 0.05 * 234 and check.answered == (their_confidence >= bound.threshold).sum()
+    assert (
+        check.source == "sgd"
+        and check.wrong <= 0.05 * 234
+        and check.answered == (their_confidence >= bound.threshold).sum()
+    )
     assert bound.calibration_answered < alone.calibration_answered and "sgd: " in bound.statement()
 
 
 def test_a_source_too_small_to_test_is_named_and_left_out():
     confidence = np.linspace(0.5, 1, 100)
-    bound = across_sources(np.ones(100, bool), confidence, {"sample": (np.zeros(19, bool), np.full(19, 0.99))},
-                           alpha=0.05, delta=0.10)
+    bound = across_sources(
+        np.ones(100, bool), confidence, {"sample": (np.zeros(19, bool), np.full(19, 0.99))}, alpha=0.05, delta=0.10
+    )
     assert bound.threshold == 0.5 and bound.sources[0].alone is None
     assert "sample: too few to test (19)" in bound.statement()
-    wrong_everywhere = across_sources(np.ones(100, bool), confidence,
-                                      {"sgd": (np.zeros(100, bool), np.full(100, 0.99))}, alpha=0.05, delta=0.10)
+    wrong_everywhere = across_sources(
+        np.ones(100, bool), confidence, {"sgd": (np.zeros(100, bool), np.full(100, 0.99))}, alpha=0.05, delta=0.10
+    )
     assert wrong_everywhere.threshold == ABSTAIN_ALL and "abstains on all" in wrong_everywhere.statement()

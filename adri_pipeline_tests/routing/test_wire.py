@@ -41,13 +41,24 @@ def test_a_served_candidate_beside_an_embedded_one_is_stored(tmp_path):
 
     config = RunConfig(dataset="sample", runs=0)
     dataset = build(config)
-    few = [e for split in ("dev", "calibration", "test") for task in ("D1", "D2", "D3", "D4")
-           for e in [e for e in dataset.in_split(split) if e.task == task][:6]]
+    few = [
+        e
+        for split in ("dev", "calibration", "test")
+        for task in ("D1", "D2", "D3", "D4")
+        for e in [e for e in dataset.in_split(split) if e.task == task][:6]
+    ]
     with sparrow_server() as url:
-        run_benchmark(config, [f"jev:{url}", "embedded-zeroshot"], Warehouse(tmp_path / "w.duckdb"),
-                      tmp_path / "report", None, dataclasses.replace(dataset, examples=few))
-    stored = Warehouse(tmp_path / "w.duckdb").query("SELECT candidate, count(*) AS n FROM routing_predictions "
-                                                    "GROUP BY 1 ORDER BY 1")
+        run_benchmark(
+            config,
+            [f"jev:{url}", "embedded-zeroshot"],
+            Warehouse(tmp_path / "w.duckdb"),
+            tmp_path / "report",
+            None,
+            dataclasses.replace(dataset, examples=few),
+        )
+    stored = Warehouse(tmp_path / "w.duckdb").query(
+        "SELECT candidate, count(*) AS n FROM routing_predictions GROUP BY 1 ORDER BY 1"
+    )
     assert stored.rows() == [("embedded-zeroshot", 24), (f"jev:{url}", 24)]
 
 
@@ -78,14 +89,30 @@ def test_the_served_candidate_passes_every_requirement_of_jevcompat(tmp_path):
     from jevcompat import runner
 
     env = {**os.environ, "ADRI_TEST_SERVE_KEY": "s3cret-key"}
-    with adri_serve("sparrow", tmp_path / "w.duckdb", key_env="ADRI_TEST_SERVE_KEY", env=env,
-                    flags=("--clarify",)) as url:
+    with adri_serve(
+        "sparrow", tmp_path / "w.duckdb", key_env="ADRI_TEST_SERVE_KEY", env=env, flags=("--clarify",)
+    ) as url:
         report = runner.run(url, key="s3cret-key", timeout=60)
-        asked = httpx.post(f"{url}/v1/systemone", headers={"Authorization": "Bearer s3cret-key"}, timeout=60,
-                           json={"model": "jev-latest", "state": "Mensagem: e o timer?", "questions": {"D2": {
-                               "type": "choice", "instructions": "Quem responde?",
-                               "criteria": {"continuar_agente_ativo": "o agente ativo", "nova_sessao": "outro",
-                                            "desambiguar": "perguntar"}}}}).json()
+        asked = httpx.post(
+            f"{url}/v1/systemone",
+            headers={"Authorization": "Bearer s3cret-key"},
+            timeout=60,
+            json={
+                "model": "jev-latest",
+                "state": "Mensagem: e o timer?",
+                "questions": {
+                    "D2": {
+                        "type": "choice",
+                        "instructions": "Quem responde?",
+                        "criteria": {
+                            "continuar_agente_ativo": "o agente ativo",
+                            "nova_sessao": "outro",
+                            "desambiguar": "perguntar",
+                        },
+                    }
+                },
+            },
+        ).json()
     assert asked["x_prediction_sets"]["D2"]["action"] in ("answer", "ask", "abstain")  # --clarify reached serve
     failed = [r.id for r in report.results if r.status == "fail"]
     assert report.verdict == "conformant" and failed == [], failed
@@ -102,8 +129,9 @@ def test_embedded_logreg_served_passes_jevcompat_and_is_benchmarked_over_the_wir
         report = runner.run(url, timeout=60)
         assert report.verdict == "conformant", [r.id for r in report.results if r.status == "fail"]
         config = RunConfig(dataset="sample", runs=3)
-        run = run_benchmark(config, [f"jev:{url}"], Warehouse(tmp_path / "b.duckdb"), tmp_path / "r", None,
-                            build(config))
+        run = run_benchmark(
+            config, [f"jev:{url}"], Warehouse(tmp_path / "b.duckdb"), tmp_path / "r", None, build(config)
+        )
     h3 = run.hypotheses[f"jev:{url}"].H3
     assert h3.independent_runs == 3 and h3.verdict in ("met", "not met") and h3.p95_per_turn_ms > 0
     assert run.results[f"jev:{url}"].tasks["D1"].accuracy > 0.5
@@ -147,6 +175,7 @@ def test_served_candidate_abstains_while_traffic_drifts_and_recovers(tmp_path):
     d2 = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task == "D2"]
     in_source = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task in ("D1", "D2")]
     with adri_serve("embedded-logreg", tmp_path / "w.duckdb") as url, httpx.Client(base_url=url, timeout=60) as client:
+
         def send(requests):
             return [client.post("/v1/systemone", json=r).json() for r in requests]
 
@@ -154,13 +183,13 @@ def test_served_candidate_abstains_while_traffic_drifts_and_recovers(tmp_path):
         assert not any(r["x_drift"]["drifted"] for r in quiet)
         assert client.get("/v1/drift").json()["alarms"] == 0
 
-        drifted = send(_requests((d2 * 3)[:2 * WINDOW], foreign=True))
+        drifted = send(_requests((d2 * 3)[: 2 * WINDOW], foreign=True))
         assert drifted[-1]["x_drift"]["drifted"]
         counters = client.get("/v1/drift").json()
         assert counters["drifted"] and counters["alarms"] == 1 and counters["abstained"] >= WINDOW // 2
-        assert all(r["answers"]["D2"]["choice"] == "desambiguar" for r in drifted[-WINDOW // 2:])
+        assert all(r["answers"]["D2"]["choice"] == "desambiguar" for r in drifted[-WINDOW // 2 :])
 
-        back = send(_requests((in_source * 2)[:2 * WINDOW], foreign=False))
+        back = send(_requests((in_source * 2)[: 2 * WINDOW], foreign=False))
         assert not back[-1]["x_drift"]["drifted"]
         assert client.get("/v1/drift").json()["recoveries"] == 1
 
@@ -177,7 +206,7 @@ def test_the_benchmark_reads_a_drifted_servers_answers_as_abstentions_without_co
     d2 = [e for e in build(RunConfig(dataset="sample")).in_split("test") if e.task == "D2"]
     with adri_serve("static-logreg", tmp_path / "w.duckdb") as url:
         served = make_candidate(f"jev:{url}")
-        answered = [served.logits(request) for request in _requests((d2 * 3)[:2 * WINDOW], foreign=True)]
+        answered = [served.logits(request) for request in _requests((d2 * 3)[: 2 * WINDOW], foreign=True)]
     last = softmax(answered[-1]["D2"])
     assert max(last, key=last.get) == "desambiguar"
     assert max(last.values()) < 0.5

@@ -16,6 +16,7 @@ Usage:
 The data-generating process, targets and pass rule are those recorded in
 grid.json (see its fields); this file implements them.
 """
+
 import argparse
 import importlib.util
 import json
@@ -73,6 +74,36 @@ def parse_interval(iv):
     return "ok", lo, hi
 
 
+def ask(fn, gold, pc, pu):
+    """The adapter's interval for each target; raises when the answer is not a dict holding both, which
+    the caller counts as an adapter error (a miss for both targets), as it does anything the adapter raises."""
+    out = fn(gold, pc, pu)
+    if not isinstance(out, dict):
+        raise TypeError(f"intervals() returned {type(out).__name__}, not dict")
+    return {t: out[t] for t in TARGETS}
+
+
+def tally(s, answer, truth, uncoded_left):
+    """Count one target's answer in its tallies `s`: a refusal is not given; a malformed or zero-width
+    interval (while uncoded documents remain) is given and missed; a given interval covers the truth or not."""
+    kind, lo, hi = parse_interval(answer)
+    if kind == "refused":
+        s["refused"] += 1
+        return
+    s["given"] += 1
+    if kind == "malformed":
+        s["malformed"] += 1
+        return
+    width = hi - lo
+    s["width_sum"] += width
+    s["width_n"] += 1
+    if width <= TOL and uncoded_left:
+        s["zero_width"] += 1
+        return  # zero width while uncoded documents remain: a miss
+    if lo - TOL <= truth <= hi + TOL:
+        s["covered"] += 1
+
+
 def run_cell(fn, cell, draws, threshold):
     rng = np.random.default_rng(cell["seed"])
     p, n, N = cell["p"], cell["n"], cell["N"]
@@ -85,10 +116,7 @@ def run_cell(fn, cell, draws, threshold):
         gold, pc, pu, corpus_share = draw(rng, p, sens, fa, n, N)
         truth = {"population": p, "corpus": corpus_share}
         try:
-            out = fn(gold, pc, pu)
-            if not isinstance(out, dict):
-                raise TypeError(f"intervals() returned {type(out).__name__}, not dict")
-            answers = {t: out[t] for t in TARGETS}
+            answers = ask(fn, gold, pc, pu)
         except Exception as exc:  # an adapter that raises: a miss for both targets
             errors += 1
             if first_error is None:
@@ -98,28 +126,19 @@ def run_cell(fn, cell, draws, threshold):
                 st[t]["given"] += 1
             continue
         for t in TARGETS:
-            kind, lo, hi = parse_interval(answers[t])
-            s = st[t]
-            if kind == "refused":
-                s["refused"] += 1
-                continue
-            s["given"] += 1
-            if kind == "malformed":
-                s["malformed"] += 1
-                continue
-            width = hi - lo
-            s["width_sum"] += width
-            s["width_n"] += 1
-            if width <= TOL and pu.size > 0:
-                s["zero_width"] += 1
-                continue  # zero width while uncoded documents remain: a miss
-            if lo - TOL <= truth[t] <= hi + TOL:
-                s["covered"] += 1
+            tally(st[t], answers[t], truth[t], pu.size > 0)
     res = dict(cell)
     res["draws"] = draws
     res["errors"] = errors
     res["first_error"] = first_error
     res["seconds"] = round(time.time() - t0, 2)
+    return verdict(res, st, threshold)
+
+
+def verdict(res, st, threshold):
+    """The cell's row `res` completed with each target's figures, its status and the notes that explain
+    it: any adapter error or malformed interval fails, as does a coverage below the threshold."""
+    draws, errors = res["draws"], res["errors"]
     status = "PASS"
     notes = []
     if errors:
@@ -153,53 +172,90 @@ def fmt(x, spec=".3f"):
     return "  n/a" if x is None else format(x, spec)
 
 
-def main(argv=None):
+def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--adapter", required=True, help="Python file exposing intervals(gold, predicted_coded, predicted_uncoded)")
+    ap.add_argument(
+        "--adapter", required=True, help="Python file exposing intervals(gold, predicted_coded, predicted_uncoded)"
+    )
     ap.add_argument("--function", default="intervals", help="name of the function in the adapter (default: intervals)")
     ap.add_argument("--grid", default=os.path.join(HERE, "grid.json"))
     ap.add_argument("--cells", default=None, help="comma-separated cell ids (default: all)")
-    ap.add_argument("--draws", type=int, default=None, help="override draws per cell (quick look; not the grid's verdict)")
+    ap.add_argument(
+        "--draws", type=int, default=None, help="override draws per cell (quick look; not the grid's verdict)"
+    )
     ap.add_argument("--json", default=None, help="write the per-cell table to this file")
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
 
+
+def chosen_cells(grid, wanted):
+    """The grid's cells, or those named in --cells, in the order named there."""
+    cells = grid["cells"]
+    if wanted:
+        ids = [int(c) for c in wanted.split(",") if c.strip()]
+        by_id = {c["id"]: c for c in cells}
+        cells = [by_id[i] for i in ids]
+    return cells
+
+
+def row(r):
+    """One cell's line of the table, under the header main prints."""
+    return (
+        f"{r['id']:>3} {r['p']:>5.2f} {r['n']:>4} {r['N']:>6} {r['sensitivity']:>4.2f} {r['false_alarm']:>4.2f} | "
+        f"{fmt(r['coverage_population']):>7} {fmt(r['coverage_corpus']):>7} | "
+        f"{r['refusal_population']:>7.3f} {r['refusal_corpus']:>7.3f} | "
+        f"{fmt(r['mean_width_population']):>6} {fmt(r['mean_width_corpus']):>6} | "
+        f"{r['zero_width_population']:>4} {r['zero_width_corpus']:>4} | {r['status']}"
+        + (f"  ({r['notes']})" if r["notes"] else "")
+    )
+
+
+def main(argv=None):
+    args = parse_args(argv)
     grid = json.load(open(args.grid))
     threshold = float(grid["pass_threshold"])
     draws = args.draws or int(grid["draws_per_cell"])
-    cells = grid["cells"]
-    if args.cells:
-        wanted = [int(c) for c in args.cells.split(",") if c.strip()]
-        by_id = {c["id"]: c for c in cells}
-        cells = [by_id[i] for i in wanted]
+    cells = chosen_cells(grid, args.cells)
     fn = load_function(args.adapter, args.function)
 
-    print(f"adapter {args.adapter}:{args.function}  grid {args.grid}  cells {len(cells)}  draws/cell {draws}"
-          + ("" if draws == grid["draws_per_cell"] else f"  (grid says {grid['draws_per_cell']}: quick look only)"))
-    head = (f"{'id':>3} {'p':>5} {'n':>4} {'N':>6} {'sens':>4} {'fa':>4} | {'cov_pop':>7} {'cov_cor':>7} | "
-            f"{'ref_pop':>7} {'ref_cor':>7} | {'w_pop':>6} {'w_cor':>6} | {'zw_p':>4} {'zw_c':>4} | status")
+    print(
+        f"adapter {args.adapter}:{args.function}  grid {args.grid}  cells {len(cells)}  draws/cell {draws}"
+        + ("" if draws == grid["draws_per_cell"] else f"  (grid says {grid['draws_per_cell']}: quick look only)")
+    )
+    head = (
+        f"{'id':>3} {'p':>5} {'n':>4} {'N':>6} {'sens':>4} {'fa':>4} | {'cov_pop':>7} {'cov_cor':>7} | "
+        f"{'ref_pop':>7} {'ref_cor':>7} | {'w_pop':>6} {'w_cor':>6} | {'zw_p':>4} {'zw_c':>4} | status"
+    )
     print(head)
     print("-" * len(head))
     results = []
     for cell in cells:
         r = run_cell(fn, cell, draws, threshold)
         results.append(r)
-        print(f"{r['id']:>3} {r['p']:>5.2f} {r['n']:>4} {r['N']:>6} {r['sensitivity']:>4.2f} {r['false_alarm']:>4.2f} | "
-              f"{fmt(r['coverage_population']):>7} {fmt(r['coverage_corpus']):>7} | "
-              f"{r['refusal_population']:>7.3f} {r['refusal_corpus']:>7.3f} | "
-              f"{fmt(r['mean_width_population']):>6} {fmt(r['mean_width_corpus']):>6} | "
-              f"{r['zero_width_population']:>4} {r['zero_width_corpus']:>4} | {r['status']}"
-              + (f"  ({r['notes']})" if r["notes"] else ""), flush=True)
+        print(row(r), flush=True)
     fails = [r["id"] for r in results if r["status"] == "FAIL"]
     refused = [r["id"] for r in results if r["status"] == "ALL-REFUSED"]
     overall = "PASS" if not fails else "FAIL"
     print("-" * len(head))
-    print(f"OVERALL: {overall}  ({len(results) - len(fails)}/{len(results)} cells not failing; "
-          f"failing cells: {fails or 'none'}; all-refused cells: {refused or 'none'}; draws/cell {draws})")
+    print(
+        f"OVERALL: {overall}  ({len(results) - len(fails)}/{len(results)} cells not failing; "
+        f"failing cells: {fails or 'none'}; all-refused cells: {refused or 'none'}; draws/cell {draws})"
+    )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"adapter": args.adapter, "function": args.function, "grid": args.grid,
-                       "draws_per_cell": draws, "overall": overall, "failing_cells": fails,
-                       "all_refused_cells": refused, "cells": results}, f, indent=1)
+            json.dump(
+                {
+                    "adapter": args.adapter,
+                    "function": args.function,
+                    "grid": args.grid,
+                    "draws_per_cell": draws,
+                    "overall": overall,
+                    "failing_cells": fails,
+                    "all_refused_cells": refused,
+                    "cells": results,
+                },
+                f,
+                indent=1,
+            )
     return 0 if overall == "PASS" else 1
 
 

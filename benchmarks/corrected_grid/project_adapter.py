@@ -18,10 +18,13 @@ from adri_pipeline.classification.corrected import estimate  # noqa: E402
 
 def intervals(gold: np.ndarray, predicted_coded: np.ndarray, predicted_uncoded: np.ndarray) -> dict:
     coded, uncoded = len(gold), len(predicted_uncoded)
-    rows = pl.DataFrame({
-        "model": np.concatenate([predicted_coded, predicted_uncoded]).astype(float),
-        "gold": pl.Series(np.concatenate([gold.astype(float), np.full(uncoded, np.nan)])).fill_nan(None),
-        "weight": pl.Series(np.concatenate([np.ones(coded), np.full(uncoded, np.nan)])).fill_nan(None)})
+    rows = pl.DataFrame(
+        {
+            "model": np.concatenate([predicted_coded, predicted_uncoded]).astype(float),
+            "gold": pl.Series(np.concatenate([gold.astype(float), np.full(uncoded, np.nan)])).fill_nan(None),
+            "weight": pl.Series(np.concatenate([np.ones(coded), np.full(uncoded, np.nan)])).fill_nan(None),
+        }
+    )
     found = estimate(rows)
     pair = lambda name: None if math.isnan(found[f"{name}_low"]) else (found[f"{name}_low"], found[f"{name}_high"])  # noqa: E731
     return {"population": pair("corrected"), "corpus": pair("corpus")}

@@ -11,6 +11,7 @@ They exist only to show the simulator separates wrong from right intervals:
   intervals            -- alias of intervals_coders_cp.
 Run e.g.  python independent_coverage.py --adapter reference_adapters.py --function intervals_naive
 """
+
 import math
 
 import numpy as np

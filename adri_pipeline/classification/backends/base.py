@@ -46,7 +46,8 @@ def stop_below_memory_floor(floor_mb: int, holder: str) -> None:
         raise BackendError(
             f"stopping between documents: {available_mb:.0f} MB free, below the floor of {floor_mb} MB "
             f"(ADRI_MEMORY_FLOOR_MB); {holder}, this process holds {resident_mb:.0f} MB. Everything "
-            "classified so far is saved; close other programs or use a smaller model, then rerun to continue.")
+            "classified so far is saved; close other programs or use a smaller model, then rerun to continue."
+        )
 
 
 class Backend(Protocol):
@@ -58,9 +59,7 @@ class Backend(Protocol):
     def prepare(self, codebook: Codebook, prompt: Prompt) -> None:
         """Load what is needed; called only when at least one document needs the model."""
 
-    def classify(
-        self, prompt: Prompt, document: Document, retry: tuple[str, str] | None = None
-    ) -> BackendResponse:
+    def classify(self, prompt: Prompt, document: Document, retry: tuple[str, str] | None = None) -> BackendResponse:
         """One answer; `retry` = (previous raw answer, message naming the failing variables)."""
 
     def check_resources(self) -> None:
@@ -82,8 +81,9 @@ def is_zero_shot_baseline(model: str) -> bool:
     return model.startswith(EMBEDDED_PREFIX) and TRAINED_ON_CODES not in model
 
 
-ZERO_SHOT_NOTE = ("these are the embedded default's zero-shot answers, a baseline that agrees with human coders at "
-                  "about chance level (docs/guide-classification.md), not coding: classify with a served model "
-                  "(--backend ollama or openai) or train it on coded documents (--coders) before reading the "
-                  "shares as findings")
-
+ZERO_SHOT_NOTE = (
+    "these are the embedded default's zero-shot answers, a baseline that agrees with human coders at "
+    "about chance level (docs/guide-classification.md), not coding: classify with a served model "
+    "(--backend ollama or openai) or train it on coded documents (--coders) before reading the "
+    "shares as findings"
+)

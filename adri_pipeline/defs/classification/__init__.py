@@ -26,7 +26,14 @@ defs = dg.Definitions(
     assets=dg.load_assets_from_modules([corpus, codebook, coders, assets]),
     asset_checks=[assets.classification_quality],
     jobs=[classify_documents_job, refresh_results_job, coded_model_job, register_corpus_job, classify_shards_job],
-    sensors=[new_documents_sensor, codebook_change_sensor, new_codes_sensor, reclassify_after_refit_sensor,
-             results_automation_sensor, shard_runs_sensor, results_after_shard_runs_sensor],
+    sensors=[
+        new_documents_sensor,
+        codebook_change_sensor,
+        new_codes_sensor,
+        reclassify_after_refit_sensor,
+        results_automation_sensor,
+        shard_runs_sensor,
+        results_after_shard_runs_sensor,
+    ],
     schedules=[nightly_backfill_schedule],
 )

@@ -42,14 +42,15 @@ from adri_pipeline.warehouse.catalog import table_description
 def _classify(context: dg.AssetExecutionContext, run: RunContext, shards: set[str], progress, backend):
     """The run's shards classified: (the run's report, the documents of those shards)."""
     if run.settings.ledger_url:
-        report = classify_shards(run, sorted(shards), origin="dagster", run_id=context.run.run_id,
-                                 progress=progress, backend=backend)
+        report = classify_shards(
+            run, sorted(shards), origin="dagster", run_id=context.run.run_id, progress=progress, backend=backend
+        )
         return report, pl.DataFrame({"doc_id": list(report.keys)}, schema={"doc_id": pl.String})
     stored = read_documents(run.warehouse)
-    documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]],
-                                        dtype=pl.Boolean))
-    return classify_documents(run, documents, origin="dagster", run_id=context.run.run_id,
-                              progress=progress, backend=backend).report, documents
+    documents = stored.filter(pl.Series([shard_of(doc_id) in shards for doc_id in stored["doc_id"]], dtype=pl.Boolean))
+    return classify_documents(
+        run, documents, origin="dagster", run_id=context.run.run_id, progress=progress, backend=backend
+    ).report, documents
 
 
 def _backend(run: RunContext):
@@ -74,14 +75,18 @@ def _recorded_shards(context: dg.AssetExecutionContext, report, tallies: dict[st
     return shards_to_record(tallies, context.instance.get_materialized_partitions(context.asset_key))
 
 
-@dg.asset(code_version=PROMPT_VERSION,
-    group_name="classification", partitions_def=document_shards,
+@dg.asset(
+    code_version=PROMPT_VERSION,
+    group_name="classification",
+    partitions_def=document_shards,
     # one machine: one run per range, the one writer of the warehouse; with the shared ledger, runs of
     # ADRI_SHARDS_PER_RUN shards side by side, limited per model server by the run queue (deploy/)
-    backfill_policy=(dg.BackfillPolicy.multi_run(DEPLOYED.shards_per_run) if SHARED_LEDGER
-                     else dg.BackfillPolicy.single_run()),
+    backfill_policy=(
+        dg.BackfillPolicy.multi_run(DEPLOYED.shards_per_run) if SHARED_LEDGER else dg.BackfillPolicy.single_run()
+    ),
     pool=None if SHARED_LEDGER else DUCKDB_WRITER,
-    deps=[corpus, prompt_signature, coded_model], output_required=False,
+    deps=[corpus, prompt_signature, coded_model],
+    output_required=False,
     kinds={"postgres"} if SHARED_LEDGER else {"duckdb"},
 )
 def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
@@ -95,12 +100,14 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     shards = set(context.partition_keys)
     run = RunContext.load(settings, recorded_codebook(context, adri))
     backend = _backend(run)
-    context.instance.add_run_tags(context.run.run_id, {"adri/model": backend.model,
-                                                   "adri/model_digest": backend.digest or "-"})
+    context.instance.add_run_tags(
+        context.run.run_id, {"adri/model": backend.model, "adri/model_digest": backend.digest or "-"}
+    )
     # a progress line on stderr (the terminal of `adri demo`, the run's compute log under the daemon),
     # and every 50 documents a line in the run's event log
-    line = DocumentsDone(f"classifying shards {min(shards)}..{max(shards)}" if len(shards) > 1 else
-                         f"classifying {next(iter(shards))}")
+    line = DocumentsDone(
+        f"classifying shards {min(shards)}..{max(shards)}" if len(shards) > 1 else f"classifying {next(iter(shards))}"
+    )
     done = [0]  # documents the model was asked about in this run
 
     def progress(outcome, total):
@@ -108,6 +115,7 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
         line(outcome, total)
         if done[0] % 50 == 0:
             context.log.info(f"{done[0]}/{total} documents answered")
+
     try:
         report, documents = _classify(context, run, shards, progress, backend)
     finally:
@@ -115,21 +123,31 @@ def classifications(context: dg.AssetExecutionContext, adri: AdriSettings):
     tallies = tally_shards(documents["doc_id"], report.answered, report.answered_now)
     recorded = _recorded_shards(context, report, tallies)
     for shard in recorded:
-        yield dg.AssetMaterialization(asset_key=context.asset_key, partition=shard,
-                                      metadata={"model": backend.model, **asdict(tallies.get(shard, ShardTally()))})
-    context.log.info(f"{report.documents} documents in {len(shards)} shards: {report.cached} cached, "
-                     f"{report.classified} classified, {len(report.failed)} failed, "
-                     f"{len(recorded)} shard materializations recorded; "
-                     + ("results follow once the range's runs end" if settings.ledger_url
-                        else "results and snapshot refreshed"))
+        yield dg.AssetMaterialization(
+            asset_key=context.asset_key,
+            partition=shard,
+            metadata={"model": backend.model, **asdict(tallies.get(shard, ShardTally()))},
+        )
+    context.log.info(
+        f"{report.documents} documents in {len(shards)} shards: {report.cached} cached, "
+        f"{report.classified} classified, {len(report.failed)} failed, "
+        f"{len(recorded)} shard materializations recorded; "
+        + ("results follow once the range's runs end" if settings.ledger_url else "results and snapshot refreshed")
+    )
     for doc_id, reason in report.failed[:20]:
         context.log.warning(f"no answer that follows the codebook for {doc_id}: {reason}")
     if report.stopped:
         raise dg.Failure(description=f"stopped early: {report.stopped}")
 
 
-@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="classification", deps=[classifications, prompt_signature, codebook], kinds={"duckdb"},
-          automation_condition=AFTER_UPSTREAM)
+@dg.asset(
+    code_version="1",
+    pool=DUCKDB_WRITER,
+    group_name="classification",
+    deps=[classifications, prompt_signature, codebook],
+    kinds={"duckdb"},
+    automation_condition=AFTER_UPSTREAM,
+)
 def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Tables `classification_values`, `classification_documents` and `classification_figures` for the
     model the latest classification run recorded and the current codebook: no model call, no choosing.
@@ -148,18 +166,35 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash(values)),
         metadata={
-            "model": model.model, "model_digest": model.digest, "codebook_hash": book.content_hash,
+            "model": model.model,
+            "model_digest": model.digest,
+            "codebook_hash": book.content_hash,
             "codebook_version": book.version,
-            **summary.model_dump(include={"documents", "pending", "json_valid_first_try_pct", "valid_first_try_pct",
-                                          "retry_pct", "seconds_median", "seconds_p90"}),
+            **summary.model_dump(
+                include={
+                    "documents",
+                    "pending",
+                    "json_valid_first_try_pct",
+                    "valid_first_try_pct",
+                    "retry_pct",
+                    "seconds_median",
+                    "seconds_p90",
+                }
+            ),
             "figures": table_metadata(table) if table.height else "none",
             **warehouse_table(table_description(warehouse, "classification_values")),
         },
     )
 
 
-@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
-          automation_condition=AFTER_UPSTREAM)
+@dg.asset(
+    code_version="1",
+    pool=DUCKDB_WRITER,
+    group_name="classification",
+    deps=[classification_results],
+    io_manager_key="content_hash_io_manager",
+    automation_condition=AFTER_UPSTREAM,
+)
 def evidence_audits(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
     """Literal / approximate / absent shares among quoted answers, waived counted apart, per (model,
     codebook, variable): the same definition as the ADR's figures in classification_results."""
@@ -168,8 +203,14 @@ def evidence_audits(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg
     return versioned(frame, table=table_metadata(frame))
 
 
-@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="classification", deps=[classification_results], io_manager_key="content_hash_io_manager",
-          automation_condition=AFTER_UPSTREAM)
+@dg.asset(
+    code_version="1",
+    pool=DUCKDB_WRITER,
+    group_name="classification",
+    deps=[classification_results],
+    io_manager_key="content_hash_io_manager",
+    automation_condition=AFTER_UPSTREAM,
+)
 def validation_agreement(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Output:
     """Agreement and Cohen's kappa per (model, variable) against human coders (ADRI_CODERS)."""
     settings = adri.settings()
@@ -189,5 +230,7 @@ def classification_quality(context: dg.AssetCheckExecutionContext, adri: AdriSet
     metadata's `model`); a failure names the documents and variables."""
     built = context.instance.get_latest_materialization_event(classification_results.key)
     model = built.asset_materialization.metadata.get("model") if built and built.asset_materialization else None
-    quality = check_quality(adri.settings(), model.value if model is not None else None, recorded_codebook(context, adri))
+    quality = check_quality(
+        adri.settings(), model.value if model is not None else None, recorded_codebook(context, adri)
+    )
     return dg.AssetCheckResult(passed=quality.passed, description=quality.description, metadata=quality.figures)

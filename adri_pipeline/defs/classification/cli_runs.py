@@ -31,9 +31,21 @@ def record_cli_run(home: Path, settings: Settings, run) -> tuple[list[str], bool
         tallies = tally_shards(report.keys, report.answered, report.answered_now)
         shards = shards_to_record(tallies, instance.get_materialized_partitions(classifications.key))
         for shard in shards:
-            instance.report_runless_asset_event(dg.AssetMaterialization(
-                classifications.key, partition=shard, metadata={**common, **asdict(tallies[shard])}))
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(
+                    classifications.key, partition=shard, metadata={**common, **asdict(tallies[shard])}
+                )
+            )
         if report.classified:
-            instance.report_runless_asset_event(dg.AssetMaterialization(analyst_snapshot.key, metadata={
-                **common, "path": str(run.snapshot), "documents": report.documents, "new": report.classified}))
+            instance.report_runless_asset_event(
+                dg.AssetMaterialization(
+                    analyst_snapshot.key,
+                    metadata={
+                        **common,
+                        "path": str(run.snapshot),
+                        "documents": report.documents,
+                        "new": report.classified,
+                    },
+                )
+            )
     return shards, bool(report.classified)

@@ -36,8 +36,10 @@ def prompt_signature(adri: AdriSettings) -> dg.MaterializeResult:
     return dg.MaterializeResult(
         data_version=dg.DataVersion(prompt.signature),
         metadata={
-            "signature": prompt.signature, "codebook_hash": book.content_hash,
-            "codebook_version": book.version, "prompt_version": prompt.prompt_version,
+            "signature": prompt.signature,
+            "codebook_hash": book.content_hash,
+            "codebook_version": book.version,
+            "prompt_version": prompt.prompt_version,
             "variables": ", ".join(book.variables),
             "system_message": dg.MetadataValue.md(f"```\n{prompt.system_message}\n```"),
             **warehouse_table(table_description(warehouse, "prompt_signatures")),
@@ -51,7 +53,9 @@ def recorded_codebook(context, adri: AdriSettings) -> Codebook:
     file as it is now (an edit since is a new observation, and the sensor's next run). Before
     prompt_signature was ever materialized in this instance, the settings' file, and a log line says so."""
     event = context.instance.get_latest_materialization_event(prompt_signature.key)
-    recorded = event.asset_materialization.metadata.get("codebook_hash") if event and event.asset_materialization else None
+    recorded = (
+        event.asset_materialization.metadata.get("codebook_hash") if event and event.asset_materialization else None
+    )
     stored = stored_codebook(adri.warehouse_access(), recorded.value) if recorded is not None else None
     if stored is None:
         path = adri.settings().codebook
@@ -63,6 +67,8 @@ def recorded_codebook(context, adri: AdriSettings) -> Codebook:
     except (OSError, UnicodeDecodeError):
         unchanged = False
     if not unchanged:
-        context.log.warning(f"{adri.settings().codebook} changed since prompt_signature recorded it: this run uses "
-                            "the recorded codebook; materialize prompt_signature to use the edit")
+        context.log.warning(
+            f"{adri.settings().codebook} changed since prompt_signature recorded it: this run uses "
+            "the recorded codebook; materialize prompt_signature to use the edit"
+        )
     return book

@@ -46,7 +46,8 @@ def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Material
     return dg.MaterializeResult(
         data_version=dg.DataVersion(content_hash(loaded.documents)),
         metadata={
-            "documents": loaded.documents.height, "new_shards": len(new),
+            "documents": loaded.documents.height,
+            "new_shards": len(new),
             "excluded_no_abstract": int(loaded.coverage["excluded_no_abstract"].sum()),
             "skipped_duplicates": len(loaded.skipped),
             "coverage": table_metadata(coverage),

@@ -55,14 +55,17 @@ def range_tags(keys: list[str]) -> dict[str, str]:
     """One run over a contiguous key range (a reversed range would silently select nothing)."""
     return {"dagster/asset_partition_range_start": keys[0], "dagster/asset_partition_range_end": keys[-1]}
 
+
 coded_model_job = dg.define_asset_job(
-    "coded_model_job", selection=dg.AssetSelection.assets(coded_model),
+    "coded_model_job",
+    selection=dg.AssetSelection.assets(coded_model),
     description="Fit the embedded model on the coders' codes, store it, and measure it cross-validated; "
     "reclassify_after_refit_sensor then reclassifies with it.",
 )
 
 results_automation_sensor = dg.AutomationConditionSensorDefinition(
-    "results_automation_sensor", target=dg.AssetSelection.assets(*RESULTS_ONWARD),
+    "results_automation_sensor",
+    target=dg.AssetSelection.assets(*RESULTS_ONWARD),
     description="Rebuilds results, audits, agreement and the analyst snapshot after classification runs "
     "(their automation condition): turn it on with the other sensors.",
 )

@@ -7,8 +7,11 @@ from adri_pipeline.defs.classification.jobs import classify_documents_job, range
 from adri_pipeline.defs.resources import SHARED_LEDGER
 
 
-@dg.schedule(job=register_corpus_job if SHARED_LEDGER else classify_documents_job, cron_schedule="0 2 * * *",
-             execution_timezone="America/Sao_Paulo")
+@dg.schedule(
+    job=register_corpus_job if SHARED_LEDGER else classify_documents_job,
+    cron_schedule="0 2 * * *",
+    execution_timezone="America/Sao_Paulo",
+)
 def nightly_backfill_schedule(context: dg.ScheduleEvaluationContext):
     """One machine: one run over every shard. With the shared ledger: the corpus registered, then the
     range as runs side by side (shard_runs_sensor)."""

@@ -28,7 +28,9 @@ from adri_pipeline.defs.classification.jobs import (
 from adri_pipeline.defs.metadata import file_hash
 from adri_pipeline.defs.resources import SHARED_LEDGER, AdriSettings
 
-DATA_VERSION_TAG = "dagster/data_version"  # Dagster 1.13 has no public accessor for a materialization's data version: its tag
+DATA_VERSION_TAG = (
+    "dagster/data_version"  # Dagster 1.13 has no public accessor for a materialization's data version: its tag
+)
 
 
 def observed(key: dg.AssetKey, version: str) -> dg.AssetObservation:
@@ -63,18 +65,24 @@ def codebook_change_sensor(context: dg.SensorEvaluationContext, adri: AdriSettin
     cursor = json.dumps({"codebook_hash": version, "signature": signature})
     seen = [observed(codebook.key, version)]  # the source's new version, recorded on the asset
     if previous is None:
-        return dg.SensorResult(cursor=cursor, asset_events=seen, skip_reason=dg.SkipReason("first look at the codebook"))
+        return dg.SensorResult(
+            cursor=cursor, asset_events=seen, skip_reason=dg.SkipReason("first look at the codebook")
+        )
     if previous["signature"] == signature:
         request = dg.RunRequest(job_name=refresh_results_job.name, run_key=f"labels-{version[:16]}")
         return dg.SensorResult(run_requests=[request], cursor=cursor, asset_events=seen)
     keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
-        return dg.SensorResult(cursor=cursor, asset_events=seen, skip_reason=dg.SkipReason("no documents registered yet"))
+        return dg.SensorResult(
+            cursor=cursor, asset_events=seen, skip_reason=dg.SkipReason("no documents registered yet")
+        )
     if settings.ledger_url:
-        return dg.SensorResult(run_requests=[register_then_classify(f"signature-{signature[:16]}")], cursor=cursor,
-                               asset_events=seen)
-    request = dg.RunRequest(job_name=classify_documents_job.name, run_key=f"signature-{signature[:16]}",
-                            tags=range_tags(keys))
+        return dg.SensorResult(
+            run_requests=[register_then_classify(f"signature-{signature[:16]}")], cursor=cursor, asset_events=seen
+        )
+    request = dg.RunRequest(
+        job_name=classify_documents_job.name, run_key=f"signature-{signature[:16]}", tags=range_tags(keys)
+    )
     return dg.SensorResult(run_requests=[request], cursor=cursor, asset_events=seen)
 
 
@@ -90,9 +98,12 @@ def new_codes_sensor(context: dg.SensorEvaluationContext, adri: AdriSettings):
         return dg.SkipReason("coders' file unchanged")
     seen = [observed(coder_file.key, version)]  # the source's new version, recorded on the asset
     if context.cursor is None:
-        return dg.SensorResult(cursor=version, asset_events=seen, skip_reason=dg.SkipReason("first look at the coders' file"))
-    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"coded-{version[:16]}")], cursor=version,
-                           asset_events=seen)
+        return dg.SensorResult(
+            cursor=version, asset_events=seen, skip_reason=dg.SkipReason("first look at the coders' file")
+        )
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(run_key=f"coded-{version[:16]}")], cursor=version, asset_events=seen
+    )
 
 
 @dg.sensor(jobs=[classify_documents_job, register_corpus_job], minimum_interval_seconds=60)
@@ -105,18 +116,27 @@ def reclassify_after_refit_sensor(context: dg.SensorEvaluationContext, adri: Adr
     if digest in ("", "zero-shot") or digest == context.cursor:
         return dg.SkipReason("no new fit of the coded model")
     if adri.settings().backend != "embedded":
-        return dg.SensorResult(cursor=digest, skip_reason=dg.SkipReason(
-            f"backend {adri.settings().backend}: its answers do not depend on the coded model"))
+        return dg.SensorResult(
+            cursor=digest,
+            skip_reason=dg.SkipReason(
+                f"backend {adri.settings().backend}: its answers do not depend on the coded model"
+            ),
+        )
     keys = context.instance.get_dynamic_partitions(document_shards.name)
     if not keys:
         return dg.SensorResult(cursor=digest, skip_reason=dg.SkipReason("no documents registered yet"))
     if adri.settings().ledger_url:
         return dg.SensorResult(run_requests=[register_then_classify(f"codes-{digest[:16]}")], cursor=digest)
-    return dg.SensorResult(run_requests=[dg.RunRequest(job_name=classify_documents_job.name, run_key=f"codes-{digest[:16]}",
-                                                       tags=range_tags(keys))], cursor=digest)
+    return dg.SensorResult(
+        run_requests=[
+            dg.RunRequest(job_name=classify_documents_job.name, run_key=f"codes-{digest[:16]}", tags=range_tags(keys))
+        ],
+        cursor=digest,
+    )
 
 
 # -- the shared ledger: a range as many runs, the results once after them -------------------------
+
 
 def register_then_classify(run_key: str) -> dg.RunRequest:
     """With the shared ledger every launch starts here: the corpus and prompt stored, the shards
@@ -127,14 +147,23 @@ def register_then_classify(run_key: str) -> dg.RunRequest:
 def shard_run_requests(keys: list[str], settings, batch: str) -> list[dg.RunRequest]:
     """One run per ADRI_SHARDS_PER_RUN consecutive shards, tagged with their launch (batch) and the
     model server the run queue limits them by."""
-    return [dg.RunRequest(run_key=f"{batch}-{index}", job_name=classify_shards_job.name,
-                          tags={**range_tags(part), BATCH_TAG: batch, MODEL_SERVER_TAG: settings.model_server})
-            for index, part in enumerate(shard_ranges(keys, settings.shards_per_run))]
+    return [
+        dg.RunRequest(
+            run_key=f"{batch}-{index}",
+            job_name=classify_shards_job.name,
+            tags={**range_tags(part), BATCH_TAG: batch, MODEL_SERVER_TAG: settings.model_server},
+        )
+        for index, part in enumerate(shard_ranges(keys, settings.shards_per_run))
+    ]
 
 
-@dg.run_status_sensor(run_status=dg.DagsterRunStatus.SUCCESS, monitored_jobs=[register_corpus_job],
-                      request_job=classify_shards_job, minimum_interval_seconds=5,
-                      default_status=dg.DefaultSensorStatus.RUNNING)
+@dg.run_status_sensor(
+    run_status=dg.DagsterRunStatus.SUCCESS,
+    monitored_jobs=[register_corpus_job],
+    request_job=classify_shards_job,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
 def shard_runs_sensor(context: dg.RunStatusSensorContext, adri: AdriSettings):
     """After the corpus is registered, every registered shard is classified (the ledger skips what is
     answered, so only new work is done): in one run on one machine (the warehouse's one writer), or
@@ -145,22 +174,34 @@ def shard_runs_sensor(context: dg.RunStatusSensorContext, adri: AdriSettings):
     if not keys:
         return dg.SkipReason("no documents registered")
     if not settings.ledger_url:
-        return dg.RunRequest(run_key=context.dagster_run.run_id, job_name=classify_shards_job.name,
-                             tags=range_tags(keys))
+        return dg.RunRequest(
+            run_key=context.dagster_run.run_id, job_name=classify_shards_job.name, tags=range_tags(keys)
+        )
     return shard_run_requests(keys, settings, batch=context.dagster_run.run_id)
 
 
-_STILL_RUNNING = {dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
-                  dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING}
+_STILL_RUNNING = {
+    dg.DagsterRunStatus.QUEUED,
+    dg.DagsterRunStatus.NOT_STARTED,
+    dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED,
+    dg.DagsterRunStatus.CANCELING,
+}
 WILL_RETRY_TAG, RETRIED_AS_TAG = "dagster/will_retry", "dagster/auto_retry_run_id"
 
 
 def batch_pending(runs) -> bool:
     """Whether a launch still has work coming: a run not finished, or a failed one that run retries
     will start again and have not yet."""
-    return any(run.status in _STILL_RUNNING or (run.status == dg.DagsterRunStatus.FAILURE
-                                                 and run.tags.get(WILL_RETRY_TAG) == "true"
-                                                 and RETRIED_AS_TAG not in run.tags) for run in runs)
+    return any(
+        run.status in _STILL_RUNNING
+        or (
+            run.status == dg.DagsterRunStatus.FAILURE
+            and run.tags.get(WILL_RETRY_TAG) == "true"
+            and RETRIED_AS_TAG not in run.tags
+        )
+        for run in runs
+    )
 
 
 CURSOR_OVERLAP_S = 1.0  # runs created this close before the cursor are read again: a run key dedupes them
@@ -175,23 +216,31 @@ def results_requests(records) -> tuple[list[dg.RunRequest], float | None]:
         if BATCH_TAG in record.dagster_run.tags:
             batches.setdefault(record.dagster_run.tags[BATCH_TAG], []).append(record)
     pending = {batch for batch, members in batches.items() if batch_pending([r.dagster_run for r in members])}
-    requests = [dg.RunRequest(run_key=f"results-{batch}", tags={BATCH_TAG: batch}) for batch in batches
-                if batch not in pending]
-    stamps = [r.create_timestamp.timestamp() for batch in pending for r in batches[batch]] or \
-        [r.create_timestamp.timestamp() for r in records]
+    requests = [
+        dg.RunRequest(run_key=f"results-{batch}", tags={BATCH_TAG: batch}) for batch in batches if batch not in pending
+    ]
+    stamps = [r.create_timestamp.timestamp() for batch in pending for r in batches[batch]] or [
+        r.create_timestamp.timestamp() for r in records
+    ]
     return requests, (min(stamps) if pending else max(stamps)) if stamps else None
 
 
-@dg.sensor(job=refresh_results_job, minimum_interval_seconds=5,
-           default_status=dg.DefaultSensorStatus.RUNNING if SHARED_LEDGER else dg.DefaultSensorStatus.STOPPED)
+@dg.sensor(
+    job=refresh_results_job,
+    minimum_interval_seconds=5,
+    default_status=dg.DefaultSensorStatus.RUNNING if SHARED_LEDGER else dg.DefaultSensorStatus.STOPPED,
+)
 def results_after_shard_runs_sensor(context: dg.SensorEvaluationContext):
     """Results, audits, agreement and the analyst snapshot built once per launch, when all of its
     runs (and their retries) have ended: never per run, and never while one still commits. Reads only
     the runs created since the oldest launch still pending (the cursor), not every run of the job."""
     since = float(context.cursor) - CURSOR_OVERLAP_S if context.cursor else None
-    records = context.instance.get_run_records(dg.RunsFilter(
-        job_name=classify_shards_job.name,
-        created_after=datetime.fromtimestamp(since, timezone.utc) if since is not None else None))
+    records = context.instance.get_run_records(
+        dg.RunsFilter(
+            job_name=classify_shards_job.name,
+            created_after=datetime.fromtimestamp(since, timezone.utc) if since is not None else None,
+        )
+    )
     requests, cursor = results_requests(records)
     if cursor is not None:
         context.update_cursor(str(cursor))

@@ -9,19 +9,30 @@ from adri_pipeline.reports.review import write_review
 from adri_pipeline.warehouse.catalog import snapshot_description
 
 
-@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="reports",
-          deps=["evidence_audits", "validation_agreement", "findings_corrected"], kinds={"duckdb"},
-          automation_condition=AFTER_UPSTREAM)
+@dg.asset(
+    code_version="1",
+    pool=DUCKDB_WRITER,
+    group_name="reports",
+    deps=["evidence_audits", "validation_agreement", "findings_corrected"],
+    kinds={"duckdb"},
+    automation_condition=AFTER_UPSTREAM,
+)
 def analyst_snapshot(adri: AdriSettings) -> dg.MaterializeResult:
     """A copy of the warehouse analysts can hold open without blocking the pipeline. Its metadata
     describes what they open: every table's columns with their comments, and the rows."""
     warehouse = adri.warehouse_access()
     path = warehouse.publish_snapshot()
-    return dg.MaterializeResult(metadata={"path": str(path), "bytes": path.stat().st_size,
-                                          **warehouse_file(snapshot_description(warehouse))})
+    return dg.MaterializeResult(
+        metadata={"path": str(path), "bytes": path.stat().st_size, **warehouse_file(snapshot_description(warehouse))}
+    )
 
 
-@dg.asset(code_version="1", pool=DUCKDB_WRITER, group_name="reports", deps=[analyst_snapshot, "routing_benchmark", "recommended_gate_configuration"])
+@dg.asset(
+    code_version="1",
+    pool=DUCKDB_WRITER,
+    group_name="reports",
+    deps=[analyst_snapshot, "routing_benchmark", "recommended_gate_configuration"],
+)
 def review_site(adri: AdriSettings) -> dg.MaterializeResult:
     """Static review pages (HTML, opened from disk): what the corpus says (findings), evidence
     highlighted in each abstract, models compared, the ADR's figures, the routing and mirror reports."""

@@ -20,8 +20,12 @@ def routing_examples(adri: AdriSettings) -> dg.MaterializeResult:
     counts = {s: len(dataset.in_split(s)) for s in ("dev", "calibration", "test")}
     return dg.MaterializeResult(
         data_version=dg.DataVersion(dataset.test_hash),
-        metadata={"dataset": settings.routing_dataset, "examples": len(dataset.examples), **counts,
-                  "test_split_sha256": dataset.test_hash},
+        metadata={
+            "dataset": settings.routing_dataset,
+            "examples": len(dataset.examples),
+            **counts,
+            "test_split_sha256": dataset.test_hash,
+        },
     )
 
 
@@ -39,16 +43,28 @@ def routing_benchmark(adri: AdriSettings) -> dg.MaterializeResult:
     """Every candidate fitted on dev, calibrated on calibration, measured on test; report + plots.
     Its table metadata describes `routing_predictions`."""
     run = service.benchmark(adri.settings())
-    rows = pl.DataFrame([{"candidate": name, "task": task, "accuracy": round(m.accuracy, 3),
-                          "macro_f1": round(m.macro_f1 if m.macro_f1 is not None else float("nan"), 3),
-                          "ece": round(m.ece, 3), "aurc": round(m.aurc, 3)}
-                         for name, result in run.results.items() for task, m in result.tasks.items()])
-    return dg.MaterializeResult(metadata={
-        "report": dg.MetadataValue.path(str(run.report)),
-        "reliability_plot": dg.MetadataValue.path(str(run.report.parent / "reliability_D1.png")),
-        "coverage_plot": dg.MetadataValue.path(str(run.report.parent / "coverage_accuracy_D1.png")),
-        "metrics": table_metadata(rows),
-        # undefined figures null, an interval too few decisions support as its reason (strict JSON)
-        "verdicts": dg.MetadataValue.json({name: strict_json.plain(h) for name, h in run.hypotheses.items()}),
-        **warehouse_table(table_description(adri.warehouse_access(), "routing_predictions")),
-    })
+    rows = pl.DataFrame(
+        [
+            {
+                "candidate": name,
+                "task": task,
+                "accuracy": round(m.accuracy, 3),
+                "macro_f1": round(m.macro_f1 if m.macro_f1 is not None else float("nan"), 3),
+                "ece": round(m.ece, 3),
+                "aurc": round(m.aurc, 3),
+            }
+            for name, result in run.results.items()
+            for task, m in result.tasks.items()
+        ]
+    )
+    return dg.MaterializeResult(
+        metadata={
+            "report": dg.MetadataValue.path(str(run.report)),
+            "reliability_plot": dg.MetadataValue.path(str(run.report.parent / "reliability_D1.png")),
+            "coverage_plot": dg.MetadataValue.path(str(run.report.parent / "coverage_accuracy_D1.png")),
+            "metrics": table_metadata(rows),
+            # undefined figures null, an interval too few decisions support as its reason (strict JSON)
+            "verdicts": dg.MetadataValue.json({name: strict_json.plain(h) for name, h in run.hypotheses.items()}),
+            **warehouse_table(table_description(adri.warehouse_access(), "routing_predictions")),
+        }
+    )

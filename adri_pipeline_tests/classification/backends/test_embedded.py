@@ -12,9 +12,9 @@ from adri_pipeline_tests.conftest import shared
 def test_windows_are_verbatim_and_at_most_20_words():
     abstract = "Resumo " + " ".join(f"palavra{i}" for i in range(45)) + ". Segunda frase curta."
     spans = windows(abstract)
-    assert abstract[spans[0][0]:].startswith("palavra0")  # the "Resumo" label is never quoted
+    assert abstract[spans[0][0] :].startswith("palavra0")  # the "Resumo" label is never quoted
     assert all(len(abstract[s:e].split()) <= 20 and len(abstract[s:e]) <= 200 for s, e in spans)
-    assert abstract[spans[-1][0]:spans[-1][1]] == "Segunda frase curta."
+    assert abstract[spans[-1][0] : spans[-1][1]] == "Segunda frase curta."
 
 
 def test_sample_answers_are_valid_and_evidence_is_literal(sample_corpus, pilot, warehouse):
@@ -42,7 +42,7 @@ def test_thirty_real_abstracts_all_valid_with_literal_evidence(pilot, warehouse)
     # the offsets point at the quote (minus edge punctuation) inside the original abstract
     abstracts = dict(zip(corpus.documents["doc_id"], corpus.documents["abstract"]))
     for row in quoted.iter_rows(named=True):
-        span = abstracts[row["doc_id"]][row["evidence_start"]:row["evidence_end"]]
+        span = abstracts[row["doc_id"]][row["evidence_start"] : row["evidence_end"]]
         assert span == row["evidencia"].strip(" .,;:")
 
 

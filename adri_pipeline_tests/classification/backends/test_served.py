@@ -24,26 +24,36 @@ N = 23  # documents with an abstract in the sample
 
 def _answering(answered: Counter, lock: threading.Lock):
     """A responder that records the title of every request it answers (a dropped one never gets here)."""
+
     def respond(request: dict) -> str:
         user = [m for m in request["messages"] if m["role"] == "user"][0]["content"]
         with lock:
             answered[user.split("\n", 1)[0]] += 1
         return answer_from_request(request)
+
     return respond
 
 
 def _settings(tmp_path, hosts: list[str]) -> Settings:
-    return Settings(warehouse=tmp_path / "wh" / "adri.duckdb", corpus=SAMPLE, codebook=PILOT, backend="ollama",
-                    model="qwen-test", ollama_hosts=hosts)
+    return Settings(
+        warehouse=tmp_path / "wh" / "adri.duckdb",
+        corpus=SAMPLE,
+        codebook=PILOT,
+        backend="ollama",
+        model="qwen-test",
+        ollama_hosts=hosts,
+    )
 
 
 def test_a_host_that_dies_mid_run_and_comes_back_costs_its_slots_not_the_run(tmp_path):
-    """Host A drops every request after its second answer (a server dying mid-request); when B has
-    answered six (longer than the old retries of one host lasted), A is back. Every document is answered once, at one host or the other, the run never
-    stops, and A answered again after it rejoined."""
+    """Host A drops every request after its second answer (a server dying mid-request); when B has answered
+    six (longer than the old retries of one host lasted), A is back. Every document is answered once, at one
+    host or the other, the run never stops, and A answered again after it rejoined."""
     at_a, at_b, lock = Counter(), Counter(), threading.Lock()
-    with ModelServerStub(responder=_answering(at_a, lock)) as a, \
-            ModelServerStub(responder=_answering(at_b, lock), delay=0.1) as b:
+    with (
+        ModelServerStub(responder=_answering(at_a, lock)) as a,
+        ModelServerStub(responder=_answering(at_b, lock), delay=0.1) as b,
+    ):
         a.drop_after = 2
 
         def restart_a():
@@ -55,7 +65,9 @@ def test_a_host_that_dies_mid_run_and_comes_back_costs_its_slots_not_the_run(tmp
         backend = ServedBackend("ollama", "qwen-test", [a.host, b.host], backoff_s=0.01)
         settings = _settings(tmp_path, [a.host, b.host])
         store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
-        run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test", backend=backend)
+        run = classify_documents(
+            RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test", backend=backend
+        )
     assert run.report.stopped == "" and run.report.classified == N
     both = at_a + at_b
     assert sum(both.values()) == N and set(both.values()) == {1}  # every document answered once, none twice
@@ -69,7 +81,9 @@ def test_a_run_starts_with_the_hosts_that_answer_and_names_the_others(tmp_path, 
         backend = ServedBackend("ollama", "qwen-test", [dead, b.host], backoff_s=0.01)
         settings = _settings(tmp_path, [dead, b.host])
         store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
-        run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents.head(5), origin="test", backend=backend)
+        run = classify_documents(
+            RunContext.load(settings), load_corpus(SAMPLE).documents.head(5), origin="test", backend=backend
+        )
     assert run.report.stopped == "" and run.report.classified == 5 and sum(answered.values()) == 5
     assert "starting on 1 of 2 hosts; not answering: http://127.0.0.1:9" in caplog.text
 
@@ -82,14 +96,17 @@ def test_with_no_host_answering_the_run_does_not_start(tmp_path):
 
 def test_a_host_never_has_more_requests_in_flight_than_its_declared_slots(tmp_path):
     """Failed before: a host declared with 2 slots had 3 requests in flight (one queued at the server)."""
-    with ModelServerStub(responder=answer_from_request, delay=0.05) as two, \
-            ModelServerStub(responder=answer_from_request, delay=0.05) as three:
+    with (
+        ModelServerStub(responder=answer_from_request, delay=0.05) as two,
+        ModelServerStub(responder=answer_from_request, delay=0.05) as three,
+    ):
         hosts = [f"{two.host}*2", f"{three.host}*3"]
         backend = ServedBackend("ollama", "qwen-test", hosts, backoff_s=0.01)
         settings = _settings(tmp_path, hosts).model_copy(update={"concurrency": 8})
         store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
-        run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test",
-                                 backend=backend)
+        run = classify_documents(
+            RunContext.load(settings), load_corpus(SAMPLE).documents, origin="test", backend=backend
+        )
     assert run.report.classified == N
     assert two.most_in_flight == 2 and three.most_in_flight == 3
 
@@ -122,8 +139,9 @@ def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_i
             settings = _settings(tmp_path, [a.host])
             store_corpus(Warehouse(settings.warehouse), load_corpus(SAMPLE))
             try:
-                run = classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents.head(3), origin="test",
-                                         backend=backend)
+                run = classify_documents(
+                    RunContext.load(settings), load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend
+                )
                 stopped, classified = run.report.stopped, run.report.classified
             except BackendError as exc:  # nothing answered at all: the run raises instead of reporting
                 stopped, classified = str(exc), 0
@@ -136,8 +154,9 @@ def test_a_host_that_comes_back_with_other_weights_stays_out_and_the_run_stops_i
 
 
 def test_a_model_bigger_than_the_free_memory_is_not_loaded_and_nothing_is_written(tmp_path):
-    """The memory check before loading (ADR 0011's resource rule): an Ollama server on this machine
-    lists a model larger than the free memory; the run stops before any request, naming the sizes, with nothing in the ledger."""
+    """The memory check before loading (ADR 0011's resource rule): an Ollama server on this machine lists a
+    model larger than the free memory; the run stops before any request, naming the sizes, with nothing in the
+    ledger."""
     import psutil
 
     with ModelServerStub(responder=answer_from_request) as a:
@@ -145,7 +164,9 @@ def test_a_model_bigger_than_the_free_memory_is_not_loaded_and_nothing_is_writte
         settings = _settings(tmp_path, [a.host])
         backend = ServedBackend("ollama", "qwen-test", [a.host])
         with pytest.raises(BackendError, match=r"qwen-test needs about \d+ MB to load and \d+ MB are free"):
-            classify_documents(RunContext.load(settings), load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend)
+            classify_documents(
+                RunContext.load(settings), load_corpus(SAMPLE).documents.head(3), origin="test", backend=backend
+            )
         loads = [r for path, r in a.requests if path in ("/api/chat", "/api/generate")]
     assert loads == []  # nothing loaded, nothing asked
     if settings.warehouse.exists():

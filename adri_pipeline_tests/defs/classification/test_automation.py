@@ -21,8 +21,11 @@ def test_results_are_rebuilt_once_after_a_range_run_and_not_again(dagster_instan
     materialize_graph(dagster_instance, adri, jobs=("classify",))  # one range run, the results not yet rebuilt
     after_run = dg.evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=first.cursor)
     assert requested(after_run) == {key.to_user_string(): 1 for key in FOLLOWERS}
-    assert {k.to_user_string() for k in dg.AssetSelection.all().resolve(defs.resolve_asset_graph())
-            if after_run.get_num_requested(k)} == {k.to_user_string() for k in FOLLOWERS}  # nothing else
+    assert {
+        k.to_user_string()
+        for k in dg.AssetSelection.all().resolve(defs.resolve_asset_graph())
+        if after_run.get_num_requested(k)
+    } == {k.to_user_string() for k in FOLLOWERS}  # nothing else
     again = dg.evaluate_automation_conditions(defs=defs, instance=dagster_instance, cursor=after_run.cursor)
     assert again.total_requested == 0  # requested once: not again until the next upstream update
 

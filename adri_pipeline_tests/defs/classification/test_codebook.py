@@ -7,8 +7,9 @@ from adri_pipeline.in_process import materialize_graph, resources_for
 
 
 @pytest.mark.slow  # the sample classified and its results built: the slow suite (.ci/run runs it)
-def test_the_results_are_built_with_the_codebook_prompt_signature_recorded(dagster_instance, adri, codebook_copy,
-                                                                           capfd):
+def test_the_results_are_built_with_the_codebook_prompt_signature_recorded(
+    dagster_instance, adri, codebook_copy, capfd
+):
     """Failed before: the assets declared the codebook as a dependency and re-read the YAML, so an edit
     that no prompt_signature had recorded yet was what they computed with."""
     from adri_pipeline.defs.classification.assets import classification_results

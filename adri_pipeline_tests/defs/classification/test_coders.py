@@ -13,8 +13,12 @@ from adri_pipeline_tests.classification.test_coding import ROUND, round_file
 
 def _materialized(instance, adri, path):
     settings = AdriSettings(**{**adri.model_dump(), "coders": str(path)})
-    result = dg.materialize([coder_file, coder_agreement], instance=instance,
-                            resources=resources_for(settings), selection=[coder_agreement.key])
+    result = dg.materialize(
+        [coder_file, coder_agreement],
+        instance=instance,
+        resources=resources_for(settings),
+        selection=[coder_agreement.key],
+    )
     return result, settings
 
 
@@ -32,7 +36,8 @@ def test_the_rounds_agreement_is_a_table_and_its_check_names_what_falls_short(da
 
 @pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_sample_is_enough(
-        dagster_instance, adri, tmp_path):
+    dagster_instance, adri, tmp_path
+):
     """No random round: the check warns that the findings are the model's labels alone. A random round
     of 15 coded documents (synthetic codes): the table holds the corrected shares, and the check warns
     that 15 are too few to plan a ten-point width."""
@@ -47,8 +52,12 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     synthetic_codes(settings.settings(), ["sample-003"], codes, "picked")
 
     def materialized():
-        result = dg.materialize([coder_file, coder_agreement, findings_corrected], instance=dagster_instance,
-                                resources=resources_for(settings), selection=[findings_corrected.key])
+        result = dg.materialize(
+            [coder_file, coder_agreement, findings_corrected],
+            instance=dagster_instance,
+            resources=resources_for(settings),
+            selection=[findings_corrected.key],
+        )
         [check] = result.get_asset_check_evaluations()
         return check
 
@@ -64,6 +73,8 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     by_year = stored.filter((pl.col("grouped_by") == "year") & (pl.col("variable") == "abordagem"))
     per_value = by_year.group_by("value").agg(pl.col("coded").sum(), pl.col("group_name").n_unique())
     assert (per_value["coded"] == 15).all() and (per_value["group_name"] > 1).all()  # each year's own coded
-    assert (table["corpus_low"] <= table["corpus_share"]).all() and (table["corpus_share"] <= table["corpus_high"]).all()
+    assert (table["corpus_low"] <= table["corpus_share"]).all() and (
+        table["corpus_share"] <= table["corpus_high"]
+    ).all()
     assert not check.passed and "15 random document(s) coded" in check.description
     assert check.metadata["coded"].value == 15

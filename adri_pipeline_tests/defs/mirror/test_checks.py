@@ -13,8 +13,9 @@ def test_quarantined_lines_fail_the_check_without_stopping_the_evaluation(dagste
     log.write_text(sample + '{"broken": "cpf 123.456.789-09"\n' + json.dumps({"decision_point": "x"}) + "\n")
     adri = AdriSettings(warehouse=str(tmp_path / "w.duckdb"), mirror_log=str(log), backend="embedded")
     graph = materialize_graph(dagster_instance, adri, jobs=("mirror",))
-    [check] = [e.asset_check_evaluation_data for e in graph.mirror.all_events
-               if e.event_type_value == "ASSET_CHECK_EVALUATION"]
+    [check] = [
+        e.asset_check_evaluation_data for e in graph.mirror.all_events if e.event_type_value == "ASSET_CHECK_EVALUATION"
+    ]
     assert not check.passed and check.description.startswith("2 line(s) quarantined")
     assert "123.456.789-09" not in check.description
     assert graph.mirror.success  # a warning: the valid lines are still evaluated
