@@ -96,8 +96,12 @@ PERSONAL = st.one_of(cpf(), cnpj(), phone(), email(), listed_name(), st.sampled_
 
 def in_the_clear(value: str, text: str) -> bool:
     """The datum, or its digits, or (a name) its words in any case, accents and spacing, in `text`."""
-    if re.search(r"\d{8}", re.sub(r"\D", "", value)):
-        return re.sub(r"\D", "", value) in re.sub(r"[^0-9]", "", text.replace("\\n", " ")) or value in text
+    digits = re.sub(r"\D", "", value)
+    if re.search(r"\d{8}", digits):
+        # its digits in any formatting (dots, dashes, slashes, spaces, parentheses between them), but a whole
+        # number, not the inside of a longer one: "900000000" is not in the clear in a score 0.9000000000000001
+        formatted = r"[\s.\-/()]*".join(digits)
+        return bool(re.search(rf"(?<!\d){formatted}(?!\d)", text.replace("\\n", " ")))
     if "@" in value:
         return value in text
     return " ".join(_unaccented(value).lower().split()) in _plain(text)
@@ -198,6 +202,8 @@ def _as_the_evaluation_reads_it(config, log_path: Path) -> dict[str, str]:
 @example(["ana@x.org", "123.456.789-09", "(21) 98765-4321", "Deusdete Ferreira"], "value", True)  # as a number
 @example(["Hiroshi Tanaka", "maria  conceição SILVA", "face12345678909ab", "tel987654321"], "key", True)
 @example(["12.345.678/0001-95", "Wojciech Kowalski", "joao souza", "+55 11 3333-4444"], "nested", True)
+# a low-entropy number inside the scores the evaluation writes (0.9000000000000001) is not a leak
+@example(["900000000", "00.100.000/0008-30", "João Souza", "Ana Paula"], "number", True)
 def test_no_personal_datum_leaves_by_any_documented_path(values, position, through_the_cli):
     exposed_value, hidden, answered, written = values
     as_number = int(re.sub(r"\D", "", hidden)) if re.fullmatch(r"[\d.\-/ ]+", hidden) else hidden
