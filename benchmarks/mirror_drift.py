@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from adri_pipeline.jev.drift import ALPHA, CONFIDENCE, WINDOW, replay  # noqa: E402
+from adri_pipeline.jev.drift import CONFIDENCE, LEVEL, WINDOW, replay  # noqa: E402
 from adri_pipeline.mirror.evaluate import confidence_reference  # noqa: E402
 from adri_pipeline.mirror.gate import Gate  # noqa: E402
 from adri_pipeline.mirror.gate_config import DecisionPoint, GateConfig  # noqa: E402
@@ -62,7 +62,7 @@ def main() -> None:
                 "mirror": "sparrow-decider (loopback)",
                 "states": "synthetic",
                 "window": WINDOW,
-                "alpha": ALPHA,
+                "level": LEVEL,
                 "reference": len(reference),
                 "in_source_decisions": len(in_source),
                 "false_alarm_share_in_source": round(replay(reference, in_source, signal=CONFIDENCE), 4),
