@@ -5,6 +5,7 @@ results' automation condition does under the daemon), then routing_benchmark_job
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import dagster as dg
@@ -16,6 +17,13 @@ from adri_pipeline.defs.io_managers import DuckDBContentHashIOManager
 from adri_pipeline.defs.resources import AdriSettings
 
 ALL_JOBS = ("classify", "results", "routing", "mirror", "review")
+JOB_NAMES = {
+    "classify": "classify_documents_job",
+    "results": "refresh_results_job",
+    "routing": "routing_benchmark_job",
+    "mirror": "mirror_evaluation_job",
+    "review": "review_job",
+}
 
 
 @dataclass
@@ -56,9 +64,11 @@ def materialize_graph(
     raise_on_error: bool = True,
     log_level: str = "INFO",
     jobs: tuple[str, ...] = ALL_JOBS,
+    before_job: Callable[[str], None] | None = None,
 ) -> GraphRun:
     """Run the named jobs in order (tests run only those they assert on). The results refresh runs
-    after a failed classification too, as their automation condition does under the daemon."""
+    after a failed classification too, as their automation condition does under the daemon.
+    `before_job(job)` is told each job as it starts (the demo's progress line)."""
     shards, new = register_documents(instance, adri.settings())
     common = {
         "instance": instance,
@@ -67,16 +77,11 @@ def materialize_graph(
         "run_config": {"loggers": {"console": {"config": {"log_level": log_level}}}},
     }
     graph = GraphRun(len(shards), new)
-    names = {
-        "classify": "classify_documents_job",
-        "results": "refresh_results_job",
-        "routing": "routing_benchmark_job",
-        "mirror": "mirror_evaluation_job",
-        "review": "review_job",
-    }
     for job in jobs:
+        if before_job is not None:
+            before_job(job)
         tags = range_tags(shards) if job == "classify" else None
         started = time.perf_counter()
-        setattr(graph, job, defs.resolve_job_def(names[job]).execute_in_process(tags=tags, **common))
+        setattr(graph, job, defs.resolve_job_def(JOB_NAMES[job]).execute_in_process(tags=tags, **common))
         graph.seconds[job] = time.perf_counter() - started
     return graph

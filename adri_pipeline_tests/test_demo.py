@@ -25,3 +25,38 @@ def test_the_embedder_gets_a_thread_per_free_core_and_the_environment_wins(monke
 def test_the_demo_measures_at_batch_1_without_a_pilot():
     """The pilot measured seven batch sizes per candidate: 26 of the routing stage's 100 s."""
     assert demo.demo_routing()["routing_production_batch"] == 1
+
+
+def _ran_quickly(name: str):
+    import dagster as dg
+
+    @dg.op(name=f"{name}_op")
+    def step():
+        return None
+
+    @dg.job(name=name)
+    def job():
+        step()
+
+    return job
+
+
+def test_the_progress_line_estimates_from_the_instances_last_runs_else_a_measured_first_run(capsys):
+    """Issue 55: one overall progress line with an estimate of the time left, stage by stage."""
+    import dagster as dg
+
+    from adri_pipeline.in_process import JOB_NAMES
+
+    with dg.DagsterInstance.ephemeral() as instance:
+        first = demo.StageProgress(instance, started=0.0)
+        first("routing")
+        line = capsys.readouterr().err
+        expected = sum(demo.FIRST_RUN_STAGE_S[j] for j in ("routing", "mirror", "review"))
+        assert line.startswith("demo [3/5] routing:") and f"about {expected:.0f} s left (by a first run" in line
+        for name in JOB_NAMES.values():
+            _ran_quickly(name).execute_in_process(instance=instance)
+        assert set(demo.last_durations(instance)) == set(JOB_NAMES)
+        again = demo.StageProgress(instance, started=0.0)
+        again("review")
+        assert "(by this instance's last run)" in capsys.readouterr().err
+        assert again.expected == demo.last_durations(instance)
