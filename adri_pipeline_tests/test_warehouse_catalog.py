@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from adri_pipeline.warehouse import publish_results_wide
+from adri_pipeline.warehouse import WideColumn, publish_results_wide
 from adri_pipeline.warehouse.catalog import (
     documented_relations,
     reference,
@@ -47,19 +47,20 @@ def test_uncommented_names_the_tables_and_columns_without_a_comment():
 def test_results_wide_has_its_comments_again_each_time_it_is_recreated(warehouse):
     """CREATE OR REPLACE VIEW drops a view's comments: the statement that recreates it sets them again,
     a column per variable quoting the codebook's definition."""
-    publish_results_wide(warehouse, {"abordagem": "Abordagem metodológica d'o estudo."})
-    publish_results_wide(warehouse, {"abordagem": "Abordagem metodológica d'o estudo.", "periodo": "Período."})
+    abordagem = WideColumn("Abordagem metodológica d'o estudo.")
+    publish_results_wide(warehouse, {"abordagem": abordagem})
+    publish_results_wide(warehouse, {"abordagem": abordagem, "tecnica": WideColumn("Técnica.", is_list=True)})
     with warehouse.connect() as con:
         described = relations(con)
     assert uncommented(described) == []
     [wide] = [r for r in described if r.name == "results_wide"]
     assert wide.kind == "view" and "refreshed last" in wide.comment
     columns = {c.name: c.comment for c in wide.columns}
-    assert "Definition: Abordagem metodológica d'o estudo." in columns["abordagem"] and "periodo" in columns
+    assert "Definition: Abordagem metodológica d'o estudo." in columns["abordagem"] and "tecnica" in columns
 
 
 def test_the_snapshot_carries_every_comment(warehouse):
-    publish_results_wide(warehouse, {"abordagem": "Abordagem."})
+    publish_results_wide(warehouse, {"abordagem": WideColumn("Abordagem.")})
     warehouse.publish_snapshot()
     with warehouse.connect() as con:
         written = relations(con)

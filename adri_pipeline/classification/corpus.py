@@ -404,12 +404,23 @@ class _Reading:
             abstract=abstract,
             text=text,
             text_language=abstract_lang or _field(record, cols_here, "language") or self.display_language,
-            year=_field(record, cols_here, "year").removesuffix(".0"),
+            year=self._year(file, line, _field(record, cols_here, "year")),
             doi=_field(record, cols_here, "doi"),
             source=str(file),
             line=line,
         )
         return "included"
+
+    def _year(self, file: Path, line: int, given: str) -> int | None:
+        """The publication year as a number (analysts compare and group years in SQL); a value that
+        is not a year is kept out with a note naming its file and line, never guessed."""
+        match = YEAR.fullmatch(given)
+        if given and match is None:
+            self.notes.append(f"{file}: line {line}: year {given!r} is not a year; stored as unknown")
+        return int(match.group(1)) if match else None
+
+
+YEAR = re.compile(r"(\d{4})(?:\.0|-\d{2}(?:-\d{2})?)?")  # 2019, 2019.0 (a spreadsheet's), 2019-05-01
 
 
 def reading_options(settings: "Settings") -> list:

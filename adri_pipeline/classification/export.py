@@ -30,7 +30,7 @@ class ExportError(AdriError, ValueError):
 def wide(values: pl.DataFrame, documents: pl.DataFrame, codebook: Codebook, evidence: bool = False) -> pl.DataFrame:
     """One row per answered document, in the corpus's order; columns: metadata, then per variable
     its label (and with `evidence`: `<variable>_evidencia`, `_audit`, `_field`, `_start`, `_end`)."""
-    frame = documents.select(*METADATA).with_columns(pl.col("year").cast(pl.String))
+    frame = documents.select(*METADATA)
     frame = frame.filter(pl.col("doc_id").is_in(values["doc_id"].unique().to_list()))
     for name in codebook.variables:
         extra = [pl.col(column).alias(f"{name}_{suffix}") for column, suffix in EVIDENCE.items()] if evidence else []

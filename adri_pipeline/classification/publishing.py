@@ -23,6 +23,7 @@ from adri_pipeline.classification.results import (
 from adri_pipeline.classification.runner import RunReport
 from adri_pipeline.warehouse import (
     Warehouse,
+    WideColumn,
     publish_results_wide,
     read_documents,
     read_results,
@@ -71,7 +72,10 @@ def refresh_results(
     store_figures(
         warehouse, figures_table(figures, model.model, codebook.content_hash), model.model, codebook.content_hash
     )
-    publish_results_wide(warehouse, {name: variable.definition for name, variable in codebook.variables.items()})
+    publish_results_wide(
+        warehouse,
+        {name: WideColumn(var.definition, is_list=var.type == "list") for name, var in codebook.variables.items()},
+    )
     return figures
 
 

@@ -31,6 +31,8 @@ VALUE_SCHEMA = {
     "variable": pl.String,
     "value": pl.String,
     "label": pl.String,
+    "value_list": pl.List(pl.String),  # a list variable's values and labels as lists (SQL LISTs); else null
+    "label_list": pl.List(pl.String),
     "evidencia": pl.String,
     "audit_status": pl.String,
     "evidence_field": pl.String,
@@ -126,6 +128,8 @@ def _value_rows(codebook: Codebook, answer: dict, audits: dict, head: dict, atte
                 "variable": name,
                 "value": _as_text(item["valor"]),
                 "label": _label(var, item["valor"]),
+                "value_list": [str(v) for v in item["valor"]] if var.type == "list" else None,
+                "label_list": [var.label(v) for v in item["valor"]] if var.type == "list" else None,
                 "evidencia": item["evidencia"],
                 "audit_status": check.get("status"),
                 "evidence_field": check.get("field") or ("abstract" if check.get("start") is not None else None),

@@ -52,6 +52,7 @@ from adri_pipeline.warehouse.mirror import (  # noqa: F401
     store_shadow_log,
 )
 from adri_pipeline.warehouse.results import (  # noqa: F401
+    WideColumn,
     evidence_audit_shares,
     exclusions,
     last_run,

@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 
 from adri_pipeline.warehouse.connection import Warehouse, sql
-from adri_pipeline.warehouse.results import publish_results_wide
+from adri_pipeline.warehouse.results import WideColumn, publish_results_wide
 
 REFERENCE_START = (
     "<!-- generated from the warehouse's comments by `python -m adri_pipeline.warehouse.catalog "
@@ -26,7 +26,9 @@ REFERENCE_START = (
 )
 REFERENCE_END = "<!-- end of the generated reference -->"
 # results_wide has a column per variable of the codebook in use: the reference shows one, standing for all
-PLACEHOLDER_VARIABLE = {"<variable>": "the codebook's own definition of the variable (its `definition` field)."}
+PLACEHOLDER_VARIABLE = {
+    "<variable>": WideColumn("the codebook's own definition of the variable (its `definition` field).")
+}
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ DOCUMENT_SCHEMA = {
     "abstract": pl.String,  # original, offsets point here
     "text": pl.String,  # cleaned, what the model reads
     "text_language": pl.String,
-    "year": pl.String,
+    "year": pl.Int32,
     "doi": pl.String,
     "source": pl.String,
     "line": pl.Int64,

@@ -3,6 +3,7 @@ IO manager versions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -135,22 +136,31 @@ def read_figures(warehouse: Warehouse, model: str, codebook_hash: str) -> pl.Dat
     return warehouse.query(sql("figures"), {"model": model, "codebook_hash": codebook_hash})
 
 
-def publish_results_wide(warehouse: Warehouse, definitions: dict[str, str]) -> None:
+@dataclass(frozen=True)
+class WideColumn:
+    """A codebook variable as a `results_wide` column: the codebook's definition of it (the column's
+    comment) and whether it takes a list of values (the column is then a LIST of labels)."""
+
+    definition: str
+    is_list: bool = False
+
+
+def publish_results_wide(warehouse: Warehouse, columns: dict[str, WideColumn]) -> None:
     """(Re)create the `results_wide` view with one column per variable of the codebook in use
-    (`definitions`: each variable's name -> the codebook's definition of it, which its column's
-    comment quotes), its comments with it: replacing a view drops them."""
+    (`columns`: each variable's name -> its WideColumn), its comments with it: replacing a view drops them."""
     comments = "\n".join(
         sql("results_wide_variable")
         .replace("{column}", _identifier(name))
         .replace("{variable}", _escaped(name))
-        .replace("{definition}", _escaped(definition))
-        for name, definition in definitions.items()
+        .replace("{definition}", _escaped(column.definition))
+        for name, column in columns.items()
     )
-    statements = (
-        sql("results_wide")
-        .replace("{variables}", ", ".join(f"'{_escaped(name)}'" for name in definitions))
-        .replace("{variable_comments}", comments)
+    selected = ", ".join(
+        f"first({'label_list' if column.is_list else 'label'}) FILTER (WHERE variable = '{_escaped(name)}') "
+        f"AS {_identifier(name)}"
+        for name, column in columns.items()
     )
+    statements = sql("results_wide").replace("{columns}", selected).replace("{variable_comments}", comments)
     with warehouse.connect() as con:
         con.execute(statements)
 

@@ -53,7 +53,7 @@ def test_openalex_style_xlsx(tmp_path):
     book.save(tmp_path / "export.xlsx")
     corpus = load_corpus(tmp_path / "export.xlsx")
     assert corpus.documents["doc_id"].to_list() == ["W1"]
-    assert corpus.documents["year"].to_list() == ["2020"]
+    assert corpus.documents["year"].to_list() == [2020]
     assert corpus.coverage["excluded_no_abstract"].to_list() == [1]
 
 
@@ -222,3 +222,17 @@ def test_a_line_separator_inside_a_json_string_is_text_not_a_line_break(tmp_path
     documents = load_corpus(path).documents
     assert documents["doc_id"].to_list() == ["a", "b"] and documents["line"].to_list() == [1, 2]
     assert documents["abstract"][0] == "Primeira frase.\u2028Segunda frase."
+
+
+def test_a_year_is_read_as_a_number_and_a_value_that_is_not_one_is_noted(tmp_path):
+    """Issue 55: analysts compare years in SQL; '2019.0' (a spreadsheet's) and '2019-05-01' keep their
+    year, 'n.d.' is stored as unknown with a note naming its file and line, never guessed."""
+    path = tmp_path / "years.jsonl"
+    rows = [
+        {"id": f"y{i}", "title": f"T{i}", "abstract": f"Resumo {i} do estudo.", "year": year}
+        for i, year in enumerate(["2019.0", "2019-05-01", "n.d.", "", 2021])
+    ]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    corpus = load_corpus(path)
+    assert corpus.documents["year"].to_list() == [2019, 2019, None, None, 2021]
+    assert [n for n in corpus.notes if "year" in n] == [f"{path}: line 3: year 'n.d.' is not a year; stored as unknown"]

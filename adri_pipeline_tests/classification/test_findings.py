@@ -121,10 +121,32 @@ def test_a_failed_export_leaves_the_earlier_file_and_names_the_problem(classifie
 def test_the_results_wide_view_is_the_export_for_analysts_in_duckdb(classified, tmp_path):
     path, _ = export_results(classified, "parquet", tmp_path / "results.parquet")
     exported = pl.read_parquet(path).sort("doc_id")
-    view = Warehouse(classified.warehouse).query(
-        "SELECT doc_id, year, abordagem, tecnica, periodo FROM results_wide ORDER BY doc_id"
+    warehouse = Warehouse(classified.warehouse)
+    view = warehouse.query("SELECT doc_id, year, abordagem, tecnica, periodo FROM results_wide ORDER BY doc_id")
+    joined = view.with_columns(pl.col("tecnica").list.join("; "))
+    assert joined.rows() == exported.select(view.columns).rows()
+
+
+def test_analysts_get_a_numeric_year_and_list_answers_as_lists(classified):
+    """Issue 55: `year` was text and a list answer an 'a|b' string; now an INTEGER and DuckDB LISTs,
+    in classification_values and results_wide alike (tecnica is the pilot codebook's list variable)."""
+    warehouse = Warehouse(classified.warehouse)
+    types = dict(
+        warehouse.query(
+            "SELECT table_name || '.' || column_name, data_type FROM duckdb_columns() "
+            "WHERE column_name IN ('year', 'tecnica', 'value_list', 'label_list')"
+        ).rows()
     )
-    assert view.rows() == exported.select(view.columns).rows()
+    assert types["documents.year"] == "INTEGER" and types["results_wide.year"] == "INTEGER"
+    assert types["results_wide.tecnica"] == "VARCHAR[]" and types["classification_values.value_list"] == "VARCHAR[]"
+    rows = warehouse.query(
+        "SELECT variable, value, label, value_list, label_list FROM classification_values"
+    ).rows(named=True)
+    lists = [r for r in rows if r["variable"] == "tecnica"]
+    assert lists and all(r["value_list"] == r["value"].split("|") for r in lists)
+    assert all("; ".join(r["label_list"]) == r["label"] for r in lists)
+    assert all(r["value_list"] is None and r["label_list"] is None for r in rows if r["variable"] != "tecnica")
+    assert warehouse.query("SELECT count(*) AS n FROM results_wide WHERE year BETWEEN 1900 AND 2100")["n"][0] > 0
 
 
 def test_the_cli_prints_findings_and_exports(classified, tmp_path, capsys):
