@@ -43,12 +43,16 @@ def _quiet(fn):
 
 
 def accuracy(gold, predicted) -> float:
+    """Share of decisions whose answer equals the gold; NaN with none. (Answers are any hashable labels,
+    None included, which sklearn's accuracy_score refuses to mix with strings.)"""
     gold, predicted = np.asarray(gold, dtype=object), np.asarray(predicted, dtype=object)
     return float((gold == predicted).mean()) if len(gold) else float("nan")
 
 
 @_quiet
 def macro_f1(gold, predicted) -> float:
+    """Unweighted mean over the gold's labels of each label's F1 (sklearn's f1_score, average="macro");
+    a label never predicted counts 0."""
     from sklearn.metrics import f1_score
 
     labels = sorted(set(gold))
@@ -57,6 +61,8 @@ def macro_f1(gold, predicted) -> float:
 
 @_quiet
 def per_class(gold, predicted) -> dict[str, dict]:
+    """Per label (gold or predicted): precision, recall, F1 and support (sklearn's
+    precision_recall_fscore_support); 0 where a ratio has no denominator."""
     from sklearn.metrics import precision_recall_fscore_support
 
     labels = sorted(set(gold) | set(predicted))
@@ -69,6 +75,7 @@ def per_class(gold, predicted) -> dict[str, dict]:
 
 @_quiet
 def confusion(gold, predicted) -> dict:
+    """The confusion matrix (sklearn's; rows gold, columns predicted) over the sorted union of labels."""
     from sklearn.metrics import confusion_matrix
 
     labels = sorted(set(gold) | set(predicted))
@@ -76,11 +83,16 @@ def confusion(gold, predicted) -> dict:
 
 
 def high_confidence_wrong_rate(correct, confidence, threshold: float = 0.85) -> float:
+    """Share of ALL decisions that are wrong with confidence >= `threshold` (not of the confident ones:
+    the rate a user meets a confident wrong route); NaN with none."""
     correct, confidence = np.asarray(correct, bool), np.asarray(confidence, float)
     return float(((~correct) & (confidence >= threshold)).mean()) if len(correct) else float("nan")
 
 
 def brier(probabilities: list[dict[str, float]], gold: list[str]) -> float:
+    """Mean over decisions of the sum over the options offered of (p - 1[option is gold])^2, plus 1 when
+    the gold was not offered. Hand-written: each decision offers its own options, where sklearn's
+    brier_score_loss wants one label set for all."""
     scores = [
         sum((p - (option == g)) ** 2 for option, p in probs.items()) + (0.0 if g in probs else 1.0)
         for probs, g in zip(probabilities, gold)
@@ -89,6 +101,9 @@ def brier(probabilities: list[dict[str, float]], gold: list[str]) -> float:
 
 
 def calibration_bins(correct, confidence, bins: int = 10) -> list[dict]:
+    """Equal-width confidence bins over [0, 1], each with its count, accuracy and mean confidence (None
+    when empty). Hand-written: sklearn's calibration_curve drops empty bins and returns no counts, which
+    the reliability table and ECE need."""
     correct, confidence = np.asarray(correct, float), np.asarray(confidence, float)
     edges = np.linspace(0.0, 1.0, bins + 1)
     index = np.clip(np.digitize(confidence, edges[1:-1], right=True), 0, bins - 1)
@@ -105,6 +120,8 @@ def calibration_bins(correct, confidence, bins: int = 10) -> list[dict]:
 
 
 def ece_mce(correct, confidence, bins: int = 10) -> tuple[float, float]:
+    """ECE = sum_b n_b/n |acc_b - conf_b| and MCE = max_b |acc_b - conf_b| over the non-empty bins of
+    calibration_bins; NaN with no decision."""
     n = len(correct)
     gaps = [
         (b["count"], abs(b["accuracy"] - b["confidence"]))
@@ -126,6 +143,8 @@ def selective_curve(correct, confidence) -> tuple[np.ndarray, np.ndarray]:
 
 
 def aurc(correct, confidence) -> float:
+    """Area under the risk-coverage curve: mean selective risk (1 - selective accuracy) over the n coverage
+    levels k/n of selective_curve; lower is better, NaN with no decision."""
     if not len(correct):
         return float("nan")
     _, selective_accuracy = selective_curve(correct, confidence)
@@ -268,11 +287,14 @@ def interval_text(interval: Interval | list, digits: int = 3) -> str:
 
 
 def percentiles(values, points=(50, 95, 99)) -> dict[str, float]:
+    """{"p50": ..., "p95": ..., "p99": ...} of `values` (numpy's linear interpolation); {} with none."""
     values = np.asarray(values, float)
     return {f"p{p}": float(np.percentile(values, p)) for p in points} if len(values) else {}
 
 
 def cost_per_thousand(total_seconds: float, decisions: int, hourly_price: float) -> float:
+    """What 1,000 decisions cost at `hourly_price` per hour of the machine, from the seconds `decisions`
+    took; NaN with none."""
     return hourly_price * total_seconds / 3600 / decisions * 1000 if decisions else float("nan")
 
 
