@@ -31,3 +31,10 @@ SELECT variable, documents, literal_pct, approximate_pct, absent_pct, waived
 FROM classification_figures JOIN latest USING (model, codebook_hash)
 WHERE variable <> '*'
 ORDER BY variable;
+
+-- 5. Which techniques the studies use (a list variable: one document may name several), most named first.
+WITH latest AS (SELECT model, codebook_hash FROM classification_runs ORDER BY finished_at DESC LIMIT 1)
+SELECT technique, count(*) AS documents_naming_it
+FROM (SELECT unnest(v.label_list) AS technique
+      FROM classification_values v JOIN latest USING (model, codebook_hash) WHERE v.variable = 'tecnica')
+GROUP BY technique ORDER BY documents_naming_it DESC, technique;
