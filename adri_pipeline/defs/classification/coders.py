@@ -82,7 +82,7 @@ ALPHA_TENTATIVE = 0.667
     code_version="1",
     pool=DUCKDB_WRITER,
     group_name="coders",
-    deps=[coder_file, prompt_signature],
+    deps=[coder_file],
     io_manager_key="content_hash_io_manager",
     automation_condition=AFTER_UPSTREAM,
     check_specs=[dg.AssetCheckSpec("coders_agree_enough", asset="coder_agreement", blocking=False)],
