@@ -72,6 +72,13 @@ def cmd_classify(settings: Settings, options: ClassifyOptions) -> int:
     return 1 if summary.all_failed or summary.stopped else 0
 
 
+def read_context(settings: Settings):
+    """The one context a command reads with: the settings' codebook, validated, and its warehouse."""
+    from adri_pipeline.classification.context import RunContext
+
+    return RunContext.load(settings)
+
+
 class AgreeOptions(BaseModel):
     cv: Annotated[
         bool,
@@ -94,7 +101,7 @@ def cmd_agree(settings: Settings, options: AgreeOptions) -> int:
     if settings.coders is None:
         print("error: give the coders' file (--coders or ADRI_CODERS)", file=sys.stderr)
         return 2
-    result = agreement(settings, cross_validated=options.cv, folds=options.folds)
+    result = agreement(read_context(settings), cross_validated=options.cv, folds=options.folds)
     with pl.Config(tbl_rows=200, tbl_width_chars=160, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
         print(f"{result.documents} coded documents in {settings.coders}")
         print(result.table)
@@ -130,7 +137,7 @@ def cmd_suggest(settings: Settings, options: SuggestOptions) -> int:
     """The uncoded documents where a code helps most, with the reason (or a seeded random draw)."""
     from adri_pipeline.classification.coders import suggest
 
-    for item in suggest(settings, n=options.n, seed=options.draw_seed):
+    for item in suggest(read_context(settings), n=options.n, seed=options.draw_seed):
         print(f"{item.doc_id}\t{item.reason}\t{item.title[:90]}")
     return 0
 
@@ -208,8 +215,9 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
     from adri_pipeline.classification import rounds
 
     paths.file_name(options.round, "--round")
+    context = read_context(settings)
     if options.action == "pull":
-        pulled = rounds.pull(settings, options.round, options.out)
+        pulled = rounds.pull(context, options.round, options.out)
         per = pulled.codes.group_by("pass", "coder", maintain_order=True).len()
         for pass_name, coder, codes in per.iter_rows():
             print(f"{pass_name}\t{coder or '(any)'}\t{codes} codes")
@@ -220,28 +228,29 @@ def cmd_code(settings: Settings, options: CodeOptions) -> int:
         print(f"wrote {pulled.csv}: adri agree --coders {pulled.csv}")
         return 0
     if options.action == "pending":
-        return _code_pending(settings, options.round)
+        return _code_pending(context, options.round)
     if options.action == "draw" or options.random:
-        sample = _code_draw(settings, options)
+        sample = _code_draw(context, options)
         if options.action == "draw":
             return 0
     coders = [c.strip() for c in (options.coders_list or "").split(",") if c.strip()]
     ids = rounds.read_ids(options.ids) if options.ids else None
     if options.random:
         ids = list(sample["doc_id"])
-    opened = rounds.start(settings, options.round, options.pass_name, coders, ids, options.n)
+    opened = rounds.start(context, options.round, options.pass_name, coders, ids, options.n)
     print(f"round {opened.round}, {opened.pass_name} pass: {opened.documents} document(s)")
     for project in opened.projects:
         print(f"{project.coder or '(any coder)'}\t{project.url}")
     return 0
 
 
-def _code_draw(settings: Settings, options: CodeOptions):
+def _code_draw(context, options: CodeOptions):
     """`adri code draw` (or `start --random N`): the round's random documents, drawn and recorded;
     `draw --ids FILE` records a uniform draw made elsewhere (the shipped pilot round's)."""
     from adri_pipeline import paths
     from adri_pipeline.classification import rounds
 
+    settings = context.settings
     given = rounds.read_ids(options.ids) if options.ids and options.action == "draw" else None
     if not options.random and given is None:
         raise SystemExit("error: adri code draw needs --random N (how many documents to draw) or --ids FILE")
@@ -249,7 +258,7 @@ def _code_draw(settings: Settings, options: CodeOptions):
         raise SystemExit("error: --random draws the round's documents; give it or --ids, not both")
     if options.action == "start":
         rounds.reach_label_studio(settings)
-    sample = rounds.draw_random(settings, options.round, options.random or 0, options.seed, options.stratify, given)
+    sample = rounds.draw_random(context, options.round, options.random or 0, options.seed, options.stratify, given)
     print(
         f"round {options.round}: {sample.height} document(s) drawn at random (seed {options.seed}"
         f"{', within each ' + options.stratify if options.stratify else ''}) of {sample['population'][0]} "
@@ -271,11 +280,11 @@ def _code_draw(settings: Settings, options: CodeOptions):
     return sample
 
 
-def _code_pending(settings: Settings, round_name: str) -> int:
+def _code_pending(context, round_name: str) -> int:
     """`adri code pending`: the round's documents without gold, per variable, disputed or not coded."""
     from adri_pipeline.classification import rounds
 
-    missing = rounds.pending(settings, round_name)
+    missing = rounds.pending(context, round_name)
     for doc_id, variable, reason, values in missing.iter_rows():
         print(f"{doc_id}\t{variable}\t{reason}{chr(9) + values if values else ''}")
     disputed = int((missing["reason"] == "disputed").sum())
@@ -296,7 +305,7 @@ def cmd_review(settings: Settings, options: ReviewOptions) -> int:
     from adri_pipeline.reports.review import write_review
 
     compare = tuple(options.compare.split(",", 1)) if options.compare else None
-    print(write_review(settings, compare=compare).index)
+    print(write_review(read_context(settings), compare=compare).index)
     return 0
 
 
@@ -359,7 +368,7 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
     if cross is not None and len(cross) != 2:
         raise SystemExit("error: --cross needs two variables: 'abordagem,subarea'")
     found = findings(
-        settings,
+        read_context(settings),
         model=options.answers_of,
         compare=options.compare,
         cross_variables=cross,
@@ -368,7 +377,7 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
     )
     print("\n".join(findings_lines(found, options.by, cross)))
     if options.labels:
-        if "corrected" not in found:
+        if found.corrected is None:
             raise SystemExit(
                 "error: --labels: no corrected findings (they need a random coding round, "
                 "adri code start --random N, and the coders' file, --coders)"
@@ -376,12 +385,12 @@ def cmd_findings(settings: Settings, options: FindingsOptions) -> int:
         from adri_pipeline import paths
 
         with paths.replacing(options.labels) as written:
-            found["corrected"].labels.write_csv(written)
+            found.corrected.labels.write_csv(written)
         print(f"wrote {options.labels}: the labels the corrected shares were computed from")
     if options.models:
         from adri_pipeline.reports.findings_text import models_lines
 
-        compared = found.get("models")  # findings ranks the models whenever it corrects
+        compared = found.models  # findings ranks the models whenever it corrects
         if compared is None:
             raise SystemExit(
                 "error: --models: no corrected findings (they need a random coding round, "
@@ -409,7 +418,7 @@ def cmd_export(settings: Settings, options: ExportOptions) -> int:
     from adri_pipeline.classification.queries import export_results
 
     path, rows = export_results(
-        settings,
+        read_context(settings),
         options.format,
         options.output,
         model=options.answers_of,

@@ -126,14 +126,14 @@ def last_durations(instance) -> dict[str, float]:
 def _print_results(settings: Settings, adri, graph) -> None:
     """The classification figures (said to come from synthetic abstracts), the routing benchmark's, the
     mirror's when its evaluation ran, and where the warehouse and the review pages are."""
-    from adri_pipeline.classification.codebook import load_codebook
+    from adri_pipeline.classification.context import RunContext
     from adri_pipeline.classification.results import figures_lines
     from adri_pipeline.classification.service import current_figures
     from adri_pipeline.routing.datasets import report_folder
-    from adri_pipeline.warehouse import Warehouse
 
-    warehouse = Warehouse(settings.warehouse)
-    model, figures = current_figures(warehouse, load_codebook(PILOT_CODEBOOK))
+    context = RunContext.load(adri.settings())  # the graph's: the demo's warehouse and the pilot codebook
+    warehouse = context.warehouse
+    model, figures = current_figures(warehouse, context.codebook)
     print(f"classification results ({model.model}; synthetic abstracts written for the demo):")
     print("\n".join(figures_lines(figures)))
 

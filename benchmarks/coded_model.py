@@ -81,7 +81,7 @@ def cross_validated(settings: Settings, model) -> None:
     """Agreement with the coders over every coded document, the trained model's cross-validated beside
     zero-shot's."""
     started = time.perf_counter()
-    measured = agreement(settings, cross_validated=True)
+    measured = agreement(RunContext.load(settings), cross_validated=True)
     print(
         f"\nall {len(model.documents)} coded documents, 5-fold cross-validated ({time.perf_counter() - started:.1f} s):"
     )

@@ -27,6 +27,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from adri_pipeline.classification.coders import id_lines  # noqa: E402
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corrected import estimate  # noqa: E402
 from adri_pipeline.classification.queries import corrected_findings  # noqa: E402
 from adri_pipeline.classification.rounds import draw_random  # noqa: E402
@@ -85,8 +86,10 @@ def real_abstracts(folder: Path) -> dict | None:
     started = time.perf_counter()
     classify_corpus_file(settings)
     classified_s = time.perf_counter() - started
-    draw_random(settings, "pilot-random", 0, DRAW_SEED, drawn_ids=drawn)  # as `adri code draw --ids` records it
-    found = corrected_findings(settings.model_copy(update={"coders": codes}))
+    draw_random(
+        RunContext.load(settings), "pilot-random", 0, DRAW_SEED, drawn_ids=drawn
+    )  # as `adri code draw --ids` records it
+    found = corrected_findings(RunContext.load(settings.model_copy(update={"coders": codes})))
     return {"documents": len(kept), "coded": found.coded, "classified_s": round(classified_s, 1), "found": found}
 
 

@@ -38,7 +38,7 @@ from adri_pipeline.classification.backends.embedded import (
     embed_document,
     encoder_name,
 )
-from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.coded_model import (
     CodedDocument,
     CodedModel,
@@ -286,14 +286,14 @@ def embedded_backend(context: RunContext) -> EmbeddedBackend:
 
 
 def cross_fitted_answers(
-    settings: Settings, training: dict, trained_on: list[str], held: list[str], corpus: list[str], folds: int = 5
+    context: RunContext, training: dict, trained_on: list[str], held: list[str], corpus: list[str], folds: int = 5
 ) -> tuple[dict[str, dict], list[dict[str, dict]]]:
     """(each `held` document's answer by the fold model fitted without it; per fold model, its answers
     on the other documents of `corpus`) for a model trained on the coders' codes of `trained_on` with
     the settings `training` (what its run recorded): coded_model.fold_models, on the coders' file as it
     is now. Vectors come from the warehouse cache (embedded once). ValueError when a fold cannot be
     fitted (a variable coded only in one fold)."""
-    context = RunContext.load(settings)
+    settings = context.settings
     known = set(trained_on)
     sample = [d for d in coded_sample(context).documents if d.doc_id in known]
     fold_of, models = fold_models(
@@ -344,13 +344,12 @@ def answers_frame(model: str, answers: dict[str, dict]) -> pl.DataFrame:
 
 
 def agreement(
-    settings: Settings, cross_validated: bool = False, folds: int = 5, sample: CodedSample | None = None
+    context: RunContext, cross_validated: bool = False, folds: int = 5, sample: CodedSample | None = None
 ) -> Agreement:
     """Every stored model's results against the coders; with `cross_validated`, also the trained
     embedded model (each document answered by a model fitted without it) and the zero-shot model on
     the same documents."""
-    context = RunContext.load(settings)
-    codebook, warehouse = context.codebook, context.warehouse
+    settings, codebook, warehouse = context.settings, context.codebook, context.warehouse
     codes = load_codes(settings.coders, codebook)
     coders = reference_codes(codes)
     frames = []
@@ -378,10 +377,10 @@ def agreement(
     return Agreement(table, confusions, documents, _round_measures(settings, warehouse, codes, codebook, results))
 
 
-def round_measures(settings: Settings) -> RoundMeasures | None:
+def round_measures(context: RunContext) -> RoundMeasures | None:
     """The coders' file's coder-vs-coder figures; None for a file without named coders."""
-    codebook = load_codebook(settings.codebook)
-    return _round_measures(settings, Warehouse(settings.warehouse), load_codes(settings.coders, codebook), codebook)
+    settings, codebook = context.settings, context.codebook
+    return _round_measures(settings, context.warehouse, load_codes(settings.coders, codebook), codebook)
 
 
 def _round_measures(
@@ -424,12 +423,11 @@ class Suggestion:
     score: float  # lower = more useful to code
 
 
-def suggest(settings: Settings, n: int = 20, seed: int = 20261130, corpus: Path | None = None) -> list[Suggestion]:
+def suggest(context: RunContext, n: int = 20, seed: int = 20261130, corpus: Path | None = None) -> list[Suggestion]:
     """Uncoded documents where a code helps most: where the stored embedded and LLM results disagree,
     then where the trained model is least sure (smallest mean margin between its top answers). With no
     coder file, a seeded random draw. Never a document already coded or reserved (holdout)."""
-    context = RunContext.load(settings)
-    warehouse = context.warehouse
+    settings, warehouse = context.settings, context.warehouse
     pool = as_documents(read_corpus(settings, corpus).documents)
     reserved = holdout_ids(settings)
     if settings.coders is None:

@@ -33,10 +33,10 @@ from adri_pipeline.warehouse.corpus import DOCUMENT_SCHEMA
 log = logging.getLogger(__name__)
 
 
-def corpus_document_ids(settings: Settings) -> list[str]:
+def corpus_document_ids(settings: Settings, warehouse: Warehouse) -> list[str]:
     """Every document id of the configured corpus, in corpus order: what the new-documents sensor and
     `adri register` turn into shards."""
-    corpus, _ = corpus_of_run(settings, Warehouse(settings.warehouse))  # an unchanged file is not parsed
+    corpus, _ = corpus_of_run(settings, warehouse)  # an unchanged file is not parsed
     return corpus.documents["doc_id"].to_list()
 
 

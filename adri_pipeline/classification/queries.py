@@ -11,9 +11,10 @@ from pathlib import Path
 import polars as pl
 
 from adri_pipeline.classification.backends.base import is_zero_shot_baseline
-from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.coders import holdout_ids
 from adri_pipeline.classification.coding import without_gold
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import (
     fingerprints,
 )
@@ -32,7 +33,6 @@ from adri_pipeline.classification.corrected import (
 )
 from adri_pipeline.classification.export import wide, write
 from adri_pipeline.classification.findings import cross, shares, side_by_side
-from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.service import NoClassificationRun, recorded_model
 from adri_pipeline.config import SAMPLE_CORPUS, Settings
 from adri_pipeline.errors import AdriError
@@ -48,12 +48,11 @@ from adri_pipeline.warehouse import (
 )
 
 
-def answer_set(
-    settings: Settings, warehouse: Warehouse, codebook: Codebook, name: str | None
-) -> tuple[str, pl.DataFrame, int]:
+def answer_set(context: RunContext, name: str | None) -> tuple[str, pl.DataFrame, int]:
     """(name, values, documents without an answer yet) of a stored model's answers — the model of the
     latest run when `name` is None — or, with name "coders", the coders' file (ADRI_CODERS) in the
     same shape (nothing pending)."""
+    settings, warehouse, codebook = context.settings, context.warehouse, context.codebook
     if name == "coders":
         if settings.coders is None:
             raise NoClassificationRun("give the coders' file (--coders or ADRI_CODERS) to compare with the coders")
@@ -116,66 +115,94 @@ def counted_by_source(
     return dict(sorted((Path(s).name, n) for s, n in per.items())), warning
 
 
+@dataclass(frozen=True)
+class Excluded:
+    """The documents a finding does not count, and why."""
+
+    no_abstract: int
+    failed: int
+    not_classified_yet: int
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What the corpus says for one answer set (`adri findings`, the review site's findings page): per
+    variable the shares with 95 % intervals (findings.SHARE_SCHEMA), by year and by source. With a
+    random coded sample and the coders' file, `corrected` and the models ranked against the gold
+    (`models`), or why nothing could be corrected (`corrected_refused`); `cross` and `compare` when
+    asked for."""
+
+    model: str
+    codebook: Codebook
+    counted: int
+    source: str | None
+    counted_by_source: dict[str, int]
+    mixed_warning: str | None
+    zero_shot_baseline: bool
+    excluded: Excluded
+    shares: pl.DataFrame
+    by_year: pl.DataFrame
+    by_source: pl.DataFrame
+    corrected: CorrectedFindings | None = None
+    models: ModelsAgainstGold | None = None
+    corrected_refused: str | None = None
+    cross: pl.DataFrame | None = None
+    compare: pl.DataFrame | None = None
+
+    def grouped(self, by: str) -> pl.DataFrame:
+        """The shares per year (`by` "year") or per source ("source")."""
+        return {"year": self.by_year, "source": self.by_source}[by]
+
+
 def findings(
-    settings: Settings,
+    context: RunContext,
     model: str | None = None,
     compare: str | None = None,
     cross_variables: tuple[str, str] | None = None,
     width: float = 0.10,
     source: str | None = None,
-) -> dict:
+) -> Findings:
     """What the corpus says for `model` (default: the latest run's): per variable the shares with 95 %
     intervals, by year and by source, optionally one variable against another and the shares of a
     second answer set (another model, or "coders") side by side; with a random coded sample and the
     coders' file, the shares corrected by it (`corrected`). Printed by `adri findings`, drawn on the
     review site's findings page."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
-    name, values, pending = answer_set(settings, warehouse, codebook, model)
+    warehouse, codebook = context.warehouse.existing(), context.codebook
+    name, values, pending = answer_set(context, model)
     documents = read_documents(warehouse)
     values = of_source(values, documents, source)
-    excluded = exclusions(warehouse, name, build_prompt(codebook).signature)
+    excluded = exclusions(warehouse, name, context.prompt.signature)
     by_source, mixed = counted_by_source(warehouse, values, documents)
-    out = {
-        "model": name,
-        "codebook": codebook,
-        "counted": values["doc_id"].n_unique(),
-        "source": source,
-        "counted_by_source": by_source,
-        "mixed_warning": mixed,
-        "zero_shot_baseline": is_zero_shot_baseline(name),
-        "excluded": {
-            "no_abstract": excluded["no_abstract"],
-            "failed": excluded["failed"],
-            "not_classified_yet": max(pending - excluded["failed"], 0),
-        },
-        "shares": shares(values, codebook),
-        "by_year": shares(values, codebook, "year", documents),
-        "by_source": shares(values, codebook, "source", documents),
-    }
-    out |= _corrected_parts(settings, warehouse, codebook, name, values, documents, width, source)
-    if cross_variables:
-        out["cross"] = cross(values, codebook, *cross_variables)
+    compared = None
     if compare:
-        other, other_values, _ = answer_set(settings, warehouse, codebook, compare)
-        out["compare"] = side_by_side(values, other_values, (name, other), codebook)
-    return out
+        other, other_values, _ = answer_set(context, compare)
+        compared = side_by_side(values, other_values, (name, other), codebook)
+    return Findings(
+        model=name,
+        codebook=codebook,
+        counted=values["doc_id"].n_unique(),
+        source=source,
+        counted_by_source=by_source,
+        mixed_warning=mixed,
+        zero_shot_baseline=is_zero_shot_baseline(name),
+        excluded=Excluded(excluded["no_abstract"], excluded["failed"], max(pending - excluded["failed"], 0)),
+        shares=shares(values, codebook),
+        by_year=shares(values, codebook, "year", documents),
+        by_source=shares(values, codebook, "source", documents),
+        **_corrected_parts(context, name, values, documents, width, source),
+        cross=cross(values, codebook, *cross_variables) if cross_variables else None,
+        compare=compared,
+    )
 
 
 def _corrected_parts(
-    settings: Settings,
-    warehouse: Warehouse,
-    codebook: Codebook,
-    name: str,
-    values: pl.DataFrame,
-    documents: pl.DataFrame,
-    width: float,
-    source: str | None,
+    context: RunContext, name: str, values: pl.DataFrame, documents: pl.DataFrame, width: float, source: str | None
 ) -> dict:
-    """The findings' corrected shares and which model's are tightest, or why nothing could be corrected
-    (`corrected_refused`); nothing when there is no coded random sample to correct with."""
+    """The findings' corrected shares and which model's are tightest (`corrected`, `models`), or why
+    nothing could be corrected (`corrected_refused`); nothing when there is no coded random sample to
+    correct with."""
     try:
-        corrected_findings = corrected(settings, warehouse, codebook, name, values, width)
+        corrected_findings = corrected(context, name, values, width)
     except NotCorrectable as refused:
         return {"corrected_refused": str(refused)}
     if corrected_findings is None:
@@ -183,16 +210,15 @@ def _corrected_parts(
     # which model's corrected findings are tightest: this model's are reused, not computed again
     return {
         "corrected": corrected_findings,
-        "models": _against_gold(settings, warehouse, codebook, documents, width, source, corrected_findings),
+        "models": _against_gold(context, documents, width, source, corrected_findings),
     }
 
 
-def corrected_findings(settings: Settings, model: str | None = None, width: float = 0.10) -> CorrectedFindings | None:
+def corrected_findings(context: RunContext, model: str | None = None, width: float = 0.10) -> CorrectedFindings | None:
     """`adri findings`' corrected shares alone, for the `findings_corrected` asset (see corrected)."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
-    name, values, _ = answer_set(settings, warehouse, codebook, model)
-    return corrected(settings, warehouse, codebook, name, values, width)
+    context.warehouse.existing()
+    name, values, _ = answer_set(context, model)
+    return corrected(context, name, values, width)
 
 
 @dataclass
@@ -206,18 +232,15 @@ class ModelsAgainstGold:
     rounds: list[str]
 
 
-def models_against_gold(settings: Settings, width: float = 0.10) -> ModelsAgainstGold | None:
+def models_against_gold(context: RunContext, width: float = 0.10) -> ModelsAgainstGold | None:
     """Each model's findings corrected by the same random coded sample, so a team picks the model whose
     corrected findings are tightest, not the one that looks most confident; None without a random
     sample or the coders' file."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    return _against_gold(settings, warehouse, load_codebook(settings.codebook), read_documents(warehouse), width)
+    return _against_gold(context, read_documents(context.warehouse.existing()), width)
 
 
 def _against_gold(
-    settings: Settings,
-    warehouse: Warehouse,
-    codebook: Codebook,
+    context: RunContext,
     documents: pl.DataFrame,
     width: float,
     source: str | None = None,
@@ -225,6 +248,7 @@ def _against_gold(
 ) -> ModelsAgainstGold | None:
     """models_against_gold on what the caller has open; `done`, one model's corrected findings already
     computed (findings'), is used as it is; `source` restricts every model to one corpus file alike."""
+    warehouse, codebook = context.warehouse, context.codebook
     found = []
     for model in sorted({s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash}):
         if done is not None and model == done.model:
@@ -232,7 +256,7 @@ def _against_gold(
             continue
         values, _, _ = read_results(warehouse, model, codebook.content_hash)
         try:
-            each = corrected(settings, warehouse, codebook, model, of_source(values, documents, source), width)
+            each = corrected(context, model, of_source(values, documents, source), width)
         except NotCorrectable:  # another corpus than the one drawn from, or no record of its training
             continue
         if each is not None:
@@ -269,8 +293,7 @@ def training_of(warehouse: Warehouse, model: str) -> dict | None:
 
 
 def model_labels(
-    settings: Settings,
-    codebook: Codebook,
+    context: RunContext,
     model: str,
     values: pl.DataFrame,
     gold: pl.DataFrame,
@@ -282,13 +305,14 @@ def model_labels(
     training data are not its errors, and in-sample they narrow the interval to nothing."""
     from adri_pipeline.classification.coders import answers_frame, cross_fitted_answers
 
+    codebook = context.codebook
     seen = set(training["trained_on"]) if training else set()
     if not seen & set(sample["doc_id"]):
         return labels(values, gold, sample, codebook), []
     drawn = sorted(set(sample["doc_id"]) & set(values["doc_id"]))
     try:
         held, rest = cross_fitted_answers(
-            settings, training["training"], sorted(seen), drawn, sorted(set(values["doc_id"]))
+            context, training["training"], sorted(seen), drawn, sorted(set(values["doc_id"]))
         )
     except ValueError as exc:
         raise NotCorrectable(
@@ -364,13 +388,12 @@ def missing_gold_notes(missing: pl.DataFrame) -> list[str]:
     return notes
 
 
-def corrected(
-    settings: Settings, warehouse: Warehouse, codebook: Codebook, model: str, values: pl.DataFrame, width: float = 0.10
-) -> CorrectedFindings | None:
+def corrected(context: RunContext, model: str, values: pl.DataFrame, width: float = 0.10) -> CorrectedFindings | None:
     """`model`'s shares corrected by the coders' gold (ADRI_CODERS) on the documents drawn at random
     (`adri code start --random N`), classification/corrected.py; None without a random draw or a
     coders' file. Reserved documents are not counted; a draw of another corpus is refused
     (CorpusMismatch); drawn documents without gold bound the intervals (worst_case_shares)."""
+    settings, warehouse, codebook = context.settings, context.warehouse, context.codebook
     samples = coding_samples(warehouse)
     sample, rounds, notes = estimation_sample(samples, codebook.content_hash)
     if not rounds or settings.coders is None or model == "coders":
@@ -385,7 +408,7 @@ def corrected(
     missing = missing.join(values.select("doc_id", "variable").unique(), on=["doc_id", "variable"]).join(
         sample, on="doc_id"
     )
-    rows, fitted = model_labels(settings, codebook, model, values, gold, sample, training_of(warehouse, model))
+    rows, fitted = model_labels(context, model, values, gold, sample, training_of(warehouse, model))
     notes += fitted
     table = worst_case_shares(rows, missing, codebook, width)
     notes += missing_gold_notes(missing)
@@ -416,7 +439,7 @@ def corrected(
 
 
 def export_results(
-    settings: Settings,
+    context: RunContext,
     fmt: str,
     output: Path,
     model: str | None = None,
@@ -425,9 +448,8 @@ def export_results(
 ) -> tuple[Path, int]:
     """`adri export`: one row per document with an answer that follows the codebook (of the corpus file
     `source` only, if given); returns (path, rows)."""
-    warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
-    _, values, _ = answer_set(settings, warehouse, codebook, model)
+    warehouse, codebook = context.warehouse.existing(), context.codebook
+    _, values, _ = answer_set(context, model)
     documents = read_documents(warehouse)
     frame = wide(of_source(values, documents, source), documents, codebook, evidence=evidence)
     return write(frame, fmt, output), frame.height

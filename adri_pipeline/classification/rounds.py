@@ -23,7 +23,7 @@ from pathlib import Path
 import polars as pl
 
 from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
-from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.coders import coded_documents, holdout_ids, id_lines, suggest
 from adri_pipeline.classification.coding import (
     ADJUDICATION,
@@ -35,6 +35,7 @@ from adri_pipeline.classification.coding import (
     gold_codes,
     without_gold,
 )
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.corrected import draw, population_hash
 from adri_pipeline.classification.label_studio import LabelStudio
@@ -119,11 +120,12 @@ class PulledRound:
     disagreements: pl.DataFrame  # coding.disagreements
 
 
-def _round_documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str] | None, n: int) -> list[Document]:
+def _round_documents(context: RunContext, doc_ids: list[str] | None, n: int) -> list[Document]:
     """The round's documents: those given, else those `adri suggest` picks; never a reserved one."""
+    settings = context.settings
     reserved = holdout_ids(settings)
     if doc_ids is None:
-        doc_ids = [s.doc_id for s in suggest(settings, n=n)]
+        doc_ids = [s.doc_id for s in suggest(context, n=n)]
     held = sorted(set(doc_ids) & reserved)
     if held:
         raise RoundError(
@@ -132,7 +134,7 @@ def _round_documents(settings: Settings, warehouse: Warehouse, doc_ids: list[str
         )
     if not doc_ids:
         raise RoundError("no documents for the round (give --ids, or a corpus with uncoded documents)")
-    return coded_documents(settings, warehouse, list(dict.fromkeys(doc_ids)), settings.coders_corpus)
+    return coded_documents(settings, context.warehouse, list(dict.fromkeys(doc_ids)), settings.coders_corpus)
 
 
 def _open(
@@ -180,7 +182,7 @@ def reach_label_studio(settings: Settings) -> LabelStudio:
 
 
 def start(
-    settings: Settings,
+    context: RunContext,
     round_name: str,
     pass_name: str,
     coders: list[str],
@@ -190,8 +192,7 @@ def start(
     """Open one pass of a round in Label Studio (see the module's docstring for what each pass holds)."""
     if pass_name not in PASSES:
         raise RoundError(f"pass {pass_name!r} is not one of {', '.join(PASSES)}")
-    codebook = load_codebook(settings.codebook)
-    warehouse = Warehouse(settings.warehouse)
+    settings, codebook, warehouse = context.settings, context.codebook, context.warehouse
     projects = coding_projects(warehouse, round_name)
     blind = projects.filter(pl.col("pass") == BLIND)
     opened_for = set(projects.filter(pl.col("pass") == pass_name)["coder"])
@@ -206,8 +207,8 @@ def start(
         raise RoundError("a blind pass needs two coders or more, each on their own (--coder EMAIL,EMAIL)")
     client = LabelStudio(settings.label_studio_url, settings.label_studio_token)
     if pass_name == BLIND:
-        return _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n, blind)
-    pulled = pull(settings, round_name)
+        return _start_blind(context, client, round_name, coders, doc_ids, n, blind)
+    pulled = pull(context, round_name)
     if pulled.uncoded_blind_tasks:
         raise RoundError(
             f"round {round_name!r}: {pulled.uncoded_blind_tasks} blind task(s) are not coded yet; the "
@@ -221,16 +222,16 @@ def start(
     return opened
 
 
-def _start_blind(settings, client, warehouse, codebook, round_name, coders, doc_ids, n, blind) -> OpenedPass:
+def _start_blind(context: RunContext, client, round_name, coders, doc_ids, n, blind) -> OpenedPass:
     """A project per coder. A round whose blind pass has projects already (a start cut short, or a
     coder added) gives the coders without one the same documents as the others."""
     if not blind.is_empty():
         doc_ids = list(blind["doc_ids"][0])
-    documents = _round_documents(settings, warehouse, doc_ids, n)
+    documents = _round_documents(context, doc_ids, n)
     opened = OpenedPass(round_name, BLIND, len(documents))
     tasks = [{"data": task_data(d.doc_id, d.title, d.abstract)} for d in documents]
     for coder in dict.fromkeys(c for c in coders if c not in set(blind["coder"])):
-        _open(client, warehouse, codebook, opened, coder, tasks, show_predictions=False)
+        _open(client, context.warehouse, context.codebook, opened, coder, tasks, show_predictions=False)
     return opened
 
 
@@ -357,12 +358,11 @@ def _annotation_rows(codebook, project: dict, tasks: list[dict], users: dict[int
     return rows, uncoded
 
 
-def pull(settings: Settings, round_name: str, csv: Path | None = None) -> PulledRound:
+def pull(context: RunContext, round_name: str, csv: Path | None = None) -> PulledRound:
     """Every annotation of the round's projects into the warehouse (replacing the round's earlier
     pull), each code's evidence audited, and the round's coders' CSV written (default:
     `<warehouse folder>/coding/<round>.csv`)."""
-    codebook = load_codebook(settings.codebook)
-    warehouse = Warehouse(settings.warehouse)
+    settings, codebook, warehouse = context.settings, context.codebook, context.warehouse
     projects = coding_projects(warehouse, round_name)
     if projects.is_empty():
         raise RoundError(f"{warehouse.path}: no coding round {round_name!r}; `adri code start --round {round_name}`")
@@ -409,7 +409,7 @@ def pull(settings: Settings, round_name: str, csv: Path | None = None) -> Pulled
 
 
 def draw_random(
-    settings: Settings,
+    context: RunContext,
     round_name: str,
     n: int,
     seed: int,
@@ -423,15 +423,14 @@ def draw_random(
     one random sample). Drawing a round again with the same n, seed and strata gives its recorded draw.
     `drawn_ids`: a uniform draw made elsewhere (with `seed`), recorded as this round's: every id must be
     drawable, reserved ones and earlier rounds' never."""
-    codebook = load_codebook(settings.codebook)
-    warehouse = Warehouse(settings.warehouse).existing()
+    settings, codebook, warehouse = context.settings, context.codebook, context.warehouse.existing()
     earlier = coding_samples(warehouse)
     recorded = earlier.filter(pl.col("round") == round_name)
     asked = (len(drawn_ids) if drawn_ids is not None else n, seed, stratify or "")
     if not recorded.is_empty():
         return _the_recorded_draw(recorded, round_name, asked)
     refuse_superseding_coded_rounds(settings, warehouse, codebook, earlier, stratify)
-    model, values, _ = answer_set(settings, warehouse, codebook, None)
+    model, values, _ = answer_set(context, None)
     corpus = set(values["doc_id"]) - holdout_ids(settings)
     population = sorted(corpus - set(earlier["doc_id"]))
     if drawn_ids is not None:
@@ -519,14 +518,13 @@ def _record_given_draw(warehouse, round_name, drawn_ids, seed, population, corpu
     return coding_samples(warehouse).filter(pl.col("round") == round_name)
 
 
-def pending(settings: Settings, round_name: str) -> pl.DataFrame:
+def pending(context: RunContext, round_name: str) -> pl.DataFrame:
     """coding.WITHOUT_GOLD_SCHEMA for the round's documents (drawn at random, or given to its blind
     pass): per variable, those without gold, disputed (to adjudicate) or not coded; gold from the
     coders' file when one is given (ADRI_CODERS), else from the round's pulled codes."""
     from adri_pipeline.classification.agreement import load_codes
 
-    codebook = load_codebook(settings.codebook)
-    warehouse = Warehouse(settings.warehouse).existing()
+    settings, codebook, warehouse = context.settings, context.codebook, context.warehouse.existing()
     drawn = coding_samples(warehouse).filter(pl.col("round") == round_name)["doc_id"].to_list()
     blind = coding_projects(warehouse, round_name).filter(pl.col("pass") == BLIND)
     doc_ids = drawn + [d for ids in blind["doc_ids"] for d in ids]

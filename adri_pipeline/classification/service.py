@@ -21,7 +21,7 @@ import polars as pl
 
 from adri_pipeline import faults
 from adri_pipeline.classification.backends import select_backend
-from adri_pipeline.classification.codebook import Codebook, load_codebook
+from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.context import RunContext, shared_ledger
 from adri_pipeline.classification.corpus import (
     Corpus,
@@ -120,13 +120,12 @@ class Quality:
     figures: dict
 
 
-def check_quality(settings: Settings, model_name: str | None = None, codebook: Codebook | None = None) -> Quality:
+def check_quality(context: RunContext, model_name: str | None = None) -> Quality:
     """Answered documents, literal evidence (overall and per variable) and corpus coverage of one
     model's results against the thresholds in Settings; a failure names documents and variables. The
     model: `model_name` (the one whose results an asset just built), else the recorded (principal) one;
-    the codebook: the one given (an asset check's: what its upstream recorded), else the settings' file."""
-    warehouse = Warehouse(settings.warehouse)
-    codebook = codebook or load_codebook(settings.codebook)
+    the codebook: the context's (an asset check's: what its upstream recorded)."""
+    settings, warehouse, codebook = context.settings, context.warehouse, context.codebook
     model = recorded_model(warehouse, model_name or settings.principal_model)
     values, documents, pending = read_results(warehouse, model.model, codebook.content_hash)
     figures = summarize(Results(values, documents, pending))  # the ADR's figures: one way to count literal
@@ -250,7 +249,7 @@ def _open_run(context: RunContext, backend, run_id: str | None) -> tuple[ModelId
     codebook = context.codebook
     model = ModelIdentity.of(backend)
     store_codebook(context.warehouse, codebook, context.prompt)
-    shared = shared_ledger(context.settings)
+    shared = context.shared
     run_id = run_id or uuid.uuid4().hex
     log.info(
         "classification run %s: %s (digest %s), codebook %s%s",
@@ -364,8 +363,7 @@ def classify_shards(
     ledger lacks classified and committed there, the run and its failures recorded there. It never
     opens the DuckDB warehouse, so runs side by side (and on other machines) never wait for one
     another; the results are built once after them (`pull_shared_ledger`, then `refresh_results`)."""
-    settings, codebook, prompt = context.settings, context.codebook, context.prompt
-    shared = shared_ledger(settings)
+    settings, codebook, prompt, shared = context.settings, context.codebook, context.prompt, context.shared
     if shared is None:
         raise NoSharedLedger(
             "a range run over shards needs the shared ledger: set ADRI_LEDGER_URL (postgresql://user@host:5432/db)"
@@ -467,9 +465,10 @@ def _classify_corpus_file(
             replace_documents=replace_documents,
             progress=progress,
         )
-    # created here, not by two threads at once, and held open: the run's many short connections then
-    # find the database open instead of opening the file each time (0.4 s before the first request)
-    shared = shared_ledger(settings)
+    # the warehouse created here, not by two threads at once, and held open: the run's many short
+    # connections then find the database open instead of opening the file each time (0.4 s before the
+    # first request); the first documents and the rest commit to the context's one shared ledger
+    shared = context.shared
     with one_stop(), warehouse.connect():  # one stop for the first documents, the rest and the closing
         reading = CorpusReading(settings, warehouse, prints, replace_documents)
         reading.start()

@@ -7,28 +7,29 @@ import polars as pl
 
 from adri_pipeline.classification.backends.base import ZERO_SHOT_NOTE
 from adri_pipeline.classification.findings import percent
+from adri_pipeline.classification.queries import Findings
 
 
-def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -> list[str]:
+def findings_lines(found: Findings, by: str | None, cross: tuple[str, str] | None) -> list[str]:
     """`found` as classification.queries.findings returns it."""
-    book, excluded = found["codebook"], found["excluded"]
+    book, excluded = found.codebook, found.excluded
     lines = [
-        f"{found['model']} × codebook {book.name} v{book.version}: {found['counted']} documents counted "
-        f"(answers that follow the codebook); left out: {excluded['no_abstract']} without abstract, "
-        f"{excluded['failed']} failed, {excluded['not_classified_yet']} not classified yet"
+        f"{found.model} × codebook {book.name} v{book.version}: {found.counted} documents counted "
+        f"(answers that follow the codebook); left out: {excluded.no_abstract} without abstract, "
+        f"{excluded.failed} failed, {excluded.not_classified_yet} not classified yet"
     ]
     lines.append(
-        f"counted by corpus file{' (--source ' + found['source'] + ')' if found['source'] else ''}: "
-        + ", ".join(f"{name} {n}" for name, n in found["counted_by_source"].items())
+        f"counted by corpus file{' (--source ' + found.source + ')' if found.source else ''}: "
+        + ", ".join(f"{name} {n}" for name, n in found.counted_by_source.items())
     )
-    if found["mixed_warning"]:
-        lines.append(f"warning: {found['mixed_warning']}")
-    if found["zero_shot_baseline"]:
+    if found.mixed_warning:
+        lines.append(f"warning: {found.mixed_warning}")
+    if found.zero_shot_baseline:
         lines.append(f"note: {ZERO_SHOT_NOTE}")
-    grouped = found[f"by_{by}"] if by else None
+    grouped = found.grouped(by) if by else None
     for name in book.variables:
         lines.append(f"\n{name} ({book.variables[name].type})")
-        for r in found["shares"].filter(pl.col("variable") == name).iter_rows(named=True):
+        for r in found.shares.filter(pl.col("variable") == name).iter_rows(named=True):
             lines.append(
                 f"  {r['label'][:48]:<48} {r['documents']:>6}  {percent(r['share']):>8}  "
                 f"95 % [{percent(r['low'])}, {percent(r['high'])}]"
@@ -37,18 +38,18 @@ def findings_lines(found: dict, by: str | None, cross: tuple[str, str] | None) -
             for (group,), part in grouped.filter(pl.col("variable") == name).group_by(by, maintain_order=True):
                 cells = ", ".join(f"{r['label'][:24]} {percent(r['share'])}" for r in part.iter_rows(named=True))
                 lines.append(f"    {by} {group} (n={part['counted'][0]}): {cells}")
-    if "cross" in found:
-        table = found["cross"].pivot(on=cross[1], index=cross[0], values="documents").fill_null(0)
+    if found.cross is not None:
+        table = found.cross.pivot(on=cross[1], index=cross[0], values="documents").fill_null(0)
         with pl.Config(tbl_rows=100, tbl_cols=30, tbl_width_chars=200, tbl_hide_dataframe_shape=True):
             lines += [f"\n{cross[0]} × {cross[1]} (documents)", str(table)]
-    if "compare" in found:
-        lines += _side_by_side(found["compare"])
-    if "corrected" in found:
-        lines += corrected_lines(found["corrected"])
+    if found.compare is not None:
+        lines += _side_by_side(found.compare)
+    if found.corrected is not None:
+        lines += corrected_lines(found.corrected)
         if by:
-            lines += corrected_group_lines(found["corrected"], by)
-    if "corrected_refused" in found:
-        lines.append(f"\nno corrected findings: {found['corrected_refused']}")
+            lines += corrected_group_lines(found.corrected, by)
+    if found.corrected_refused is not None:
+        lines.append(f"\nno corrected findings: {found.corrected_refused}")
     return lines
 
 

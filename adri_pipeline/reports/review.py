@@ -36,7 +36,9 @@ from markupsafe import Markup, escape
 
 from adri_pipeline.classification.backends.base import ZERO_SHOT_NOTE
 from adri_pipeline.classification.codebook import Codebook
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.findings import percent
+from adri_pipeline.classification.queries import Findings
 from adri_pipeline.mirror.results import MirrorReport
 from adri_pipeline.reports.findings_text import (
     CORRECTED_MEANING,
@@ -372,7 +374,7 @@ def validation_section(validation) -> dict:
     return section
 
 
-def findings_page(found: dict | None, crossed: tuple[str, str] | None, validation: dict | None = None) -> str:
+def findings_page(found: Findings | None, crossed: tuple[str, str] | None, validation: dict | None = None) -> str:
     if found is None:
         return render(
             "findings.html.j2",
@@ -384,9 +386,9 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
             validation=validation,
         )
     cross = None
-    if "cross" in found and crossed:
+    if found.cross is not None and crossed:
         first, second = crossed
-        table = found["cross"].pivot(on=second, index=first, values="documents").fill_null(0)
+        table = found.cross.pivot(on=second, index=first, values="documents").fill_null(0)
         cross = {"first": first, "second": second, "rows": table.sort(first).to_dicts()}
     return render(
         "findings.html.j2",
@@ -396,20 +398,20 @@ def findings_page(found: dict | None, crossed: tuple[str, str] | None, validatio
         cross=cross,
         compare=_compare_section(found),
         validation=validation,
-        corrected=_corrected_section(found["corrected"]) if "corrected" in found else None,
-        models=_models_section(found.get("models")),
+        corrected=_corrected_section(found.corrected) if found.corrected is not None else None,
+        models=_models_section(found.models),
         baseline_note=ZERO_SHOT_NOTE,
     )
 
 
-def _variables_section(found: dict) -> list[dict]:
+def _variables_section(found: Findings) -> list[dict]:
     """Each codebook variable's shares with its chart, its trend by year (where a trend means something
     for its type) and its split by source (only when the corpus has more than one source)."""
     variables = []
-    for name, var in found["codebook"].variables.items():
-        mine = found["shares"].filter(pl.col("variable") == name)
-        by_year = found["by_year"].filter(pl.col("variable") == name)
-        by_source = found["by_source"].filter(pl.col("variable") == name)
+    for name, var in found.codebook.variables.items():
+        mine = found.shares.filter(pl.col("variable") == name)
+        by_year = found.by_year.filter(pl.col("variable") == name)
+        by_source = found.by_source.filter(pl.col("variable") == name)
         trend = trend_chart(by_year, f"{name} by year") if var.type in ("enum", "boolean", "text") else None
         variables.append(
             {
@@ -425,11 +427,11 @@ def _variables_section(found: dict) -> list[dict]:
     return variables
 
 
-def _compare_section(found: dict) -> dict | None:
+def _compare_section(found: Findings) -> dict | None:
     """The two groups of documents compared value by value, when the findings compared two."""
-    if "compare" not in found:
+    if found.compare is None:
         return None
-    frame = found["compare"]
+    frame = found.compare
     left, right = frame.columns[3:5]
     return {
         "left": left,
@@ -731,7 +733,7 @@ def build_review(
     out: Path | None = None,
     coders: Path | None = None,
     compare: tuple[str, str] | None = None,
-    found: dict | None = None,
+    found: Findings | None = None,
     crossed: tuple[str, str] | None = None,
     validation: dict | None = None,
 ) -> Site:
@@ -757,7 +759,7 @@ def _pages(
     out: Path,
     coders: Path | None,
     compare: tuple[str, str] | None,
-    found: dict | None,
+    found: Findings | None,
     crossed: tuple[str, str] | None,
     validation: dict | None,
 ) -> Iterator[tuple[str, str, str, str]]:
@@ -837,26 +839,24 @@ def _comparison_pages(
     return pages
 
 
-def write_review(settings, compare: tuple[str, str] | None = None) -> Site:
-    """The site as `adri review` and the Dagster `review_site` asset write it: the findings of the
-    latest classification run's model (with the coders side by side when ADRI_CODERS is set, else a
-    second model when there is one) and every other page."""
-    from adri_pipeline.classification.codebook import load_codebook
+def write_review(context: RunContext, compare: tuple[str, str] | None = None) -> Site:
+    """The site as `adri review` and the Dagster `review_site` asset write it, on the context's codebook
+    and warehouse: the findings of the latest classification run's model (with the coders side by side
+    when ADRI_CODERS is set, else a second model when there is one) and every other page."""
     from adri_pipeline.classification.coders import agreement
     from adri_pipeline.classification.queries import findings
     from adri_pipeline.classification.service import NoClassificationRun, recorded_model
 
-    warehouse = Warehouse(settings.warehouse).existing()
-    codebook = load_codebook(settings.codebook)
+    settings, warehouse, codebook = context.settings, context.warehouse.existing(), context.codebook
     crossed = default_cross(codebook)
     models = [s["model"] for s in result_sets(warehouse) if s["codebook_hash"] == codebook.content_hash]
     try:
         model = recorded_model(warehouse, settings.principal_model).model
         other = "coders" if settings.coders else next((m for m in models if m != model), None)
-        found = findings(settings, model=model, compare=other, cross_variables=crossed)
+        found = findings(context, model=model, compare=other, cross_variables=crossed)
     except NoClassificationRun:
         found = None
-    validation = validation_section(agreement(settings)) if settings.coders else None
+    validation = validation_section(agreement(context)) if settings.coders else None
     return build_review(
         warehouse,
         codebook,

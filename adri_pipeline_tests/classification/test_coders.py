@@ -149,7 +149,7 @@ def test_reserved_and_missing_documents_are_refused_by_name(coded, tmp_path):
 
 def test_suggest_returns_only_uncoded_and_unreserved_documents(coded):
     settings, documents = coded
-    suggestions = coders.suggest(settings, n=20)
+    suggestions = coders.suggest(RunContext.load(settings), n=20)
     ids = [s.doc_id for s in suggestions]
     assert ids and set(ids) <= {d.doc_id for d in documents[CODED:]} - {"sample-023"}
     assert all(s.reason.startswith("trained model unsure: mean margin") for s in suggestions)
@@ -159,15 +159,18 @@ def test_suggest_returns_only_uncoded_and_unreserved_documents(coded):
 def test_without_codes_suggest_is_a_reproducible_random_draw(coded):
     settings, _ = coded
     plain = settings.model_copy(update={"coders": None})
-    first, second = coders.suggest(plain, n=5, seed=7), coders.suggest(plain, n=5, seed=7)
+    first, second = (
+        coders.suggest(RunContext.load(plain), n=5, seed=7),
+        coders.suggest(RunContext.load(plain), n=5, seed=7),
+    )
     assert [s.doc_id for s in first] == [s.doc_id for s in second]
-    assert "sample-023" not in {s.doc_id for s in coders.suggest(plain, n=22, seed=7)}
+    assert "sample-023" not in {s.doc_id for s in coders.suggest(RunContext.load(plain), n=22, seed=7)}
     assert all(s.reason.startswith("random draw (random state 7)") for s in first)
 
 
 def test_cross_validated_agreement_has_trained_and_zero_shot_rows(coded):
     settings, _ = coded
-    result = coders.agreement(settings, cross_validated=True, folds=3)
+    result = coders.agreement(RunContext.load(settings), cross_validated=True, folds=3)
     models = set(result.table["model"])
     assert models == {"embedded trained (3-fold cross-validated)", coders.ZERO_SHOT}
     tecnica = result.table.filter(pl.col("variable") == "tecnica")
@@ -223,7 +226,7 @@ def test_too_few_coded_documents_is_a_clear_error_not_a_traceback(coded, tmp_pat
     settings, documents = coded
     few = synthetic_codes(tmp_path / "few.csv", documents[:3])
     with pytest.raises(CoderFileError, match="few.csv: cross-validation needs at least 5 coded documents"):
-        coders.agreement(settings.model_copy(update={"coders": few}), cross_validated=True)
+        coders.agreement(RunContext.load(settings.model_copy(update={"coders": few})), cross_validated=True)
 
 
 def test_a_run_with_nothing_to_classify_neither_fits_nor_loads_the_coded_model(coded, monkeypatch, pilot):

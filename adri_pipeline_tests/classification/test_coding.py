@@ -12,6 +12,7 @@ from adri_pipeline.classification.agreement import (
     load_codes,
 )
 from adri_pipeline.classification.coding import audit_codes, audit_shares, disagreements, gold_codes
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import as_documents, load_corpus
 from adri_pipeline.classification.labeling import Code, Span, codes_of, result_items
 from adri_pipeline.config import SAMPLE_CORPUS
@@ -186,7 +187,7 @@ def test_suggest_never_offers_a_document_of_the_round_even_one_without_gold_yet(
         coders=round_file(tmp_path, ROUND[:8] + every_variable),
         holdout=None,
     )
-    offered = {s.doc_id for s in suggest(settings, n=30)}
+    offered = {s.doc_id for s in suggest(RunContext.load(settings), n=30)}
     assert offered and not offered & {"sample-001", "sample-002", "sample-003", "sample-004"}
 
 
@@ -218,7 +219,7 @@ def test_agree_measures_the_model_against_each_rounds_gold(tmp_path, pilot):
     store_results(
         Warehouse(settings.warehouse), values, pl.DataFrame(schema={"doc_id": pl.String}), "m", pilot.content_hash
     )
-    measured = agreement(settings)
+    measured = agreement(RunContext.load(settings))
     rounds = dict(measured.round.models_by_round.select("round", "agreement_pct").iter_rows())
     assert rounds == {"round-9": 25.0, "round-10": 100.0}
     # the models' table takes each document's latest gold: sample-002 from round 10
@@ -245,16 +246,20 @@ def test_a_round_without_a_reachable_label_studio_says_so_and_stores_nothing(tmp
         r"not installed",
     ):
         rounds.start(
-            settings, "round-1", "blind", ["ana@example.org", "bruno@example.org"], ["sample-001", "sample-002"]
+            RunContext.load(settings),
+            "round-1",
+            "blind",
+            ["ana@example.org", "bruno@example.org"],
+            ["sample-001", "sample-002"],
         )
     assert coding_projects(Warehouse(settings.warehouse), "round-1").is_empty()
     with pytest.raises(rounds.RoundError, match="two coders or more"):
-        rounds.start(settings, "round-1", "blind", ["ana@example.org"], ["sample-001"])
+        rounds.start(RunContext.load(settings), "round-1", "blind", ["ana@example.org"], ["sample-001"])
     with pytest.raises(rounds.RoundError, match="no blind pass yet"):
-        rounds.start(settings, "round-1", "review", [])
+        rounds.start(RunContext.load(settings), "round-1", "review", [])
     with pytest.raises(LabelStudioError, match="ADRI_LABEL_STUDIO_TOKEN"):
         rounds.start(
-            settings.model_copy(update={"label_studio_token": None}),
+            RunContext.load(settings.model_copy(update={"label_studio_token": None})),
             "round-1",
             "blind",
             ["ana@example.org", "bruno@example.org"],

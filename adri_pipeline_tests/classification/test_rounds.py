@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from adri_pipeline.classification.codebook import load_codebook
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import as_documents, load_corpus
 from adri_pipeline.classification.label_studio import LabelStudioError
 from adri_pipeline.classification.labeling import Code, Span, result_items
@@ -67,8 +68,8 @@ def _start_blind_pass(server, warehouse, ids):
         warehouse=warehouse, corpus=SAMPLE_CORPUS, label_studio_url=server.url, label_studio_token="f" * 40
     )
     with pytest.raises(LabelStudioError, match=r"refused to create a project: HTTP 401.*API token"):
-        rounds.start(refused, "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
-    blind = rounds.start(settings, "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
+        rounds.start(RunContext.load(refused), "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
+    blind = rounds.start(RunContext.load(settings), "round-1", "blind", [ANA, BRUNO], rounds.read_ids(ids))
     assert blind.documents == 10 and [p.coder for p in blind.projects] == [ANA, BRUNO]
     api = httpx.Client(base_url=server.url, headers={"Authorization": f"Token {server.token}"}, timeout=30)
     for project in blind.projects:  # blind: no model answer in the project, none shown
@@ -86,14 +87,14 @@ def _code_the_blind_pass(server, settings, blind) -> None:
     from adri_pipeline.classification import rounds
 
     with pytest.raises(rounds.RoundError, match="already has its blind pass"):
-        rounds.start(settings, "round-1", "blind", [ANA, BRUNO], DOCUMENTS[:2])
+        rounds.start(RunContext.load(settings), "round-1", "blind", [ANA, BRUNO], DOCUMENTS[:2])
     # a coder added later (or a start cut short): only the coder without a project gets one, same documents
-    added = rounds.start(settings, "round-1", "blind", [ANA, BRUNO, DORA], DOCUMENTS[:2])
+    added = rounds.start(RunContext.load(settings), "round-1", "blind", [ANA, BRUNO, DORA], DOCUMENTS[:2])
     assert [p.coder for p in added.projects] == [DORA] and added.documents == 10
     assert _annotate(server, server.others[ANA], blind.projects[0].project_id, _blind_codes(ANA)) == 10
     _annotate(server, server.others[DORA], added.projects[0].project_id, _blind_codes(DORA))
     with pytest.raises(rounds.RoundError, match="10 blind task"):  # Bruno has not coded yet
-        rounds.start(settings, "round-1", "review", [])
+        rounds.start(RunContext.load(settings), "round-1", "review", [])
     _annotate(server, server.others[BRUNO], blind.projects[1].project_id, _blind_codes(BRUNO))
 
 
@@ -103,7 +104,7 @@ def _review_and_adjudicate(server, settings, api, screenshot) -> None:
     from adri_pipeline.classification import rounds
     from adri_pipeline_tests.label_studio_server import labeling_page
 
-    review = rounds.start(settings, "round-1", "review", [ANA])
+    review = rounds.start(RunContext.load(settings), "round-1", "review", [ANA])
     shown = _tasks(api, review.projects[0].project_id)
     assert len(shown) == 10 and all(task["total_predictions"] == 1 for task in shown)
     # the review pass's page: the model's answer and its evidence pre-filled (docs/images/ has one)
@@ -111,7 +112,7 @@ def _review_and_adjudicate(server, settings, api, screenshot) -> None:
     assert not errors, errors
     assert all(f"{name}:" in text for name in ("abordagem", "tecnica", "periodo"))
 
-    adjudication = rounds.start(settings, "round-1", "adjudication", [CARLA])
+    adjudication = rounds.start(RunContext.load(settings), "round-1", "adjudication", [CARLA])
     assert adjudication.documents == 1
     disputed = _tasks(api, adjudication.projects[0].project_id)
     assert [t["data"]["doc_id"] for t in disputed] == [DISPUTED]
@@ -163,7 +164,7 @@ def test_a_round_of_ten_documents_two_coders_and_one_adjudication(tmp_path, caps
         settings, blind, api = _start_blind_pass(server, warehouse, ids)
         _code_the_blind_pass(server, settings, blind)
         _review_and_adjudicate(server, settings, api, tmp_path / "review.png")
-        pulled = rounds.pull(settings, "round-1")
+        pulled = rounds.pull(RunContext.load(settings), "round-1")
 
     _assert_the_pulled_codes(pulled)
     capsys.readouterr()

@@ -8,6 +8,7 @@ import polars as pl
 import pytest
 
 from adri_pipeline.classification.audit import DocumentIndex, audit_evidence
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import CorpusError, load_corpus
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.classification.service import classify_corpus_file, recorded_model
@@ -276,7 +277,6 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
     ollama_stub, tmp_path, provider
 ):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.context import RunContext
     from adri_pipeline.classification.service import classify_documents
 
     ollama_stub.drop_after = 3  # three answers, then every request is dropped without a response
@@ -301,7 +301,6 @@ def test_a_server_dying_mid_request_stops_the_run_cleanly_with_results_for_what_
 @pytest.mark.parametrize("provider", ["ollama", "openai"])
 def test_a_server_that_comes_back_after_a_drop_loses_nothing(ollama_stub, tmp_path, provider):
     from adri_pipeline.classification.backends.served import ServedBackend
-    from adri_pipeline.classification.context import RunContext
     from adri_pipeline.classification.service import classify_documents
 
     ollama_stub.script = [{"drop": True}]
@@ -321,11 +320,11 @@ def test_the_quality_check_runs_without_dagster_on_the_recorded_model(ollama_stu
 
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     classify_corpus_file(settings, limit=10)
-    partial = check_quality(settings)
+    partial = check_quality(RunContext.load(settings))
     assert not partial.passed and "answered 43.5 % < 95.0" in partial.description  # 10 of 23 documents
     assert partial.figures["model"] == "ollama:qwen-test"
     classify_corpus_file(settings)
-    assert check_quality(settings).passed
+    assert check_quality(RunContext.load(settings)).passed
 
 
 def test_openai_backend_from_the_settings_stores_answers_and_a_rerun_asks_nothing(ollama_stub, tmp_path):
@@ -507,7 +506,6 @@ def test_a_large_file_with_no_model_server_stores_nothing(tmp_path):
 @pytest.mark.slow  # end to end, over 7 s: the slow suite (.ci/run runs it)
 def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp_path):
     """ADR 0011 point 8: one result per model and codebook; the panel shows the principal model's."""
-    from adri_pipeline.classification.codebook import load_codebook
     from adri_pipeline.classification.queries import answer_set
     from adri_pipeline.classification.service import NoClassificationRun, check_quality
 
@@ -519,8 +517,8 @@ def test_the_panel_shows_the_principal_model_not_the_latest_run(ollama_stub, tmp
     assert recorded_model(warehouse).model != "ollama:qwen-test"
     principal = first.model_copy(update={"principal_model": "ollama:qwen-test"})
     assert recorded_model(warehouse, principal.principal_model).model == "ollama:qwen-test"
-    assert check_quality(principal).figures["model"] == "ollama:qwen-test"
-    assert answer_set(principal, warehouse, load_codebook(PILOT), None)[0] == "ollama:qwen-test"
+    assert check_quality(RunContext.load(principal)).figures["model"] == "ollama:qwen-test"
+    assert answer_set(RunContext.load(principal), None)[0] == "ollama:qwen-test"
     with pytest.raises(NoClassificationRun, match="principal model 'ollama:nothing'"):
         recorded_model(warehouse, "ollama:nothing")
 

@@ -187,6 +187,20 @@ def test_adri_classify_with_the_shared_ledger_commits_there_and_its_answers_serv
     assert again.cached == corpus.documents.height and len(ollama_stub.chats()) == asked
 
 
+def test_a_run_that_classifies_while_it_reads_the_file_opens_one_shared_ledger(
+    tmp_path, ollama_stub, ledger_url, monkeypatch
+):
+    """Failed before: the first documents (classified while the file was read) and the rest each built
+    a SharedLedger of their own; the run's context carries one, built with it."""
+    built = []
+    constructed = SharedLedger.__init__
+    monkeypatch.setattr(
+        SharedLedger, "__init__", lambda self, *a, **k: (built.append(self), constructed(self, *a, **k))[1]
+    )
+    run, corpus = classify_corpus_file(_settings(tmp_path, "streamed", ollama_stub, ledger_url=ledger_url))
+    assert run.report.classified == corpus.documents.height and len(built) == 1, built
+
+
 def test_the_shared_ledger_migrates_with_the_warehouses_runner_once_even_when_runs_start_together(ledger_url):
     """One migration runner for DuckDB and PostgreSQL: the shared ledger's versions recorded once,
     though four runs open it at the same moment (the advisory lock makes them wait for one another)."""

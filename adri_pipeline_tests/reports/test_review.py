@@ -11,6 +11,7 @@ import polars as pl
 import pytest
 
 from adri_pipeline.classification.agreement import CoderFileError
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import Settings
 from adri_pipeline.reports.review import disagreements, highlight, write_review
@@ -83,7 +84,7 @@ def two_models(tmp_path_factory):
     from adri_pipeline.classification.codebook import load_codebook
 
     codebook = load_codebook(PILOT)
-    site = write_review(settings)
+    site = write_review(RunContext.load(settings))
     return settings, codebook, site
 
 
@@ -421,7 +422,7 @@ def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagree
         update={"coders": round_file(tmp_path, ROUND[:8]), "warehouse": tmp_path / "wh" / "adri.duckdb"}
     )
     shutil.copytree(settings.warehouse.parent, with_round.warehouse.parent)
-    page = (write_review(with_round).index.parent / "findings.html").read_text(encoding="utf-8")
+    page = (write_review(RunContext.load(with_round)).index.parent / "findings.html").read_text(encoding="utf-8")
     validation = page[page.index('<section id="validation">') :]
     assert "Coder vs coder, blind pass" in validation and "0.667" in validation  # alpha, as test_coding computes
     assert "Disagreements not adjudicated yet" in validation and "ana@example.org: qualitativa" in validation
@@ -431,12 +432,12 @@ def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagree
     two_rounds = with_round.model_copy(
         update={"coders": round_file(tmp_path, ROUND + [line.replace("round-1", "round-2") for line in ROUND[:2]])}
     )
-    page = (write_review(two_rounds).index.parent / "findings.html").read_text(encoding="utf-8")
+    page = (write_review(RunContext.load(two_rounds)).index.parent / "findings.html").read_text(encoding="utf-8")
     assert "own gold</h3>" in page and "round-2" in page
 
     broken = with_round.model_copy(update={"coders": round_file(tmp_path, [ROUND[0].replace("blind", "second")])})
     with pytest.raises(CoderFileError, match="round-1.csv: line 2: pass 'second' is not one of"):
-        write_review(broken)
+        write_review(RunContext.load(broken))
 
 
 def test_the_mirror_page_reads_as_words_and_percentages_and_shows_a_log_once(tmp_path, monkeypatch):
@@ -473,11 +474,11 @@ def test_the_findings_page_shows_the_corrected_shares_of_a_random_round(two_mode
     codes = tmp_path / "codes.csv"
     with_round = settings.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
     shutil.copytree(settings.warehouse.parent, with_round.warehouse.parent)
-    drawn = draw_random(with_round, "random-1", 10, seed=2)
+    drawn = draw_random(RunContext.load(with_round), "random-1", 10, seed=2)
     synthetic_codes(with_round, list(drawn["doc_id"]), codes, "random-1")
-    page = (write_review(with_round.model_copy(update={"coders": codes})).index.parent / "findings.html").read_text(
-        encoding="utf-8"
-    )
+    page = (
+        write_review(RunContext.load(with_round.model_copy(update={"coders": codes}))).index.parent / "findings.html"
+    ).read_text(encoding="utf-8")
     corrected = page[page.index('<section id="corrected">') : page.index("</section>", page.index('id="corrected"'))]
     assert "prediction-powered inference" in corrected and "of 10 documents drawn at random" in corrected
     assert corrected.count("<h3>") == 6 and "not planned below 30 coded documents" in corrected

@@ -230,7 +230,6 @@ def classification_quality(context: dg.AssetCheckExecutionContext, adri: AdriSet
     metadata's `model`); a failure names the documents and variables."""
     built = context.instance.get_latest_materialization_event(classification_results.key)
     model = built.asset_materialization.metadata.get("model") if built and built.asset_materialization else None
-    quality = check_quality(
-        adri.settings(), model.value if model is not None else None, recorded_codebook(context, adri)
-    )
+    run = RunContext.load(adri.settings(), recorded_codebook(context, adri))
+    quality = check_quality(run, model.value if model is not None else None)
     return dg.AssetCheckResult(passed=quality.passed, description=quality.description, metadata=quality.figures)

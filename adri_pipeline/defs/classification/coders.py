@@ -59,7 +59,7 @@ def coded_model(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Mat
     run = RunContext.load(settings, recorded_codebook(context, adri))
     sample = coded_sample(run)  # read once: the fit and its cross-validation share it
     model = train(run, sample=sample)
-    measured = agreement(settings, cross_validated=True, sample=sample)
+    measured = agreement(run, cross_validated=True, sample=sample)
     context.log.info(f"coded model {model.digest[:12]} fitted on {len(model.documents)} documents")
     return dg.MaterializeResult(
         data_version=dg.DataVersion(model.digest),
@@ -91,9 +91,10 @@ def coder_agreement(context: dg.AssetExecutionContext, adri: AdriSettings):
     """Coder vs coder on the blind pass of the coders' file's rounds (`adri code pull` writes one),
     per (round, variable): agreement, Cohen's kappa, Krippendorff's alpha. The metadata holds the
     gold's sources, the disagreements not yet adjudicated and the coders' evidence audit. Its check,
-    `coders_agree_enough`, is judged on the same measures (the file and the texts read once)."""
+    `coders_agree_enough`, is judged on the same measures (the file and the texts read once). The codes
+    are read against the codebook prompt_signature recorded."""
     settings = adri.settings()
-    measures = round_measures(settings) if settings.coders else None
+    measures = round_measures(RunContext.load(settings, recorded_codebook(context, adri))) if settings.coders else None
     if measures is None:
         context.log.info("no coders' file with named coders (ADRI_CODERS): coder agreement left empty")
         yield versioned(pl.DataFrame(schema=CODER_AGREEMENT_SCHEMA), coders=str(settings.coders or "none configured"))
@@ -149,9 +150,9 @@ def findings_corrected(context: dg.AssetExecutionContext, adri: AdriSettings):
     corrected and this-corpus shares with 95 % intervals, for the whole corpus (`grouped_by` empty) and per
     year and per source, each group corrected by its own coded documents. Its check, `estimation_sample_fit`,
     warns when there is no random sample, when it is too small for the stated width, or when it was drawn
-    under another version of the codebook."""
+    under another version of the codebook. Computed on the codebook prompt_signature recorded."""
     settings = adri.settings()
-    found = corrected_findings(settings) if settings.coders else None
+    found = corrected_findings(RunContext.load(settings, recorded_codebook(context, adri))) if settings.coders else None
     if found is None:
         context.log.info(
             "no random coding round with codes (adri code start --random N, ADRI_CODERS): nothing to "

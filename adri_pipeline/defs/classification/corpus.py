@@ -10,6 +10,7 @@ from adri_pipeline.config import Settings
 from adri_pipeline.defs.io_managers import content_hash
 from adri_pipeline.defs.metadata import table_metadata, warehouse_table
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
+from adri_pipeline.warehouse import Warehouse
 from adri_pipeline.warehouse.catalog import table_description
 
 # One partition per shard of documents, not per document (classification/shards.py).
@@ -60,5 +61,5 @@ def corpus(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.Material
 def register_documents(instance: dg.DagsterInstance, settings: Settings) -> tuple[list[str], int]:
     """What new_documents_sensor does under the daemon: the shards of the corpus's documents become
     partitions. Returns (every registered shard, how many were new)."""
-    shards, new = register_shards(instance, corpus_document_ids(settings))
+    shards, new = register_shards(instance, corpus_document_ids(settings, Warehouse(settings.warehouse)))
     return shards, len(new)

@@ -2,7 +2,9 @@
 
 import dagster as dg
 
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.defs.automation import AFTER_UPSTREAM
+from adri_pipeline.defs.classification.codebook import recorded_codebook
 from adri_pipeline.defs.metadata import warehouse_file
 from adri_pipeline.defs.resources import DUCKDB_WRITER, AdriSettings
 from adri_pipeline.reports.review import write_review
@@ -33,8 +35,9 @@ def analyst_snapshot(adri: AdriSettings) -> dg.MaterializeResult:
     group_name="reports",
     deps=[analyst_snapshot, "routing_benchmark", "recommended_gate_configuration"],
 )
-def review_site(adri: AdriSettings) -> dg.MaterializeResult:
+def review_site(context: dg.AssetExecutionContext, adri: AdriSettings) -> dg.MaterializeResult:
     """Static review pages (HTML, opened from disk): what the corpus says (findings), evidence
-    highlighted in each abstract, models compared, the ADR's figures, the routing and mirror reports."""
-    site = write_review(adri.settings())
+    highlighted in each abstract, models compared, the ADR's figures, the routing and mirror reports;
+    on the codebook prompt_signature recorded."""
+    site = write_review(RunContext.load(adri.settings(), recorded_codebook(context, adri)))
     return dg.MaterializeResult(metadata={"path": dg.MetadataValue.path(str(site.index)), "pages": len(site.pages)})

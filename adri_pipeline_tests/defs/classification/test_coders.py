@@ -4,6 +4,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from adri_pipeline.classification.context import RunContext
 from adri_pipeline.defs.classification.coders import coder_agreement, coder_file
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.in_process import resources_for
@@ -64,7 +65,7 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     check = materialized()
     assert not check.passed and "no random coded sample" in check.description
 
-    drawn = draw_random(settings.settings(), "random-1", 15, seed=3)
+    drawn = draw_random(RunContext.load(settings.settings()), "random-1", 15, seed=3)
     synthetic_codes(settings.settings(), list(drawn["doc_id"]), codes, "random-1")
     check = materialized()
     stored = read_table(Warehouse(settings.warehouse), "findings_corrected")
@@ -78,3 +79,63 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     ).all()
     assert not check.passed and "15 random document(s) coded" in check.description
     assert check.metadata["coded"].value == 15
+
+
+def test_a_codebook_edit_prompt_signature_has_not_recorded_never_reaches_the_coder_agreement(
+    dagster_instance, adri, codebook_copy, tmp_path
+):
+    """Failed before: coder_agreement read the codebook file as it was now, so a value renamed on disk
+    (and not yet recorded by prompt_signature) made the round's codes unknown values and the asset
+    failed; it reads the codes against the codebook prompt_signature recorded, as the assets before it."""
+    from adri_pipeline.defs.classification.codebook import prompt_signature
+
+    settings = AdriSettings(**{**adri.model_dump(), "coders": str(round_file(tmp_path, ROUND))})
+    dg.materialize([prompt_signature], instance=dagster_instance, resources=resources_for(settings))
+    text = codebook_copy.read_text(encoding="utf-8")
+    assert text.count("mista:") == 2  # the value and its label
+    codebook_copy.write_text(text.replace("mista:", "misto:"), encoding="utf-8")
+
+    result = dg.materialize(
+        [coder_file, coder_agreement],
+        instance=dagster_instance,
+        resources=resources_for(settings),
+        selection=[coder_agreement.key],
+    )
+    table = read_table(Warehouse(settings.warehouse), "coder_agreement")
+    assert table.select("round", "variable", "n", "agreement_pct").rows() == [("round-1", "abordagem", 4, 75.0)]
+    [check] = result.get_asset_check_evaluations()
+    assert check.passed  # the adjudicated "mista" is gold under the recorded codebook
+
+
+@pytest.mark.slow  # the sample classified end to end: the slow suite (.ci/run runs it)
+def test_findings_corrected_keeps_the_labels_prompt_signature_recorded_while_the_file_is_edited(
+    dagster_instance, adri, codebook_copy, tmp_path
+):
+    """Failed before: findings_corrected read the codebook file as it was now, so a label renamed on disk
+    (a new codebook hash, not yet recorded by prompt_signature) found no results of its codebook and
+    the asset failed; it computes on the codebook prompt_signature recorded, labels included."""
+    from adri_pipeline.classification.rounds import draw_random
+    from adri_pipeline.classification.service import classify_corpus_file
+    from adri_pipeline.defs.classification.codebook import prompt_signature
+    from adri_pipeline.defs.classification.coders import findings_corrected
+    from adri_pipeline_tests.classification.test_corrected import synthetic_codes
+
+    codes = tmp_path / "codes.csv"
+    settings = AdriSettings(**{**adri.model_dump(), "coders": str(codes)})
+    classify_corpus_file(adri.settings())
+    drawn = draw_random(RunContext.load(settings.settings()), "random-1", 15, seed=3)
+    synthetic_codes(settings.settings(), list(drawn["doc_id"]), codes, "random-1")
+    dg.materialize([prompt_signature], instance=dagster_instance, resources=resources_for(settings))
+    text = codebook_copy.read_text(encoding="utf-8")
+    assert text.count("mista: Métodos mistos") == 1
+    codebook_copy.write_text(text.replace("mista: Métodos mistos", "mista: Mixed methods"), encoding="utf-8")
+
+    dg.materialize(
+        [coder_file, coder_agreement, findings_corrected],
+        instance=dagster_instance,
+        resources=resources_for(settings),
+        selection=[findings_corrected.key],
+    )
+    stored = read_table(Warehouse(settings.warehouse), "findings_corrected")
+    labels = dict(stored.filter(pl.col("variable") == "abordagem").select("value", "label").unique().iter_rows())
+    assert labels["mista"] == "Métodos mistos"
