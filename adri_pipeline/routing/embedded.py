@@ -33,8 +33,8 @@ from adri_pipeline.jev.contract import (
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
 from adri_pipeline.routing.anchoring import ANCHOR_WIDTH, SUMMARY_WIDTH, anchoring, sessions, summary
-from adri_pipeline.routing.builders import AGENT_DONE, BARE_COMMANDS
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Candidate, Kind, Logits, softmax
+from adri_pipeline.routing.composition import AGENT_DONE, BARE_COMMANDS
 from adri_pipeline.routing.encoder import Encoder, StaticEncoder
 
 
