@@ -1,7 +1,7 @@
 """Runtime gate: the rule decides; the mirror is logged beside it (shadow) or, once a person has
 approved its evaluation, may act in one direction only. Usable by an agent platform without Dagster.
-Its configuration (decision points, validated) is gate_config.py; its threads, lanes and record log
-gate_plumbing.py; this module decides.
+Its configuration (decision points, validated) is gate_config.py; its work queues, lanes, quotas and
+record log gate_plumbing.py; this module decides.
 
 the mirror design decides the defaults and the controls: "Numa instalação nova, o espelho chega
 desligado" (points default to `off`; a point acts only with an approval bound to an evaluation,
@@ -33,11 +33,9 @@ from __future__ import annotations
 import logging
 import math
 import os
-import queue
 import secrets
-import threading
 import time
-from collections import Counter, deque
+from collections import Counter
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Callable, Literal
@@ -58,10 +56,11 @@ from adri_pipeline.mirror.gate_plumbing import (
     CONTROL_LANE_WORKERS,
     LOG_QUEUE_MIN,
     TASK_RECORD,
+    Lane,
+    Quotas,
     RecordLog,
+    WorkQueue,
     _as_logged,
-    _Lane,
-    _serve,
 )
 from adri_pipeline.privacy import keyed_state_hash
 
@@ -121,6 +120,10 @@ def _state_hash_key(config: GateConfig, hash_key: bytes | None) -> bytes:
 
 
 class Gate:
+    """The decisions: which answer each point uses, and the record of why. The threads, bounds and queues
+    it decides with are gate_plumbing.py's: a lane per path to the mirror (control, shadow), the quotas,
+    the shadow samples' work queue and the log writer's."""
+
     def __init__(
         self,
         config: GateConfig,
@@ -141,35 +144,26 @@ class Gate:
         self._hash_key = _state_hash_key(config, hash_key)
         self.dropped: Counter = Counter()
         self.outcomes: Counter = Counter()
-        self._calls: dict[str, deque] = {name: deque() for name in config.points}
-        self._quota_lock = threading.Lock()
+        self._quotas = Quotas(config.points)
         # control and shadow ask the mirror through lanes of their own: a hung mirror that fills the
         # shadow lane never makes a control decision wait or time out, and the reverse
         self._lanes = {
-            "control": _Lane(CONTROL_LANE_WORKERS, "mirror-control"),
-            "shadow": _Lane(config.shadow_workers + 2, "mirror-shadow"),
+            "control": Lane(CONTROL_LANE_WORKERS, "mirror-control"),
+            "shadow": Lane(config.shadow_workers + 2, "mirror-shadow"),
         }
-        self._start_the_log_writer(config)
+        # log records are written by a thread of their own, never on the caller's path; past this many
+        # waiting, records are counted as lost (log_dropped) rather than block a decision
+        self.log_dropped = 0
+        self._log_writer = WorkQueue(
+            self._log_item, max(4 * config.queue_size, LOG_QUEUE_MIN), 1, "shadow log record lost", name="mirror-log"
+        )
         self._unconfigured: set[str] = set()  # points a caller asks about that the configuration lost
         # (path, size, mtime) of each acting point's evaluation as last checked, and the points whose
         # evaluation changed under a running gate: those fall back to the rule until a reload
         self._evaluations_seen: dict[str, tuple] = {}
         self._revoked: set[str] = set()
         self.drift = config.drift_monitors()  # per acting point: is the mirror's confidence like its evaluation's?
-        self._queue: queue.Queue = queue.Queue(maxsize=config.queue_size)
-        self._workers = [
-            threading.Thread(target=self._shadow_worker, daemon=True) for _ in range(config.shadow_workers)
-        ]
-        for worker in self._workers:
-            worker.start()
-
-    def _start_the_log_writer(self, config: GateConfig) -> None:
-        """Log records are written by a thread of their own, never on the caller's path; past this many
-        waiting, records are counted as lost (log_dropped) rather than block a decision."""
-        self._log_queue: queue.Queue = queue.Queue(maxsize=max(4 * config.queue_size, LOG_QUEUE_MIN))
-        self.log_dropped = 0
-        self._log_writer = threading.Thread(target=self._write_log, daemon=True, name="mirror-log")
-        self._log_writer.start()
+        self._shadow = WorkQueue(self._shadow_sample, config.queue_size, config.shadow_workers, "shadow sample lost")
 
     def _add_served_mirrors(self, config: GateConfig) -> None:
         """Points whose configuration names a System One server get it as their mirror (one client per
@@ -192,9 +186,7 @@ class Gate:
         missing = [n for n in config.points if n not in self.rules]
         if missing:
             raise GateConfigError(f"no rule for decision point(s) {missing}")
-        with self._quota_lock:
-            for name in config.points:
-                self._calls.setdefault(name, deque())
+        self._quotas.add(config.points)
         self.redactor = config.redactor()
         self._add_served_mirrors(config)
         self._evaluations_seen, self._revoked = {}, set()  # load_gate_config checked every approval again
@@ -279,9 +271,7 @@ class Gate:
     def _queue_for_shadow(self, shadow: list[str], state: dict, rule_answers: dict) -> None:
         """The shadow points' question to the mirror, for a worker to ask off the caller's path; with the
         queue full, dropped and logged as such rather than make the caller wait."""
-        try:
-            self._queue.put_nowait((shadow, state, rule_answers))
-        except queue.Full:
+        if not self._shadow.offer((shadow, state, rule_answers)):
             for name in shadow:
                 self.dropped[name] += 1
                 self._write(
@@ -354,7 +344,7 @@ class Gate:
         asked = {
             n: _Asked(None, None, 0.0, "quota_exhausted")
             for n in names
-            if not self._take_quota(n, self.config.points[n])
+            if not self._quotas.take(n, self.config.points[n].quota_per_minute)
         }
         # one request per mirror and per set of exposed fields: a field one point may see is never sent
         # in a request that asks another point
@@ -367,19 +357,14 @@ class Gate:
             asked |= self._ask(group, state, self._lanes[lane])
         return asked
 
-    def _ask(self, names: list[str], state: dict, lane: "_Lane") -> dict[str, _Asked]:
+    def _ask(self, names: list[str], state: dict, lane: Lane) -> dict[str, _Asked]:
         points = {n: self.config.points[n] for n in names}
         exposed = set().union(*(p.expose_fields for p in points.values()))
         request = build_request(points, self.redactor(state, keep=exposed))
         started = time.perf_counter()
-        if not lane.in_flight.acquire(blocking=False):
+        future = lane.submit(self.mirrors[names[0]], request)
+        if future is None:
             return {n: _Asked(None, None, 0.0, "mirror_busy") for n in names}
-        try:
-            future = lane.pool.submit(self.mirrors[names[0]], request)
-        except BaseException:
-            lane.in_flight.release()
-            raise
-        future.add_done_callback(lambda _: lane.in_flight.release())
         try:
             response = future.result(timeout=max(p.timeout_s for p in points.values()))
         except FutureTimeout:
@@ -416,20 +401,6 @@ class Gate:
             return _Asked(option, probability, latency, "invalid_option")
         return _Asked(option, probability, latency, "")
 
-    def _take_quota(self, name: str, point: DecisionPoint) -> bool:
-        now = time.monotonic()
-        with self._quota_lock:
-            calls = self._calls[name]
-            while calls and now - calls[0] > 60:
-                calls.popleft()
-            if len(calls) >= point.quota_per_minute:
-                return False
-            calls.append(now)
-            return True
-
-    def _shadow_worker(self) -> None:
-        _serve(self._queue, self._shadow_sample, "shadow sample lost")
-
     def _shadow_sample(self, item) -> None:
         names, state, rule_answers = item
         asked = self._ask_many(names, state, lane="shadow")
@@ -444,13 +415,8 @@ class Gate:
         """Hand one log record to the log's thread (redaction, hashing and the write happen there)."""
         if self.log is None:
             return
-        try:
-            self._log_queue.put_nowait((name, state, rule_answer, asked, mode, used, outcome))
-        except queue.Full:
+        if not self._log_writer.offer((name, state, rule_answer, asked, mode, used, outcome)):
             self.log_dropped += 1
-
-    def _write_log(self) -> None:
-        _serve(self._log_queue, self._log_item, "shadow log record lost")
 
     def _log_item(self, item) -> None:
         if isinstance(item, dict):  # a task record, ready but for redaction
@@ -494,7 +460,7 @@ class Gate:
         if self.log is None:
             return
         acting = any(p.mode in ACTING_MODES for p in self.config.points.values()) if controls is None else controls
-        self._log_queue.put(
+        self._log_writer.put(
             {
                 "decision_point": TASK_RECORD,
                 "state_hash": "task-" + task_id,
@@ -513,16 +479,12 @@ class Gate:
     def drain(self, timeout_s: float = 30.0) -> None:
         """Wait until queued shadow samples are asked and every record is written (tests, replays, shutdown)."""
         deadline = time.monotonic() + timeout_s
-        while (self._queue.unfinished_tasks or self._log_queue.unfinished_tasks) and time.monotonic() < deadline:
+        while (self._shadow.busy or self._log_writer.busy) and time.monotonic() < deadline:
             time.sleep(0.01)
 
     def close(self) -> None:
         self.drain()
-        for _ in self._workers:
-            self._queue.put(None)
-        for worker in self._workers:
-            worker.join(timeout=5)
-        self._log_queue.put(None)
-        self._log_writer.join(timeout=5)
+        self._shadow.close()
+        self._log_writer.close()
         for lane in self._lanes.values():
-            lane.pool.shutdown(wait=False, cancel_futures=True)
+            lane.close()

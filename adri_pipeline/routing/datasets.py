@@ -12,23 +12,22 @@ from pathlib import Path
 from adri_pipeline.config import DATA, SHARED_DATA
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.examples import CanonicalExample
-from adri_pipeline.routing.builders import (
-    CanonicalFile,
-    build_dataset,
+from adri_pipeline.routing.canonical import CanonicalFile, located_canonical
+from adri_pipeline.routing.composition import build_dataset
+from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.sources import (
     clinc_descriptions,
     load_clinc_utterances,
     load_ha_descriptions,
     load_ha_utterances,
     load_sgd,
-    located_canonical,
 )
-from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.splits import assign_splits, check_frozen, leaking_groups, split_hash
 
 SHARED_ROUTING = SHARED_DATA / "routing"
 BUILT_IN = ("sample", "ha-pt-BR", "ha-pt", "clinc150", "sgd")
 # leave intents out: a built-in source with a seeded share of its intents never fitted on, whose
-# utterances join the test split as out of scope (builders.build_dataset's `unseen_share`); not measured
+# utterances join the test split as out of scope (composition.build_dataset's `unseen_share`); not measured
 # out of source by other runs (the same utterances as its source)
 UNSEEN_INTENTS = {f"{source}-unseen-intents": source for source in ("sample", "ha-pt-BR", "ha-pt", "clinc150")}
 UNSEEN_SHARE = 0.2
@@ -119,8 +118,8 @@ def dataset_name(dataset: str) -> str:
 
 
 def build(config: RunConfig, record_dir: Path | None = None, raise_on_change: bool = True) -> Dataset:
-    """Examples (anonymized) and frozen splits: built-in builders, real SGD conversations, or a team's
-    canonical file (every line validated; split by group_id like the rest). The test split's hash is
+    """Examples (anonymized) and frozen splits: composed from a built-in source, real SGD conversations, or
+    a team's canonical file (every line validated; split by group_id like the rest). The test split's hash is
     checked and recorded in `record_dir` (frozen_folder) before anything is fitted; a changed one
     raises, unless `raise_on_change` is False (the Dagster asset, whose blocking check says it)."""
     excluded: list[tuple[str, CanonicalExample]] = []

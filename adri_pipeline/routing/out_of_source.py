@@ -16,7 +16,7 @@ from pathlib import Path
 from adri_pipeline.config import DATA
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.examples import CanonicalExample
-from adri_pipeline.routing.builders import CanonicalFile, located_canonical
+from adri_pipeline.routing.canonical import CanonicalFile, located_canonical
 from adri_pipeline.routing.datasets import (
     BUILT_IN,
     SHARED_ROUTING,

@@ -347,8 +347,8 @@ def calibrate_for_team(settings: Settings, candidate: str, team_file: Path):
     team's labelled turns (routing/team_calibration.py); the result saved for `serve --team-calibration`.
     Turns whose conversation is in the fit data are refused: their confidence would be in-sample."""
     from adri_pipeline.jev.contract import RoutingConfigError
-    from adri_pipeline.routing.builders import located_canonical
     from adri_pipeline.routing.candidates import kind_of
+    from adri_pipeline.routing.canonical import located_canonical
     from adri_pipeline.routing.team_calibration import file_digest, recalibrate
 
     team_file = Path(team_file)

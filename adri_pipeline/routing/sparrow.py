@@ -23,10 +23,10 @@ class SparrowCandidate(Candidate):
         precision="sparrow-decider: 8-bit embedding rows, float32 layers",
     )
 
-    def __init__(self, name: str = "sparrow", settings=None):
+    def __init__(self, name: str = "sparrow", *, encoder=None, settings=None):
         from sparrow_decider import Decider
 
-        self.name = name
+        super().__init__(name)
         self.model = name.partition(":")[2] or None  # None: the bundled default (sparrow-nano-general)
         self.decider = Decider.load(self.model)
         self.token_limit = self.decider.static.max_len

@@ -38,8 +38,9 @@ class SystemOneCandidate(Candidate):
         precision="the server's: the System One API does not report it",
     )
 
-    def __init__(self, name: str, settings=None, timeout_s: float = 30.0):
-        self.name, self.timeout_s = name, timeout_s
+    def __init__(self, name: str, *, encoder=None, settings=None, timeout_s: float = 30.0):
+        super().__init__(name)
+        self.timeout_s = timeout_s
         try:
             self.server = SystemOneServer(name, timeout_s)
         except ValueError as exc:

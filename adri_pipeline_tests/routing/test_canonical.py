@@ -7,9 +7,10 @@ import pytest
 
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.jev.serialize import to_request
-from adri_pipeline.routing.builders import D2_QUESTION, CanonicalFileError, load_canonical, located_canonical
+from adri_pipeline.routing.canonical import CanonicalFileError, load_canonical, located_canonical
 from adri_pipeline.routing.datasets import build, with_external_test
 from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.questions import D2_QUESTION
 
 OPTIONS = {
     "continuar_agente_ativo": "continuar com o agente ativo",

@@ -8,7 +8,7 @@ import pytest
 
 from adri_pipeline.config import DATA
 from adri_pipeline.jev.contract import RoutingConfigError
-from adri_pipeline.routing.builders import load_canonical
+from adri_pipeline.routing.canonical import load_canonical
 from adri_pipeline.routing.datasets import build, with_external_test
 from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 
@@ -74,7 +74,7 @@ def test_leave_intents_out_keeps_a_fifth_of_the_intents_out_of_every_fitted_spli
     left-out intent (as gold, option or utterance); each left-out utterance is a test D1 request among
     the kept intents, out of scope, tagged so the report reads it apart."""
     from adri_pipeline.jev.examples import NO_MATCH
-    from adri_pipeline.routing.builders import UNSEEN_TAG
+    from adri_pipeline.routing.composition import UNSEEN_TAG
     from adri_pipeline.routing.datasets import build, load_source
     from adri_pipeline.routing.protocol import RunConfig
 

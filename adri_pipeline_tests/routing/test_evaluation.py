@@ -5,7 +5,7 @@ import pytest
 
 def test_error_causes_follow_the_jev_designs_list():
     from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
-    from adri_pipeline.routing.builders import load_canonical  # noqa: F401 (the canonical shape)
+    from adri_pipeline.routing.canonical import load_canonical  # noqa: F401 (the canonical shape)
     from adri_pipeline.routing.evaluation import error_cause
 
     def example(**metadata):
@@ -198,7 +198,7 @@ def test_out_of_scope_is_read_per_kind_the_sources_own_and_intents_never_fitted_
     import polars as pl
 
     from adri_pipeline.jev.examples import CanonicalExample, Metadata, State
-    from adri_pipeline.routing.builders import UNSEEN_TAG
+    from adri_pipeline.routing.composition import UNSEEN_TAG
     from adri_pipeline.routing.evaluation import scope_by_kind
 
     def example(i, task, gold, tags=()):

@@ -83,7 +83,7 @@ def test_a_teams_file_and_a_test_file_are_hashed_beside_the_warehouse_not_in_the
     external = write(
         tmp_path / "outro.jsonl", [line(i, gold=golds[i % 2]) | {"id": f"x{i}", "group_id": f"gx{i}"} for i in range(6)]
     )
-    from adri_pipeline.routing.builders import located_canonical
+    from adri_pipeline.routing.canonical import located_canonical
 
     on_external = with_external_test(dataset, located_canonical(external), "file-outro", frozen_folder(tmp_path / "w"))
     assert (frozen_folder(tmp_path / "w") / "file-outro.test.sha256").read_text().startswith(on_external.test_hash)

@@ -27,7 +27,7 @@ def test_the_baseline_reads_each_options_letter_from_the_servers_log_probabiliti
     with ModelServerStub() as stub:
         stub.next_token = lambda request: top
         settings = Settings(ollama_hosts=[stub.host], openai_hosts=[stub.host + "/v1"])
-        baseline = LLMCandidate(f"{provider}:qwen-test", settings)
+        baseline = LLMCandidate(f"{provider}:qwen-test", settings=settings)
         baseline.check()
         logits = baseline.logits(to_request(D2))["D2"]
         asked = stub.chats()[-1]
@@ -61,7 +61,7 @@ def test_each_question_of_a_request_is_its_own_forward_pass():
             if "HassShoppingListAddItem" in r["messages"][-1]["content"]
             else {"B": -0.2, "A": -1.8}
         )
-        baseline = LLMCandidate("openai:qwen-test", Settings(openai_hosts=[stub.host + "/v1"]))
+        baseline = LLMCandidate("openai:qwen-test", settings=Settings(openai_hosts=[stub.host + "/v1"]))
         logits = baseline.logits(request)
         calls = len(stub.chats())
     assert calls == 2 and baseline.last_input_tokens == 2 * 321
@@ -100,7 +100,7 @@ def test_a_server_without_log_probabilities_gets_the_verbalized_fallback_labelle
 
     with ModelServerStub(responder=responder) as stub:
         settings = Settings(ollama_hosts=[stub.host], openai_hosts=[stub.host + "/v1"])
-        baseline = LLMCandidate(f"{provider}:qwen-test", settings)
+        baseline = LLMCandidate(f"{provider}:qwen-test", settings=settings)
         baseline.check()
         assert baseline.verbalized and baseline.kind.confidence.startswith("verbalized")
         candidate = Calibrated(baseline)
@@ -125,7 +125,9 @@ def test_an_llm_answer_that_is_cut_or_out_of_range_counts_as_the_models_miss():
                 )
             },
         ]
-        candidate = LLMCandidate("openai:qwen-test", Settings(openai_hosts=[stub.host + "/v1"]), verbalized=True)
+        candidate = LLMCandidate(
+            "openai:qwen-test", settings=Settings(openai_hosts=[stub.host + "/v1"]), verbalized=True
+        )
         cut = candidate.logits(to_request(D2))["D2"]
         clipped = candidate.logits(to_request(D2))["D2"]
     assert len(set(cut.values())) == 1  # nothing learned from a cut answer: all options equal
@@ -133,7 +135,7 @@ def test_an_llm_answer_that_is_cut_or_out_of_range_counts_as_the_models_miss():
 
 
 def test_an_llm_candidate_whose_server_is_down_is_named_before_any_work():
-    candidate = LLMCandidate("openai:gemma3-270m", Settings(openai_hosts=["http://127.0.0.1:9/v1"]))
+    candidate = LLMCandidate("openai:gemma3-270m", settings=Settings(openai_hosts=["http://127.0.0.1:9/v1"]))
     with pytest.raises(RoutingConfigError, match="candidate openai:gemma3-270m: no server at http://127.0.0.1:9/v1"):
         candidate.check()
 
@@ -143,7 +145,7 @@ def test_a_real_llama_server_gives_option_log_probabilities_not_prose(llama_on_l
     """llama-server returns `top_logprobs`: the baseline reads the options from them (no verbalized
     fallback), each question one forward pass of one generated token."""
     root, alias = llama_on_loopback
-    baseline = LLMCandidate(f"openai:{alias}", Settings(openai_hosts=[root + "/v1"]))
+    baseline = LLMCandidate(f"openai:{alias}", settings=Settings(openai_hosts=[root + "/v1"]))
     baseline.check()
     assert not baseline.verbalized
     request = to_request(D2)

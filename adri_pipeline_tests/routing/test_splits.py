@@ -1,6 +1,6 @@
 import pytest
 
-from adri_pipeline.routing.builders import build_dataset
+from adri_pipeline.routing.composition import build_dataset
 from adri_pipeline.routing.datasets import build, load_source
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.splits import (
@@ -59,7 +59,7 @@ def test_frozen_hash_fails_loudly_when_the_test_split_changes(sample_examples, t
         check_frozen("sample", test[1:], tmp_path, reference_dir=tmp_path / "reference")
 
 
-def test_repository_records_the_frozen_splits_the_builders_produce():
+def test_repository_records_the_frozen_splits_composition_produces():
     assert build(RunConfig(dataset="sample")).test_hash  # raises if it drifted from contracts/jev/frozen
     shared("routing/ohf_intents")
     recorded = (FROZEN_DIR / "ha-pt-BR.test.sha256").read_text().split()[0]
@@ -100,7 +100,7 @@ def test_composed_conversations_share_class_ambiguity_and_turn_position_alike_in
     dealt (kind, sessions) pair it sums."""
     from collections import Counter
 
-    from adri_pipeline.routing.builders import BARE_COMMAND_KINDS, TURN_KINDS
+    from adri_pipeline.routing.composition import BARE_COMMAND_KINDS, TURN_KINDS
 
     dataset = build(RunConfig(dataset="sample", extra_training=[]))  # the composition's own shares
     kinds = TURN_KINDS | BARE_COMMAND_KINDS

@@ -75,7 +75,7 @@ def test_a_teams_labelled_turns_raise_the_certified_coverage_on_its_other_turns(
     from adri_pipeline.config import Settings
     from adri_pipeline.jev.serialize import to_request
     from adri_pipeline.routing import commands, service
-    from adri_pipeline.routing.builders import located_canonical
+    from adri_pipeline.routing.canonical import located_canonical
     from adri_pipeline.routing.run import choose_thresholds
 
     team_file, other_file = _team_files(tmp_path)

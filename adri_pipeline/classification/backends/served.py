@@ -7,18 +7,15 @@ next run); a model the server does not serve stops the run with what to do. The 
 validated afterwards, whatever the server promised.
 
 A host that drops a request or refuses the connection costs its slots, not the run: it is taken out
-(`_HostsDown`), the document goes back for a host that answers, and the host is probed with backoff
-(model_info: no document is sent to probe) and rejoins when it answers with the same weights. A run
-starts with the hosts that answer and names the others. Only when every host is out, each after more
-than `reconnect_retries` episodes or failed probes, does the run stop cleanly, keeping everything
-answered.
+of the host pool (host_pool.py), the document goes back for a host that answers, and the host rejoins
+when it answers with the same weights. A run starts with the hosts that answer and names the others;
+when the pool gives up, the run stops cleanly, keeping everything answered.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import queue
 import threading
 import time
 
@@ -29,9 +26,9 @@ from adri_pipeline.classification.backends.base import (
     BackendError,
     BackendResponse,
     DocumentFailed,
-    NotSent,
     stop_below_memory_floor,
 )
+from adri_pipeline.classification.backends.host_pool import HostPool
 from adri_pipeline.classification.codebook import Codebook
 from adri_pipeline.classification.corpus import Document
 from adri_pipeline.classification.prompt import Prompt, build_user_message
@@ -48,38 +45,17 @@ from adri_pipeline.models.select import make_server, parse_host
 
 log = logging.getLogger(__name__)
 
-# requests sent to a host beyond its declared slots (`host*SLOTS`): none. One queued at the server
-# kept a slot from idling for the round trip (4 slots at 205 ms per answer, 400 documents: 0.986 of
-# capacity against 0.951 without, benchmarks/slot_efficiency.py, 2026-12-02, one run each), but a team
-# declares the slots it pays for and shares, and at a real model's seconds per answer the round trip
-# is a tenth of that loss
-QUEUED_PER_HOST = 0
 SERVER_NAMES = {"ollama": "Ollama server", "openai": "OpenAI-compatible server"}
-MAX_PROBE_INTERVAL_S = 30.0  # a host that stays away is asked again at least this often
 
 
 class _HostGone(Exception):
     """This host dropped the request: the document goes to another host."""
 
 
-class _HostsDown:
-    """Which hosts are out, how many times in a row they failed, and their slot tokens held back
-    until they rejoin. `failures` counts episodes (a drop that took the host out, or a
-    failed probe), not the requests that were in flight at that moment."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.failures: dict[int, int] = {}  # host index -> consecutive failures (kept after a rejoin)
-        self.out: set[int] = set()
-        self.parked: dict[int, int] = {}  # host index -> slot tokens held back
-        self.timers: list[threading.Timer] = []
-        self.dropped_by: dict[int, str] = {}  # host index -> the error that last took it out
-        # host index -> how many times it was taken out: an answer clears the host's failures only if
-        # its request was sent after the latest take-out (one sent before says nothing of the host now)
-        self.takeouts: dict[int, int] = {}
-
-
 class ServedBackend:
+    """The model protocol over a pool of hosts (HostPool): the weights every host serves, loading and
+    unloading them, and one chat per document, retried while a host's queue is full."""
+
     def __init__(
         self,
         provider: str,
@@ -110,33 +86,29 @@ class ServedBackend:
         self.backoff_s = backoff_s
         self.timeout_s = timeout_s
         self.requests_sent = 0  # chat requests really sent, answered or not
-        self._stopping = threading.Event()
         self._count_lock = threading.Lock()
         parsed = [parse_host(h) for h in hosts]
-        self.servers = [make_server(provider, host, timeout_s, keep_alive) for host, _ in parsed]
-        self.hosts = [s.host for s in self.servers]
-        # one token per parallel slot (plus QUEUED_PER_HOST); a request waits here for a token
-        self._slots: queue.Queue[int] = queue.Queue()
-        for index, (_, slots) in enumerate(parsed):
-            for _ in range(slots + QUEUED_PER_HOST):
-                self._slots.put(index)
-        self.slots = sum(slots for _, slots in parsed)
+        self.pool = HostPool(
+            [make_server(provider, host, timeout_s, keep_alive) for host, _ in parsed],
+            [slots for _, slots in parsed],
+            self.server_name,
+            model,
+            backoff_s,
+            reconnect_retries,
+        )
+        self.servers, self.hosts, self.slots = self.pool.servers, self.pool.hosts, self.pool.slots
         self._loaded_here: list[int] = []
-        self._down = _HostsDown()
-        self._gave_up: BackendError | None = None
-        self._closed = False
-        self._digest: str | None = None
         self._size_bytes = 0
         self.local = all(is_this_machine(h) for h in self.hosts)
 
     # -- identity ---------------------------------------------------------------------------
     @property
     def digest(self) -> str:
-        if self._digest is None:
-            self._digest = self._find_digest()
-        return self._digest
+        if self.pool.digest is None:
+            self._find_digest()
+        return self.pool.digest
 
-    def _find_digest(self) -> str:
+    def _find_digest(self) -> None:
         """The weights every answering host serves; a host that does not answer is left out and
         probed (it joins when it answers with the same weights); none answering is an error."""
         digests, silent = set(), {}
@@ -154,8 +126,7 @@ class ServedBackend:
             raise BackendError(self._silence(self.servers[0], list(silent.values()), self.hosts))
         if len(digests) > 1:
             raise BackendError(f"hosts serve different builds of {self.model_name!r}: {sorted(digests)}")
-        digest = digests.pop() or ""
-        self._digest = digest  # what a probe compares a returning host with
+        self.pool.digest = digests.pop() or ""  # what a probe compares a returning host with
         if silent:
             log.warning(
                 "starting on %d of %d hosts; not answering: %s. Each is asked again with backoff and "
@@ -165,8 +136,7 @@ class ServedBackend:
                 "; ".join(f"{self.hosts[i]} ({exc})" for i, exc in silent.items()),
             )
             for index in silent:
-                self._take_out(index)
-        return digest
+                self.pool.take_out(index)
 
     def _call(self, server, fn, *args, **kwargs):
         try:
@@ -190,7 +160,7 @@ class ServedBackend:
         _ = self.digest
         unchecked: list[str] = []  # said once for the run, loudly, not once per host
         for index, server in enumerate(self.servers):
-            if index in self._down.out:
+            if index in self.pool.out:
                 continue  # it loads its model on its first request once it answers
             if server.resident or self._call(server, server.is_loaded, self.model_name):
                 continue
@@ -211,10 +181,7 @@ class ServedBackend:
             )
 
     def close(self) -> None:
-        self._closed = True
-        with self._down.lock:
-            for timer in self._down.timers:
-                timer.cancel()
+        self.pool.close()
         for index in self._loaded_here:
             try:
                 self.servers[index].unload(self.model_name)
@@ -244,111 +211,13 @@ class ServedBackend:
     def _retrying(self) -> tenacity.Retrying:
         """A full queue (429/503) is waited out `overload_retries` times (backoff 1, 2, 4... x
         backoff_s) on the same host. A dropped connection is not retried here: the host is taken out
-        and the document goes to one that answers (`_take_out`). Anything else is not retried."""
+        and the document goes to one that answers (HostPool.take_out). Anything else is not retried."""
         return tenacity.Retrying(
             retry=tenacity.retry_if_exception_type(Overloaded),
             stop=tenacity.stop_after_attempt(self.overload_retries + 1),
             wait=tenacity.wait_exponential(multiplier=self.backoff_s, min=self.backoff_s),
             reraise=True,
         )
-
-    # -- hosts that go away -----------------------------------------------------------------
-    def _probe_delay(self, failures: int) -> float:
-        return min(self.backoff_s * 2**failures, MAX_PROBE_INTERVAL_S)
-
-    def _take_out(self, index: int, reason: Exception | None = None) -> None:
-        """Out until a probe finds it answering; a host already out is not counted again."""
-        down = self._down
-        with down.lock:
-            if index in down.out or self._closed:
-                return
-            down.out.add(index)
-            down.takeouts[index] = down.takeouts.get(index, 0) + 1
-            down.failures[index] = down.failures.get(index, 0) + 1
-            delay = self._probe_delay(down.failures.get(index, 1))
-            if reason is not None:
-                log.warning(
-                    "%s dropped the request (%s); its documents go to the hosts that answer, and it is "
-                    "asked again in %.1f s",
-                    self.hosts[index],
-                    reason,
-                    delay,
-                )
-            if reason is not None:
-                down.dropped_by[index] = f"{type(reason).__name__}: {reason}"
-            self._give_up_if_all_out(down.dropped_by.get(index, ""))
-            self._schedule_probe(index, delay)
-
-    def _schedule_probe(self, index: int, delay: float) -> None:
-        timer = threading.Timer(delay, self._probe, args=(index,))
-        timer.daemon = True
-        self._down.timers.append(timer)
-        timer.start()
-
-    def _probe(self, index: int) -> None:
-        """model_info: the host answers with the same weights -> it rejoins with its slot tokens."""
-        if self._closed or self._gave_up:
-            return
-        server, down = self.servers[index], self._down
-        try:
-            info = server.model_info(self.model_name)
-            same = (info.digest or "") == (self._digest or "")
-        except (ServerUnreachable, TimedOut, ServerError, Overloaded, ModelMissing) as exc:
-            with down.lock:
-                down.failures[index] = down.failures.get(index, 0) + 1
-                # the error that took the host out, then the probe's: the same words whichever came last
-                self._give_up_if_all_out(
-                    "; ".join(filter(None, [down.dropped_by.get(index), f"probe: {type(exc).__name__}: {exc}"]))
-                )
-                if not self._gave_up:
-                    self._schedule_probe(index, self._probe_delay(down.failures[index]))
-            return
-        if not same:
-            log.error(
-                "%s came back serving other weights of %s (%s, the run uses %s): it stays out of this run",
-                self.hosts[index],
-                self.model_name,
-                info.digest,
-                self._digest,
-            )
-            with down.lock:  # never asked again: with every other host out too, the run stops
-                down.failures[index] = self.reconnect_retries + 1
-                self._give_up_if_all_out(f"{self.hosts[index]} came back serving other weights")
-            return
-        with down.lock:
-            down.out.discard(index)
-            for _ in range(down.parked.pop(index, 0)):
-                self._slots.put(index)
-        log.warning("%s answers again; it rejoins the run", self.hosts[index])
-
-    def _give_up_if_all_out(self, reason: str = "") -> None:
-        """Under the lock: every host out, each past its budget -> the run stops (everything answered is kept)."""
-        down = self._down
-        if len(down.out) < len(self.servers) or self._gave_up:
-            return
-        if all(down.failures.get(i, 0) > self.reconnect_retries for i in range(len(self.servers))):
-            hosts = ", ".join(self.hosts)
-            self._gave_up = BackendError(
-                f"{self.server_name} at {hosts} went away during the run{f' ({reason})' if reason else ''}; "
-                f"it did not come back after {self.reconnect_retries} retries. Everything answered so far is "
-                "saved: restart the server and rerun to continue"
-            )
-
-    def _slot(self) -> int:
-        """A slot token of a host that is in; tokens of a host that is out are held back for it."""
-        while True:
-            if self._gave_up is not None:
-                raise self._gave_up
-            if self._stopping.is_set():
-                raise NotSent("the run is stopping")
-            try:
-                index = self._slots.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            with self._down.lock:
-                if index not in self._down.out:
-                    return index
-                self._down.parked[index] = self._down.parked.get(index, 0) + 1
 
     def classify(self, prompt: Prompt, document: Document, retry=None) -> BackendResponse:
         messages = [
@@ -359,25 +228,24 @@ class ServedBackend:
             previous, message = retry
             messages += [{"role": "assistant", "content": previous}, {"role": "user", "content": message}]
         while True:
-            index = self._slot()
+            index = self.pool.slot()
             try:
                 return self._chat(index, prompt, messages)
             except _HostGone:
                 continue  # the document waits for a host that answers
             finally:
-                self._slots.put(index)
+                self.pool.put_back(index)
 
     def stop(self) -> None:
         """Requests waiting for a slot are not sent (those already at the server finish)."""
-        self._stopping.set()
+        self.pool.stop()
 
     def _chat(self, index: int, prompt: Prompt, messages: list[dict]) -> BackendResponse:
         server = self.servers[index]
         host = server.host
         started = time.perf_counter()
         retrying = self._retrying()
-        with self._down.lock:
-            sent_after = self._down.takeouts.get(index, 0)
+        sent = self.pool.sent(index)
         try:
             for attempt in retrying:
                 with attempt:
@@ -395,11 +263,9 @@ class ServedBackend:
                 f"{host} did not answer within the timeout of {self.timeout_s:g} s (ADRI_REQUEST_TIMEOUT_S)"
             ) from None
         except ServerUnreachable as exc:
-            self._take_out(index, exc)
+            self.pool.take_out(index, exc)
             raise _HostGone(host) from None
-        with self._down.lock:
-            if self._down.takeouts.get(index, 0) == sent_after:  # it answered since it was last taken out
-                self._down.failures.pop(index, None)  # its next drop starts a new count
+        self.pool.answered(index, sent)
         try:
             content = json.loads(answer.raw)
         except json.JSONDecodeError:

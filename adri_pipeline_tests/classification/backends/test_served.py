@@ -188,7 +188,7 @@ def test_an_answer_sent_before_a_host_was_taken_out_does_not_reset_its_count_of_
         stub.script = [{"delay": 0.6, "content": "{}"}, {"drop": True}]  # answered after 0.6 s; dropped
         # two slots: both requests in flight at once
         backend = ServedBackend("ollama", "qwen-test", [stub.host + "*2"], backoff_s=30.0, reconnect_retries=2)
-        backend._digest = backend.servers[0].model_info("qwen-test").digest
+        backend.pool.digest = backend.servers[0].model_info("qwen-test").digest
         slow = threading.Thread(target=backend.classify, args=(prompt, first))
         slow.start()
         while not stub.chats():  # the slow request is at the server before the other is sent
@@ -197,7 +197,7 @@ def test_an_answer_sent_before_a_host_was_taken_out_does_not_reset_its_count_of_
         dropped.start()
         slow.join(10)
         assert not slow.is_alive()
-        assert backend._down.out == {0} and backend._down.failures.get(0) == 1
+        assert backend.pool.out == {0} and backend.pool.failures.get(0) == 1
         backend.stop()
         dropped.join(10)
         backend.close()

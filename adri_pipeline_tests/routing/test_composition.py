@@ -1,9 +1,7 @@
-"""Builders emit canonical examples whose gold is always one of the options offered."""
+"""Composition emits canonical examples whose gold is always one of the options offered."""
 
 from adri_pipeline.jev.examples import NO_MATCH
-from adri_pipeline.routing.builders import (
-    D5_OPTIONS,
-    Utterance,
+from adri_pipeline.routing.composition import (
     build_conversations,
     build_d1,
     build_d4,
@@ -11,6 +9,8 @@ from adri_pipeline.routing.builders import (
     build_dataset,
     regionalism,
 )
+from adri_pipeline.routing.questions import D5_OPTIONS
+from adri_pipeline.routing.sources import Utterance
 
 UTTERANCES = [
     Utterance(f"frase {i} de {intent}", intent, f"g{i % 7}", "test", "pt-BR")
@@ -95,51 +95,11 @@ def test_composed_conversations_are_marked_synthetic_with_gold_among_options():
     assert all(e.metadata.synthetic for e in examples)
 
 
-def test_sgd_labels_follow_the_real_service_switches(tmp_path):
-    """A small dialogue written for this test in SGD's shape: continue, a new service, a return."""
-    import json
-
-    from adri_pipeline.routing.builders import load_sgd
-
-    schemas = {
-        "Buses_1": {"description": "Book bus journeys", "intents": {"BuyBusTicket": "Buy tickets"}},
-        "Hotels_1": {"description": "Reserve hotels", "intents": {"ReserveHotel": "Book a room"}},
-        **{f"Other_{i}": {"description": f"other {i}", "intents": {"Do": "do it"}} for i in range(4)},
-    }
-
-    def turn(speaker, text, service, intent=None):
-        return {"speaker": speaker, "utterance": text, "frames": [{"service": service, "active_intent": intent}]}
-
-    dialogue = {
-        "dialogue_id": "t-1",
-        "split": "test",
-        "services": ["Buses_1", "Hotels_1"],
-        "turns": [
-            turn("USER", "I need a bus to Fresno.", "Buses_1", "BuyBusTicket"),
-            turn("SYSTEM", "When are you leaving?", "Buses_1"),
-            turn("USER", "Tomorrow.", "Buses_1", "BuyBusTicket"),  # continue (short reply)
-            turn("SYSTEM", "Booked. Anything else?", "Buses_1"),
-            turn("USER", "Find me a hotel there.", "Hotels_1", "ReserveHotel"),  # a new service
-            turn("SYSTEM", "How many nights?", "Hotels_1"),
-            turn("USER", "Actually, change the bus to 9 am.", "Buses_1", "BuyBusTicket"),  # back to the bus
-        ],
-    }
-    (tmp_path / "schemas.json").write_text(json.dumps(schemas))
-    (tmp_path / "dialogues_multiservice.jsonl").write_text(json.dumps(dialogue) + "\n")
-    d2 = {e.utterance: e for e in load_sgd(tmp_path, dialogues=1) if e.task == "D2"}
-    assert d2["Tomorrow."].gold_label == "continuar_agente_ativo"
-    assert d2["Find me a hotel there."].gold_label == "iniciar_novo_agente"
-    back = d2["Actually, change the bus to 9 am."]
-    assert back.gold_label == "retomar_sessao:Buses_1" and back.state.active_agent == "Hotels_1"
-    assert back.state.suspended_sessions == ["Buses_1"] and len(back.state.recent_turns) == 6
-    assert all(e.group_id == "sgd:t-1" and e.metadata.language == "en" for e in d2.values())
-
-
 def test_only_dev_gets_more_conversations_and_the_bare_command_ambiguity():
     """Dev composes four conversations per two utterances and adds the bare command after a finished
     task (desambiguar); calibration and test keep one per two and never carry it, so their frozen
     splits stay what they were."""
-    from adri_pipeline.routing.builders import AGENT_DONE, BARE_COMMANDS
+    from adri_pipeline.routing.composition import AGENT_DONE, BARE_COMMANDS
     from adri_pipeline.routing.datasets import load_source
 
     utterances, descriptions = load_source("sample")
@@ -154,30 +114,3 @@ def test_only_dev_gets_more_conversations_and_the_bare_command_ambiguity():
     assert bare["dev"] and all(e.gold_label == "desambiguar" for e in bare["dev"])
     assert all(e.state.recent_turns[-1].text in AGENT_DONE for e in bare["dev"])
     assert not bare["calibration"] and not bare["test"]
-
-
-def test_every_task_sends_its_decision_rule_and_a_ruleless_team_question_is_a_departure(tmp_path):
-    """The JEV design, task 21: "Cada tarefa tem pergunta, opções com descrição e regra de decisão";
-    D1, D3, D4 and D5 went out with a question alone."""
-    from adri_pipeline.jev.serialize import to_request
-    from adri_pipeline.routing.datasets import build
-    from adri_pipeline.routing.departures import departures
-    from adri_pipeline.routing.protocol import RunConfig
-    from adri_pipeline_tests.routing.test_canonical import line, write
-
-    dataset = build(RunConfig(dataset="sample"))
-    seen = set()
-    for example in dataset.examples:
-        questions = to_request(example)["questions"].values()
-        if example.task == "D4":
-            assert all("mesmo que peça outras" in q["criteria"]["true"] for q in questions)
-        else:
-            assert all("Regra:" in q["instructions"] for q in questions), example.task
-        if example.task == "D2":  # the design's own words reach the candidate, not only the constant
-            assert all("mesmo que seja curto" in q["instructions"] for q in questions)
-        seen.add(example.task)
-    assert seen >= {"D1", "D2", "D3", "D4"}
-    assert not any("no decision rule" in d for d in departures(dataset, RunConfig(dataset="sample"), {}))
-
-    team = build(RunConfig(dataset=str(write(tmp_path / "t.jsonl", [line(i) for i in range(12)]))), tmp_path)
-    assert any("questions of D2 state no decision rule" in d for d in departures(team, RunConfig(), {}))
