@@ -87,6 +87,15 @@ def adri(tmp_path, codebook_copy):
     )
 
 
+def adri_with(adri, **changes):
+    """`adri` with some settings changed, as a new resource: a `model_copy`'s changes never reach a run
+    (Dagster builds the run's resource from the configuration given at construction), so the whole-graph
+    test ran with the default routing settings, not the demo's it asked for."""
+    from adri_pipeline.defs.resources import AdriSettings
+
+    return AdriSettings(**{**adri.model_dump(exclude_unset=True), **changes})
+
+
 @pytest.fixture(scope="module")
 def llama_on_loopback():
     """Gemma 3 270M on llama.cpp's llama-server (`make llm`), on loopback, for a test module: (the

@@ -10,7 +10,7 @@ from adri_pipeline.defs.classification.corpus import shards_of
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.demo import demo_routing
 from adri_pipeline.in_process import materialize_graph
-from adri_pipeline_tests.conftest import SAMPLE, table_rows
+from adri_pipeline_tests.conftest import SAMPLE, adri_with, table_rows
 
 CLASSIFICATIONS = dg.AssetKey("classifications")
 
@@ -25,7 +25,7 @@ def materializations(result, partitioned=True):
 
 @pytest.mark.slow  # 17 s: `make demo` runs the same graph; .ci/run runs the slow tests
 def test_whole_graph_materializes_on_the_sample(dagster_instance, adri, sample_corpus):
-    adri = adri.model_copy(update=demo_routing())  # the graph as `make demo` runs it
+    adri = adri_with(adri, **demo_routing())  # the graph as `make demo` runs it
     graph = materialize_graph(dagster_instance, adri)
     assert graph.success and graph.review is not None
     assert list(graph.seconds) == ["classify", "results", "routing", "mirror", "review"]  # the demo prints them
