@@ -145,11 +145,12 @@ class Candidate:
 
 
 def softmax(logits: dict[str, float], temperature: float = 1.0) -> dict[str, float]:
+    """Each option's probability, exp(logit / T) normalized over the options (scipy.special.softmax, which
+    subtracts the largest first), keyed as `logits` are."""
+    from scipy.special import softmax as normalized
+
     keys = list(logits)
-    values = np.array([logits[k] for k in keys]) / temperature
-    values = np.exp(values - values.max())
-    values /= values.sum()
-    return dict(zip(keys, values.tolist()))
+    return dict(zip(keys, normalized(np.array([logits[k] for k in keys]) / temperature).tolist()))
 
 
 KINDS: dict[str, str] = {
