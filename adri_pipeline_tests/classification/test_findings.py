@@ -139,9 +139,9 @@ def test_analysts_get_a_numeric_year_and_list_answers_as_lists(classified):
     )
     assert types["documents.year"] == "INTEGER" and types["results_wide.year"] == "INTEGER"
     assert types["results_wide.tecnica"] == "VARCHAR[]" and types["classification_values.value_list"] == "VARCHAR[]"
-    rows = warehouse.query(
-        "SELECT variable, value, label, value_list, label_list FROM classification_values"
-    ).rows(named=True)
+    rows = warehouse.query("SELECT variable, value, label, value_list, label_list FROM classification_values").rows(
+        named=True
+    )
     lists = [r for r in rows if r["variable"] == "tecnica"]
     assert lists and all(r["value_list"] == r["value"].split("|") for r in lists)
     assert all("; ".join(r["label_list"]) == r["label"] for r in lists)
