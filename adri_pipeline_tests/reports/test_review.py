@@ -16,6 +16,7 @@ from adri_pipeline.config import Settings
 from adri_pipeline.reports.review import disagreements, highlight, write_review
 from adri_pipeline.warehouse import Warehouse, read_documents, read_results
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
+from adri_pipeline_tests.reports.helpers import chromium, launch
 from loopback.fakes import answer, document_text
 
 
@@ -190,10 +191,6 @@ def test_highlight_splits_overlapping_quotes():
     )
 
 
-def chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def chromium_or_skip():
     """(playwright.sync_api, Debian's chromium) or a skip saying what is missing."""
     playwright = pytest.importorskip("playwright.sync_api")
@@ -201,21 +198,6 @@ def chromium_or_skip():
     if not browser_path:
         pytest.skip("Debian package chromium not installed (.ci/run installs it)")
     return playwright, browser_path
-
-
-def launch(playwright, browser_path: str):
-    """Debian's Chromium, headless, with nothing reaching out to the network."""
-    return playwright.chromium.launch(
-        executable_path=browser_path,
-        args=[
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-            "--disable-sync",
-        ],
-    )
 
 
 def test_the_pages_work_in_headless_chromium(two_models, tmp_path):
