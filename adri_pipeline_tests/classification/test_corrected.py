@@ -31,6 +31,7 @@ from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.cli import main
 from adri_pipeline.config import Settings
 from adri_pipeline.warehouse import Warehouse, result_sets
+from adri_pipeline_tests.classification.helpers import model_codes, synthetic_codes
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 
 
@@ -236,31 +237,6 @@ def classified(classified_once, tmp_path):
     return classified_once.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
 
 
-def synthetic_codes(settings, doc_ids, path, round_name, flip_every=3):
-    """Two blind coders who agree, coding the model's answers but for every `flip_every`-th document's
-    abordagem (synthetic codes: nobody read these abstracts); `flip_every` 0: the model's answers exactly."""
-    # one model's answers (the first by name: embedded before ollama), each (document, variable) once,
-    # as a coder codes it (a coder file repeating one is refused)
-    values = (
-        Warehouse(settings.warehouse)
-        .query(
-            "SELECT doc_id, variable, value FROM classification_values WHERE doc_id IN (SELECT unnest(?)) "
-            "QUALIFY row_number() OVER (PARTITION BY doc_id, variable ORDER BY model, codebook_hash) = 1 "
-            "ORDER BY doc_id, variable",
-            [list(doc_ids)],
-        )
-        .rows()
-    )
-    with path.open("w", newline="", encoding="utf-8") as out:
-        writer = csv.writer(out)
-        writer.writerow(["doc_id", "variable", "value", "evidencia", "coder", "pass", "round"])
-        for doc_id, variable, value in values:
-            if flip_every and variable == "abordagem" and sorted(doc_ids).index(doc_id) % flip_every == 0:
-                value = "quantitativa" if value != "quantitativa" else "qualitativa"
-            for coder in ("a@x.org", "b@x.org"):
-                writer.writerow([doc_id, variable, value, "", coder, "blind", round_name])
-
-
 def test_a_random_round_is_recorded_once_and_leaves_out_reserved_and_earlier_draws(classified):
     first = draw_random(RunContext.load(classified), "draw-a", 8, seed=1)
     assert first.height == 8 and not {"sample-001", "sample-002"} & set(first["doc_id"])
@@ -301,7 +277,7 @@ def test_a_stratified_draw_after_a_coded_uniform_round_is_refused_and_records_no
         "--coders",
         str(codes),
     ]
-    synthetic_codes(settings, list(uniform["doc_id"]), codes, "uniform-1")
+    synthetic_codes(codes, model_codes(settings, list(uniform["doc_id"])), "uniform-1")
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.strip() == (
@@ -359,12 +335,12 @@ def test_findings_are_corrected_by_a_random_round_only_and_the_exported_labels_r
     labels alone give the same figures."""
     codes = tmp_path / "codes.csv"
     picked = ["sample-003", "sample-004", "sample-005"]
-    synthetic_codes(classified, picked, codes, "picked")
+    synthetic_codes(codes, model_codes(classified, picked), "picked")
     settings = classified.model_copy(update={"coders": codes})
     assert findings(RunContext.load(settings)).corrected is None
 
     drawn = draw_random(RunContext.load(settings), "random-1", 15, seed=5)
-    synthetic_codes(settings, list(drawn["doc_id"]), codes, "random-1")
+    synthetic_codes(codes, model_codes(settings, list(drawn["doc_id"])), "random-1")
     found = findings(RunContext.load(settings), width=0.2).corrected
     assert found.rounds == ["random-1"] and found.coded == 15
     labels_path = tmp_path / "labels.csv"
@@ -413,7 +389,7 @@ def test_models_are_ranked_by_how_tight_their_corrected_findings_are_with_their_
 
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
     drawn = draw_random(RunContext.load(settings), "random-1", 15, seed=5)
-    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1", flip_every=0)
+    synthetic_codes(settings.coders, model_codes(settings, list(drawn["doc_id"]), flip_every=0), "random-1")
     classify_corpus_file(
         settings.model_copy(update={"backend": "ollama", "model": "qwen-test", "ollama_hosts": [ollama_stub.host]})
     )
@@ -473,7 +449,7 @@ def test_a_draw_corrects_only_the_corpus_it_was_drawn_from_and_counts_no_reserve
     zero_shot = settings.model_copy(update={"coders": None})
     classify_corpus_file(zero_shot, limit=12)
     drawn = draw_random(RunContext.load(settings), "random-1", 8, seed=2)
-    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
+    synthetic_codes(settings.coders, model_codes(settings, list(drawn["doc_id"])), "random-1")
     found = findings(RunContext.load(settings))
     reserved = {"sample-001", "sample-002"} & set(
         Warehouse(settings.warehouse).query("SELECT doc_id FROM classification_values")["doc_id"]
@@ -498,7 +474,7 @@ def test_drawn_documents_without_gold_are_named_and_bound_the_intervals(classifi
     pending`, and the intervals are bounded by their gold taken as 0 and as 1."""
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
     drawn = sorted(draw_random(RunContext.load(settings), "random-1", 15, seed=5)["doc_id"])
-    synthetic_codes(settings, drawn[:13], settings.coders, "random-1")
+    synthetic_codes(settings.coders, model_codes(settings, drawn[:13]), "random-1")
     rows = pl.read_csv(settings.coders, infer_schema_length=0)
     disputed = (pl.col("doc_id") == drawn[0]) & (pl.col("variable") == "abordagem") & (pl.col("coder") == "b@x.org")
     rows.with_columns(pl.when(disputed).then(pl.lit("mista")).otherwise(pl.col("value")).alias("value")).write_csv(
@@ -685,7 +661,7 @@ def test_findings_by_year_and_source_are_corrected_per_group(classified, tmp_pat
     shares with its own coded documents, or that it is too thin."""
     settings = classified.model_copy(update={"coders": tmp_path / "codes.csv"})
     drawn = draw_random(RunContext.load(settings), "random-1", 15, seed=5)
-    synthetic_codes(settings, list(drawn["doc_id"]), settings.coders, "random-1")
+    synthetic_codes(settings.coders, model_codes(settings, list(drawn["doc_id"])), "random-1")
     base = [
         "findings",
         "--warehouse",

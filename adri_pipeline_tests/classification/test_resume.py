@@ -8,7 +8,7 @@ import time
 
 import duckdb
 
-from adri_pipeline_tests.classification.test_runner import run
+from adri_pipeline_tests.classification.helpers import run
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
 from loopback.fakes import document_text
 

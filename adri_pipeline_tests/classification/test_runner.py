@@ -15,20 +15,8 @@ from adri_pipeline.classification.results import assemble_results
 from adri_pipeline.classification.runner import classify_corpus, classify_document
 from adri_pipeline.classification.validation import codebook_examples_text
 from adri_pipeline.warehouse import store_results
+from adri_pipeline_tests.classification.helpers import backend_for, host, run
 from loopback.fakes import answer, document_text
-
-
-def host(stub, provider: str = "ollama") -> str:
-    return stub.host + ("/v1" if provider == "openai" else "")
-
-
-def backend_for(stub, provider: str = "ollama", **kwargs):
-    kwargs = {"backoff_s": 0.01, **kwargs}
-    return ServedBackend(provider, "qwen-test", [host(stub, provider)], **kwargs)
-
-
-def run(stub, corpus, codebook, warehouse, provider: str = "ollama", **kwargs):
-    return classify_corpus(corpus.documents, codebook, backend_for(stub, provider), warehouse, **kwargs)
 
 
 @pytest.fixture(params=["ollama", "openai"])

@@ -537,7 +537,7 @@ def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_on
     from adri_pipeline.classification import prompt as prompt_module
     from adri_pipeline.classification.corpus import as_documents, load_corpus
     from adri_pipeline.classification.service import classify_and_summarize
-    from adri_pipeline_tests.classification.test_coders import CODED, synthetic_codes
+    from adri_pipeline_tests.classification.helpers import CODED, keyword_codes, synthetic_codes
 
     counts = {"load_codebook": 0, "build_prompt": 0, "Warehouse": 0}
 
@@ -563,7 +563,9 @@ def test_one_run_reads_its_codebook_builds_its_prompt_and_opens_its_warehouse_on
     )
     settings = settings_for(ollama_stub, tmp_path, SAMPLE)
     if backend != "ollama":
-        codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:CODED])
+        codes = synthetic_codes(
+            tmp_path / "codes.csv", keyword_codes(as_documents(load_corpus(SAMPLE).documents)[:CODED])
+        )
         settings = settings.model_copy(update={"backend": "embedded", "coders": codes})
     for run in ("first", "cached rerun"):
         counts.update(dict.fromkeys(counts, 0))

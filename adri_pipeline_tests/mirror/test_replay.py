@@ -1,9 +1,6 @@
 """Replays over the real labelled data in ../shared/data/mirror (skipped when absent)."""
 
-import csv
-import itertools
 import json
-import sys
 
 import pytest
 
@@ -15,6 +12,7 @@ from adri_pipeline.mirror.replay import (
     replay_page_type,
 )
 from adri_pipeline_tests.conftest import shared
+from adri_pipeline_tests.mirror.helpers import pdap_subset
 
 
 def test_rules_on_hand_made_states():
@@ -48,19 +46,6 @@ def test_html_replay_logs_every_page_with_truth_and_returns_the_rules_answers(tm
     assert summary["decisions"] == summary["returned_rule_answers"] == len(records) == 181
     assert summary["dropped"] == 0
     assert {r["truth"] for r in records} <= {"sim", "nao"} and all(r["mirror_decision"] for r in records)
-
-
-def pdap_subset(folder, records: int):
-    """The first `records` PDAP rows, kept in the test's temporary folder only (never in the repository)."""
-    source = shared("mirror/pdap/labeled-urls-headers_all.csv")
-    subset = folder / "pdap.csv"
-    csv.field_size_limit(sys.maxsize)
-    with source.open(encoding="utf-8", newline="") as f, subset.open("w", encoding="utf-8", newline="") as out:
-        reader = csv.DictReader(f)
-        writer = csv.DictWriter(out, fieldnames=reader.fieldnames)
-        writer.writeheader()
-        writer.writerows(itertools.islice(reader, records))
-    return subset
 
 
 @pytest.mark.slow

@@ -17,6 +17,7 @@ from adri_pipeline.config import Settings
 from adri_pipeline.reports.review import disagreements, highlight, write_review
 from adri_pipeline.warehouse import Warehouse, read_documents, read_results
 from adri_pipeline_tests.conftest import PILOT, SAMPLE
+from adri_pipeline_tests.reports.helpers import chromium, launch
 from loopback.fakes import answer, document_text
 
 
@@ -191,10 +192,6 @@ def test_highlight_splits_overlapping_quotes():
     )
 
 
-def chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser")
-
-
 def chromium_or_skip():
     """(playwright.sync_api, Debian's chromium) or a skip saying what is missing."""
     playwright = pytest.importorskip("playwright.sync_api")
@@ -202,21 +199,6 @@ def chromium_or_skip():
     if not browser_path:
         pytest.skip("Debian package chromium not installed (.ci/run installs it)")
     return playwright, browser_path
-
-
-def launch(playwright, browser_path: str):
-    """Debian's Chromium, headless, with nothing reaching out to the network."""
-    return playwright.chromium.launch(
-        executable_path=browser_path,
-        args=[
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--no-first-run",
-            "--disable-sync",
-        ],
-    )
 
 
 def test_the_pages_work_in_headless_chromium(two_models, tmp_path):
@@ -415,7 +397,7 @@ def test_routing_page_shows_performance_and_the_departures_from_the_protocol(tmp
 def test_the_findings_page_shows_a_coding_rounds_agreement_and_the_open_disagreements(two_models, tmp_path):
     """A round's CSV (synthetic codes on the synthetic sample): coder vs coder, the gold's sources,
     the disagreement not adjudicated yet and the coders' evidence audit, on the findings page."""
-    from adri_pipeline_tests.classification.test_coding import ROUND, round_file
+    from adri_pipeline_tests.classification.helpers import ROUND, round_file
 
     settings, _, _ = two_models
     with_round = settings.model_copy(
@@ -468,14 +450,14 @@ def test_the_findings_page_shows_the_corrected_shares_of_a_random_round(two_mode
     """A random round (synthetic codes): four estimates per share with their intervals, the sentence
     saying what the corrected one means, and why the number to code is not planned yet."""
     from adri_pipeline.classification.rounds import draw_random
-    from adri_pipeline_tests.classification.test_corrected import synthetic_codes
+    from adri_pipeline_tests.classification.helpers import model_codes, synthetic_codes
 
     settings, _, _ = two_models
     codes = tmp_path / "codes.csv"
     with_round = settings.model_copy(update={"warehouse": tmp_path / "wh" / "adri.duckdb"})
     shutil.copytree(settings.warehouse.parent, with_round.warehouse.parent)
     drawn = draw_random(RunContext.load(with_round), "random-1", 10, seed=2)
-    synthetic_codes(with_round, list(drawn["doc_id"]), codes, "random-1")
+    synthetic_codes(codes, model_codes(with_round, list(drawn["doc_id"])), "random-1")
     page = (
         write_review(RunContext.load(with_round.model_copy(update={"coders": codes}))).index.parent / "findings.html"
     ).read_text(encoding="utf-8")

@@ -10,59 +10,10 @@ from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.routing.canonical import CanonicalFileError, load_canonical, located_canonical
 from adri_pipeline.routing.datasets import build, with_external_test
 from adri_pipeline.routing.protocol import RunConfig
-from adri_pipeline.routing.questions import D2_QUESTION
-
-OPTIONS = {
-    "continuar_agente_ativo": "continuar com o agente ativo",
-    "retomar_sessao:listas": "voltar às listas",
-    "iniciar_novo_agente": "outro assunto",
-    "desambiguar": "perguntar ao usuário",
-}
+from adri_pipeline_tests.routing.helpers import line, write
 
 # one performance run and no pilot: these tests are about the team's file, not about H3
 QUICK = {"runs": 1, "warmup": 0, "production_batch": {"embedded-logreg": 1}}
-
-
-def line(i: int, gold: str = "continuar_agente_ativo", utterance: str = "sim pfv", **extra) -> dict:
-    """Exactly the shape the JEV design gives for a canonical example."""
-    return {
-        "id": f"conv-{i:06d}-t04-D2",
-        "group_id": f"conv-{i:06d}",
-        "task": "D2",
-        "state": {
-            "active_agent": "timers",
-            "suspended_sessions": ["listas"],
-            "recent_turns": [
-                {"role": "user", "text": "põe leite na lista", "agent_id": "listas"},
-                {"role": "agent", "agent_id": "listas", "text": "Anotado."},
-                {"role": "user", "text": "um timer de 10 minutos"},
-                {"role": "agent", "agent_id": "timers", "text": "Começo agora?"},
-            ],
-            "eligible_intents": [],
-        },
-        "utterance": utterance,
-        "question": "Como o orquestrador deve tratar este turno?",
-        "question_type": "choice",
-        "options": OPTIONS,
-        "gold_label": gold,
-        "metadata": {
-            "taxonomy_version": "v0.1",
-            "domain": "casa",
-            "length_bucket": "curto",
-            "ambiguity": "media",
-            "turn_index": 4,
-            "adversarial": ["curta_dependente_de_contexto"],
-            "n_options": 4,
-            "synthetic": False,
-            "author": "equipe-a",
-        },
-        **extra,
-    }
-
-
-def write(path, rows):
-    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
-    return path
 
 
 def test_a_file_in_the_jev_designs_format_loads_and_keeps_the_teams_metadata(tmp_path):

@@ -13,7 +13,7 @@ from adri_pipeline.routing.freeze import FrozenStateChanged, check_freeze, freez
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.service import build_examples
 from adri_pipeline.routing.splits import FrozenSplitChanged
-from adri_pipeline_tests.routing.test_canonical import line, write
+from adri_pipeline_tests.routing.helpers import line, write
 
 
 class FirstOption(Candidate):

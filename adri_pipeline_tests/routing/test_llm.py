@@ -14,7 +14,7 @@ from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.candidates import softmax
 from adri_pipeline.routing.llm import LLMCandidate, letter_logprobs
-from adri_pipeline_tests.jev.test_serialize import D2
+from adri_pipeline_tests.jev.helpers import D2
 from loopback.model_server import ModelServerStub
 
 
@@ -48,9 +48,7 @@ def test_the_baseline_reads_each_options_letter_from_the_servers_log_probabiliti
 
 def test_each_question_of_a_request_is_its_own_forward_pass():
     """A D4 request carries one yes/no question per intent: one call each, their prompt tokens summed."""
-    from adri_pipeline_tests.jev.test_serialize import D2 as base
-
-    request = to_request(base)
+    request = to_request(D2)
     request["questions"] = {
         intent: {"type": "noul", "instructions": f"A mensagem pede: {intent}?"}
         for intent in ("HassTurnOn", "HassShoppingListAddItem")

@@ -178,7 +178,7 @@ def test_h3_runs_are_independent_cold_processes_after_the_pilot(tmp_path):
     from adri_pipeline.routing.performance import PILOT_BATCHES
     from adri_pipeline.routing.service import run_benchmark
     from adri_pipeline.warehouse import Warehouse
-    from adri_pipeline_tests.routing.test_canonical import line, write
+    from adri_pipeline_tests.routing.helpers import line, write
 
     golds = ["continuar_agente_ativo", "retomar_sessao:listas", "iniciar_novo_agente"]
     team_file = write(

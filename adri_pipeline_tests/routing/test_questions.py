@@ -8,7 +8,7 @@ def test_every_task_sends_its_decision_rule_and_a_ruleless_team_question_is_a_de
     from adri_pipeline.routing.datasets import build
     from adri_pipeline.routing.departures import departures
     from adri_pipeline.routing.protocol import RunConfig
-    from adri_pipeline_tests.routing.test_canonical import line, write
+    from adri_pipeline_tests.routing.helpers import line, write
 
     dataset = build(RunConfig(dataset="sample"))
     seen = set()

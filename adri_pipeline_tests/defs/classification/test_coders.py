@@ -9,7 +9,7 @@ from adri_pipeline.defs.classification.coders import coder_agreement, coder_file
 from adri_pipeline.defs.resources import AdriSettings
 from adri_pipeline.in_process import resources_for
 from adri_pipeline.warehouse import Warehouse, read_table
-from adri_pipeline_tests.classification.test_coding import ROUND, round_file
+from adri_pipeline_tests.classification.helpers import ROUND, round_file
 
 
 def _materialized(instance, adri, path):
@@ -45,12 +45,12 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     from adri_pipeline.classification.rounds import draw_random
     from adri_pipeline.classification.service import classify_corpus_file
     from adri_pipeline.defs.classification.coders import findings_corrected
-    from adri_pipeline_tests.classification.test_corrected import synthetic_codes
+    from adri_pipeline_tests.classification.helpers import model_codes, synthetic_codes
 
     codes = tmp_path / "codes.csv"
     settings = AdriSettings(**{**adri.model_dump(), "coders": str(codes)})
     classify_corpus_file(adri.settings())  # zero-shot: the coders' file comes after
-    synthetic_codes(settings.settings(), ["sample-003"], codes, "picked")
+    synthetic_codes(codes, model_codes(settings.settings(), ["sample-003"]), "picked")
 
     def materialized():
         result = dg.materialize(
@@ -66,7 +66,7 @@ def test_corrected_findings_are_a_table_and_their_check_warns_until_the_random_s
     assert not check.passed and "no random coded sample" in check.description
 
     drawn = draw_random(RunContext.load(settings.settings()), "random-1", 15, seed=3)
-    synthetic_codes(settings.settings(), list(drawn["doc_id"]), codes, "random-1")
+    synthetic_codes(codes, model_codes(settings.settings(), list(drawn["doc_id"])), "random-1")
     check = materialized()
     stored = read_table(Warehouse(settings.warehouse), "findings_corrected")
     table = stored.filter(pl.col("grouped_by") == "")
@@ -118,13 +118,13 @@ def test_findings_corrected_keeps_the_labels_prompt_signature_recorded_while_the
     from adri_pipeline.classification.service import classify_corpus_file
     from adri_pipeline.defs.classification.codebook import prompt_signature
     from adri_pipeline.defs.classification.coders import findings_corrected
-    from adri_pipeline_tests.classification.test_corrected import synthetic_codes
+    from adri_pipeline_tests.classification.helpers import model_codes, synthetic_codes
 
     codes = tmp_path / "codes.csv"
     settings = AdriSettings(**{**adri.model_dump(), "coders": str(codes)})
     classify_corpus_file(adri.settings())
     drawn = draw_random(RunContext.load(settings.settings()), "random-1", 15, seed=3)
-    synthetic_codes(settings.settings(), list(drawn["doc_id"]), codes, "random-1")
+    synthetic_codes(codes, model_codes(settings.settings(), list(drawn["doc_id"])), "random-1")
     dg.materialize([prompt_signature], instance=dagster_instance, resources=resources_for(settings))
     text = codebook_copy.read_text(encoding="utf-8")
     assert text.count("mista: Métodos mistos") == 1
