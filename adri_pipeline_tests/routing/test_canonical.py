@@ -10,6 +10,7 @@ from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.routing.canonical import CanonicalFileError, load_canonical, located_canonical
 from adri_pipeline.routing.datasets import build, with_external_test
 from adri_pipeline.routing.protocol import RunConfig
+from adri_pipeline.routing.questions import D2_QUESTION
 from adri_pipeline_tests.routing.helpers import line, write
 
 # one performance run and no pilot: these tests are about the team's file, not about H3
