@@ -14,8 +14,8 @@ from adri_pipeline.dagster_instance import LOCAL_HOME
 
 DEMO_PERFORMANCE_RUNS = 1
 # The whole demo's seconds on a first run (a new Dagster instance, an empty vector cache) on an idle 2-core
-# machine, 2026-12-05 (docs/dagster.md): the progress line's estimate until the instance has run every stage once.
-FIRST_RUN_S = 62.0
+# machine, 2026-12-06 (docs/dagster.md): the progress line's estimate until the instance has run every stage once.
+FIRST_RUN_S = 58.0
 
 
 def demo_folder() -> Path:
