@@ -97,6 +97,7 @@ def cmd_agree(settings: Settings, options: AgreeOptions) -> int:
     import polars as pl
 
     from adri_pipeline.classification.coders import agreement
+    from adri_pipeline.classification.findings import in_percent
 
     if settings.coders is None:
         print("error: give the coders' file (--coders or ADRI_CODERS)", file=sys.stderr)
@@ -104,13 +105,13 @@ def cmd_agree(settings: Settings, options: AgreeOptions) -> int:
     result = agreement(read_context(settings), cross_validated=options.cv, folds=options.folds)
     with pl.Config(tbl_rows=200, tbl_width_chars=160, fmt_str_lengths=60, tbl_hide_dataframe_shape=True):
         print(f"{result.documents} coded documents in {settings.coders}")
-        print(result.table)
+        print(in_percent(result.table))
         if result.round is not None:
             print("\ncoder vs coder, blind pass (kappa: Cohen's, mean over pairs; alpha: Krippendorff's, nominal)")
-            print(result.round.between_coders)
+            print(in_percent(result.round.between_coders))
             if result.round.models_by_round["round"].n_unique() > 1:
                 print("\nthe models against each round's own gold")
-                print(result.round.models_by_round)
+                print(in_percent(result.round.models_by_round))
             print("\nthe gold the models above are measured against, by where it comes from")
             print(result.round.gold_sources)
             if result.round.unresolved.height:

@@ -42,7 +42,7 @@ def edited_once(tmp_path_factory):
 def test_the_saved_questions_run_on_the_snapshot_and_answer(edited_once, capsys):
     assert main(["sql", "--warehouse", str(edited_once), "--file", str(QUERIES)]) == 0
     out = capsys.readouterr().out
-    assert "pct_of_year" in out and "problem" in out and "literal_pct" in out and "documents_naming_it" in out
+    assert "share_of_year" in out and "problem" in out and "literal_share" in out and "documents_naming_it" in out
     assert "label changed" in out  # question 3: the label edit, previous vs current, without a model call
 
 

@@ -39,7 +39,7 @@ def figures(table: pl.DataFrame) -> dict[str, str]:
     """variable -> 'kappa 0.41' or 'Jaccard 0.49'."""
     return {
         r["variable"]: (f"Jaccard {r['jaccard']:.3f}" if r["jaccard"] is not None else f"kappa {r['kappa']:.3f}")
-        + f" ({r['agreement_pct']:.0f} %)"
+        + f" ({100 * r['agreement_share']:.0f} %)"
         for r in table.iter_rows(named=True)
     }
 

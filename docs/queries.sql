@@ -3,10 +3,10 @@
 -- Every query reads the model whose results were built last (the most recent classification run);
 -- replace the subquery with a model's name to ask about another. A test runs this file.
 
--- 1. Qualitative vs quantitative per year: the share of each approach among the year's documents.
+-- 1. Qualitative vs quantitative per year: the share of each approach among the year's documents (0-1).
 WITH latest AS (SELECT model, codebook_hash FROM classification_runs ORDER BY finished_at DESC LIMIT 1)
 SELECT d.year, v.label AS abordagem, count(*) AS documents,
-       round(100.0 * count(*) / sum(count(*)) OVER (PARTITION BY d.year), 1) AS pct_of_year
+       round(count(*) / sum(count(*)) OVER (PARTITION BY d.year), 3) AS share_of_year
 FROM classification_values v JOIN documents d USING (doc_id) JOIN latest USING (model, codebook_hash)
 WHERE v.variable = 'abordagem' AND v.value IN ('qualitativa', 'quantitativa')
 GROUP BY d.year, v.label ORDER BY d.year, abordagem;
@@ -25,9 +25,9 @@ FROM codebook_changes
 WHERE current_hash = (SELECT codebook_hash FROM classification_runs ORDER BY finished_at DESC LIMIT 1)
 GROUP BY ALL ORDER BY variable, change;
 
--- 4. How far to trust the quotes, per variable: literal, approximate and absent among quoted answers.
+-- 4. How far to trust the quotes, per variable: literal, approximate and absent among quoted answers (0-1).
 WITH latest AS (SELECT model, codebook_hash FROM classification_runs ORDER BY finished_at DESC LIMIT 1)
-SELECT variable, documents, literal_pct, approximate_pct, absent_pct, waived
+SELECT variable, documents, literal_share, approximate_share, absent_share, waived
 FROM classification_figures JOIN latest USING (model, codebook_hash)
 WHERE variable <> '*'
 ORDER BY variable;

@@ -6,7 +6,7 @@ round with several coders (`adri code pull` writes one) `coder`, `pass` (blind, 
 adjudication) and `round`. A file with a `coder` column is measured and trained on its gold
 (classification/coding.py): the adjudicated value, else the value the blind coders agree on.
 
-- enum / boolean: percent agreement and Cohen's kappa, with a confusion table;
+- enum / boolean: agreement (the share of documents, 0-1) and Cohen's kappa, with a confusion table;
 - list: exact-set agreement and mean Jaccard (an empty set counts as {nao_informado});
 - text (periodo): the coders write the period as the text gives it, so a model's wording never matches;
   what is compared is whether a period is informed at all (agreement and kappa on that).
@@ -32,7 +32,7 @@ AGREEMENT_SCHEMA = {
     "variable": pl.String,
     "measure": pl.String,
     "n": pl.Int64,
-    "agreement_pct": pl.Float64,
+    "agreement_share": pl.Float64,
     "kappa": pl.Float64,
     "jaccard": pl.Float64,
 }
@@ -43,7 +43,7 @@ CODER_AGREEMENT_SCHEMA = {
     "measure": pl.String,
     "coders": pl.Int64,
     "n": pl.Int64,
-    "agreement_pct": pl.Float64,
+    "agreement_share": pl.Float64,
     "kappa": pl.Float64,
     "alpha": pl.Float64,
 }
@@ -217,7 +217,7 @@ def agreement_table(results: pl.DataFrame, coders: pl.DataFrame, codebook: Codeb
                 "variable": variable,
                 "measure": MEASURES[kind],
                 "n": len(predicted),
-                "agreement_pct": round(100 * same / len(predicted), 1),
+                "agreement_share": round(same / len(predicted), 3),
                 "kappa": None if kind == "list" else round(cohen_kappa(human, predicted), 3),
                 "jaccard": round(sum(map(jaccard, predicted, human)) / len(predicted), 3) if kind == "list" else None,
             }
@@ -275,8 +275,8 @@ def _unit_values(group: pl.DataFrame, kind: str, coders: list[str]) -> list[list
 
 def coder_agreement(codes: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
     """Coder vs coder on the blind pass, one row per (round, variable), over the documents at least
-    two coders coded. agreement_pct is the share of those documents where every coder gave the same
-    answer. kappa is Cohen's kappa (sklearn) for two coders; for more coders it is the mean over pairs
+    two coders coded. agreement_share is the share of those documents (0-1) where every coder gave the
+    same answer. kappa is Cohen's kappa (sklearn) for two coders; for more coders it is the mean over pairs
     (Light's kappa). alpha is Krippendorff's alpha, nominal level (the `krippendorff` package). It
     takes any number of coders and missing codes. A list variable's answer is its set, compared as
     one nominal value. A text variable compares informed vs not informed, as `adri agree` does for the
@@ -305,7 +305,7 @@ def coder_agreement(codes: pl.DataFrame, codebook: Codebook) -> pl.DataFrame:
                 "measure": MEASURES[kind],
                 "coders": len(coders),
                 "n": len(units),
-                "agreement_pct": round(100 * same / len(units), 1),
+                "agreement_share": round(same / len(units), 3),
                 "kappa": round(sum(kappas) / len(kappas), 3) if kappas else None,
                 "alpha": None if alpha != alpha else round(alpha, 3),
             }

@@ -34,6 +34,15 @@ def percent(share) -> str:
     return "—" if share is None or share != share else f"{100 * share:.1f}\u00a0%"
 
 
+def in_percent(table: pl.DataFrame) -> pl.DataFrame:
+    """A table as the terminal prints it: each share column (`<name>_share`, 0-1, as the warehouse
+    stores it) as `<name> %`, a percentage to one decimal."""
+    shares = [c for c in table.columns if c.endswith("_share")]
+    return table.with_columns((pl.col(c) * 100).round(1) for c in shares).rename(
+        {c: f"{c.removesuffix('_share')} %" for c in shares}
+    )
+
+
 def wilson(successes: int, trials: int, level: float = 0.95) -> tuple[float, float]:
     """The Wilson score interval of a proportion (nan, nan with no trials)."""
     from scipy.stats import binomtest

@@ -143,17 +143,23 @@ def _value_rows(codebook: Codebook, answer: dict, audits: dict, head: dict, atte
     return rows
 
 
-def _pct(part: int, whole: int) -> float | None:
-    return round(100 * part / whole, 1) if whole else None
+def _share(part: int, whole: int) -> float | None:
+    """part / whole, 0-1 to three decimals (what one decimal of a percentage said); None of nothing."""
+    return round(part / whole, 3) if whole else None
+
+
+def _percent(share: float | None) -> float | None:
+    """A share as the figures' lines print it: a percentage, one decimal ("literal 94.8 %")."""
+    return None if share is None else round(100 * share, 1)
 
 
 class EvidenceFigures(BaseModel):
-    """The evidence audit over quoted answers: literal / approximate / absent shares (%, None with
+    """The evidence audit over quoted answers: literal / approximate / absent shares (0-1, None with
     nothing quoted), the waived ones counted apart, and quotes over 20 words."""
 
-    literal_pct: float | None = None
-    approximate_pct: float | None = None
-    absent_pct: float | None = None
+    literal_share: float | None = None
+    approximate_share: float | None = None
+    absent_share: float | None = None
     waived: int = 0
     over_20_words: int = 0
 
@@ -164,9 +170,9 @@ class ClassificationFigures(BaseModel):
 
     documents: int = 0
     pending: int = 0  # documents in the warehouse without an answer
-    json_valid_first_try_pct: float | None = None
-    valid_first_try_pct: float | None = None  # follows the codebook on the first try
-    retry_pct: float | None = None
+    json_valid_first_try_share: float | None = None
+    valid_first_try_share: float | None = None  # follows the codebook on the first try
+    retry_share: float | None = None
     seconds_median: float | None = None
     seconds_p90: float | None = None
     evidence: EvidenceFigures = EvidenceFigures()
@@ -177,7 +183,7 @@ def _evidence_figures(values: pl.DataFrame) -> EvidenceFigures:
     statuses = values["audit_status"].to_list()
     quoted = sum(s in QUOTED_STATUSES for s in statuses)
     return EvidenceFigures(
-        **{f"{s}_pct": _pct(statuses.count(s), quoted) for s in QUOTED_STATUSES},
+        **{f"{s}_share": _share(statuses.count(s), quoted) for s in QUOTED_STATUSES},
         waived=statuses.count("waived"),
         over_20_words=int((values["evidence_flag"] == OVER_20_WORDS).sum()) if values.height else 0,
     )
@@ -192,9 +198,9 @@ def summarize(results: Results) -> ClassificationFigures:
     return ClassificationFigures(
         documents=n,
         pending=results.pending,
-        json_valid_first_try_pct=_pct(int(docs["json_valid_first_try"].sum()), n),
-        valid_first_try_pct=_pct(int(docs["valid_first_try"].sum()), n),
-        retry_pct=_pct(int((docs["attempts"] > 1).sum()), n),
+        json_valid_first_try_share=_share(int(docs["json_valid_first_try"].sum()), n),
+        valid_first_try_share=_share(int(docs["valid_first_try"].sum()), n),
+        retry_share=_share(int((docs["attempts"] > 1).sum()), n),
         seconds_median=round(docs["seconds"].median(), 3),
         seconds_p90=round(docs["seconds"].quantile(0.9, "nearest"), 3),
         evidence=_evidence_figures(values),
@@ -211,9 +217,9 @@ def figures_table(figures: ClassificationFigures, model: str, codebook_hash: str
     overall = figures.model_dump(
         include={
             "documents",
-            "json_valid_first_try_pct",
-            "valid_first_try_pct",
-            "retry_pct",
+            "json_valid_first_try_share",
+            "valid_first_try_share",
+            "retry_share",
             "seconds_median",
             "seconds_p90",
         }
@@ -241,15 +247,17 @@ def figures_lines(figures: ClassificationFigures) -> list[str]:
     f, ev = figures, figures.evidence
     lines = [
         f"results: {f.documents} documents ({f.pending} in the warehouse without an answer)",
-        f"JSON valid first try {f.json_valid_first_try_pct} %, follows the codebook first try "
-        f"{f.valid_first_try_pct} %, retry used {f.retry_pct} %; "
+        f"JSON valid first try {_percent(f.json_valid_first_try_share)} %, follows the codebook first try "
+        f"{_percent(f.valid_first_try_share)} %, retry used {_percent(f.retry_share)} %; "
         f"seconds/doc median {f.seconds_median}, p90 {f.seconds_p90}",
-        f"evidence (non-waived): literal {ev.literal_pct} %, approximate {ev.approximate_pct} %, "
-        f"absent {ev.absent_pct} %; waived {ev.waived}; over 20 words {ev.over_20_words}",
+        f"evidence (non-waived): literal {_percent(ev.literal_share)} %, "
+        f"approximate {_percent(ev.approximate_share)} %, absent {_percent(ev.absent_share)} %; "
+        f"waived {ev.waived}; over 20 words {ev.over_20_words}",
     ]
     lines += [
-        f"  {name:<14} literal {shares.literal_pct} %  approximate {shares.approximate_pct} %  "
-        f"absent {shares.absent_pct} %  waived {shares.waived}"
+        f"  {name:<14} literal {_percent(shares.literal_share)} %  "
+        f"approximate {_percent(shares.approximate_share)} %  absent {_percent(shares.absent_share)} %  "
+        f"waived {shares.waived}"
         for name, shares in f.evidence_by_variable.items()
     ]
     return lines

@@ -133,13 +133,14 @@ def check_quality(context: RunContext, model_name: str | None = None) -> Quality
     doc_ids = read_documents(warehouse)["doc_id"].to_list()
     missing = [d for d in doc_ids if d not in answered]
     included, rows = coverage_totals(warehouse)
+    # the thresholds are percentages (ADRI_CHECK_MIN_*_PCT): the shares are compared as percentages
     valid_pct = 100 * len(answered) / max(len(doc_ids), 1)
-    evidence = figures.evidence.literal_pct
-    literal_pct = 100.0 if evidence is None else evidence  # nothing quoted: nothing to doubt
+    evidence = figures.evidence.literal_share
+    literal_pct = 100.0 if evidence is None else 100 * evidence  # nothing quoted: nothing to doubt
     weak = {
-        name: shares.literal_pct
+        name: round(100 * shares.literal_share, 1)
         for name, shares in figures.evidence_by_variable.items()
-        if shares.literal_pct is not None and shares.literal_pct < settings.check_min_literal_pct
+        if shares.literal_share is not None and 100 * shares.literal_share < settings.check_min_literal_pct
     }
     coverage_pct = 100 * included / max(rows, 1)
     problems = []

@@ -92,9 +92,12 @@ def _finalize(value):
     return value
 
 
-def _fmt(value):
+def _fmt(value, column: str = ""):
+    """A table cell as people read it; a share (a `*_share` column, 0-1) as a percentage."""
     if isinstance(value, bool) or value is None:
         return value
+    if column.endswith("_share") and isinstance(value, (int, float)):
+        return percent(value)
     if isinstance(value, float):
         return "—" if value != value else f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
     if isinstance(value, (list, dict)):
@@ -500,7 +503,8 @@ def default_cross(codebook: Codebook) -> tuple[str, str] | None:
 
 # -- summary, routing, mirror ------------------------------------------------------------------
 
-EVIDENCE_COLOURS = {"literal_pct": "#5cb85c", "approximate_pct": "#f0ad4e", "absent_pct": "#d9534f"}
+EVIDENCE_COLOURS = {"literal_share": "#5cb85c", "approximate_share": "#f0ad4e", "absent_share": "#d9534f"}
+EVIDENCE_BAR_WIDTH = 300  # pixels for a share of 1
 
 
 def evidence_chart(rows: list[dict]) -> dict:
@@ -509,14 +513,14 @@ def evidence_chart(rows: list[dict]) -> dict:
     for i, r in enumerate(rows):
         x, parts = 140, []
         for key, colour in EVIDENCE_COLOURS.items():
-            width = 3 * (r.get(key) or 0)
-            parts.append({"x": x, "width": round(width, 1), "colour": colour, "key": key, "value": r.get(key)})
+            width = EVIDENCE_BAR_WIDTH * (r.get(key) or 0)
+            parts.append({"x": x, "width": round(width, 1), "colour": colour, "key": key, "value": percent(r.get(key))})
             x += width
         out.append({"y": 5 + 22 * i, "variable": r["variable"], "parts": parts})
     return {
         "rows": out,
         "height": 22 * len(rows) + 10,
-        "legend": [(k.removesuffix("_pct"), c) for k, c in EVIDENCE_COLOURS.items()],
+        "legend": [(k.removesuffix("_share"), c) for k, c in EVIDENCE_COLOURS.items()],
     }
 
 

@@ -24,9 +24,9 @@ def test_agreement_and_kappa_match_a_hand_computed_case(tmp_path, pilot):
     )
     table = agreement_table(results, load_coder_labels(coders, pilot), pilot)
     abordagem = table.filter(pl.col("variable") == "abordagem").row(0, named=True)
-    assert (abordagem["n"], abordagem["agreement_pct"], abordagem["kappa"]) == (4, 75.0, 0.5)
+    assert (abordagem["n"], abordagem["agreement_share"], abordagem["kappa"]) == (4, 0.75, 0.5)
     tecnica = table.filter(pl.col("variable") == "tecnica").row(0, named=True)
-    assert (tecnica["agreement_pct"], tecnica["jaccard"]) == (100.0, 1.0)  # list order does not matter
+    assert (tecnica["agreement_share"], tecnica["jaccard"]) == (1.0, 1.0)  # list order does not matter
 
 
 def test_unknown_variable_in_coder_file_names_the_line(tmp_path, pilot):
@@ -72,7 +72,7 @@ def test_a_period_written_as_text_loads_and_is_compared_as_informed_or_not(tmp_p
     )
     table = agreement_table(results, load_coder_labels(coders, pilot), pilot)
     row = table.row(0, named=True)
-    assert (row["measure"], row["n"], row["agreement_pct"]) == ("informed or not", 3, 66.7)
+    assert (row["measure"], row["n"], row["agreement_share"]) == ("informed or not", 3, 0.667)
     confusion = confusion_table(results, load_coder_labels(coders, pilot), pilot, "m", "periodo")
     assert confusion.to_dicts() == [
         {"coder": "informed", "informed": 1, "nao_informado": 1},
@@ -94,7 +94,7 @@ def test_lists_are_measured_by_jaccard_and_confused_per_value(tmp_path, pilot):
     labels = load_coder_labels(coders, pilot)
     row = agreement_table(results, labels, pilot).row(0, named=True)
     # d1: {entrevista} / {entrevista, observacao, questionario} = 1/3; d2: 1
-    assert (row["agreement_pct"], row["jaccard"], row["kappa"]) == (50.0, round((1 / 3 + 1) / 2, 3), None)
+    assert (row["agreement_share"], row["jaccard"], row["kappa"]) == (0.5, round((1 / 3 + 1) / 2, 3), None)
     confusion = {
         r["value"]: (r["both"], r["coder_only"], r["model_only"])
         for r in confusion_table(results, labels, pilot, "m", "tecnica").iter_rows(named=True)

@@ -53,12 +53,12 @@ def test_coder_vs_coder_kappa_and_alpha_match_a_hand_computed_case(tmp_path, pil
     = 42/56; alpha = 1 - (2/8)/(42/56) = 0.6667."""
     table = coder_agreement(load_codes(round_file(tmp_path, ROUND), pilot), pilot)
     row = table.row(0, named=True)
-    assert (row["round"], row["variable"], row["coders"], row["n"], row["agreement_pct"]) == (
+    assert (row["round"], row["variable"], row["coders"], row["n"], row["agreement_share"]) == (
         "round-1",
         "abordagem",
         2,
         4,
-        75.0,
+        0.75,
     )
     assert row["kappa"] == pytest.approx(0.636, abs=1e-3) and row["alpha"] == pytest.approx(0.667, abs=1e-3)
 
@@ -197,10 +197,10 @@ def test_agree_measures_the_model_against_each_rounds_gold(tmp_path, pilot):
         Warehouse(settings.warehouse), values, pl.DataFrame(schema={"doc_id": pl.String}), "m", pilot.content_hash
     )
     measured = agreement(RunContext.load(settings))
-    rounds = dict(measured.round.models_by_round.select("round", "agreement_pct").iter_rows())
-    assert rounds == {"round-9": 25.0, "round-10": 100.0}
+    rounds = dict(measured.round.models_by_round.select("round", "agreement_share").iter_rows())
+    assert rounds == {"round-9": 0.25, "round-10": 1.0}
     # the models' table takes each document's latest gold: sample-002 from round 10
-    assert measured.table.filter(pl.col("model") == "m")["agreement_pct"].to_list() == [50.0]
+    assert measured.table.filter(pl.col("model") == "m")["agreement_share"].to_list() == [0.5]
 
 
 def test_a_round_without_a_reachable_label_studio_says_so_and_stores_nothing(tmp_path):

@@ -44,12 +44,12 @@ def frames():
 
 def test_shares_are_among_non_waived_evidence_as_adr_0011_reports_them():
     figures = summarize(frames())
-    assert (figures.documents, figures.pending, figures.retry_pct) == (2, 1, 50.0)
-    assert (figures.json_valid_first_try_pct, figures.valid_first_try_pct) == (100.0, 50.0)
+    assert (figures.documents, figures.pending, figures.retry_share) == (2, 1, 0.5)
+    assert (figures.json_valid_first_try_share, figures.valid_first_try_share) == (1.0, 0.5)
     evidence = figures.evidence
-    assert (evidence.literal_pct, evidence.approximate_pct, evidence.absent_pct) == (33.3, 33.3, 33.3)
+    assert (evidence.literal_share, evidence.approximate_share, evidence.absent_share) == (0.333, 0.333, 0.333)
     assert (evidence.waived, evidence.over_20_words) == (1, 1)
-    assert figures.evidence_by_variable["v2"].absent_pct == 100.0
+    assert figures.evidence_by_variable["v2"].absent_share == 1.0
 
 
 def test_the_figures_are_typed_and_round_trip_through_the_runs_json():
@@ -60,10 +60,25 @@ def test_the_figures_are_typed_and_round_trip_through_the_runs_json():
     figures = summarize(frames())
     assert ClassificationFigures.model_validate_json(figures.model_dump_json()) == figures
     empty = summarize(Results(frames().values.head(0), frames().documents.head(0), pending=3))
-    assert (empty.documents, empty.pending, empty.evidence.literal_pct, empty.evidence_by_variable) == (0, 3, None, {})
+    assert (empty.documents, empty.pending, empty.evidence_by_variable) == (0, 3, {})
+    assert empty.evidence.literal_share is None
 
 
 def test_the_figures_table_has_an_overall_row_and_one_per_variable():
     table = figures_table(summarize(frames()), "m", "h")
     assert table["variable"].to_list() == ["*", "v1", "v2"] and table["documents"].to_list() == [2, 2, 2]
     assert any(line.startswith("  v2") for line in figures_lines(summarize(frames())))
+
+
+def test_the_figures_lines_print_the_stored_shares_in_percent_as_they_always_did():
+    """The figures are shares 0-1 (issue 55: every share in the warehouse in one unit); the CLI and the
+    demo print them as the percentages they printed before."""
+    assert figures_lines(summarize(frames()))[1:] == [
+        "JSON valid first try 100.0 %, follows the codebook first try 50.0 %, retry used 50.0 %; "
+        "seconds/doc median 2.0, p90 3.0",
+        "evidence (non-waived): literal 33.3 %, approximate 33.3 %, absent 33.3 %; waived 1; over 20 words 1",
+        "  v1             literal 50.0 %  approximate 50.0 %  absent 0.0 %  waived 0",
+        "  v2             literal 0.0 %  approximate 0.0 %  absent 100.0 %  waived 1",
+    ]
+    table = figures_table(summarize(frames()), "m", "h")
+    assert table.select("literal_share", "absent_share").rows() == [(0.333, 0.333), (0.5, 0.0), (0.0, 1.0)]

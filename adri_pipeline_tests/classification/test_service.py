@@ -84,8 +84,8 @@ def test_an_absent_quote_after_the_retry_is_stored_once_and_never_paid_again(oll
     assert (first.report.classified, first.report.model_calls) == (2, 4)  # retried once each, then kept
     retries = [r for r in ollama_stub.chats() if len(r["messages"]) == 4]
     assert len(retries) == 2 and all("evidence absent" in r["messages"][-1]["content"] for r in retries)
-    assert first.figures.evidence_by_variable["abordagem"].absent_pct == 100.0
-    assert first.figures.evidence.absent_pct > 0 and first.figures.retry_pct == 100.0
+    assert first.figures.evidence_by_variable["abordagem"].absent_share == 1.0
+    assert first.figures.evidence.absent_share > 0 and first.figures.retry_share == 1.0
 
     calls = len(ollama_stub.chats())
     again, _ = classify_corpus_file(settings, limit=2)
@@ -261,8 +261,8 @@ def test_the_figures_table_holds_adr_0011s_figures_per_variable(ollama_stub, tmp
     classify_corpus_file(settings, limit=4)
     figures = Warehouse(settings.warehouse).query("SELECT * FROM classification_figures ORDER BY variable")
     overall = figures.filter(pl.col("variable") == "*").row(0, named=True)
-    assert overall["documents"] == 4 and overall["json_valid_first_try_pct"] == 100.0
-    assert overall["literal_pct"] == 100.0 and overall["retry_pct"] == 0.0
+    assert overall["documents"] == 4 and overall["json_valid_first_try_share"] == 1.0
+    assert overall["literal_share"] == 1.0 and overall["retry_share"] == 0.0
     assert set(figures["variable"]) == {"*", *build_prompt_variables()}
 
 

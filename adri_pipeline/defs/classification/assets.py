@@ -174,9 +174,9 @@ def classification_results(context: dg.AssetExecutionContext, adri: AdriSettings
                 include={
                     "documents",
                     "pending",
-                    "json_valid_first_try_pct",
-                    "valid_first_try_pct",
-                    "retry_pct",
+                    "json_valid_first_try_share",
+                    "valid_first_try_share",
+                    "retry_share",
                     "seconds_median",
                     "seconds_p90",
                 }

@@ -35,7 +35,7 @@ def test_thirty_real_abstracts_all_valid_with_literal_evidence(pilot, warehouse)
     assert report.classified == 30 and not report.failed
     results = assemble_results(warehouse, corpus.documents.head(30), pilot, backend)
     summary = summarize(results)
-    assert summary.valid_first_try_pct == 100.0
+    assert summary.valid_first_try_share == 1.0
     quoted = results.values.filter(results.values["audit_status"] != "waived")
     literal_share = (quoted["audit_status"] == "literal").mean()
     assert literal_share >= 0.95

@@ -26,7 +26,7 @@ def _materialized(instance, adri, path):
 def test_the_rounds_agreement_is_a_table_and_its_check_names_what_falls_short(dagster_instance, adri, tmp_path):
     result, settings = _materialized(dagster_instance, adri, round_file(tmp_path, ROUND))
     table = read_table(Warehouse(settings.warehouse), "coder_agreement")
-    assert table.select("round", "variable", "n", "agreement_pct").rows() == [("round-1", "abordagem", 4, 75.0)]
+    assert table.select("round", "variable", "n", "agreement_share").rows() == [("round-1", "abordagem", 4, 0.75)]
     [check] = result.get_asset_check_evaluations()
     assert check.passed and check.metadata["unresolved"].value == 0  # alpha 0.667, the one dispute adjudicated
 
@@ -102,7 +102,7 @@ def test_a_codebook_edit_prompt_signature_has_not_recorded_never_reaches_the_cod
         selection=[coder_agreement.key],
     )
     table = read_table(Warehouse(settings.warehouse), "coder_agreement")
-    assert table.select("round", "variable", "n", "agreement_pct").rows() == [("round-1", "abordagem", 4, 75.0)]
+    assert table.select("round", "variable", "n", "agreement_share").rows() == [("round-1", "abordagem", 4, 0.75)]
     [check] = result.get_asset_check_evaluations()
     assert check.passed  # the adjudicated "mista" is gold under the recorded codebook
 

@@ -16,6 +16,6 @@ def test_the_snapshot_carries_its_column_schema_and_row_count(dagster_instance, 
     columns = {c.name: c for c in metadata["dagster/column_schema"].value.columns}
     assert "documents.doc_id" in columns and "schema_migrations.version" in columns
     assert all(c.description for c in columns.values())
-    assert columns["classification_figures.literal_pct"].type == "DOUBLE"
+    assert columns["classification_figures.literal_share"].type == "DOUBLE"
     assert metadata["dagster/row_count"].value >= sample_corpus.documents.height  # documents, and every other table
     assert "tables" in metadata
