@@ -5,6 +5,11 @@ whether it is still alive: a worker killed with `kill -9` stays STARTED forever 
 fire. This launcher answers run monitoring's health check from the worker's process id (the engine
 event "Started process for run (pid: N)"). Across machines the launchers that Dagster ships
 (K8sRunLauncher, DockerRunLauncher) check their workers themselves (deploy/README.md).
+
+The health check's result type is imported from `dagster._core.launcher`: dagster 1.13.27 exports
+neither `CheckRunHealthResult` nor `WorkerStatus`, and a launcher that answers run monitoring cannot
+be written without them (Dagster's own launchers and its guide to custom run launchers import them
+from there). The import is this module's alone; an upgrade that moves them fails at import.
 """
 
 from __future__ import annotations
