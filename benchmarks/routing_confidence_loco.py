@@ -28,6 +28,10 @@ encoder (session options: the text embedded.py's session model compares, agent +
 exchanges; the new-agent and ask options: their description); then the ensemble (mean of the two
 logreg candidates' calibrated probabilities: its max and margin) and agreement (1 when they answer
 alike, plus the ensemble's max p to order within each group; with the zero-shot candidate, all three).
+Starred (*): signals added after the first run (2026-12-06) showed the native max p ranking better than
+the calibrated one: each candidate's native margin, and the logreg pair's ensemble of native
+probabilities; and, to tell the temperature from the familiarity blend, each candidate's max p at its
+calibration temperature before the blend. Chosen after seeing data: leads to confirm on turns not yet read.
 
 Pooled over folds, per signal: accuracy, the share wrong among its 20/40/60/80/100 % most confident
 (jev/metrics.risk_at_coverage), AURC (jev/metrics.aurc), and a 95 % interval of the share wrong at 40 %
@@ -56,7 +60,7 @@ from adri_pipeline.jev import metrics  # noqa: E402
 from adri_pipeline.jev.contract import descriptions_of  # noqa: E402
 from adri_pipeline.jev.examples import CanonicalExample  # noqa: E402
 from adri_pipeline.jev.serialize import parse_state, to_request  # noqa: E402
-from adri_pipeline.routing.candidates import kind_of  # noqa: E402
+from adri_pipeline.routing.candidates import kind_of, softmax  # noqa: E402
 from adri_pipeline.routing.canonical import located_canonical  # noqa: E402
 from adri_pipeline.routing.datasets import build, with_external_test  # noqa: E402
 from adri_pipeline.routing.embedded import _session_texts  # noqa: E402
@@ -144,6 +148,18 @@ def option_gap(encoder, example: CanonicalExample, answer: str) -> float:
     return similarity.get(answer, 0.0) - max((v for o, v in similarity.items() if o != answer), default=0.0)
 
 
+def unblended(calibrated, example: CanonicalExample) -> dict[str, dict[str, float]]:
+    """The candidate's own probabilities, as Calibrated.respond starts from them: native (T = 1) and tempered
+    (its calibration temperature), both before the familiarity blend."""
+    candidate = calibrated.candidate
+    candidate.begin_decision()
+    logits = candidate.logits(candidate.fitted(to_request(example)))[example.task]
+    return {
+        "native_probabilities": softmax(logits),
+        "tempered_probabilities": softmax(logits, calibrated.temperature.get(example.task, 1.0)),
+    }
+
+
 def answer_fold(name: str, dataset, config, encoder) -> tuple[dict[str, dict], dict[str, float]]:
     """The candidate fitted for this fold and its answers to the held-out turns: per example id, its answer,
     probabilities and signals; and the seconds its fit and its answers took."""
@@ -160,6 +176,7 @@ def answer_fold(name: str, dataset, config, encoder) -> tuple[dict[str, dict], d
             "native_confidence": row["native_confidence"],
             "familiarity": row["familiarity"],
             "option_gap": option_gap(calibrated.candidate.encoder, by_id[row["example_id"]], row["answer"]),
+            **unblended(calibrated, by_id[row["example_id"]]),
         }
         for row in rows.iter_rows(named=True)
     }
@@ -208,9 +225,9 @@ def _top_two(probabilities: dict[str, float]) -> tuple[str, float, float]:
     return ranked[0][0], ranked[0][1], ranked[0][1] - (ranked[1][1] if len(ranked) > 1 else 0.0)
 
 
-def _mean(record: dict, names) -> dict[str, float]:
-    options = record["candidates"][names[0]]["probabilities"]
-    return {o: float(np.mean([record["candidates"][n]["probabilities"].get(o, 0.0) for n in names])) for o in options}
+def _mean(record: dict, names, key: str = "probabilities") -> dict[str, float]:
+    options = record["candidates"][names[0]][key]
+    return {o: float(np.mean([record["candidates"][n][key].get(o, 0.0) for n in names])) for o in options}
 
 
 def candidate_signals(name: str) -> dict:
@@ -224,6 +241,11 @@ def candidate_signals(name: str) -> dict:
         f"{name}: max p": lambda r: (own(r)["answer"], max(own(r)["probabilities"].values())),
         f"{name}: margin": lambda r: (own(r)["answer"], _top_two(own(r)["probabilities"])[2]),
         f"{name}: native max p (T=1)": lambda r: (own(r)["answer"], own(r)["native_confidence"]),
+        f"{name}: native margin (T=1)*": lambda r: (own(r)["answer"], _top_two(own(r)["native_probabilities"])[2]),
+        f"{name}: tempered max p, no blend*": lambda r: (
+            own(r)["answer"],
+            max(own(r)["tempered_probabilities"].values()),
+        ),
         f"{name}: message familiarity": lambda r: (own(r)["answer"], own(r)["familiarity"]),
         f"{name}: option-text gap": lambda r: (own(r)["answer"], own(r)["option_gap"]),
     }
@@ -241,6 +263,8 @@ def signals(candidates: list[str]) -> dict:
 
     found["ensemble E+S: max p"] = lambda r: _top_two(_mean(r, pair))[:2]
     found["ensemble E+S: margin"] = lambda r: _top_two(_mean(r, pair))[::2]
+    found["ensemble E+S native (T=1)*: max p"] = lambda r: _top_two(_mean(r, pair, "native_probabilities"))[:2]
+    found["ensemble E+S native (T=1)*: margin"] = lambda r: _top_two(_mean(r, pair, "native_probabilities"))[::2]
     found["agreement E=S, then ensemble max p"] = lambda r: (
         _top_two(_mean(r, pair))[0],
         agree(r, pair) + _top_two(_mean(r, pair))[1],
