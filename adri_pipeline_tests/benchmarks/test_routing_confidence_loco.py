@@ -1,0 +1,76 @@
+"""benchmarks/routing_confidence_loco.py's catalogue rule: a catalogue is the connected component of the
+agent ids its turns name together, and a fold holds whole catalogues, so no agent id a held-out turn names
+is named by a turn the candidates were fitted on."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from adri_pipeline.jev.examples import CanonicalExample
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "routing_confidence_loco.py"
+
+
+@pytest.fixture(scope="module")
+def loco():
+    spec = importlib.util.spec_from_file_location("benchmark_routing_confidence_loco", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def turn(i: int, active: str | None, suspended: list[str] = (), spoken: list[str] = ()) -> CanonicalExample:
+    """A D2 turn naming `active`, the `suspended` sessions (options too) and agents only its turns name."""
+    options = {"continuar_agente_ativo": "continuar", **{f"retomar_sessao:{a}": a for a in suspended}}
+    return CanonicalExample(
+        id=f"t{i}",
+        group_id=f"g{i}",
+        task="D2",
+        state={
+            "active_agent": active,
+            "suspended_sessions": list(suspended),
+            "recent_turns": [{"role": "agent", "agent_id": a, "text": "ok"} for a in spoken],
+        },
+        utterance="sim",
+        question="?",
+        question_type="choice",
+        options=options | {"iniciar_novo_agente": "novo", "desambiguar": "perguntar"},
+        gold_label="continuar_agente_ativo",
+    )
+
+
+def test_turns_sharing_an_agent_even_through_a_third_are_one_catalogue_and_others_are_not(loco):
+    turns = [
+        turn(0, "banco", ["cartao"]),  # banco-cartao
+        turn(1, "investimentos", spoken=["cartao"]),  # cartao-investimentos: joins the first through cartao
+        turn(2, "clima", ["midia"]),  # an exact agent set of its own ...
+        turn(3, "midia"),  # ... a subset of it: the same catalogue
+        turn(4, "pets"),
+        turn(5, None),  # names no agent: a catalogue of its own, by its conversation
+    ]
+    found = loco.catalogues(turns)
+    assert found == {
+        "t0": "banco+cartao+investimentos",
+        "t1": "banco+cartao+investimentos",
+        "t2": "clima+midia",
+        "t3": "clima+midia",
+        "t4": "pets",
+        "t5": "g5",
+    }
+
+
+def test_no_team_catalogue_is_split_across_folds_and_no_agent_is_on_both_sides(loco):
+    turns = loco.team_turns()
+    catalogue_of = loco.catalogues(turns)
+    fold_of = loco.folds(catalogue_of, 5)
+    assert len(turns) == 293 and len(set(catalogue_of.values())) == 31
+    assert set(fold_of) == set(catalogue_of.values()) and set(fold_of.values()) == set(range(5))
+    agents_in = {fold: set() for fold in range(5)}
+    for example in turns:
+        agents_in[fold_of[catalogue_of[example.id]]] |= loco.agents_of(example)
+    for fold in range(5):
+        assert not agents_in[fold] & set().union(*(agents_in[f] for f in range(5) if f != fold)), fold
+    sizes = [sum(fold_of[catalogue_of[e.id]] == f for e in turns) for f in range(5)]
+    assert max(sizes) - min(sizes) <= 11, sizes  # balanced to within one team catalogue
+    assert loco.folds(catalogue_of, 5) == fold_of  # the seed fixes them
