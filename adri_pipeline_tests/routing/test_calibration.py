@@ -37,3 +37,40 @@ def test_with_many_answers_the_data_decide_the_temperature():
     """On 2,000 answers right 73 % of the time, the margin 2 should read p = 0.73: T ~ 2 / logit(0.73)."""
     expected = 2.0 / np.log(0.73 / 0.27)
     assert abs(_fit(2000, 0.73) - expected) < 0.05
+
+
+class PrefersTheSecond(Fixed):
+    """ "b", the second option, over "a" by 2 on every question of the request."""
+
+    def logits(self, request: dict) -> dict:
+        return {name: {"a": 0.0, "b": 2.0} for name in request["questions"]}
+
+
+class TwoMessages:
+    """An encoder that knows two messages: one like the fit data, one orthogonal to it."""
+
+    VECTORS = {"familiar": [1.0, 0.0], "foreign": [0.0, 1.0]}
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        return np.array([self.VECTORS[t] for t in texts])
+
+    def message(self, text: str) -> np.ndarray:
+        return self([text])[0]
+
+
+def test_a_foreign_message_lowers_the_confidence_and_keeps_the_models_answer():
+    """Failed before: the most foreign message's probabilities were blended all the way to uniform, every
+    option tied and the first listed became the answer (Familiarity.FOREIGN)."""
+    from adri_pipeline.routing.calibration import Familiarity
+
+    calibrated = Calibrated(PrefersTheSecond())
+    calibrated.familiarity = Familiarity(TwoMessages(), ["familiar"], ["familiar"])
+    question = {"type": "choice", "criteria": {"a": "", "b": ""}}
+
+    def answer(message: str) -> dict:
+        response, _ = calibrated.respond({"state": f"Mensagem: {message}", "questions": {"D2": question}}, "D2")
+        return response["answers"]["D2"]
+
+    familiar, foreign = answer("familiar"), answer("foreign")
+    assert familiar["choice"] == "b" and np.isclose(familiar["probabilities"]["b"], 0.8808, atol=1e-4)
+    assert foreign["choice"] == "b" and np.isclose(foreign["probabilities"]["b"], 0.5, atol=1e-4)
