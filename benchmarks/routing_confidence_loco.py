@@ -335,13 +335,17 @@ def parsed(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--candidates", default=",".join(CANDIDATES))
     parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--vectors", default=str(Path.home() / ".cache" / "adri-pipeline" / "vectors"))
+    parser.add_argument("--vectors", default=None, help="the vector cache folder (default: ADRI_VECTOR_CACHE's)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true", help="two folds, static-logreg alone, 50 resamples")
     args = parser.parse_args(argv)
     if args.smoke:
         args.folds, args.candidates, args.resamples = 2, "static-logreg", 50
     args.candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
+    if args.vectors is None:
+        from adri_pipeline.config import Settings
+
+        args.vectors = Settings.load().vector_cache
     args.out = args.out or Path(tempfile.gettempdir()) / f"routing_confidence_loco-{args.source}-k{args.folds}.json"
     return args
 
