@@ -2,19 +2,13 @@
 measurement on the team's D2 turns (data/routing/handwritten_d2.jsonl, team_d2_2026-12-0{2,3,4}.jsonl:
 293 **synthetic** turns, hand-written by the project's engineer; protocol.TEAM_TRAINING).
 
-**Catalogue rule.** A turn's agents are every agent id it names: the active agent, the suspended
-sessions, the agent ids of its recent turns and the `<id>` of each `retomar_sessao:<id>` option. Two
-agent ids belong to one catalogue when some turn names both; a catalogue is a connected component of
-that relation (transitively: x-y in one turn and y-z in another make x, y, z one catalogue), named by
-its agent ids sorted and joined with "+"; a turn naming no agent is a catalogue of its own (its
-group_id). So no agent id a held-out turn names is named by any turn fitted on. On the four files
-this gives 31 catalogues; where a turn carries `metadata.catalogue` (the three team_d2 files) the
+**Catalogues and folds** as routing/new_catalogues.py makes them (the product cross-fits D2's
+confidence the same way). On the four files this gives 31 catalogues; where a turn carries
+`metadata.catalogue` (the three team_d2 files) the
 components are exactly those labels, and handwritten_d2.jsonl's 40 turns form one catalogue of the
 sample's own home agents (aspirador, casa, clima, jardim, listas, midia, timers).
 
-**Folds.** The catalogues are shuffled (random.Random(seed)), sorted by turn count, largest first
-(stable: ties stay shuffled), and each goes whole to the fold with the fewest turns so far (K = 5).
-For each fold, every candidate is fitted as `adri routing evaluate --dataset SOURCE --runs 0
+For each of K = 5 folds, every candidate is fitted as `adri routing evaluate --dataset SOURCE --runs 0
 --extra-training FILE --test FILE` fits it (datasets.build with RunConfig.extra_training = the other
 folds' turns, datasets.with_external_test, run.prepare: fit on dev, temperature and familiarity on
 the source's calibration split) and answers the held-out fold's turns once (run.answer_test).
@@ -46,7 +40,6 @@ agent id with the source (the headline: catalogues never fitted on) and on all t
 
 import argparse
 import json
-import random
 import sys
 import tempfile
 import time
@@ -64,58 +57,13 @@ from adri_pipeline.routing.candidates import kind_of, softmax  # noqa: E402
 from adri_pipeline.routing.canonical import located_canonical  # noqa: E402
 from adri_pipeline.routing.datasets import build, with_external_test  # noqa: E402
 from adri_pipeline.routing.embedded import _session_texts  # noqa: E402
+from adri_pipeline.routing.new_catalogues import SEED, agents_of, catalogues, folds  # noqa: E402
 from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig  # noqa: E402
 from adri_pipeline.routing.run import answer_test, prepare  # noqa: E402
 
 COVERAGES = (0.2, 0.4, 0.6, 0.8, 1.0)
 CANDIDATES = ("embedded-logreg", "static-logreg", "embedded-zeroshot")
-SEED = 56  # the folds' shuffle (issue 56)
 LOGREGS = ("embedded-logreg", "static-logreg")
-
-
-# catalogues and folds -------------------------------------------------------------------------------
-def agents_of(example: CanonicalExample) -> set[str]:
-    """Every agent id a turn names: active, suspended, its recent turns', its `retomar_sessao:<id>` options."""
-    state = example.state
-    named = {state.active_agent, *state.suspended_sessions, *(t.agent_id for t in state.recent_turns)}
-    named |= {o.partition(":")[2] for o in example.options if o.startswith("retomar_sessao:")}
-    return {a for a in named if a}
-
-
-def catalogues(examples: list[CanonicalExample]) -> dict[str, str]:
-    """Example id -> its catalogue: the connected component of its agent ids (module docstring)."""
-    parent: dict[str, str] = {}
-
-    def root(agent: str) -> str:
-        while parent.setdefault(agent, agent) != agent:
-            parent[agent] = parent[parent[agent]]
-            agent = parent[agent]
-        return agent
-
-    for example in examples:
-        first, *rest = sorted(agents_of(example)) or [""]
-        for agent in [first, *rest] if first else []:
-            parent[root(agent)] = root(first)
-    members: dict[str, set[str]] = {}
-    for agent in list(parent):
-        members.setdefault(root(agent), set()).add(agent)
-    name = {top: "+".join(sorted(agents)) for top, agents in members.items()}
-    return {e.id: name[root(min(agents_of(e)))] if agents_of(e) else e.group_id for e in examples}
-
-
-def folds(catalogue_of: dict[str, str], k: int, seed: int = SEED) -> dict[str, int]:
-    """Catalogue -> fold in range(k): shuffled, largest first, each whole to the fold with fewest turns."""
-    sizes: dict[str, int] = {}
-    for catalogue in catalogue_of.values():
-        sizes[catalogue] = sizes.get(catalogue, 0) + 1
-    order = sorted(sizes)
-    random.Random(seed).shuffle(order)
-    order.sort(key=sizes.get, reverse=True)
-    load, fold_of = [0] * k, {}
-    for catalogue in order:
-        fold = min(range(k), key=lambda f: (load[f], f))
-        fold_of[catalogue], load[fold] = fold, load[fold] + sizes[catalogue]
-    return fold_of
 
 
 def team_turns() -> list[CanonicalExample]:

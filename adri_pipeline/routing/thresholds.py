@@ -22,7 +22,9 @@ calibration split of every other source the project ships (never their test spli
 held-out files) and keeps the highest threshold any of them certifies: the share is monotone in the
 threshold, so each source's own statement still holds at the higher one, each at 1 - delta (the
 sources are not claimed simultaneously). A source too small to certify anything at all is named and
-left out; one that certifies nothing because its answers are wrong makes the candidate abstain.
+left out, the fit source's own included (the sample's 19 D2 calibration decisions); one that certifies
+nothing because its answers are wrong makes the candidate abstain, and so does having no source able
+to test.
 
 MAPIE's risk controllers (mapie.risk_control) run Learn then Test over a scikit-learn classifier's
 predict_proba; a candidate here is a System One answer's confidence, not an estimator, and the test
@@ -123,11 +125,14 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
     split certifies (`others`: source -> (correct, confidence)); each source's figures at the result
     (module docstring)."""
     own = learn_then_test(correct, confidence, alpha, delta)
-    checks, threshold = [], own.threshold
+    # the fit source's calibration split, like every other, states nothing when too small to test
+    testable_sources = int(_testable(len(correct), alpha, delta))
+    checks, threshold = [], own.threshold if testable_sources else -np.inf
     for source, (their_correct, their_confidence) in others.items():
         alone = learn_then_test(their_correct, their_confidence, alpha, delta)
         testable = _testable(len(their_correct), alpha, delta)
         threshold = max(threshold, alone.threshold) if testable else threshold
+        testable_sources += int(testable)
         checks.append(
             (
                 source,
@@ -136,6 +141,7 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
                 alone.threshold if testable else None,
             )
         )
+    threshold = threshold if testable_sources else ABSTAIN_ALL
     answered, wrong = _at(threshold, np.asarray(correct, bool), np.asarray(confidence, float))
     return own.model_copy(
         update={

@@ -3,17 +3,7 @@
 import numpy as np
 
 from adri_pipeline.routing.calibration import Calibrated
-from adri_pipeline.routing.candidates import Candidate, Kind
-
-
-class Fixed(Candidate):
-    """Always "a" over "b" by a logit margin of 2; `right` says how often "a" is the gold."""
-
-    name = "fixed"
-    kind = Kind("candidate", trains=False, batching="in_process", confidence="fixed logits")
-
-    def logits(self, request: dict) -> dict:
-        return {"D2": {"a": 2.0, "b": 0.0}}
+from adri_pipeline_tests.routing.helpers import Fixed, PrefersTheSecond, TwoMessages
 
 
 def _fit(n: int, right: float) -> float:
@@ -37,25 +27,6 @@ def test_with_many_answers_the_data_decide_the_temperature():
     """On 2,000 answers right 73 % of the time, the margin 2 should read p = 0.73: T ~ 2 / logit(0.73)."""
     expected = 2.0 / np.log(0.73 / 0.27)
     assert abs(_fit(2000, 0.73) - expected) < 0.05
-
-
-class PrefersTheSecond(Fixed):
-    """ "b", the second option, over "a" by 2 on every question of the request."""
-
-    def logits(self, request: dict) -> dict:
-        return {name: {"a": 0.0, "b": 2.0} for name in request["questions"]}
-
-
-class TwoMessages:
-    """An encoder that knows two messages: one like the fit data, one orthogonal to it."""
-
-    VECTORS = {"familiar": [1.0, 0.0], "foreign": [0.0, 1.0]}
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        return np.array([self.VECTORS[t] for t in texts])
-
-    def message(self, text: str) -> np.ndarray:
-        return self([text])[0]
 
 
 def test_a_foreign_message_lowers_the_confidence_and_keeps_the_models_answer():

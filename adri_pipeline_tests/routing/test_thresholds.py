@@ -73,3 +73,21 @@ def test_a_source_too_small_to_test_is_named_and_left_out():
         np.ones(100, bool), confidence, {"sgd": (np.zeros(100, bool), np.full(100, 0.99))}, alpha=0.05, delta=0.10
     )
     assert wrong_everywhere.threshold == ABSTAIN_ALL and "abstains on all" in wrong_everywhere.statement()
+
+
+def test_a_fit_source_too_small_to_test_leaves_the_threshold_to_the_sources_that_can():
+    """The sample's 19 D2 calibration decisions can certify nothing: they used to make every D2 turn
+    abstain whatever the other sources (or the team's turns of unseen catalogues) certified."""
+    confidence = np.linspace(0.5, 1, 100)
+    bound = across_sources(
+        np.ones(19, bool),
+        np.full(19, 0.9),
+        {"new catalogues": (np.ones(100, bool), confidence)},
+        alpha=0.05,
+        delta=0.10,
+    )
+    assert bound.threshold == 0.5 and bound.sources[0].answered == 100
+    nobody = across_sources(
+        np.ones(19, bool), np.full(19, 0.9), {"sample": (np.ones(19, bool), np.full(19, 0.9))}, alpha=0.05, delta=0.10
+    )
+    assert nobody.threshold == ABSTAIN_ALL and "abstains on all" in nobody.statement()

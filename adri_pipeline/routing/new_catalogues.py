@@ -1,0 +1,133 @@
+"""Answers to D2 turns of catalogues a candidate never fitted on, for what D2's confidence promises
+there: its temperature, its certified threshold and its prediction sets (issue 56).
+
+Why: calibrated on the fit source's own calibration split, a D2 candidate's confidence described the
+source's catalogue. Blended toward uniform on unfamiliar messages (calibration.Familiarity), it fell
+to near uniform on every new catalogue, so the certified threshold answered none of its turns; and the
+blend scrambled the order of right and wrong answers there (leave-one-catalogue-out over the team's
+293 turns, benchmarks/routing_confidence_loco.py: the 40 % most confident answers 14 % wrong, 7 %
+before the blend). A new catalogue's turns are what D2 meets in service, so its confidence is fitted
+and certified on turns of catalogues the fit did not see: each of the team's turns that joined dev
+(Dataset.fit_weight) is answered by the candidate fitted without its catalogue (cross-fitting, K folds
+by catalogue). What these answers certify assumes new catalogues exchangeable with the team's.
+
+**Catalogue rule.** A turn's agents are every agent id it names: the active agent, the suspended
+sessions, the agent ids of its recent turns and the `<id>` of each `retomar_sessao:<id>` option. Two
+agent ids belong to one catalogue when some turn names both; a catalogue is a connected component of
+that relation, named by its agent ids sorted and joined with "+"; a turn naming no agent is a
+catalogue of its own (its group_id). So no agent id a held-out turn names is named by a turn fitted
+on. **Folds.** The catalogues are shuffled (random.Random(seed)), sorted by turn count, largest first
+(stable), and each goes whole to the fold with the fewest turns so far."""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+
+from adri_pipeline.jev.examples import CanonicalExample
+from adri_pipeline.jev.serialize import to_request
+from adri_pipeline.progress import note
+from adri_pipeline.routing.candidates import Candidate, Logits, make_candidate
+from adri_pipeline.routing.datasets import Dataset
+
+TASK = "D2"  # the task whose catalogue changes from one deployment to the next
+SEED = 56
+NEW_CATALOGUES = "the team's turns, catalogues never fitted on"  # how thresholds.Bound names them
+
+
+def agents_of(example: CanonicalExample) -> set[str]:
+    """Every agent id a turn names: active, suspended, its recent turns', its `retomar_sessao:<id>` options."""
+    state = example.state
+    named = {state.active_agent, *state.suspended_sessions, *(t.agent_id for t in state.recent_turns)}
+    named |= {o.partition(":")[2] for o in example.options if o.startswith("retomar_sessao:")}
+    return {a for a in named if a}
+
+
+def catalogues(examples: list[CanonicalExample]) -> dict[str, str]:
+    """Example id -> its catalogue: the connected component of its agent ids (module docstring)."""
+    parent: dict[str, str] = {}
+
+    def root(agent: str) -> str:
+        while parent.setdefault(agent, agent) != agent:
+            parent[agent] = parent[parent[agent]]
+            agent = parent[agent]
+        return agent
+
+    for example in examples:
+        first, *rest = sorted(agents_of(example)) or [""]
+        for agent in [first, *rest] if first else []:
+            parent[root(agent)] = root(first)
+    members: dict[str, set[str]] = {}
+    for agent in list(parent):
+        members.setdefault(root(agent), set()).add(agent)
+    name = {top: "+".join(sorted(agents)) for top, agents in members.items()}
+    return {e.id: name[root(min(agents_of(e)))] if agents_of(e) else e.group_id for e in examples}
+
+
+def folds(catalogue_of: dict[str, str], k: int, seed: int = SEED) -> dict[str, int]:
+    """Catalogue -> fold in range(k): shuffled, largest first, each whole to the fold with fewest turns."""
+    sizes: dict[str, int] = {}
+    for catalogue in catalogue_of.values():
+        sizes[catalogue] = sizes.get(catalogue, 0) + 1
+    order = sorted(sizes)
+    random.Random(seed).shuffle(order)
+    order.sort(key=sizes.get, reverse=True)
+    load, fold_of = [0] * k, {}
+    for catalogue in order:
+        fold = min(range(k), key=lambda f: (load[f], f))
+        fold_of[catalogue], load[fold] = fold, load[fold] + sizes[catalogue]
+    return fold_of
+
+
+@dataclass
+class HeldOutAnswers:
+    """The team's D2 turns, each with the logits of a candidate that never fitted on its catalogue."""
+
+    examples: list[CanonicalExample]
+    logits: list[Logits]
+    catalogues: int
+    folds: int  # 0: the candidate learns nothing from dev, so it answered them as it is
+    seconds: float
+
+    def statement(self) -> str:
+        how = f"cross-fitted in {self.folds} folds by catalogue" if self.folds else "the candidate learns no turn"
+        return f"{len(self.examples)} team turns over {self.catalogues} catalogues never fitted on ({how})"
+
+
+def team_turns(dataset: Dataset) -> list[CanonicalExample]:
+    """The D2 turns that joined dev from RunConfig.extra_training."""
+    return [e for e in dataset.in_split("dev") if e.task == TASK and e.id in dataset.fit_weight]
+
+
+def held_out_answers(
+    fitted: Candidate, dataset: Dataset, k: int, fit, encoder=None, settings=None
+) -> HeldOutAnswers | None:
+    """The team's D2 turns answered by candidates that never saw their catalogue; None without such
+    turns, with k < 2, or when the catalogues are fewer than k. `fitted`: the candidate fitted on all of
+    dev (it answers them itself when it learns nothing from dev); `fit(candidate, dev)` fits a fresh one
+    as run.prepare fits (the same weights), for each fold's dev without that fold's turns."""
+    turns = team_turns(dataset)
+    catalogue_of = catalogues(turns)
+    if k < 2 or len(set(catalogue_of.values())) < k:
+        return None
+    started = time.perf_counter()
+    requests = {e.id: to_request(e) for e in turns}
+    if not fitted.kind.trains or fitted.source_only:
+        answers = {}
+        for e in turns:
+            fitted.begin_decision()
+            answers[e.id] = fitted.logits(fitted.fitted(requests[e.id]))
+        return HeldOutAnswers(turns, [answers[e.id] for e in turns], len(set(catalogue_of.values())), 0, 0.0)
+    fold_of = folds(catalogue_of, k)
+    answers: dict[str, Logits] = {}
+    for fold in range(k):
+        held = {e.id for e in turns if fold_of[catalogue_of[e.id]] == fold}
+        note(f"{fitted.name}: fold {fold + 1} of {k}, fitted without {len(held)} team turns of unseen catalogues")
+        candidate = make_candidate(fitted.name, encoder, settings)
+        fit(candidate, [e for e in dataset.in_split("dev") if e.id not in held])
+        for example_id in held:
+            candidate.begin_decision()
+            answers[example_id] = candidate.logits(candidate.fitted(requests[example_id]))
+    seconds = time.perf_counter() - started
+    return HeldOutAnswers(turns, [answers[e.id] for e in turns], len(set(catalogue_of.values())), k, seconds)

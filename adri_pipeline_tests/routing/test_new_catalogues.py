@@ -1,0 +1,87 @@
+"""D2's confidence fitted on catalogues a candidate never fitted on (routing/new_catalogues.py)."""
+
+import pickle
+
+import numpy as np
+
+from adri_pipeline.jev.examples import CanonicalExample
+from adri_pipeline.routing.calibration import Calibrated, Familiarity
+from adri_pipeline.routing.new_catalogues import catalogues, folds, held_out_answers, team_turns
+from adri_pipeline_tests.routing.helpers import PrefersTheSecond, TwoMessages, line
+
+
+def _turn(i: int, active: str, suspended: list[str]) -> CanonicalExample:
+    row = line(i)
+    row["state"] = {"active_agent": active, "suspended_sessions": suspended, "recent_turns": [], "eligible_intents": []}
+    row["options"] = {"continuar_agente_ativo": "continuar", "iniciar_novo_agente": "outro assunto"}
+    row["metadata"]["n_options"] = 2
+    return CanonicalExample.model_validate(row)
+
+
+def test_agents_named_together_anywhere_make_one_catalogue():
+    """a-b in one turn and b-c in another: a, b and c are one catalogue; x-y another; no agent, its own."""
+    turns = [_turn(1, "a", ["b"]), _turn(2, "b", ["c"]), _turn(3, "x", ["y"]), _turn(4, "", [])]
+    assert catalogues(turns) == {
+        turns[0].id: "a+b+c",
+        turns[1].id: "a+b+c",
+        turns[2].id: "x+y",
+        turns[3].id: turns[3].group_id,
+    }
+    fold_of = folds({"t1": "big", "t2": "big", "t3": "big", "t4": "small", "t5": "other"}, 2)
+    assert fold_of["big"] != fold_of["small"] == fold_of["other"]
+
+
+def test_each_team_turn_is_answered_by_a_fit_that_never_saw_its_catalogue():
+    from adri_pipeline.routing.candidates import make_candidate
+    from adri_pipeline.routing.datasets import build
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.run import fit_on
+
+    dataset = build(RunConfig(dataset="sample"))
+    fitted_dev: list[set[str]] = []
+
+    def recording_fit(candidate, dev):
+        fitted_dev.append({e.id for e in dev})
+        fit_on(candidate, dev, dataset)
+
+    full = make_candidate("static-logreg")
+    fit_on(full, dataset.in_split("dev"), dataset)
+    answers = held_out_answers(full, dataset, 5, recording_fit)
+    turns = team_turns(dataset)
+    catalogue_of = catalogues(turns)
+    dev = {e.id for e in dataset.in_split("dev")}
+    assert answers.folds == 5 and len(fitted_dev) == 5 and answers.catalogues == len(set(catalogue_of.values()))
+    assert [e.id for e in answers.examples] == [e.id for e in turns] and len(turns) > 250
+    for fit in fitted_dev:  # every fit: all of dev but whole catalogues of team turns
+        left_out = dev - fit
+        assert left_out and all(catalogue_of.get(i) for i in left_out)
+        assert not {catalogue_of[i] for i in left_out} & {catalogue_of[e.id] for e in turns if e.id in fit}
+    assert sum(len(dev - fit) for fit in fitted_dev) == len(turns)  # each turn held out once
+    assert all(set(logits) == {"D2"} for logits in answers.logits)
+    assert held_out_answers(full, dataset, 0, recording_fit) is None and len(fitted_dev) == 5
+
+
+def _request(message: str, i: int = 0) -> dict:
+    """A D2 request; `i` tells apart requests with the same message (in what option "a" says)."""
+    question = {"type": "choice", "criteria": {"a": f"option {i}", "b": ""}}
+    return {"state": f"Mensagem: {message}", "questions": {"D2": question}}
+
+
+def test_a_task_fitted_on_new_catalogues_answers_as_those_answers_say_and_is_not_blended():
+    """The held-out answers are the calibration answers (the fold candidates', not the full one's), the
+    temperature is theirs, and a foreign message keeps that confidence instead of falling to uniform."""
+    calibrated = Calibrated(PrefersTheSecond())
+    calibrated.familiarity = Familiarity(TwoMessages(), ["familiar"], ["familiar"])
+    held = [_request("familiar", i) for i in range(40)]
+    calibrated.fit_unblended_temperature("D2", held, [{"D2": {"a": 1.0, "b": 0.0}}] * 40, ["a"] * 30 + ["b"] * 10)
+    expected_t = 1.0 / np.log(0.75 / 0.25)  # a margin of 1 read as the 75 % it was right
+    assert abs(calibrated.temperature["D2"] - expected_t) < 0.2 and calibrated.unblended == {"D2"}
+    held_answer = calibrated.respond(held[0], "D2")[0]["answers"]["D2"]
+    assert held_answer["choice"] == "a"  # the fold candidate's answer, not PrefersTheSecond's own
+    foreign = calibrated.respond(_request("foreign"), "D2")[0]["answers"]["D2"]
+    assert foreign["choice"] == "b" and foreign["probabilities"]["b"] > 0.8
+    calibrated.forget_calibration_answers()
+    assert calibrated.respond(held[0], "D2")[0]["answers"]["D2"]["choice"] == "b"
+    calibrated.held_out = "answers"
+    restored = pickle.loads(pickle.dumps(calibrated))
+    assert restored.held_out is None and restored.unblended == {"D2"}
