@@ -67,8 +67,8 @@ TEMPERATURE_PRIOR_SD = 0.5  # on log T: T within [0.37, 2.7] at 2 sd before any 
 class Calibrated:
     """Temperature per task, fitted on the calibration split by negative log-likelihood; with a
     `Familiarity`, the probabilities are tempered on messages unlike the fit data, except for the tasks
-    in `unblended`: their temperature was fitted on answers to catalogues the candidate never fitted on
-    (routing/new_catalogues.py), which already says how sure it may be there."""
+    in `unblended`: their temperature was fitted on answers to catalogues and sources the candidate never
+    fitted on (routing/new_catalogues.py), which already says how sure it may be there."""
 
     unblended: frozenset[str] = frozenset()  # a class default: artifacts saved before it read as blended
 
@@ -118,10 +118,10 @@ class Calibrated:
             self.temperature[task] = _temperature(pairs)
 
     def fit_unblended_temperature(self, task: str, requests: list[dict], logits: list[Logits], golds: list) -> None:
-        """`task`'s temperature fitted on answers a candidate gave to turns of catalogues it never fitted
-        on (new_catalogues.HeldOutAnswers), and its confidence left unblended. Those answers are kept as
-        calibration answers: thresholds and prediction sets read them next, as the fold candidates gave
-        them."""
+        """`task`'s temperature fitted on answers to decisions the fit never saw (the team's turns answered
+        by candidates fitted without their catalogue, new_catalogues.HeldOutAnswers, and the other sources'
+        calibration splits), and its confidence left unblended. Those answers are kept as calibration
+        answers: thresholds and prediction sets read them next, as the fold candidates gave them."""
         pairs = []
         for request, option_logits, gold in zip(requests, logits, golds):
             self._asked[_request_key(self.candidate.fitted(request))] = option_logits

@@ -9,7 +9,9 @@ blend scrambled the order of right and wrong answers there (leave-one-catalogue-
 before the blend). A new catalogue's turns are what D2 meets in service, so its confidence is fitted
 and certified on turns of catalogues the fit did not see: each of the team's turns that joined dev
 (Dataset.fit_weight) is answered by the candidate fitted without its catalogue (cross-fitting, K folds
-by catalogue). What these answers certify assumes new catalogues exchangeable with the team's.
+by catalogue). What these answers certify assumes new catalogues exchangeable with the team's. The
+temperature also hears the other sources' D2 calibration splits (run._temper_on_new_catalogues): fitted
+on the team's turns alone, it was confidently wrong on the sources unlike them.
 
 **Catalogue rule.** A turn's agents are every agent id it names: the active agent, the suspended
 sessions, the agent ids of its recent turns and the `<id>` of each `retomar_sessao:<id>` option. Two

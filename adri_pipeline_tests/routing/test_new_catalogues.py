@@ -85,3 +85,24 @@ def test_a_task_fitted_on_new_catalogues_answers_as_those_answers_say_and_is_not
     calibrated.held_out = "answers"
     restored = pickle.loads(pickle.dumps(calibrated))
     assert restored.held_out is None and restored.unblended == {"D2"}
+
+
+def test_d2s_temperature_also_hears_the_other_sources_calibration_splits():
+    """Fitted on the team's turns alone, the temperature was confidently wrong on sources unlike them
+    (fitted on SGD, 15-22 % wrong at p >= 0.85 on the composed pt-BR sources): the other sources' D2
+    calibration decisions join its fit. A source the model gets wrong softens it."""
+    from adri_pipeline.routing.datasets import build
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.run import prepare
+
+    config = RunConfig(dataset="sample")
+    dataset = build(config)
+    alone, _ = prepare("static-logreg", dataset, config, others={})
+    wrong = [
+        e.model_copy(update={"gold_label": next(o for o in e.options if o != e.gold_label)})
+        for e in dataset.in_split("test")
+        if e.task == "D2"
+    ] * 5
+    with_wrong, _ = prepare("static-logreg", dataset, config, others={"a source unlike the team's": wrong})
+    assert with_wrong.temperature["D2"] > 1.2 * alone.temperature["D2"]
+    assert with_wrong.temperature["D1"] == alone.temperature["D1"]  # the other tasks keep the source's own
