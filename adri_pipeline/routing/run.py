@@ -22,7 +22,7 @@ from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.encoder import Encoder
 from adri_pipeline.routing.freeze import check_freeze, freeze
-from adri_pipeline.routing.new_catalogues import NEW_CATALOGUES, TASK, held_out_answers
+from adri_pipeline.routing.new_catalogues import NEW_CATALOGUES, TASK, catalogues, held_out_answers
 from adri_pipeline.routing.out_of_source import OutsideSet, calibration_sources
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
@@ -265,13 +265,14 @@ def choose_thresholds(
             for source, examples in others.items()
             if any(e.task == task for e in examples)
         }
-        new_catalogues = None
-        if held_out is not None and task == TASK:
-            new_catalogues = calibration_rows(calibrated, held_out.examples, task, " on catalogues never fitted on")
-            theirs[NEW_CATALOGUES] = new_catalogues
+        new_catalogues = (
+            calibration_rows(calibrated, held_out.examples, task, " on catalogues never fitted on")
+            if held_out is not None and task == TASK
+            else None
+        )
         bound = across_sources(
             *_correct_and_confidence(own),
-            {source: _correct_and_confidence(rows) for source, rows in theirs.items()},
+            _tested(theirs, new_catalogues, held_out),
             alpha=config.threshold_risk,
             delta=config.threshold_delta,
         )
@@ -282,6 +283,20 @@ def choose_thresholds(
             )
     calibrated.forget_calibration_answers()
     return certified
+
+
+def _tested(theirs: dict[str, list[dict]], new_catalogues: list[dict] | None, held_out) -> dict[str, tuple]:
+    """Each other source's (correct, confidence) for thresholds.across_sources; the team's turns of unseen
+    catalogues with their catalogue too: a new catalogue's turns are alike, so whole catalogues are what
+    they test (thresholds.per_catalogue)."""
+    tested = {source: _correct_and_confidence(rows) for source, rows in theirs.items()}
+    if new_catalogues:
+        catalogue_of = catalogues(held_out.examples)
+        tested[NEW_CATALOGUES] = (
+            *_correct_and_confidence(new_catalogues),
+            [catalogue_of[e.id] for e in held_out.examples],
+        )
+    return tested
 
 
 def _correct_and_confidence(rows: list[dict]) -> tuple[list[bool], list[float]]:

@@ -91,3 +91,49 @@ def test_a_fit_source_too_small_to_test_leaves_the_threshold_to_the_sources_that
         np.ones(19, bool), np.full(19, 0.9), {"sample": (np.ones(19, bool), np.full(19, 0.9))}, alpha=0.05, delta=0.10
     )
     assert nobody.threshold == ABSTAIN_ALL and "abstains on all" in nobody.statement()
+
+
+def _catalogue_draw(rng, size: int = 9):
+    """One catalogue: its own difficulty (alike turns), confidence uniform, right with probability
+    confidence minus that difficulty."""
+    difficulty = rng.uniform(0, 0.3)
+    confidence = rng.uniform(0, 1, size)
+    return rng.uniform(0, 1, size) < confidence - difficulty, confidence
+
+
+def test_a_threshold_tested_per_catalogue_holds_for_a_new_catalogue_in_at_least_one_minus_delta_of_draws():
+    from adri_pipeline.routing.thresholds import per_catalogue
+
+    rng = np.random.default_rng(3)
+    alpha, delta, violations, answered = 0.05, 0.10, 0, []
+    for _ in range(400):
+        drawn = [_catalogue_draw(rng) for _ in range(31)]
+        correct = np.concatenate([c for c, _ in drawn])
+        confidence = np.concatenate([p for _, p in drawn])
+        catalogue = np.repeat(np.arange(31), 9)
+        threshold = per_catalogue(correct, confidence, catalogue, alpha, delta)
+        new_correct, new_confidence = _catalogue_draw(rng)
+        violations += ((new_confidence >= threshold) & ~new_correct).mean() > alpha
+        answered.append((confidence >= threshold).mean())
+    assert violations / 400 <= delta
+    assert np.median(answered) > 0.05  # it answers something: not a threshold of 1 dressed as a guarantee
+
+
+def test_turns_counted_one_by_one_certify_what_their_catalogues_do_not():
+    """The zero-shot case (2026-12-06): 13 answered of 293, 9 of them wrong, in 9 different catalogues:
+    3.1 % of all decisions passes the binomial test, but 9 of 31 new catalogues would be answered wrongly
+    on more than 5 % of their turns."""
+    from adri_pipeline.routing.thresholds import per_catalogue
+
+    catalogue = np.arange(293) % 31
+    confidence = np.linspace(0.01, 0.3, 293)
+    confidence[-13:] = np.linspace(0.38, 0.6, 13)
+    correct = np.ones(293, bool)
+    correct[-13:-4] = False  # 9 confident mistakes, each in its own catalogue
+    assert learn_then_test(correct, confidence, 0.05, 0.10).threshold <= 0.38
+    # 29 = ceil(0.9 * 32) of 31 catalogues must be within 5 %: at most 2 answered wrongly
+    threshold = per_catalogue(correct, confidence, catalogue, 0.05, 0.10)
+    assert ((confidence >= threshold) & ~correct).sum() == 2
+    bound = across_sources(np.ones(19, bool), np.full(19, 0.5), {"team": (correct, confidence, catalogue)}, 0.05, 0.10)
+    assert bound.threshold == threshold and "each of 31 catalogues tested" in bound.statement()
+    assert per_catalogue(correct[:8], confidence[:8], np.arange(8), 0.05, 0.10) is None  # 8 catalogues test nothing
