@@ -26,6 +26,10 @@ left out, the fit source's own included (the sample's 19 D2 calibration decision
 nothing because its answers are wrong makes the candidate abstain, and so does having no source able
 to test.
 
+The team's turns of catalogues a D2 candidate never fitted on (routing/new_catalogues.py) are one
+more source, tested per catalogue (`per_catalogue`): what they speak for is one new catalogue, whose
+turns are alike, so the unit they are exchangeable in is the catalogue, not the turn.
+
 MAPIE's risk controllers (mapie.risk_control) run Learn then Test over a scikit-learn classifier's
 predict_proba; a candidate here is a System One answer's confidence, not an estimator, and the test
 is one binomial tail per threshold, so scipy's distribution is used directly."""
