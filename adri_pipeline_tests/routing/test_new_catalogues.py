@@ -46,11 +46,11 @@ def test_each_team_turn_is_answered_by_a_fit_that_never_saw_its_catalogue():
 
     full = make_candidate("static-logreg")
     fit_on(full, dataset.in_split("dev"), dataset)
-    answers = held_out_answers(full, dataset, 5, recording_fit)
+    answers = held_out_answers(full, dataset, 3, recording_fit)
     turns = team_turns(dataset)
     catalogue_of = catalogues(turns)
     dev = {e.id for e in dataset.in_split("dev")}
-    assert answers.folds == 5 and len(fitted_dev) == 5 and answers.catalogues == len(set(catalogue_of.values()))
+    assert answers.folds == 3 and len(fitted_dev) == 3 and answers.catalogues == len(set(catalogue_of.values()))
     assert [e.id for e in answers.examples] == [e.id for e in turns] and len(turns) > 250
     for fit in fitted_dev:  # every fit: all of dev but whole catalogues of team turns
         left_out = dev - fit
@@ -58,7 +58,7 @@ def test_each_team_turn_is_answered_by_a_fit_that_never_saw_its_catalogue():
         assert not {catalogue_of[i] for i in left_out} & {catalogue_of[e.id] for e in turns if e.id in fit}
     assert sum(len(dev - fit) for fit in fitted_dev) == len(turns)  # each turn held out once
     assert all(set(logits) == {"D2"} for logits in answers.logits)
-    assert held_out_answers(full, dataset, 0, recording_fit) is None and len(fitted_dev) == 5
+    assert held_out_answers(full, dataset, 0, recording_fit) is None and len(fitted_dev) == 3
 
 
 def _request(message: str, i: int = 0) -> dict:
@@ -95,7 +95,7 @@ def test_d2s_temperature_also_hears_the_other_sources_calibration_splits():
     from adri_pipeline.routing.protocol import RunConfig
     from adri_pipeline.routing.run import prepare
 
-    config = RunConfig(dataset="sample")
+    config = RunConfig(dataset="sample", new_catalogue_folds=2)
     dataset = build(config)
     alone, _ = prepare("static-logreg", dataset, config, others={})
     wrong = [

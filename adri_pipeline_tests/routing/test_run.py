@@ -65,8 +65,8 @@ def test_a_source_only_candidate_learns_without_the_teams_turns_beside_the_one_t
 
     monkeypatch.setattr(StaticLogReg, "fit", counting_fit)
     dataset = build(RunConfig(dataset="sample"))
-    calibrated, _ = prepare("static-logreg@source-only", dataset, RunConfig(dataset="sample"))
-    prepare("static-logreg", dataset, RunConfig(dataset="sample"))
+    calibrated, _ = prepare("static-logreg@source-only", dataset, RunConfig(dataset="sample"), others={})
+    prepare("static-logreg", dataset, RunConfig(dataset="sample"), others={})
     dev = dataset.in_split("dev")
     # the source-only one answers the team's turns as it is; the other is fitted again once per catalogue
     # fold, without that fold's turns (routing/new_catalogues.py)
