@@ -93,9 +93,10 @@ def run_pilot(settings: Settings) -> Path:
 
     names = candidates_of(settings)
     encoder = kept_encoder(settings, any(kind_of(c).embeds for c in names))
+    others = calibration_sources(config, dataset.examples, frozen_folder(settings.warehouse.parent))  # read once
     chosen = {}
     for name in names:
-        calibrated, _ = prepare(name, dataset, config, encoder, settings)
+        calibrated, _ = prepare(name, dataset, config, encoder, settings, others=others)
         if encoder:
             encoder.keep_vectors()
         chosen[name] = pilot(calibrated, dataset, config)
