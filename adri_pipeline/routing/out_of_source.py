@@ -73,19 +73,54 @@ def calibration_sources(
     config: RunConfig, fit_examples: list[CanonicalExample], record_dir: Path | None
 ) -> dict[str, list[CanonicalExample]]:
     """The calibration split of each built-in source `config.threshold_sources` names (every other one
-    whose data is here when None), kept to the tasks fitted and capped per task: what the abstention
-    threshold is also tested on (thresholds.across_sources). Their test splits stay test sets; the
-    project's files are tests only."""
+    whose data is here when None), kept to the tasks fitted and capped per task: what D2's temperature
+    also hears (run.prepare). Their test splits stay test sets; the project's files are tests only."""
+    return {
+        name: _capped(examples, config.out_of_source_per_task, config.seed)
+        for name, examples in _other_splits(config, fit_examples, record_dir, "calibration").items()
+    }
+
+
+def certification_sources(
+    config: RunConfig, fit_examples: list[CanonicalExample], record_dir: Path | None
+) -> dict[str, list[CanonicalExample]]:
+    """The dev split of each of those sources, one decision per conversation and task (seeded), at most
+    `config.certification_per_task` per task: what the abstention threshold is also certified on
+    (thresholds.across_sources). A candidate fitted on another source never fitted on these splits, and
+    nothing else here reads them, so they are clean calibration data, and ten times the calibration
+    split's size: on those calibration splits (62-100 D2 decisions) a source could only certify a
+    threshold with no wrong answer at all above it, and one early error set the threshold for every fit.
+    One per conversation, because the binomial test counts decisions as independent and the turns of one
+    conversation are not (SGD's D2 comes four to a dialogue)."""
+    return {
+        name: _capped(_one_per_conversation(examples, config.seed), config.certification_per_task, config.seed)
+        for name, examples in _other_splits(config, fit_examples, record_dir, "dev").items()
+    }
+
+
+def _other_splits(
+    config: RunConfig, fit_examples: list[CanonicalExample], record_dir: Path | None, split: str
+) -> dict[str, list[CanonicalExample]]:
     others = _other_built_ins(config.dataset)
     chosen = others if config.threshold_sources is None else [s for s in others if s in config.threshold_sources]
     tasks = {e.task for e in fit_examples}
     found = {}
     for name in chosen:
-        other = build(replace(config, dataset=name, extra_training=[]), record_dir)  # its calibration split only
-        examples = [e for e in other.in_split("calibration") if e.task in tasks]
+        other = build(replace(config, dataset=name, extra_training=[]), record_dir)
+        examples = [e for e in other.in_split(split) if e.task in tasks]
         if examples:
-            found[name] = _capped(examples, config.out_of_source_per_task, config.seed)
+            found[name] = examples
     return found
+
+
+def _one_per_conversation(examples: list[CanonicalExample], seed: int) -> list[CanonicalExample]:
+    """One example of each task per conversation (group_id), drawn with a seeded generator; order kept."""
+    by_conversation: dict[tuple[str, str], list[CanonicalExample]] = {}
+    for example in examples:
+        by_conversation.setdefault((example.group_id, example.task), []).append(example)
+    rng = random.Random(seed)
+    kept = {id(rng.choice(group)) for group in by_conversation.values()}
+    return [e for e in examples if id(e) in kept]
 
 
 def sources_for(choice: str, fitted_on: str, tests: list[str]) -> list[str]:

@@ -63,6 +63,9 @@ class RunConfig:
     new_catalogue_folds: int = 5
     # examples per task of each out-of-source test set, drawn uniformly (seeded); 0 = all
     out_of_source_per_task: int = 100
+    # decisions per task of each other source's dev split the threshold is certified on, one per
+    # conversation (out_of_source.certification_sources); 0 = every conversation
+    certification_per_task: int = 800
     # names the anonymization removes besides the ones it detects (Settings.routing_redact_names)
     redact_names: list[str] = field(default_factory=list)
     high_confidence: float = 0.85

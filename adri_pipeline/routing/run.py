@@ -246,8 +246,9 @@ def choose_thresholds(
 ) -> Certified:
     """Per task, the abstention threshold certified on the calibration split (routing/thresholds.py:
     decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta) and
-    on each of `others`' (out_of_source.calibration_sources) and, for D2, on the team's turns answered by
-    candidates that never fitted on their catalogue (Calibrated.held_out); and the prediction sets'
+    on each of `others`' (out_of_source.certification_sources: other sources' dev splits) and, for D2,
+    on the team's turns answered by candidates that never fitted on their catalogue
+    (Calibrated.held_out); and the prediction sets'
     conformal quantile on the calibration split alone, or for D2 on those turns when they are here (the
     sets are then stated for new catalogues: their exchangeability with the team's is the assumption);
     each example asked once (the answers prepare kept), then those answers forgotten."""
@@ -260,7 +261,7 @@ def choose_thresholds(
         own = calibration_rows(calibrated, [e for e in calibration if e.task == task], task)
         theirs = {
             source: calibration_rows(
-                calibrated, [e for e in examples if e.task == task], task, f" on {source}'s calibration split"
+                calibrated, [e for e in examples if e.task == task], task, f" on {source}'s dev split"
             )
             for source, examples in others.items()
             if any(e.task == task for e in examples)
@@ -388,14 +389,16 @@ def run_candidate(
     settings=None,
     candidate: Candidate | None = None,
     outside: list[OutsideSet] = (),
-    threshold_sources: dict[str, list[CanonicalExample]] | None = None,
+    calibration_splits: dict[str, list[CanonicalExample]] | None = None,
+    certifying: dict[str, list[CanonicalExample]] | None = None,
 ) -> CandidateRun:
     """Fit, calibrate, choose thresholds, freeze (a record in `freeze_folder`), answer the test split
     once and each out-of-source set once (the quality figures), then the independent performance runs
-    at batch 1 and at the production batch (`candidate` as in prepare)."""
-    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate, threshold_sources or {})
+    at batch 1 and at the production batch (`candidate` as in prepare; the other sources' splits
+    out_of_source gives: `calibration_splits` to prepare, `certifying` to choose_thresholds)."""
+    calibrated, fit_seconds = prepare(name, dataset, config, encoder, settings, candidate, calibration_splits or {})
     kind = calibrated.candidate.kind
-    certified = choose_thresholds(calibrated, dataset, config, threshold_sources)
+    certified = choose_thresholds(calibrated, dataset, config, certifying)
     thresholds = certified.thresholds
     record = freeze(calibrated, thresholds, dataset.test_hash, freeze_folder)
     predictions, discarded, reasons = final_test(calibrated, thresholds, dataset, config, record)

@@ -25,6 +25,7 @@ from adri_pipeline.routing.evaluation import evaluate
 from adri_pipeline.routing.out_of_source import (
     OutsideSet,
     calibration_sources,
+    certification_sources,
     external_test,
     outside_sets,
     sources_for,
@@ -257,11 +258,12 @@ def run_benchmark(
     dataset = dataset or build(config, frozen_folder(warehouse.path.parent))
     encoder = kept_encoder(settings, any(candidate_class(c).kind.embeds for c in candidates))
     fit_on = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
-    others = calibration_sources(config, fit_on, frozen_folder(warehouse.path.parent))
+    frozen = frozen_folder(warehouse.path.parent)
+    others = calibration_sources(config, fit_on, frozen), certification_sources(config, fit_on, frozen)
     runs = {}
     for name in candidates:
         runs[name] = run_candidate(
-            name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name), list(outside), others
+            name, dataset, config, out_dir / "freeze", encoder, settings, checked.get(name), list(outside), *others
         )
         if encoder:
             encoder.keep_vectors()

@@ -7,7 +7,14 @@ import pytest
 
 from adri_pipeline.config import DATA
 from adri_pipeline.jev.contract import RoutingConfigError
-from adri_pipeline.routing.out_of_source import outside_set, shipped_sources, sources_for
+from adri_pipeline.routing.datasets import SHARED_ROUTING, build
+from adri_pipeline.routing.out_of_source import (
+    calibration_sources,
+    certification_sources,
+    outside_set,
+    shipped_sources,
+    sources_for,
+)
 from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 
 HELD_OUT = DATA / "routing" / "heldout"
@@ -41,7 +48,6 @@ def test_the_threshold_is_certified_on_the_built_in_sources_out_of_source_chose(
     on the fit source alone, as on a machine without ../shared/data (before: every other source's
     calibration split was answered whatever was chosen)."""
     from adri_pipeline.config import Settings
-    from adri_pipeline.routing.out_of_source import calibration_sources
     from adri_pipeline.routing.service import config_for
 
     def chosen(out_of_source):
@@ -133,3 +139,20 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
         .to_list()
     )
     assert stored == ["file-handwritten_d2", "in source"]
+
+
+@pytest.mark.skipif(not SHARED_ROUTING.exists(), reason="SGD's dialogues are read from ../shared/data")
+def test_the_threshold_is_certified_on_each_other_sources_dev_split_one_decision_per_conversation(tmp_path):
+    """Before, on their calibration splits capped at 100: 62-100 D2 decisions, where one wrong answer among
+    the most confident set the threshold for every fit. A candidate fitted on the sample never fitted on
+    SGD's dev split; the test splits stay test sets, and four D2 turns of one dialogue are one decision."""
+    config = RunConfig(dataset="sample", threshold_sources=["sgd"])
+    fitted = build(config, tmp_path).examples
+    [(name, certifying)] = certification_sources(config, fitted, tmp_path).items()
+    sgd = build(RunConfig(dataset="sgd", extra_training=[]), tmp_path)
+    d2 = [e for e in certifying if e.task == "D2"]
+    assert name == "sgd" and {sgd.split_of[e.id] for e in certifying} == {"dev"}
+    assert len({e.group_id for e in d2}) == len(d2) > 100  # one per dialogue, more than the old cap
+    dialogues = {e.group_id for e in sgd.in_split("dev") if e.task == "D2"}
+    assert len(d2) == min(len(dialogues), config.certification_per_task)
+    assert len(calibration_sources(config, fitted, tmp_path)["sgd"]) <= 3 * config.out_of_source_per_task
