@@ -24,6 +24,7 @@ from adri_pipeline.routing.datasets import (
     build,
     dataset_name,
 )
+from adri_pipeline.routing.new_catalogues import TASK
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.splits import check_frozen
 
@@ -84,18 +85,27 @@ def calibration_sources(
 def certification_sources(
     config: RunConfig, fit_examples: list[CanonicalExample], record_dir: Path | None
 ) -> dict[str, list[CanonicalExample]]:
-    """The dev split of each of those sources, one decision per conversation and task (seeded), at most
-    `config.certification_per_task` per task: what the abstention threshold is also certified on
-    (thresholds.across_sources). A candidate fitted on another source never fitted on these splits, and
-    nothing else here reads them, so they are clean calibration data, and ten times the calibration
-    split's size: on those calibration splits (62-100 D2 decisions) a source could only certify a
-    threshold with no wrong answer at all above it, and one early error set the threshold for every fit.
-    One per conversation, because the binomial test counts decisions as independent and the turns of one
-    conversation are not (SGD's D2 comes four to a dialogue)."""
-    return {
-        name: _capped(_one_per_conversation(examples, config.seed), config.certification_per_task, config.seed)
-        for name, examples in _other_splits(config, fit_examples, record_dir, "dev").items()
-    }
+    """What the abstention threshold is also certified on (thresholds.across_sources), per other source:
+    for D2, its dev split, one decision per conversation (seeded), at most
+    `config.certification_per_task`; for the other tasks, its calibration split as
+    `calibration_sources` gives it.
+
+    D2's catalogue changes from one deployment to the next, and its certificate is about turns of a
+    catalogue never fitted on. A candidate fitted on another source never fitted on that source's dev
+    split, and nothing else here reads it, so it is clean calibration data, and larger (D2, one per
+    conversation: SGD 180, ha-pt 740, ha-pt-BR 782): on the calibration splits (62-100 D2 decisions) a
+    source could only certify a threshold with at most one wrong answer above it, and one early error
+    set the threshold for every fit. One per conversation, because the binomial test counts decisions
+    as independent and the turns of one conversation are not (SGD's D2 comes four to a dialogue).
+    D1, D3 and D4 stay on the calibration splits: on the dev splits, where a candidate fitted on the
+    sample is rarely confident, the larger test certified low thresholds that did not hold on the
+    sample's own test split (D4: 88 % answered, 41 % wrong) nor on ha-pt's (D3: 8 % wrong)."""
+    found = calibration_sources(config, fit_examples, record_dir)
+    dev = _other_splits(config, [e for e in fit_examples if e.task == TASK], record_dir, "dev")
+    for name, examples in dev.items():
+        one_each = _capped(_one_per_conversation(examples, config.seed), config.certification_per_task, config.seed)
+        found[name] = [e for e in found.get(name, []) if e.task != TASK] + one_each
+    return found
 
 
 def _other_splits(

@@ -142,16 +142,19 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
 
 
 @pytest.mark.skipif(not SHARED_ROUTING.exists(), reason="SGD's dialogues are read from ../shared/data")
-def test_the_threshold_is_certified_on_each_other_sources_dev_split_one_decision_per_conversation(tmp_path):
+def test_d2s_threshold_is_certified_on_each_other_sources_dev_split_one_decision_per_conversation(tmp_path):
     """Before, on their calibration splits capped at 100: 62-100 D2 decisions, where one wrong answer among
     the most confident set the threshold for every fit. A candidate fitted on the sample never fitted on
-    SGD's dev split; the test splits stay test sets, and four D2 turns of one dialogue are one decision."""
+    SGD's dev split; the test splits stay test sets, and four D2 turns of one dialogue are one decision.
+    The other tasks stay on the calibration split (on the dev splits the sample fit's D4 threshold
+    answered 88 % of its own test split, 41 % wrongly)."""
     config = RunConfig(dataset="sample", threshold_sources=["sgd"])
     fitted = build(config, tmp_path).examples
     [(name, certifying)] = certification_sources(config, fitted, tmp_path).items()
     sgd = build(RunConfig(dataset="sgd", extra_training=[]), tmp_path)
     d2 = [e for e in certifying if e.task == "D2"]
-    assert name == "sgd" and {sgd.split_of[e.id] for e in certifying} == {"dev"}
+    splits = {(e.task, sgd.split_of[e.id]) for e in certifying}
+    assert name == "sgd" and splits == {("D2", "dev")} | {(task, "calibration") for task in ("D1", "D4")}
     assert len({e.group_id for e in d2}) == len(d2) > 100  # one per dialogue, more than the old cap
     dialogues = {e.group_id for e in sgd.in_split("dev") if e.task == "D2"}
     assert len(d2) == min(len(dialogues), config.certification_per_task)
