@@ -246,7 +246,7 @@ def choose_thresholds(
 ) -> Certified:
     """Per task, the abstention threshold certified on the calibration split (routing/thresholds.py:
     decisions answered wrongly <= threshold_risk of all, with probability >= 1 - threshold_delta) and
-    on each of `others`' (out_of_source.certification_sources: other sources' dev splits) and, for D2,
+    on each of `others`' (out_of_source.certification_sources: for D2 their dev splits) and, for D2,
     on the team's turns answered by candidates that never fitted on their catalogue
     (Calibrated.held_out); and the prediction sets'
     conformal quantile on the calibration split alone, or for D2 on those turns when they are here (the
@@ -260,9 +260,7 @@ def choose_thresholds(
     for task in sorted({e.task for e in calibration}):
         own = calibration_rows(calibrated, [e for e in calibration if e.task == task], task)
         theirs = {
-            source: calibration_rows(
-                calibrated, [e for e in examples if e.task == task], task, f" on {source}'s dev split"
-            )
+            source: calibration_rows(calibrated, [e for e in examples if e.task == task], task, f" on {source}")
             for source, examples in others.items()
             if any(e.task == task for e in examples)
         }

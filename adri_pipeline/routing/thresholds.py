@@ -17,12 +17,13 @@ candidate abstains on every decision: 45 are the fewest for alpha 0.05 and delta
 
 A threshold certified on the fit source's calibration split alone held there and broke elsewhere: a
 D2 candidate certified on 11 answered of 66 calibration decisions answered 10 % of hand-written turns
-from catalogues it never saw wrongly (issue 42). So `across_sources` runs the same test on the
-dev split of every other source the project ships (out_of_source.certification_sources: one decision
-per conversation; never their test splits, never the held-out files; a candidate fitted elsewhere never
-saw them) and keeps the highest threshold any of them certifies: the share is monotone in the
-threshold, so each source's own statement still holds at the higher one, each at 1 - delta (the
-sources are not claimed simultaneously). A source too small to certify anything at all is named and
+from catalogues it never saw wrongly (issue 42). So `across_sources` runs the same test on every
+other source the project ships (out_of_source.certification_sources: for D2 their dev splits, one
+decision per conversation, which a candidate fitted elsewhere never saw; for the other tasks their
+calibration splits; never their test splits, never the held-out files) and keeps the highest
+threshold any of them certifies: the share is monotone in the threshold, so each source's own
+statement still holds at the higher one, each at 1 - delta (the sources are not claimed
+simultaneously). A source too small to certify anything at all is named and
 left out, the fit source's own included (the sample's 19 D2 calibration decisions); one that certifies
 nothing because its answers are wrong makes the candidate abstain, and so does having no source able
 to test.
@@ -45,7 +46,7 @@ ABSTAIN_ALL = 1.01  # no confidence reaches it
 
 
 class SourceCheck(BaseModel):
-    """Another source's certification split at the chosen threshold (`across_sources`)."""
+    """Another source's decisions at the chosen threshold (`across_sources`)."""
 
     source: str
     n: int
@@ -72,11 +73,11 @@ class Bound(BaseModel):
     calibration_answered: int
     calibration_wrong: int  # answered wrongly at the threshold
     assumption: str = "test decisions exchangeable with the calibration split's"
-    sources: list[SourceCheck] = []  # the other sources' dev splits (and the team's turns) it was also tested on
+    sources: list[SourceCheck] = []  # the other sources (and the team's turns) it was also tested on
 
     def statement(self) -> str:
         others = "; ".join(check.statement() for check in self.sources)
-        others = f"; other sources' dev splits: {others}" if others else ""
+        others = f"; other sources: {others}" if others else ""
         if self.threshold > 1 and not _testable(self.calibration_n, self.alpha, self.delta):
             return (
                 f"none certifiable: {self.calibration_n} calibration decisions cannot show wrong answers "
@@ -153,7 +154,7 @@ def _at(threshold: float, correct: np.ndarray, confidence: np.ndarray) -> tuple[
 
 
 def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, delta: float) -> Bound:
-    """The fit source's Learn then Test threshold, raised to the highest any other source's dev split
+    """The fit source's Learn then Test threshold, raised to the highest any other source
     certifies (`others`: source -> (correct, confidence), or (correct, confidence, catalogue) for a
     source tested per catalogue, `per_catalogue`); each source's figures at the result (module docstring)."""
     own = learn_then_test(correct, confidence, alpha, delta)

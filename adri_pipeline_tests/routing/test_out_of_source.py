@@ -129,7 +129,7 @@ def test_the_report_puts_in_source_and_out_of_source_side_by_side_with_the_bound
     assert set(result.out_of_source["file-handwritten_d2"]) == {"D2"}
     assert "### The abstention threshold's bound" in text and "exchangeable with a calibration split" in text
     # --out-of-source chose a file and no built-in source: certified on the fit source's calibration alone
-    assert "other sources' calibration: " not in text
+    assert "other sources: " not in text
     h2 = run.hypotheses["embedded-zeroshot"].H2
     assert set(h2.out_of_source) == {"file-handwritten_d2"} and h2.verdict.startswith(h2.in_source)
     assert result.drift_alarm_share["in source"] <= result.drift_alarm_share["file-handwritten_d2"]
