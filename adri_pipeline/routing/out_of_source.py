@@ -135,7 +135,8 @@ def _one_per_conversation(examples: list[CanonicalExample], seed: int) -> list[C
 
 def sources_for(choice: str, fitted_on: str, tests: list[str]) -> list[str]:
     """`--out-of-source`: "shipped" (every shipped source), "none", or comma-separated datasets and
-    files; `tests` (`--test`) are added to whichever it is."""
+    files; `tests` (`--test`) are added to whichever it is. The fit source is never among them: its
+    test split is the report's "in source"."""
     chosen = (
         shipped_sources(fitted_on)
         if choice == SHIPPED
@@ -143,7 +144,8 @@ def sources_for(choice: str, fitted_on: str, tests: list[str]) -> list[str]:
         if choice == NO_OUT_OF_SOURCE
         else [s.strip() for s in choice.split(",") if s.strip()]
     )
-    return list(dict.fromkeys(chosen + tests))
+    fitted = dataset_name(fitted_on)
+    return [s for s in dict.fromkeys(chosen + tests) if dataset_name(s) != fitted]
 
 
 def _origin(examples: list[CanonicalExample]) -> str:
