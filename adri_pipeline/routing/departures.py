@@ -145,13 +145,13 @@ def _thresholds_and_samples(dataset: Dataset, config: RunConfig, runs: dict[str,
             source
             for run in runs.values()
             for source, frame in run.outside_predictions.items()
-            if frame.height and config.out_of_source_per_task
+            if frame.height and config.out_of_source_per_task and source in BUILT_IN
         }
     )
     if capped:
         out.append(
-            f"Out-of-source sets are drawn at most {config.out_of_source_per_task} examples per task (seeded): "
-            f"{', '.join(capped)}."
+            f"Other built-in sources' test splits are drawn at most {config.out_of_source_per_task} examples "
+            f"per task (seeded): {', '.join(capped)}; files are read whole."
         )
     if dataset.anonymized:
         out.append(

@@ -193,8 +193,10 @@ def outside_set(
     source: str, config: RunConfig, tasks: set[str], fitted_groups: set[str], record_dir: Path | None
 ) -> OutsideSet | None:
     """One source as a test set (`external_test`; a file's hash frozen under its name like any test
-    split), kept to `tasks` and capped per task. A conversation that is also in the fit data is
-    refused: that would not be out of source. None when the source holds none of the tasks."""
+    split), kept to `tasks`; a built-in source's test split capped per task, a file read whole (a
+    team's or an outsider's hand-written turns are few and each one counts). A conversation that is
+    also in the fit data is refused: that would not be out of source. None when the source holds none of
+    the tasks."""
     found = external_test(source, config, record_dir)
     examples, digest = found.examples, found.frozen_hash
     if digest is None:  # a team's file: frozen here, anonymized as build does a built-in's
@@ -209,7 +211,7 @@ def outside_set(
     examples = [e for e in examples if e.task in tasks]
     if not examples:
         return None
-    kept = _capped(examples, config.out_of_source_per_task, config.seed)
+    kept = _capped(examples, config.out_of_source_per_task, config.seed) if source in BUILT_IN else examples
     return OutsideSet(dataset_name(source), kept, digest, _written_by(kept), len(examples))
 
 

@@ -61,7 +61,8 @@ class RunConfig:
     # candidates fitted without their catalogue, in this many folds by catalogue (routing/new_catalogues.py);
     # 0: on the source's calibration split, blended by familiarity
     new_catalogue_folds: int = 5
-    # examples per task of each out-of-source test set, drawn uniformly (seeded); 0 = all
+    # examples per task of each other built-in source's test split, drawn uniformly (seeded); 0 = all.
+    # A file (--test, data/routing/heldout) is read whole
     out_of_source_per_task: int = 100
     # decisions per task of each other source's dev split the threshold is certified on, one per
     # conversation (out_of_source.certification_sources); 0 = every conversation

@@ -2,6 +2,7 @@
 first table with each threshold's bound beside the rate observed."""
 
 import hashlib
+from dataclasses import replace
 
 import pytest
 
@@ -63,14 +64,17 @@ def test_the_threshold_is_certified_on_the_built_in_sources_out_of_source_chose(
     assert calibration_sources(RunConfig(dataset="sample", threshold_sources=[]), [], tmp_path) == {}
 
 
-def test_a_set_keeps_the_tasks_fitted_declares_who_wrote_it_and_is_capped_per_task(tmp_path):
+def test_a_set_keeps_the_tasks_fitted_declares_who_wrote_it_and_only_a_built_in_source_is_capped(tmp_path):
     config = RunConfig(dataset="sample", out_of_source_per_task=10)
     held_out = outside_set(str(HELD_OUT), config, {"D1", "D2"}, set(), tmp_path)
-    assert held_out.name == "file-heldout" and held_out.available == 125 and len(held_out.examples) == 10
+    # a file is read whole (failed before: 10 of its 125 turns, and 100 of 125 by default)
+    assert held_out.name == "file-heldout" and held_out.available == 125 and len(held_out.examples) == 125
     assert held_out.origins == {"D2": "synthetic"}
     assert "by hand, 2026-12-04, before any model was run on it" in held_out.label("D2")
     assert outside_set(str(HELD_OUT), config, {"D1"}, set(), tmp_path) is None  # no D1 in it
     assert (tmp_path / "file-heldout.test.sha256").exists()  # frozen like any test split
+    sample = outside_set("sample", replace(config, dataset="ha-pt-BR"), {"D2"}, set(), tmp_path)
+    assert sample.available > 10 and len(sample.examples) == 10  # a built-in test split is drawn
 
 
 def test_a_conversation_also_in_the_fit_data_is_not_out_of_source(tmp_path):
