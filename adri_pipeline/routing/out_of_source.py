@@ -83,12 +83,15 @@ def calibration_sources(
 
 
 def certification_sources(
-    config: RunConfig, fit_examples: list[CanonicalExample], record_dir: Path | None
+    config: RunConfig,
+    fit_examples: list[CanonicalExample],
+    record_dir: Path | None,
+    calibration: dict[str, list[CanonicalExample]] | None = None,
 ) -> dict[str, list[CanonicalExample]]:
     """What the abstention threshold is also certified on (thresholds.across_sources), per other source:
     for D2, its dev split, one decision per conversation (seeded), at most
     `config.certification_per_task`; for the other tasks, its calibration split as
-    `calibration_sources` gives it.
+    `calibration_sources` gives it (`calibration`, when the caller has read it already).
 
     D2's catalogue changes from one deployment to the next, and its certificate is about turns of a
     catalogue never fitted on. A candidate fitted on another source never fitted on that source's dev
@@ -100,7 +103,7 @@ def certification_sources(
     D1, D3 and D4 stay on the calibration splits: on the dev splits, where a candidate fitted on the
     sample is rarely confident, the larger test certified low thresholds that did not hold on the
     sample's own test split (D4: 88 % answered, 41 % wrong) nor on ha-pt's (D3: 8 % wrong)."""
-    found = calibration_sources(config, fit_examples, record_dir)
+    found = dict(calibration if calibration is not None else calibration_sources(config, fit_examples, record_dir))
     dev = _other_splits(config, [e for e in fit_examples if e.task == TASK], record_dir, "dev")
     for name, examples in dev.items():
         one_each = _capped(_one_per_conversation(examples, config.seed), config.certification_per_task, config.seed)

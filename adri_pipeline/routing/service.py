@@ -259,7 +259,8 @@ def run_benchmark(
     encoder = kept_encoder(settings, any(candidate_class(c).kind.embeds for c in candidates))
     fit_on = [e for e in dataset.examples if dataset.split_of[e.id] != "test"]
     frozen = frozen_folder(warehouse.path.parent)
-    others = calibration_sources(config, fit_on, frozen), certification_sources(config, fit_on, frozen)
+    calibration = calibration_sources(config, fit_on, frozen)
+    others = calibration, certification_sources(config, fit_on, frozen, calibration)
     runs = {}
     for name in candidates:
         runs[name] = run_candidate(
