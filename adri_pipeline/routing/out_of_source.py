@@ -100,9 +100,9 @@ def certification_sources(
     source could only certify a threshold with at most one wrong answer above it, and one early error
     set the threshold for every fit. One per conversation, because the binomial test counts decisions
     as independent and the turns of one conversation are not (SGD's D2 comes four to a dialogue).
-    D1, D3 and D4 stay on the calibration splits: on the dev splits, where a candidate fitted on the
-    sample is rarely confident, the larger test certified low thresholds that did not hold on the
-    sample's own test split (D4: 88 % answered, 41 % wrong) nor on ha-pt's (D3: 8 % wrong)."""
+    D1, D3 and D4 stay on the calibration splits: on the dev splits the larger test certified low
+    thresholds that did not hold on the sample's own test split (D4: 88 % answered, 41 % wrong) nor on
+    ha-pt's (D3: 8 % wrong)."""
     found = dict(calibration if calibration is not None else calibration_sources(config, fit_examples, record_dir))
     dev = _other_splits(config, [e for e in fit_examples if e.task == TASK], record_dir, "dev")
     for name, examples in dev.items():
