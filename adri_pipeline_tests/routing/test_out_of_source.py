@@ -19,7 +19,7 @@ from adri_pipeline.routing.out_of_source import (
 from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 
 HELD_OUT = DATA / "routing" / "heldout"
-SEALED = DATA / "routing" / "sealed"  # an outside author's, 2026-12-04c
+SEALED = DATA / "routing" / "sealed"  # outside authors' sets, each committed with its hash before any model ran
 
 
 @pytest.mark.parametrize("folder", [HELD_OUT, SEALED], ids=["team held-out", "outsider sealed"])
