@@ -64,7 +64,7 @@ class RunConfig:
     # examples per task of each other built-in source's test split, drawn uniformly (seeded); 0 = all.
     # A file (--test, data/routing/heldout) is read whole
     out_of_source_per_task: int = 100
-    # decisions per task of each other source's dev split the threshold is certified on, one per
+    # D2 decisions of each other source's dev split D2's threshold is certified on, one per
     # conversation (out_of_source.certification_sources); 0 = every conversation
     certification_per_task: int = 800
     # names the anonymization removes besides the ones it detects (Settings.routing_redact_names)
