@@ -102,13 +102,37 @@ def certification_sources(
     as independent and the turns of one conversation are not (SGD's D2 comes four to a dialogue).
     D1, D3 and D4 stay on the calibration splits: on the dev splits the larger test certified low
     thresholds that did not hold on the sample's own test split (D4: 88 % answered, 41 % wrong) nor on
-    ha-pt's (D3: 8 % wrong)."""
+    ha-pt's (D3: 8 % wrong).
+
+    D2 is certified only on decisions in a language the candidate was fitted in (`fit_languages`): the
+    certificate speaks for a new catalogue in those languages. A catalogue in another language is a
+    different claim, with its own evidence: fitted on Portuguese, the candidate's most confident answers
+    to SGD's English dialogues were 4 wrong of 14-15, and that alone set every Portuguese fit's D2
+    threshold (0.92-0.95 against 0.71-0.87 on each Portuguese source). A team serving a catalogue in
+    another language recertifies on its own turns (`adri routing calibrate --team`); the report still
+    answers those sources' test splits out of source, outside the certificate."""
+    fitted_d2 = [e for e in fit_examples if e.task == TASK]
+    languages = fit_languages(fitted_d2)
     found = dict(calibration if calibration is not None else calibration_sources(config, fit_examples, record_dir))
-    dev = _other_splits(config, [e for e in fit_examples if e.task == TASK], record_dir, "dev")
+    dev = _other_splits(config, fitted_d2, record_dir, "dev")
     for name, examples in dev.items():
         one_each = _capped(_one_per_conversation(examples, config.seed), config.certification_per_task, config.seed)
         found[name] = [e for e in found.get(name, []) if e.task != TASK] + one_each
-    return found
+    kept = {
+        name: [e for e in examples if e.task != TASK or base_language(e.metadata.language) in languages]
+        for name, examples in found.items()
+    }
+    return {name: examples for name, examples in kept.items() if examples}
+
+
+def base_language(language: str) -> str:
+    """A language tag without its region: pt-BR and pt are one language to certify on."""
+    return language.split("-")[0].lower()
+
+
+def fit_languages(examples: list[CanonicalExample]) -> set[str]:
+    """The languages (`base_language`) of the examples a candidate was fitted on."""
+    return {base_language(e.metadata.language) for e in examples}
 
 
 def _other_splits(

@@ -188,9 +188,11 @@ def _threshold_bounds(results: dict[str, CandidateResult], test_set: str) -> lis
     lines = [
         "### The abstention threshold's bound",
         "",
-        "Chosen by Learn then Test on the calibration split, then raised to the highest threshold the "
-        "calibration split of any other source shipped here certifies (routing/thresholds.py; their test "
-        "splits and the project's files are never used). The bound assumes the decisions are exchangeable "
+        "Chosen by Learn then Test on the calibration split, then raised to the highest threshold any "
+        "other source shipped here certifies (routing/thresholds.py): for D2 its dev split, one decision per "
+        "conversation, in the languages the candidate was fitted in, and the team's turns of catalogues never "
+        "fitted on; for the other tasks its calibration split (their test splits and the project's files are "
+        "never used). The bound assumes the decisions are exchangeable "
         "with a calibration split's; where the share observed (wrong@thr) exceeds it, that assumption "
         "broke.",
         "",

@@ -74,10 +74,17 @@ class Bound(BaseModel):
     calibration_wrong: int  # answered wrongly at the threshold
     assumption: str = "test decisions exchangeable with the calibration split's"
     sources: list[SourceCheck] = []  # the other sources (and the team's turns) it was also tested on
+    # D2: the languages of the catalogues it speaks for (out_of_source.fit_languages); [] = any
+    languages: list[str] = []
 
     def statement(self) -> str:
         others = "; ".join(check.statement() for check in self.sources)
         others = f"; other sources: {others}" if others else ""
+        if self.languages:
+            others += (
+                f"; for catalogues in {', '.join(self.languages)}, the languages it was fitted in (decisions in "
+                "other languages were not certified on)"
+            )
         if self.threshold > 1 and not _testable(self.calibration_n, self.alpha, self.delta):
             return (
                 f"none certifiable: {self.calibration_n} calibration decisions cannot show wrong answers "

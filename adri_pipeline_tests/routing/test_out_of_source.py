@@ -154,15 +154,34 @@ def test_d2s_threshold_is_certified_on_each_other_sources_dev_split_one_decision
     the most confident set the threshold for every fit. A candidate fitted on the sample never fitted on
     SGD's dev split; the test splits stay test sets, and four D2 turns of one dialogue are one decision.
     The other tasks stay on the calibration split (on the dev splits the sample fit's D4 threshold
-    answered 88 % of its own test split, 41 % wrongly)."""
-    config = RunConfig(dataset="sample", threshold_sources=["sgd"])
+    answered 88 % of its own test split, 41 % wrongly). Fitted on SGD and the team's Portuguese turns,
+    its D2 is certified on ha-pt's dev split."""
+    config = RunConfig(dataset="sgd", threshold_sources=["ha-pt"])
     fitted = build(config, tmp_path).examples
     [(name, certifying)] = certification_sources(config, fitted, tmp_path).items()
-    sgd = build(RunConfig(dataset="sgd", extra_training=[]), tmp_path)
+    other = build(RunConfig(dataset="ha-pt", extra_training=[]), tmp_path)
     d2 = [e for e in certifying if e.task == "D2"]
-    splits = {(e.task, sgd.split_of[e.id]) for e in certifying}
-    assert name == "sgd" and splits == {("D2", "dev")} | {(task, "calibration") for task in ("D1", "D4")}
-    assert len({e.group_id for e in d2}) == len(d2) > 100  # one per dialogue, more than the old cap
-    dialogues = {e.group_id for e in sgd.in_split("dev") if e.task == "D2"}
-    assert len(d2) == min(len(dialogues), config.certification_per_task)
-    assert len(calibration_sources(config, fitted, tmp_path)["sgd"]) <= 3 * config.out_of_source_per_task
+    splits = {(e.task, other.split_of[e.id]) for e in certifying}
+    assert name == "ha-pt" and ("D2", "dev") in splits and ("D2", "calibration") not in splits
+    assert {split for task, split in splits if task != "D2"} == {"calibration"}
+    assert len({e.group_id for e in d2}) == len(d2) > 100  # one per conversation, more than the old cap
+    conversations = {e.group_id for e in other.in_split("dev") if e.task == "D2"}
+    assert len(d2) == min(len(conversations), config.certification_per_task)
+    assert len(calibration_sources(config, fitted, tmp_path)["ha-pt"]) <= 4 * config.out_of_source_per_task
+
+
+@pytest.mark.skipif(not SHARED_ROUTING.exists(), reason="SGD's dialogues are read from ../shared/data")
+def test_d2_is_certified_only_on_decisions_in_a_language_the_candidate_was_fitted_in(tmp_path):
+    """Fitted on Portuguese (the sample and the team's turns), D2's threshold is no longer certified on SGD's
+    English dialogues, which alone set it (0.92-0.95, each Portuguese source 0.71-0.87); SGD's other tasks
+    still certify theirs, and the bound names the language it speaks for."""
+    from adri_pipeline.routing.out_of_source import fit_languages
+
+    config = RunConfig(dataset="sample", threshold_sources=["sgd", "ha-pt"])
+    fitted = build(config, tmp_path).examples
+    certifying = certification_sources(config, fitted, tmp_path)
+    assert fit_languages([e for e in fitted if e.task == "D2"]) == {"pt"}
+    assert not [e for e in certifying["sgd"] if e.task == "D2"] and {e.task for e in certifying["sgd"]} == {"D1", "D4"}
+    assert [e for e in certifying["ha-pt"] if e.task == "D2"]
+    english = build(RunConfig(dataset="sgd", threshold_sources=["sgd"]), tmp_path).examples
+    assert fit_languages([e for e in english if e.task == "D2"]) == {"en", "pt"}  # SGD and the team's turns

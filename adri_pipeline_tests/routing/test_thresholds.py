@@ -68,7 +68,9 @@ def test_a_source_too_small_to_test_is_named_and_left_out():
         np.ones(100, bool), confidence, {"sample": (np.zeros(19, bool), np.full(19, 0.99))}, alpha=0.05, delta=0.10
     )
     assert bound.threshold == 0.5 and bound.sources[0].alone is None
-    assert "sample: too few to test (19)" in bound.statement()
+    assert "sample: too few to test (19)" in bound.statement() and "languages" not in bound.statement()
+    portuguese = bound.model_copy(update={"languages": ["pt"]}).statement()
+    assert "for catalogues in pt, the languages it was fitted in" in portuguese
     wrong_everywhere = across_sources(
         np.ones(100, bool), confidence, {"sgd": (np.zeros(100, bool), np.full(100, 0.99))}, alpha=0.05, delta=0.10
     )
