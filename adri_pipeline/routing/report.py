@@ -20,7 +20,7 @@ from adri_pipeline.jev.serialize import TRUNCATION_POLICY  # noqa: E402
 from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
 from adri_pipeline.routing.measured import provenance  # noqa: E402
-from adri_pipeline.routing.out_of_source import OutsideSet  # noqa: E402
+from adri_pipeline.routing.out_of_source import OutsideSet, fit_languages  # noqa: E402
 from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
 from adri_pipeline.routing.results import BenchmarkReport, CandidateResult, Hypotheses  # noqa: E402
 from adri_pipeline.routing.risk_coverage import headline  # noqa: E402
@@ -149,7 +149,9 @@ def in_and_out_of_source(
         f"answering the test set's most frequent label; ECE: {config.ece_bins} equal-width bins.",
         "",
     ]
-    return lines + _threshold_bounds(results, test_set) + _drift_while_serving(results, outside, test_set) + [""]
+    return (
+        lines + _threshold_bounds(results, outside, test_set) + _drift_while_serving(results, outside, test_set) + [""]
+    )
 
 
 def _side_by_side(results: dict[str, CandidateResult], outside: list[OutsideSet], test_set: str) -> list[str]:
@@ -182,9 +184,16 @@ def _side_by_side(results: dict[str, CandidateResult], outside: list[OutsideSet]
     return lines
 
 
-def _threshold_bounds(results: dict[str, CandidateResult], test_set: str) -> list[str]:
+def _threshold_bounds(results: dict[str, CandidateResult], outside: list[OutsideSet], test_set: str) -> list[str]:
     """Each abstention threshold's certified bound beside the wrong answers observed, in source and out:
-    where the observed share exceeds the bound, the bound's assumption broke."""
+    where the observed share exceeds the bound, the bound's assumption broke. A set in a language the
+    bound does not speak for (Bound.languages: D2) is marked so: the certificate made no claim there."""
+    languages = {s.name: fit_languages(s.examples) for s in outside}
+
+    def beyond(source: str, bound) -> str:
+        other = sorted(languages.get(source, set()) - set(bound.languages)) if bound.languages else []
+        return f" ({', '.join(other)}: outside the certificate's languages)" if other else ""
+
     lines = [
         "### The abstention threshold's bound",
         "",
@@ -205,7 +214,7 @@ def _threshold_bounds(results: dict[str, CandidateResult], test_set: str) -> lis
                 continue
             outside_cells = (
                 "; ".join(
-                    f"{source}: {_pct(tasks[task].high_confidence_wrong_rate)}"
+                    f"{source}: {_pct(tasks[task].high_confidence_wrong_rate)}{beyond(source, bound)}"
                     for source, tasks in result.out_of_source.items()
                     if task in tasks
                 )

@@ -10,6 +10,7 @@ from adri_pipeline.config import DATA
 from adri_pipeline.jev.contract import RoutingConfigError
 from adri_pipeline.routing.datasets import SHARED_ROUTING, build
 from adri_pipeline.routing.out_of_source import (
+    OutsideSet,
     calibration_sources,
     certification_sources,
     outside_set,
@@ -185,3 +186,39 @@ def test_d2_is_certified_only_on_decisions_in_a_language_the_candidate_was_fitte
     assert [e for e in certifying["ha-pt"] if e.task == "D2"]
     english = build(RunConfig(dataset="sgd", threshold_sources=["sgd"]), tmp_path).examples
     assert fit_languages([e for e in english if e.task == "D2"]) == {"en", "pt"}  # SGD and the team's turns
+
+
+def test_a_set_in_a_language_the_d2_bound_does_not_speak_for_is_marked_in_the_report():
+    """Certified for Portuguese catalogues, D2's bound makes no claim on SGD's English test split: the
+    report's bound table says so beside the wrong answers observed there, and not beside a Portuguese set."""
+    from types import SimpleNamespace
+
+    from adri_pipeline.routing.report import _threshold_bounds
+    from adri_pipeline.routing.thresholds import Bound
+
+    def turns(language):
+        return [SimpleNamespace(metadata=SimpleNamespace(language=language))]
+
+    observed = {"D2": SimpleNamespace(high_confidence_wrong_rate=0.07)}
+    result = SimpleNamespace(
+        threshold_bounds={
+            "D2": Bound(
+                threshold=0.83,
+                alpha=0.05,
+                delta=0.1,
+                calibration_n=66,
+                calibration_answered=40,
+                calibration_wrong=1,
+                languages=["pt"],
+            )
+        },
+        tasks=observed,
+        out_of_source={"sgd": observed, "file-outsider": observed},
+    )
+    outside = [
+        OutsideSet("sgd", turns("en"), "h", "", 1),
+        OutsideSet("file-outsider", turns("pt-BR"), "h", "", 1),
+    ]
+    [row] = [line for line in _threshold_bounds({"static-logreg": result}, outside, "in source") if "| D2 |" in line]
+    assert "sgd: 7.0% (en: outside the certificate's languages)" in row
+    assert "file-outsider: 7.0%;" in row or row.rstrip(" |").endswith("file-outsider: 7.0%")
