@@ -20,9 +20,10 @@ D2 candidate certified on 11 answered of 66 calibration decisions answered 10 % 
 from catalogues it never saw wrongly (issue 42). So `across_sources` runs the same test on every
 other source the project ships (out_of_source.certification_sources: for D2 their dev splits, one
 decision per conversation, which a candidate fitted elsewhere never saw; for the other tasks their
-calibration splits; never their test splits, never the held-out files) and keeps the highest
-threshold any of them certifies: the share is monotone in the threshold, so each source's own
-statement still holds at the higher one, each at 1 - delta (the sources are not claimed
+calibration splits; never their test splits, never the held-out files; for D2 only the decisions in
+a language the candidate was fitted in, so its bound, `Bound.languages`, speaks for catalogues in those
+languages) and keeps the highest threshold any of them certifies: the share is monotone in the
+threshold, so each source's own statement still holds at the higher one, each at 1 - delta (the sources are not claimed
 simultaneously). A source too small to certify anything at all is named and
 left out, the fit source's own included (the sample's 19 D2 calibration decisions); one that certifies
 nothing because its answers are wrong makes the candidate abstain, and so does having no source able
