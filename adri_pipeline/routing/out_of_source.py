@@ -104,7 +104,7 @@ def certification_sources(
     thresholds that did not hold on the sample's own test split (D4: 88 % answered, 41 % wrong) nor on
     ha-pt's (D3: 8 % wrong).
 
-    D2 is certified only on decisions in a language the candidate was fitted in (`fit_languages`): the
+    D2 is certified only on decisions in a language the candidate was fitted in (`languages_of`): the
     certificate speaks for a new catalogue in those languages. A catalogue in another language is a
     different claim, with its own evidence: fitted on Portuguese, the candidate's most confident answers
     to SGD's English dialogues were 4 wrong of 14-15, and that alone set every Portuguese fit's D2
@@ -112,7 +112,7 @@ def certification_sources(
     another language recertifies on its own turns (`adri routing calibrate --team`); the report still
     answers those sources' test splits out of source, outside the certificate."""
     fitted_d2 = [e for e in fit_examples if e.task == TASK]
-    languages = fit_languages(fitted_d2)
+    languages = languages_of(fitted_d2)
     found = dict(calibration if calibration is not None else calibration_sources(config, fit_examples, record_dir))
     dev = _other_splits(config, fitted_d2, record_dir, "dev")
     for name, examples in dev.items():
@@ -130,8 +130,8 @@ def base_language(language: str) -> str:
     return language.split("-")[0].lower()
 
 
-def fit_languages(examples: list[CanonicalExample]) -> set[str]:
-    """The languages (`base_language`) of the examples a candidate was fitted on."""
+def languages_of(examples: list[CanonicalExample]) -> set[str]:
+    """The languages (`base_language`) of `examples`: a fit's, or a test set's."""
     return {base_language(e.metadata.language) for e in examples}
 
 

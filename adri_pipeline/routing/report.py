@@ -20,7 +20,7 @@ from adri_pipeline.jev.serialize import TRUNCATION_POLICY  # noqa: E402
 from adri_pipeline.routing.datasets import Dataset  # noqa: E402
 from adri_pipeline.routing.departures import departures  # noqa: E402
 from adri_pipeline.routing.measured import provenance  # noqa: E402
-from adri_pipeline.routing.out_of_source import OutsideSet, fit_languages  # noqa: E402
+from adri_pipeline.routing.out_of_source import OutsideSet, languages_of  # noqa: E402
 from adri_pipeline.routing.protocol import RunConfig  # noqa: E402
 from adri_pipeline.routing.results import BenchmarkReport, CandidateResult, Hypotheses  # noqa: E402
 from adri_pipeline.routing.risk_coverage import headline  # noqa: E402
@@ -188,7 +188,7 @@ def _threshold_bounds(results: dict[str, CandidateResult], outside: list[Outside
     """Each abstention threshold's certified bound beside the wrong answers observed, in source and out:
     where the observed share exceeds the bound, the bound's assumption broke. A set in a language the
     bound does not speak for (Bound.languages: D2) is marked so: the certificate made no claim there."""
-    languages = {s.name: fit_languages(s.examples) for s in outside}
+    languages = {s.name: languages_of(s.examples) for s in outside}
 
     def beyond(source: str, bound) -> str:
         other = sorted(languages.get(source, set()) - set(bound.languages)) if bound.languages else []

@@ -23,7 +23,7 @@ from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.encoder import Encoder
 from adri_pipeline.routing.freeze import check_freeze, freeze
 from adri_pipeline.routing.new_catalogues import NEW_CATALOGUES, TASK, catalogues, held_out_answers
-from adri_pipeline.routing.out_of_source import OutsideSet, calibration_sources, fit_languages
+from adri_pipeline.routing.out_of_source import OutsideSet, calibration_sources, languages_of
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.protocol import RunConfig
@@ -277,7 +277,7 @@ def choose_thresholds(
         )
         if task == TASK:
             fitted = [e for e in dataset.examples if e.task == TASK and dataset.split_of[e.id] != "test"]
-            bound = bound.model_copy(update={"languages": sorted(fit_languages(fitted))})
+            bound = bound.model_copy(update={"languages": sorted(languages_of(fitted))})
         certified.bounds[task], certified.thresholds[task] = bound, bound.threshold
         if task != "D4":  # D2's sets are stated for new catalogues when their answers are here
             certified.set_quantiles[task] = metrics.conformal_quantile(

@@ -75,7 +75,7 @@ class Bound(BaseModel):
     calibration_wrong: int  # answered wrongly at the threshold
     assumption: str = "test decisions exchangeable with the calibration split's"
     sources: list[SourceCheck] = []  # the other sources (and the team's turns) it was also tested on
-    # D2: the languages of the catalogues it speaks for (out_of_source.fit_languages); [] = any
+    # D2: the languages of the catalogues it speaks for (out_of_source.languages_of); [] = any
     languages: list[str] = []
 
     def statement(self) -> str:

@@ -176,16 +176,16 @@ def test_d2_is_certified_only_on_decisions_in_a_language_the_candidate_was_fitte
     """Fitted on Portuguese (the sample and the team's turns), D2's threshold is no longer certified on SGD's
     English dialogues, which alone set it (0.92-0.95, each Portuguese source 0.71-0.87); SGD's other tasks
     still certify theirs, and the bound names the language it speaks for."""
-    from adri_pipeline.routing.out_of_source import fit_languages
+    from adri_pipeline.routing.out_of_source import languages_of
 
     config = RunConfig(dataset="sample", threshold_sources=["sgd", "ha-pt"])
     fitted = build(config, tmp_path).examples
     certifying = certification_sources(config, fitted, tmp_path)
-    assert fit_languages([e for e in fitted if e.task == "D2"]) == {"pt"}
+    assert languages_of([e for e in fitted if e.task == "D2"]) == {"pt"}
     assert not [e for e in certifying["sgd"] if e.task == "D2"] and {e.task for e in certifying["sgd"]} == {"D1", "D4"}
     assert [e for e in certifying["ha-pt"] if e.task == "D2"]
     english = build(RunConfig(dataset="sgd", threshold_sources=["sgd"]), tmp_path).examples
-    assert fit_languages([e for e in english if e.task == "D2"]) == {"en", "pt"}  # SGD and the team's turns
+    assert languages_of([e for e in english if e.task == "D2"]) == {"en", "pt"}  # SGD and the team's turns
 
 
 def test_a_set_in_a_language_the_d2_bound_does_not_speak_for_is_marked_in_the_report():
