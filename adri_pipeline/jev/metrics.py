@@ -278,6 +278,19 @@ def bootstrap_interval(
     return low, high
 
 
+def clustered_share_interval(hits, clusters, rng: np.random.Generator, level: float = 0.95) -> Interval:
+    """The share of `hits` with a percentile bootstrap interval drawn over whole clusters (bootstrap_interval
+    over cluster positions; each draw's share is its clusters' hits over their decisions). Where decisions
+    come in clusters that are alike inside — a catalogue's turns — a draw of single decisions understates
+    how far the share of a new set of clusters can fall: the cluster is the unit that varies. Fewer than
+    two clusters: NotEnoughData."""
+    hits = np.asarray(hits, float)
+    names, cluster_of = np.unique(np.asarray(clusters, object).astype(str), return_inverse=True)
+    sums = np.bincount(cluster_of, weights=hits, minlength=len(names))
+    sizes = np.bincount(cluster_of, minlength=len(names)).astype(float)
+    return bootstrap_interval(lambda drawn: sums[drawn].sum() / sizes[drawn].sum(), len(names), rng, level=level)
+
+
 def interval_text(interval: Interval | list, digits: int = 3) -> str:
     """ "[low, high]", or why there is no interval."""
     if isinstance(interval, NotEnoughData):

@@ -15,6 +15,7 @@ from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, length_bucket
 from adri_pipeline.prices import PriceTable
 from adri_pipeline.routing.composition import UNSEEN_TAG
 from adri_pipeline.routing.datasets import Dataset
+from adri_pipeline.routing.new_catalogues import TASK, catalogues
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.results import CandidateResult
 from adri_pipeline.routing.run import CandidateRun
@@ -159,18 +160,35 @@ def multi_intent_d4_apart(frame: pl.DataFrame) -> pl.DataFrame:
 RISK_COVERAGES = (0.2, 0.4, 0.6, 0.8, 1.0)
 
 
-def prediction_sets(probabilities: list[dict[str, float]], gold: list[str], quantile: float, config: RunConfig) -> dict:
+def prediction_sets(
+    probabilities: list[dict[str, float]],
+    gold: list[str],
+    quantile: float,
+    config: RunConfig,
+    catalogue_of: list[str] | None = None,
+) -> dict:
     """Each decision's conformal set (jev/metrics.conformal_set) and what a router would do with it:
-    answer a set of one, ask which of 2..question_max_options, abstain on an empty or larger set."""
+    answer a set of one, ask which of 2..question_max_options, abstain on an empty or larger set. With
+    each decision's catalogue (D2), the coverage's 95 % interval drawn over whole catalogues: the sets are
+    stated for a new catalogue's turns, and how far one set of catalogues may fall from the stated
+    coverage is a matter of how many catalogues it holds, not how many turns."""
     sets = [metrics.conformal_set(p, quantile) for p in probabilities]
     sizes = np.array([len(s) for s in sets])
     single = sizes == 1
     answered_right = [s[0] == g for s, g in zip(sets, gold) if len(s) == 1]
     share = (lambda mask: float(mask.mean())) if len(sets) else (lambda mask: float("nan"))
+    covered = np.array([g in s for s, g in zip(sets, gold)])
+    across = None
+    if catalogue_of is not None:
+        across = {
+            "catalogues": len(set(catalogue_of)),
+            "interval": metrics.clustered_share_interval(covered, catalogue_of, np.random.default_rng(config.seed)),
+        }
     return {
         "stated_coverage": config.set_coverage,
         "quantile": quantile,
-        "coverage": share(np.array([g in s for s, g in zip(sets, gold)])),
+        "coverage": share(covered),
+        "coverage_across_catalogues": across,
         "mean_size": share(sizes),
         "answered": share(single),
         "asked": share((sizes >= 2) & (sizes <= config.question_max_options)),
@@ -179,9 +197,9 @@ def prediction_sets(probabilities: list[dict[str, float]], gold: list[str], quan
     }
 
 
-def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | None = None) -> dict:
+def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | None = None, catalogue_of=None) -> dict:
     """One task's quality figures over some of its test decisions (all, or one origin's); with the
-    task's conformal quantile, its prediction sets."""
+    task's conformal quantile, its prediction sets (`catalogue_of`: D2's catalogues, for their interval)."""
     gold, answer = group["gold"].to_list(), group["answer"].to_list()
     correct, confidence = group["correct"].to_list(), group["confidence"].to_list()
     probabilities = [json.loads(p) for p in group["probabilities"].to_list()]
@@ -210,7 +228,8 @@ def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | N
     if group["task"][0] == "D1" and NO_MATCH in gold and len(set(gold)) > 1:  # a source that annotates scope
         entry["scope"] = metrics.out_of_scope(gold, answer, confidence, group["threshold"][0], NO_MATCH)
     if set_quantile is not None and not group["task"][0].startswith("D4"):
-        entry["prediction_sets"] = prediction_sets(probabilities, gold, set_quantile, config)
+        grouped = _catalogues(group, catalogue_of)
+        entry["prediction_sets"] = prediction_sets(probabilities, gold, set_quantile, config, grouped)
     if group["task"][0].startswith("D4"):
         entry["set_f1"] = metrics.set_f1(
             [set(a.split("|")) - {""} for a in answer], [set(g.split("|")) - {""} for g in gold]
@@ -223,6 +242,11 @@ def task_figures(group: pl.DataFrame, config: RunConfig, set_quantile: float | N
             "brier": metrics.brier(probabilities, gold),
         }
     return entry
+
+
+def _catalogues(group: pl.DataFrame, catalogue_of: dict[str, str] | None) -> list[str] | None:
+    """Each D2 decision's catalogue, when they are known; None for any other task."""
+    return [catalogue_of[i] for i in group["example_id"]] if catalogue_of and group["task"][0] == TASK else None
 
 
 def scope_by_kind(frame: pl.DataFrame, by_id: dict[str, CanonicalExample]) -> dict[str, dict] | None:
@@ -292,17 +316,32 @@ def drift_alarms(run: CandidateRun) -> dict[str, float]:
     }
 
 
-def out_of_source_figures(run: CandidateRun, config: RunConfig) -> dict[str, dict[str, dict]]:
-    """Per out-of-source set and task, the same quality figures as on the test split."""
+def out_of_source_figures(
+    run: CandidateRun, config: RunConfig, catalogue_of: dict[str, dict[str, str]] | None = None
+) -> dict[str, dict[str, dict]]:
+    """Per out-of-source set and task, the same quality figures as on the test split (`catalogue_of`:
+    per set, each D2 decision's catalogue)."""
     out: dict[str, dict[str, dict]] = {}
     for name, predictions in run.outside_predictions.items():
         for (task,), group in multi_intent_d4_apart(predictions).group_by("task", maintain_order=True):
-            out.setdefault(name, {})[task] = task_figures(group, config, run.set_quantiles.get(task))
+            out.setdefault(name, {})[task] = task_figures(
+                group, config, run.set_quantiles.get(task), (catalogue_of or {}).get(name)
+            )
     return out
 
 
-def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> CandidateResult:
+def catalogues_of_sets(dataset: Dataset, outside=()) -> dict[str, dict[str, str]]:
+    """Per test set ("in source" and each out-of-source set, out_of_source.OutsideSet), each D2 decision's
+    catalogue (new_catalogues.catalogues), found within that set alone."""
+    sets = {"in source": dataset.in_split("test"), **{s.name: s.examples for s in outside}}
+    return {name: catalogues([e for e in examples if e.task == TASK]) for name, examples in sets.items()}
+
+
+def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig, outside=()) -> CandidateResult:
+    """The candidate's figures on the test split and on each out-of-source set (`outside`:
+    out_of_source.OutsideSet, whose examples give D2's catalogues)."""
     by_id = {e.id: e for e in dataset.examples}
+    catalogue_of = catalogues_of_sets(dataset, outside)
     frame = multi_intent_d4_apart(run.predictions)
     prices = PriceTable.read(Path(config.prices))
     result = {
@@ -318,7 +357,7 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
         "token_limit": run.token_limit,
     }
     for (task,), group in frame.group_by("task", maintain_order=True):
-        result["tasks"][task] = task_figures(group, config, run.set_quantiles.get(task))
+        result["tasks"][task] = task_figures(group, config, run.set_quantiles.get(task), catalogue_of["in source"])
         if task == "D4":
             result["tasks"][task]["set_cost"] = set_cost(run, group, prices.hourly(run.name))
     if "D1" in result["tasks"]:
@@ -342,7 +381,7 @@ def evaluate(run: CandidateRun, dataset: Dataset, config: RunConfig) -> Candidat
             "p95": float(np.percentile(counted, 95)),
             "max": float(max(counted)),
         }
-    result["out_of_source"] = out_of_source_figures(run, config)
+    result["out_of_source"] = out_of_source_figures(run, config, catalogue_of)
     result["drift_alarm_share"] = drift_alarms(run)
     result["threshold_bounds"] = run.threshold_bounds
     # what answered the test, as frozen after calibration (routing/freeze.py)

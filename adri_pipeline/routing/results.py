@@ -29,6 +29,11 @@ class SetCost(BaseModel):
     total_cost_usd: float | None = None
 
 
+class CoverageAcrossCatalogues(BaseModel):
+    catalogues: int
+    interval: tuple[float, float] | NotEnoughData
+
+
 class PredictionSets(BaseModel):
     """Conformal prediction sets over one task's decisions (evaluation.prediction_sets): a set of one is
     answered, a set of 2..question_max_options becomes a clarifying question naming its options (D2's
@@ -37,6 +42,9 @@ class PredictionSets(BaseModel):
     stated_coverage: float  # RunConfig.set_coverage: the gold is in the set with at least this probability
     quantile: Figure  # the calibration split's conformal quantile (inf: too few decisions to promise it)
     coverage: Figure  # share of decisions whose gold is in their set
+    # D2: how many catalogues the decisions come from, and the coverage's 95 % interval drawn over whole
+    # catalogues (jev/metrics.clustered_share_interval): a new catalogue's turns are alike
+    coverage_across_catalogues: CoverageAcrossCatalogues | None = None
     mean_size: Figure
     answered: Figure  # share with a set of one
     asked: Figure  # share turned into a clarifying question

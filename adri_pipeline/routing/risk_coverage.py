@@ -8,10 +8,11 @@ much its certified threshold answers, and names the sets where that is nothing (
 
 from __future__ import annotations
 
+from adri_pipeline.jev.metrics import NotEnoughData
 from adri_pipeline.routing.evaluation import RISK_COVERAGES
 from adri_pipeline.routing.out_of_source import OutsideSet
 from adri_pipeline.routing.protocol import RunConfig
-from adri_pipeline.routing.results import CandidateResult, TaskFigures, mute
+from adri_pipeline.routing.results import CandidateResult, PredictionSets, TaskFigures, mute
 
 
 def _pct(value) -> str:
@@ -96,7 +97,11 @@ def prediction_sets(
         "",
         f"Split conformal sets (jev/metrics.py), quantile from the calibration split: the gold is in a "
         f"decision's set with probability >= {config.set_coverage:.0%} when decisions are exchangeable with "
-        f"calibration's (out of source they need not be: compare `coverage`). A set of one is answered; "
+        f"calibration's (out of source they need not be: compare `coverage`). D2's quantile comes from the "
+        "team's turns of catalogues the candidate never fitted on, when they are in the fit: its sets are "
+        "stated for a new catalogue's turns, and on D2 the coverage's 95 % interval is drawn over whole "
+        "catalogues (a set of few catalogues can fall well below the stated coverage while the sets hold it "
+        "on average; no catalogue count: one catalogue, or none named). A set of one is answered; "
         f"2 to {config.question_max_options} options become a clarifying question naming them (D2's "
         "`desambiguar`); an empty or larger set abstains.",
         "",
@@ -105,12 +110,23 @@ def prediction_sets(
         "|---" * 10 + "|",
     ]
     lines += [
-        f"| {name} | {task} | {where} | {_pct(s.stated_coverage)} | {_pct(s.coverage)} | "
+        f"| {name} | {task} | {where} | {_pct(s.stated_coverage)} | {_pct(s.coverage)}{_across(s)} | "
         f"{s.mean_size:.2f} | {_pct(s.answered)} | {_pct(s.asked)} | {_pct(s.abstained)} | "
         f"{_pct(s.answered_accuracy)} |"
         for name, task, where, s in rows
     ]
     return lines + [""]
+
+
+def _across(sets: PredictionSets) -> str:
+    """ " [low, high] over N catalogues" after a D2 coverage, or why there is no interval."""
+    across = sets.coverage_across_catalogues
+    if across is None:
+        return ""
+    if isinstance(across.interval, NotEnoughData):
+        return f" ({across.catalogues} catalogue{'s' * (across.catalogues != 1)}: no interval)"
+    low, high = across.interval
+    return f" [{_pct(low)}, {_pct(high)}] over {across.catalogues} catalogues"
 
 
 # Larson et al., "An Evaluation Dataset for Intent Classification and Out-of-Scope Prediction", EMNLP 2019,

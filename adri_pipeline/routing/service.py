@@ -268,7 +268,7 @@ def run_benchmark(
         )
         if encoder:
             encoder.keep_vectors()
-    results = {name: evaluate(run, dataset, config) for name, run in runs.items()}
+    results = {name: evaluate(run, dataset, config, list(outside)) for name, run in runs.items()}
     hypotheses = verdicts(results, runs, config)
     store(warehouse, dataset, config, runs, results, name=out_dir.name)
     return BenchmarkRun(

@@ -141,3 +141,33 @@ def test_out_of_scope_recall_and_in_scope_accuracy_on_the_accepted():
     assert figures["out_of_scope_recall"] == 0.5  # "none" said, and one "a" below the threshold
     assert figures["in_scope_accuracy_on_accepted"] == 2 / 3 and figures["in_scope_coverage"] == 0.75
     assert math.isnan(out_of_scope(["a"], ["a"], [1.0], 0.5, "none")["out_of_scope_recall"])
+
+
+def test_a_share_over_clusters_has_its_interval_drawn_over_whole_clusters():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    assert isinstance(metrics.clustered_share_interval([1, 0, 1], ["a", "a", "a"], rng), metrics.NotEnoughData)
+    low, high = metrics.clustered_share_interval([1, 1, 1, 0, 0, 0], ["a", "a", "a", "b", "b", "b"], rng)
+    assert low == 0.0 and high == 1.0  # two clusters, all hits and none: a draw can hold either alone
+
+
+def test_an_interval_over_clusters_covers_a_new_set_of_clusters_where_one_over_decisions_does_not():
+    """Simulated (written before any routing figure used it): 12 clusters of 10 decisions, each cluster
+    with a hit rate of its own (Beta, mean 0.9), as a 12-catalogue test set's prediction sets are. The
+    percentile interval over 12 clusters still holds the mean rate 0.9 less often than the 95 % it states
+    (85-89 % of draws in the first runs of this simulation), but one drawn over single decisions, which takes
+    the 120 as independent, holds it about ten points less often again (76-79 %)."""
+    import numpy as np
+
+    rng = np.random.default_rng(56)
+    clustered, single = [], []
+    clusters = np.repeat(np.arange(12), 10)
+    for _ in range(200):
+        rates = rng.beta(4.5, 0.5, size=12)  # mean 0.9, clusters unlike one another
+        hits = rng.random(120) < rates[clusters]
+        low, high = metrics.clustered_share_interval(hits, clusters, rng)
+        clustered.append(low <= 0.9 <= high)
+        low, high = metrics.bootstrap_interval(lambda drawn, hits=hits: hits[drawn].mean(), 120, rng)
+        single.append(low <= 0.9 <= high)
+    assert np.mean(clustered) >= 0.82 and np.mean(single) <= np.mean(clustered) - 0.05

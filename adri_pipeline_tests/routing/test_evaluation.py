@@ -237,3 +237,28 @@ def test_out_of_scope_is_read_per_kind_the_sources_own_and_intents_never_fitted_
     assert kinds["annotated out of scope by the source"]["out_of_scope_recall"] == 1.0
     assert kinds["intents never fitted on"]["out_of_scope_recall"] == 0.0  # D1-3 routed to "a"
     assert scope_by_kind(frame.head(3), {k: v for k, v in by_id.items() if k != "D5-1"}) is None
+
+
+def test_d2_set_coverage_comes_with_an_interval_over_its_catalogues_in_the_report():
+    """Issue 56: D2's sets are stated for a new catalogue's turns; a set of 12 catalogues can fall far
+    from the stated coverage, so the report draws the coverage's interval over catalogues (failed
+    before: no such figure)."""
+    from adri_pipeline.jev.metrics import NotEnoughData
+    from adri_pipeline.routing.evaluation import prediction_sets
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.results import PredictionSets
+    from adri_pipeline.routing.risk_coverage import _across
+
+    probabilities = [{"a": 0.9, "b": 0.1}] * 6
+    gold, catalogue_of = ["a", "a", "a", "b", "b", "a"], ["k1", "k1", "k2", "k2", "k3", "k3"]
+    figures = prediction_sets(probabilities, gold, 0.5, RunConfig(), catalogue_of)  # sets {a}: 4 of 6 covered
+    across = figures["coverage_across_catalogues"]
+    assert figures["coverage"] == pytest.approx(4 / 6) and across["catalogues"] == 3
+    low, high = across["interval"]
+    assert low < 4 / 6 < high and high == pytest.approx(1.0)  # a draw of k1 alone covers every turn
+    assert _across(PredictionSets.model_validate(figures)).startswith(" [") and "over 3 catalogues" in _across(
+        PredictionSets.model_validate(figures)
+    )
+    one = prediction_sets(probabilities, gold, 0.5, RunConfig(), ["k1"] * 6)["coverage_across_catalogues"]
+    assert isinstance(one["interval"], NotEnoughData)
+    assert prediction_sets(probabilities, gold, 0.5, RunConfig())["coverage_across_catalogues"] is None
