@@ -30,6 +30,8 @@ class SetCost(BaseModel):
 
 
 class CoverageAcrossCatalogues(BaseModel):
+    """How far a set of catalogues' D2 set coverage can be from the stated one (evaluation.prediction_sets)."""
+
     catalogues: int
     interval: tuple[float, float] | NotEnoughData
 

@@ -101,7 +101,7 @@ def prediction_sets(
         "team's turns of catalogues the candidate never fitted on, when they are in the fit: its sets are "
         "stated for a new catalogue's turns, and on D2 the coverage's 95 % interval is drawn over whole "
         "catalogues (a set of few catalogues can fall well below the stated coverage while the sets hold it "
-        "on average; no catalogue count: one catalogue, or none named). A set of one is answered; "
+        "on average; a set of one catalogue has no interval). A set of one is answered; "
         f"2 to {config.question_max_options} options become a clarifying question naming them (D2's "
         "`desambiguar`); an empty or larger set abstains.",
         "",
