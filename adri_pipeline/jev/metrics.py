@@ -278,14 +278,22 @@ def bootstrap_interval(
     return low, high
 
 
+# the fewest clusters clustered_share_interval draws over: in a simulation of clusters of 10 decisions, each
+# with its own rate (Beta(4.5, 0.5)), its 95 % interval held the mean rate in 77 % of 200 draws with 5
+# clusters and 90 % with 9, 12 or 20 (2026-12-07): with fewer, what it prints would mislead
+MIN_CLUSTERS = 8
+
+
 def clustered_share_interval(hits, clusters, rng: np.random.Generator, level: float = 0.95) -> Interval:
     """The share of `hits` with a percentile bootstrap interval drawn over whole clusters (bootstrap_interval
     over cluster positions; each draw's share is its clusters' hits over their decisions). Where decisions
     come in clusters that are alike inside — a catalogue's turns — a draw of single decisions understates
     how far the share of a new set of clusters can fall: the cluster is the unit that varies. Fewer than
-    two clusters: NotEnoughData."""
+    MIN_CLUSTERS clusters: NotEnoughData."""
     hits = np.asarray(hits, float)
     names, cluster_of = np.unique(np.asarray(clusters, object).astype(str), return_inverse=True)
+    if len(names) < MIN_CLUSTERS:
+        return NotEnoughData.at(len(names), f"fewer than {MIN_CLUSTERS} clusters to draw over")
     sums = np.bincount(cluster_of, weights=hits, minlength=len(names))
     sizes = np.bincount(cluster_of, minlength=len(names)).astype(float)
     return bootstrap_interval(lambda drawn: sums[drawn].sum() / sizes[drawn].sum(), len(names), rng, level=level)

@@ -8,7 +8,7 @@ much its certified threshold answers, and names the sets where that is nothing (
 
 from __future__ import annotations
 
-from adri_pipeline.jev.metrics import NotEnoughData
+from adri_pipeline.jev.metrics import MIN_CLUSTERS, NotEnoughData
 from adri_pipeline.routing.evaluation import RISK_COVERAGES
 from adri_pipeline.routing.out_of_source import OutsideSet
 from adri_pipeline.routing.protocol import RunConfig
@@ -101,7 +101,7 @@ def prediction_sets(
         "team's turns of catalogues the candidate never fitted on, when they are in the fit: its sets are "
         "stated for a new catalogue's turns, and on D2 the coverage's 95 % interval is drawn over whole "
         "catalogues (a set of few catalogues can fall well below the stated coverage while the sets hold it "
-        "on average; a set of one catalogue has no interval). A set of one is answered; "
+        f"on average; a set of fewer than {MIN_CLUSTERS} catalogues has none). A set of one is answered; "
         f"2 to {config.question_max_options} options become a clarifying question naming them (D2's "
         "`desambiguar`); an empty or larger set abstains.",
         "",
@@ -124,7 +124,7 @@ def _across(sets: PredictionSets) -> str:
     if across is None:
         return ""
     if isinstance(across.interval, NotEnoughData):
-        return f" ({across.catalogues} catalogue{'s' * (across.catalogues != 1)}: no interval)"
+        return f" ({across.catalogues} catalogue{'s' * (across.catalogues != 1)}: too few for an interval)"
     low, high = across.interval
     return f" [{_pct(low)}, {_pct(high)}] over {across.catalogues} catalogues"
 

@@ -147,9 +147,14 @@ def test_a_share_over_clusters_has_its_interval_drawn_over_whole_clusters():
     import numpy as np
 
     rng = np.random.default_rng(0)
-    assert isinstance(metrics.clustered_share_interval([1, 0, 1], ["a", "a", "a"], rng), metrics.NotEnoughData)
-    low, high = metrics.clustered_share_interval([1, 1, 1, 0, 0, 0], ["a", "a", "a", "b", "b", "b"], rng)
-    assert low == 0.0 and high == 1.0  # two clusters, all hits and none: a draw can hold either alone
+    few = [f"k{i}" for i in range(metrics.MIN_CLUSTERS - 1)]
+    assert isinstance(metrics.clustered_share_interval([1] * len(few), few, rng), metrics.NotEnoughData)
+    clusters = [f"k{i}" for i in range(8) for _ in range(3)]  # 8 clusters of 3: all hits in the first 4, none after
+    hits = [1] * 12 + [0] * 12
+    low, high = metrics.clustered_share_interval(hits, clusters, rng)
+    assert 0.0 < low < 0.5 < high < 1.0
+    low_single, high_single = metrics.bootstrap_interval(lambda drawn: np.asarray(hits)[drawn].mean(), 24, rng)
+    assert high - low > high_single - low_single  # 8 clusters vary more than 24 independent decisions
 
 
 def test_an_interval_over_clusters_covers_a_new_set_of_clusters_where_one_over_decisions_does_not():

@@ -249,16 +249,18 @@ def test_d2_set_coverage_comes_with_an_interval_over_its_catalogues_in_the_repor
     from adri_pipeline.routing.results import PredictionSets
     from adri_pipeline.routing.risk_coverage import _across
 
-    probabilities = [{"a": 0.9, "b": 0.1}] * 6
-    gold, catalogue_of = ["a", "a", "a", "b", "b", "a"], ["k1", "k1", "k2", "k2", "k3", "k3"]
-    figures = prediction_sets(probabilities, gold, 0.5, RunConfig(), catalogue_of)  # sets {a}: 4 of 6 covered
+    probabilities = [{"a": 0.9, "b": 0.1}] * 20
+    gold = ["a", "a"] * 6 + ["a", "b"] * 4  # sets {a}: the first 6 catalogues all covered, the last 4 half
+    catalogue_of = [f"k{i}" for i in range(10) for _ in range(2)]
+    figures = prediction_sets(probabilities, gold, 0.5, RunConfig(), catalogue_of)
     across = figures["coverage_across_catalogues"]
-    assert figures["coverage"] == pytest.approx(4 / 6) and across["catalogues"] == 3
+    assert figures["coverage"] == pytest.approx(0.8) and across["catalogues"] == 10
     low, high = across["interval"]
-    assert low < 4 / 6 < high and high == pytest.approx(1.0)  # a draw of k1 alone covers every turn
-    assert _across(PredictionSets.model_validate(figures)).startswith(" [") and "over 3 catalogues" in _across(
+    assert low < 0.8 < high <= 1.0
+    assert _across(PredictionSets.model_validate(figures)).startswith(" [") and "over 10 catalogues" in _across(
         PredictionSets.model_validate(figures)
     )
-    one = prediction_sets(probabilities, gold, 0.5, RunConfig(), ["k1"] * 6)["coverage_across_catalogues"]
-    assert isinstance(one["interval"], NotEnoughData)
+    one = prediction_sets(probabilities, gold, 0.5, RunConfig(), ["k1"] * 20)
+    assert isinstance(one["coverage_across_catalogues"]["interval"], NotEnoughData)
+    assert _across(PredictionSets.model_validate(one)) == " (1 catalogue: too few for an interval)"
     assert prediction_sets(probabilities, gold, 0.5, RunConfig())["coverage_across_catalogues"] is None
