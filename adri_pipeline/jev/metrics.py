@@ -11,9 +11,6 @@
 - conformal prediction set (split conformal, LAC score; Sadinle, Lei and Wasserman 2019): with q the
   ceil((m+1)(1-a))-th smallest of 1 - p(gold) over m calibration decisions, a decision's set holds every
   option with p >= 1 - q; a new exchangeable decision's gold is in its set with probability >= 1 - a.
-  For a question with a clarifying option (D2's desambiguar, "ask the user"), a set of two or more
-  options is itself that question, so a decision whose gold is to ask is covered by such a set too: its
-  score is 1 - max(p(clarifying), p of the runner-up option) (`covering_probability`).
 - out of scope (Larson et al., EMNLP 2019, CLINC150): out-of-scope recall = share of the out-of-scope
   requests not routed to an intent (answered with the no-match option, or below the threshold: handed
   back); in-scope accuracy on the accepted = share right among the in-scope requests routed to an
@@ -165,30 +162,11 @@ def risk_at_coverage(correct, confidence, coverage: float) -> float:
     return float(1.0 - correct[order][:kept].mean())
 
 
-def covering_probability(probabilities: dict[str, float], gold: str, clarifying: str | None = None) -> float:
-    """How far down a decision's set must reach to cover it: its gold's probability. A question with a
-    `clarifying` option (D2's desambiguar) asks the user whenever its set holds two or more options
-    (routing/serve.Clarifier), so when that option is the gold — the turn itself calls for a question —
-    asking is right too: the larger of its probability and the runner-up option's. Sets still nest as
-    the quantile grows and a decision, once covered, stays covered, so the split-conformal guarantee
-    holds for this coverage."""
-    if clarifying is None or gold != clarifying:
-        return probabilities.get(gold, 0.0)
-    ranked = sorted(probabilities.values(), reverse=True)
-    return max(probabilities.get(gold, 0.0), ranked[1] if len(ranked) > 1 else 0.0)
-
-
-def covered(probabilities: dict[str, float], gold: str, quantile: float, clarifying: str | None = None) -> bool:
-    """Whether the decision's set (`conformal_set`) covers it: holds its gold, or asks when the gold is
-    the `clarifying` option (`covering_probability`)."""
-    return covering_probability(probabilities, gold, clarifying) >= 1.0 - quantile - 1e-12
-
-
-def conformal_quantile(covering_probabilities, alpha: float) -> float:
-    """The LAC score's conformal quantile q over calibration decisions (`covering_probabilities`: each
-    decision's `covering_probability`, its gold's probability unless the gold is to ask). inf when too
-    few decisions for 1 - alpha (every option is then in every set: nothing can be promised with fewer)."""
-    scores = np.sort(1.0 - np.asarray(covering_probabilities, float))
+def conformal_quantile(gold_probabilities, alpha: float) -> float:
+    """The LAC score's conformal quantile q over calibration decisions (`gold_probabilities`: each
+    decision's probability of its gold option). inf when too few decisions for 1 - alpha (every
+    option is then in every set: nothing can be promised with fewer)."""
+    scores = np.sort(1.0 - np.asarray(gold_probabilities, float))
     rank = int(np.ceil((len(scores) + 1) * (1 - alpha)))
     return float(scores[rank - 1]) if 1 <= rank <= len(scores) else float("inf")
 

@@ -35,8 +35,7 @@ from adri_pipeline.routing.encoder import Encoder
 Logits = dict[str, dict[str, float]]  # question -> option -> logit
 SESSION_OPTIONS = ("continuar_agente_ativo", "iniciar_novo_agente", "desambiguar")
 SCOPE_OPTIONS = {"no_escopo", "fora_do_escopo"}
-CLARIFYING = "desambiguar"  # D2's option that asks the user
-ABSTAIN_OPTIONS = (CLARIFYING, NO_MATCH)  # D2's "ask the user", D1's "no intent matches"
+ABSTAIN_OPTIONS = ("desambiguar", NO_MATCH)  # D2's "ask the user", D1's "no intent matches"
 
 
 class ModelServerLost(AdriError, ConnectionError):

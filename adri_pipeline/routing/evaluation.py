@@ -13,7 +13,6 @@ import polars as pl
 from adri_pipeline.jev import metrics
 from adri_pipeline.jev.examples import NO_MATCH, CanonicalExample, length_bucket
 from adri_pipeline.prices import PriceTable
-from adri_pipeline.routing.candidates import CLARIFYING
 from adri_pipeline.routing.composition import UNSEEN_TAG
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.new_catalogues import TASK, catalogues
@@ -169,9 +168,7 @@ def prediction_sets(
     catalogue_of: list[str] | None = None,
 ) -> dict:
     """Each decision's conformal set (jev/metrics.conformal_set) and what a router would do with it:
-    answer a set of one, ask which of 2..question_max_options, abstain on an empty or larger set; the
-    coverage counts a set that asks as covering a decision whose gold is to ask (D2's desambiguar,
-    jev/metrics.covering_probability), the score its quantile was taken on. With
+    answer a set of one, ask which of 2..question_max_options, abstain on an empty or larger set. With
     each decision's catalogue (D2), the coverage's 95 % interval drawn over whole catalogues: the sets are
     stated for a new catalogue's turns, and how far one set of catalogues may fall from the stated
     coverage is a matter of how many catalogues it holds, not how many turns."""
@@ -180,7 +177,7 @@ def prediction_sets(
     single = sizes == 1
     answered_right = [s[0] == g for s, g in zip(sets, gold) if len(s) == 1]
     share = (lambda mask: float(mask.mean())) if len(sets) else (lambda mask: float("nan"))
-    covered = np.array([metrics.covered(p, g, quantile, CLARIFYING) for p, g in zip(probabilities, gold)])
+    covered = np.array([g in s for s, g in zip(sets, gold)])
     across = None
     if catalogue_of is not None:
         across = {

@@ -70,9 +70,8 @@ class RunConfig:
     # names the anonymization removes besides the ones it detects (Settings.routing_redact_names)
     redact_names: list[str] = field(default_factory=list)
     high_confidence: float = 0.85
-    # conformal prediction sets (evaluation.prediction_sets): the gold is in a decision's set (D2: or, when
-    # the gold is desambiguar, the set asks) with at least this probability; a set of
-    # 2..question_max_options options becomes a clarifying question naming them
+    # conformal prediction sets (evaluation.prediction_sets): the gold is in a decision's set with at least
+    # this probability; a set of 2..question_max_options options becomes a clarifying question naming them
     set_coverage: float = 0.90
     question_max_options: int = 3
     ece_bins: int = 10

@@ -41,11 +41,9 @@ class PredictionSets(BaseModel):
     answered, a set of 2..question_max_options becomes a clarifying question naming its options (D2's
     `desambiguar`), an empty or larger set abstains."""
 
-    # RunConfig.set_coverage: the gold is in the set (or, when the gold is to ask, the set asks) with at
-    # least this probability (jev/metrics.covering_probability)
-    stated_coverage: float
+    stated_coverage: float  # RunConfig.set_coverage: the gold is in the set with at least this probability
     quantile: Figure  # the calibration split's conformal quantile (inf: too few decisions to promise it)
-    coverage: Figure  # share of decisions their set covers: holds the gold, or asks when the gold is to ask
+    coverage: Figure  # share of decisions whose gold is in their set
     # D2: how many catalogues the decisions come from, and the coverage's 95 % interval drawn over whole
     # catalogues (jev/metrics.clustered_share_interval): a new catalogue's turns are alike
     coverage_across_catalogues: CoverageAcrossCatalogues | None = None

@@ -97,8 +97,7 @@ def prediction_sets(
         "",
         f"Split conformal sets (jev/metrics.py), quantile from the calibration split: the gold is in a "
         f"decision's set with probability >= {config.set_coverage:.0%} when decisions are exchangeable with "
-        f"calibration's (out of source they need not be: compare `coverage`); a D2 turn whose gold is "
-        "`desambiguar` is covered by a set that asks, as a question is what it calls for. D2's quantile comes from the "
+        f"calibration's (out of source they need not be: compare `coverage`). D2's quantile comes from the "
         "team's turns of catalogues the candidate never fitted on, when they are in the fit: its sets are "
         "stated for a new catalogue's turns, and on D2 the coverage's 95 % interval is drawn over whole "
         "catalogues (a set of few catalogues can fall well below the stated coverage while the sets hold it "

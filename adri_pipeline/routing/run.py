@@ -18,7 +18,7 @@ from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.jev.serialize import to_request
 from adri_pipeline.progress import note, steps
 from adri_pipeline.routing.calibration import Calibrated, Familiarity
-from adri_pipeline.routing.candidates import CLARIFYING, Candidate, Kind, make_candidate
+from adri_pipeline.routing.candidates import Candidate, Kind, make_candidate
 from adri_pipeline.routing.datasets import Dataset
 from adri_pipeline.routing.encoder import Encoder
 from adri_pipeline.routing.freeze import check_freeze, freeze
@@ -281,7 +281,7 @@ def choose_thresholds(
         certified.bounds[task], certified.thresholds[task] = bound, bound.threshold
         if task != "D4":  # D2's sets are stated for new catalogues when their answers are here
             certified.set_quantiles[task] = metrics.conformal_quantile(
-                [r["covering_probability"] for r in new_catalogues or own], 1 - config.set_coverage
+                [r["gold_probability"] for r in new_catalogues or own], 1 - config.set_coverage
             )
     calibrated.forget_calibration_answers()
     return certified
@@ -308,9 +308,8 @@ def _correct_and_confidence(rows: list[dict]) -> tuple[list[bool], list[float]]:
 def calibration_rows(
     calibrated: Calibrated, examples: list[CanonicalExample], task: str, where: str = ""
 ) -> list[dict]:
-    """Each example answered once: its decision (correct, confidence, probabilities), how far down its
-    prediction set must reach to cover it (jev/metrics.covering_probability, the conformal score's) and
-    its message's similarity to the fit data."""
+    """Each example answered once: its decision (correct, confidence, probabilities), the probability
+    given to its gold (the conformal score's) and its message's similarity to the fit data."""
     rows = []
     for e in steps(examples, f"{calibrated.name}: calibrating {task}{where}", unit="ex"):
         request = to_request(e)
@@ -318,9 +317,7 @@ def calibration_rows(
         rows.append(
             row
             | {
-                "covering_probability": metrics.covering_probability(
-                    json.loads(row["probabilities"]), row["gold"], CLARIFYING
-                ),
+                "gold_probability": json.loads(row["probabilities"]).get(row["gold"], 0.0),
                 "familiarity": calibrated.last_familiarity,
             }
         )

@@ -50,8 +50,9 @@ from adri_pipeline.jev.drift import DriftMonitor
 from adri_pipeline.jev.metrics import conformal_set
 from adri_pipeline.jev.request import parse_request
 from adri_pipeline.routing.calibration import Calibrated
-from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, CLARIFYING, SCOPE_OPTIONS, SESSION_OPTIONS
+from adri_pipeline.routing.candidates import ABSTAIN_OPTIONS, SCOPE_OPTIONS, SESSION_OPTIONS
 
+CLARIFYING = "desambiguar"  # D2's option that asks the user
 D4_PREFIX = "A mensagem pede:"  # jev/serialize.to_request's D4 questions
 DEFAULT_TOKEN_LIMIT = 512  # a candidate that states none (a System One server): the JEV design's smallest context
 # a body may carry this many bytes per token of the candidate's limit: 32 KiB at 512 tokens, 16 times a

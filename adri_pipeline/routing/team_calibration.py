@@ -138,7 +138,7 @@ def recalibrate(
         quantile = (
             None
             if task == "D4"
-            else metrics.conformal_quantile([r["covering_probability"] for r in rows], 1 - config.set_coverage)
+            else metrics.conformal_quantile([r["gold_probability"] for r in rows], 1 - config.set_coverage)
         )
         answered = float(np.mean(np.asarray(confidence) >= bound.threshold))
         tasks[task] = TaskCalibration(

@@ -133,22 +133,6 @@ def test_a_prediction_set_of_one_is_answered_two_or_three_asked_and_the_rest_abs
     assert figures["stated_coverage"] == 0.90
 
 
-def test_a_d2_turn_whose_gold_is_to_ask_is_covered_when_its_set_asks():
-    """A set of two becomes `desambiguar` on the wire (serve.Clarifier): on a turn whose gold is
-    desambiguar that question is the right answer, and the coverage counts it, as the quantile did."""
-    from adri_pipeline.routing.evaluation import prediction_sets
-    from adri_pipeline.routing.protocol import RunConfig
-
-    probabilities = [
-        {"continuar_agente_ativo": 0.5, "retomar_sessao:a": 0.4, "desambiguar": 0.1},  # asks: covered
-        {"continuar_agente_ativo": 0.9, "retomar_sessao:a": 0.05, "desambiguar": 0.05},  # answers: not
-        {"continuar_agente_ativo": 0.3, "retomar_sessao:a": 0.1, "desambiguar": 0.6},  # asks: covered
-    ]
-    figures = prediction_sets(probabilities, ["desambiguar"] * 3, 0.7, RunConfig())  # p >= 0.3
-    assert figures["coverage"] == pytest.approx(2 / 3)
-    assert figures["asked"] == pytest.approx(2 / 3) and figures["answered"] == pytest.approx(1 / 3)
-
-
 def test_a_threshold_that_answers_nothing_out_of_source_is_called_safe_but_mute():
     from adri_pipeline.routing.results import TaskFigures, mute
     from adri_pipeline.routing.risk_coverage import verdict
