@@ -16,7 +16,8 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Label Studio, for the coders' rounds: its own environment (about 1 GB; its pins are not ours), started
+# Label Studio, for the coders' rounds: its own environment (about 1 GB; its pins are not ours; sentry-sdk 3
+# refuses an option Label Studio 1.23.2 passes at start, so it stays on 2), started
 # on loopback by the slow tests (adri_pipeline_tests/label_studio_server.py)
 LABEL_STUDIO_VENV := .venv-label-studio
 label-studio: $(LABEL_STUDIO_VENV)/bin/label-studio $(STAMP)
@@ -30,7 +31,7 @@ label-studio-serve: label-studio
 
 $(LABEL_STUDIO_VENV)/bin/label-studio:
 	test -x $(LABEL_STUDIO_VENV)/bin/python || $(PYTHON) -m venv $(LABEL_STUDIO_VENV)
-	$(LABEL_STUDIO_VENV)/bin/python -m pip install --quiet label-studio==1.23.2
+	$(LABEL_STUDIO_VENV)/bin/python -m pip install --quiet label-studio==1.23.2 'sentry-sdk>=2.16,<3'
 
 # docs/ as a site in site/; strict: a link to a page that is not there fails the build
 docs: $(STAMP)
