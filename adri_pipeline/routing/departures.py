@@ -127,19 +127,33 @@ def _test_split_and_questions(dataset: Dataset, config: RunConfig) -> list[str]:
     return out
 
 
-def _thresholds_and_samples(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
-    """Abstention thresholds that could not be certified, out-of-source sets cut to a sample, and messages
-    redacted before any candidate saw them."""
+def _uncertified(config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
+    """The tasks some candidate abstains on entirely: no threshold certifiable, or one whose answers were
+    no more often right than those withheld (thresholds.ranks)."""
+    bounds = [(name, task, bound) for name, run in runs.items() for task, bound in run.threshold_bounds.items()]
+    unranked = [f"{name} on {task}" for name, task, bound in bounds if bound.get("unranked")]
+    uncertified = sorted({task for _, task, bound in bounds if bound["threshold"] > 1 and not bound.get("unranked")})
     out = []
-    uncertified = sorted(
-        {task for run in runs.values() for task, bound in run.threshold_bounds.items() if bound["threshold"] > 1}
-    )
     if uncertified:
         out.append(
             f"No abstention threshold could be certified on the calibration split for {', '.join(uncertified)} "
             f"(wrong answers <= {config.threshold_risk:.0%} of decisions at {1 - config.threshold_delta:.0%} "
             "needs at least 45 calibration decisions): there the candidate abstains on every decision."
         )
+    if unranked:
+        out.append(
+            f"The threshold certified for {', '.join(unranked)} was not kept: its answers were no more often "
+            "right than those it withheld, so its confidence cannot improve selective accuracy (the JEV design's "
+            "H2); there the candidate abstains on every decision."
+        )
+    return out
+
+
+def _thresholds_and_samples(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
+    """Abstention thresholds that could not be certified, out-of-source sets cut to a sample, and messages
+    redacted before any candidate saw them."""
+    out = []
+    out += _uncertified(config, runs)
     capped = sorted(
         {
             source

@@ -24,7 +24,7 @@ from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.protocol import RunConfig
 from adri_pipeline.routing.run import calibration_rows
-from adri_pipeline.routing.thresholds import Bound, learn_then_test
+from adri_pipeline.routing.thresholds import Bound, across_sources
 from adri_pipeline.strict_json import Figure, plain
 
 MAX_GROWTH = 40  # "more turns" is looked for up to 40 times as many as given
@@ -104,11 +104,12 @@ class TeamCalibration(BaseModel):
 
 def advice(correct, confidence, bound: Bound) -> Advice | None:
     """The threshold just below the certified one (the walk's stop) and about how many more turns with
-    the same shares answered and wrong would certify it (the binomial test of thresholds.learn_then_test
+    the same shares answered and wrong would certify it; None when its confidence does not rank
+    (thresholds.ranks) (the binomial test of thresholds.learn_then_test
     on k times as many decisions)."""
     correct, confidence = np.asarray(correct, bool), np.asarray(confidence, float)
     below = [t for t in np.unique(confidence)[::-1] if t < bound.threshold]
-    if not below:
+    if not below or bound.unranked is not None:  # a confidence that does not rank: more turns do not help
         return None
     n, given = len(correct), confidence >= below[0]
     errors = int((given & ~correct).sum())
@@ -128,13 +129,14 @@ def recalibrate(
     team_sha256: str,
     fitted_on: str,
 ) -> TeamCalibration:
-    """Per task of the team's turns: Learn then Test and the conformal quantile on them alone (each turn
-    asked once), and their messages' similarity to the fit data as the drift reference."""
+    """Per task of the team's turns: Learn then Test (kept where confidence ranks, thresholds.ranks) and the
+    conformal quantile on them alone (each turn asked once), and their messages' similarity to the fit data
+    as the drift reference."""
     tasks, reference = {}, []
     for task in sorted({e.task for e in examples}):
         rows = calibration_rows(calibrated, [e for e in examples if e.task == task], task, " on the team's turns")
         correct, confidence = [r["correct"] for r in rows], [r["confidence"] for r in rows]
-        bound = learn_then_test(correct, confidence, config.threshold_risk, config.threshold_delta)
+        bound = across_sources(correct, confidence, {}, config.threshold_risk, config.threshold_delta)
         quantile = (
             None
             if task == "D4"

@@ -33,6 +33,22 @@ The team's turns of catalogues a D2 candidate never fitted on (routing/new_catal
 more source, tested per catalogue (`per_catalogue`): what they speak for is one new catalogue, whose
 turns are alike, so the unit they are exchangeable in is the catalogue, not the turn.
 
+A threshold can pass that test by answering a handful of decisions, whatever their order: on the team's
+turns the zero-shot candidate's threshold answered 4 of 293, 2 of them wrong, against 171 wrong of the
+289 it withheld, and on a new author's catalogues, more of them with three options, it answered 7.5 % of
+all turns wrongly. The JEV design's H2 asks of the abstention rule that it improve selective accuracy,
+which such a confidence cannot do anywhere. So `across_sources` keeps its threshold only where
+confidence ranks there (`ranks`): on no source that could test may the answers given be less often
+right than those withheld, and over all of them together they must be shown more often right (Fisher's
+exact test, one-sided, at level delta); otherwise the candidate abstains on all and the bound says why.
+Each source apart, because the threshold is the highest any of them certifies and each source's
+statement stands alone: pooled, a source where the candidate ranks well can hide one where it does not
+(the zero-shot candidate fitted on ha-pt-BR answered 1 right of 3 of the team's turns, and 7 % of SGD's
+real D2 turns wrongly). The threshold was chosen on the same decisions, which flatters its answers, so
+this is a check, not a guarantee; by simulation (adri_pipeline_tests/routing/test_thresholds.py: a
+confidence independent of correctness, 31 catalogues of 9 turns, 400 draws) such a confidence kept a
+threshold in 7 % of draws, and was certified one in all of them before the check.
+
 MAPIE's risk controllers (mapie.risk_control) run Learn then Test over a scikit-learn classifier's
 predict_proba; a candidate here is a System One answer's confidence, not an estimator, and the test
 is one binomial tail per threshold, so scipy's distribution is used directly."""
@@ -41,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 from pydantic import BaseModel
-from scipy.stats import binom
+from scipy.stats import binom, fisher_exact
 
 ABSTAIN_ALL = 1.01  # no confidence reaches it
 
@@ -77,6 +93,8 @@ class Bound(BaseModel):
     sources: list[SourceCheck] = []  # the other sources (and the team's turns) it was also tested on
     # D2: the languages of the catalogues it speaks for (out_of_source.languages_of); [] = any
     languages: list[str] = []
+    # why the threshold certified was not kept (`ranks`); None: kept, or nothing was certified
+    unranked: str | None = None
 
     def statement(self) -> str:
         others = "; ".join(check.statement() for check in self.sources)
@@ -85,6 +103,11 @@ class Bound(BaseModel):
             others += (
                 f"; for catalogues in {', '.join(self.languages)}, the languages it was fitted in (decisions in "
                 "other languages were not certified on)"
+            )
+        if self.threshold > 1 and self.unranked is not None:
+            return (
+                f"none kept: {self.unranked}; a confidence that does not rank cannot improve selective accuracy "
+                f"(JEV design H2), so it abstains on all{others}"
             )
         if self.threshold > 1 and not _testable(self.calibration_n, self.alpha, self.delta):
             return (
@@ -156,6 +179,39 @@ def per_catalogue(correct, confidence, catalogue, alpha: float, delta: float) ->
     return sorted(safe)[rank - 1]
 
 
+def ranks(threshold: float, correct, confidence) -> float:
+    """The p-value of "the answers given at `threshold` are no more often right than those withheld":
+    Fisher's exact test, one-sided (module docstring). 0 when nothing is withheld: no order is claimed."""
+    correct, given = np.asarray(correct, bool), np.asarray(confidence, float) >= threshold
+    if given.all():
+        return 0.0
+    table = [[(given & correct).sum(), (given & ~correct).sum()], [(~given & correct).sum(), (~given & ~correct).sum()]]
+    return float(fisher_exact(table, alternative="greater").pvalue)
+
+
+def _ranked(threshold: float, tested: dict[str, tuple], delta: float) -> tuple[float, str | None]:
+    """The threshold kept where confidence ranks (`ranks`: over the pooled `tested` decisions, source ->
+    (correct, confidence), and on each source apart), else ABSTAIN_ALL and why."""
+    if threshold >= ABSTAIN_ALL:
+        return threshold, None
+    at = f"at the threshold certified ({threshold:.3f})"
+    for source, (correct, confidence) in tested.items():
+        correct, given = np.asarray(correct, bool), np.asarray(confidence, float) >= threshold
+        if given.any() and not given.all() and correct[given].mean() < correct[~given].mean():
+            return ABSTAIN_ALL, (
+                f"{at} its answers on {source} were less often right ({correct[given].sum()} of {given.sum()}) "
+                f"than those it withheld ({correct[~given].sum()} of {(~given).sum()})"
+            )
+    pooled = [np.concatenate([np.asarray(t[i]) for t in tested.values()]) for i in (0, 1)]
+    p_value = ranks(threshold, *pooled)
+    if p_value > delta:
+        return ABSTAIN_ALL, (
+            f"{at} its answers were not shown more often right than those it withheld, over every source that "
+            f"could test (Fisher's exact test p = {p_value:.2f} > {delta:g})"
+        )
+    return threshold, None
+
+
 def _at(threshold: float, correct: np.ndarray, confidence: np.ndarray) -> tuple[int, int]:
     given = confidence >= threshold
     return int(given.sum()), int((given & ~correct).sum())
@@ -169,6 +225,7 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
     # the fit source's calibration split, like every other, states nothing when too small to test
     testable_sources = int(_testable(len(correct), alpha, delta))
     checks, threshold = [], own.threshold if testable_sources else -np.inf
+    tested = {"the calibration split": (correct, confidence)} if testable_sources else {}  # what `ranks` reads
     for source, (their_correct, their_confidence, *grouped) in others.items():
         if grouped:
             alone = per_catalogue(their_correct, their_confidence, grouped[0], alpha, delta)
@@ -177,6 +234,7 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
             alone = learn_then_test(their_correct, their_confidence, alpha, delta).threshold if testable else None
         threshold = max(threshold, alone) if alone is not None else threshold
         testable_sources += int(alone is not None)
+        tested |= {source: (their_correct, their_confidence)} if alone is not None else {}
         checks.append(
             (
                 source,
@@ -186,11 +244,12 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
                 len(set(grouped[0])) if grouped else None,
             )
         )
-    threshold = threshold if testable_sources else ABSTAIN_ALL
+    threshold, unranked = _ranked(threshold if testable_sources else ABSTAIN_ALL, tested, delta)
     answered, wrong = _at(threshold, np.asarray(correct, bool), np.asarray(confidence, float))
     return own.model_copy(
         update={
             "threshold": threshold,
+            "unranked": unranked,
             "calibration_answered": answered,
             "calibration_wrong": wrong,
             "sources": [

@@ -137,5 +137,77 @@ def test_turns_counted_one_by_one_certify_what_their_catalogues_do_not():
     threshold = per_catalogue(correct, confidence, catalogue, 0.05, 0.10)
     assert ((confidence >= threshold) & ~correct).sum() == 2
     bound = across_sources(np.ones(19, bool), np.full(19, 0.5), {"team": (correct, confidence, catalogue)}, 0.05, 0.10)
-    assert bound.threshold == threshold and "each of 31 catalogues tested" in bound.statement()
+    assert f"({threshold:.3f})" in bound.unranked and "each of 31 catalogues tested" in bound.statement()
+    # its answers (2 wrong of 6) are more often wrong than those it withholds (7 of 287): not kept (`ranks`)
+    assert bound.threshold == ABSTAIN_ALL
     assert per_catalogue(correct[:8], confidence[:8], np.arange(8), 0.05, 0.10) is None  # 8 catalogues test nothing
+
+
+def _unranked_catalogue_draw(rng, size: int = 9):
+    """One catalogue of a candidate whose confidence does not rank: confidence uniform and independent of
+    whether the answer is right; right 41 % of the time (the zero-shot candidate on the team's turns)."""
+    return rng.uniform(0, 1, size) < 0.41, rng.uniform(0, 1, size)
+
+
+def test_a_confidence_that_does_not_rank_keeps_no_threshold_in_at_least_one_minus_delta_of_draws():
+    """JEV design H2: abstention must improve selective accuracy. Written before any routing figure was
+    read for it: a confidence independent of correctness, 31 catalogues of 9 turns, 400 draws."""
+    rng = np.random.default_rng(56)
+    kept = []
+    for _ in range(400):
+        drawn = [_unranked_catalogue_draw(rng) for _ in range(31)]
+        correct = np.concatenate([c for c, _ in drawn])
+        confidence = np.concatenate([p for _, p in drawn])
+        catalogue = np.repeat(np.arange(31), 9)
+        bound = across_sources(
+            np.ones(19, bool), np.full(19, 0.5), {"team": (correct, confidence, catalogue)}, 0.05, 0.10
+        )
+        kept.append(bound.threshold < ABSTAIN_ALL)
+    assert np.mean(kept) <= 0.10
+
+
+def test_a_confidence_that_ranks_keeps_its_threshold():
+    """The guard mutes nothing that ranks: a calibrated model keeps the Learn then Test threshold, and so
+    does a model right on nearly everything whose threshold answers every decision (nothing withheld)."""
+    rng = np.random.default_rng(57)
+    for _ in range(50):
+        correct, confidence = _calibrated_draw(rng, 300)
+        alone = learn_then_test(correct, confidence, 0.05, 0.10)
+        assert across_sources(correct, confidence, {}, 0.05, 0.10).threshold == alone.threshold
+    nearly_all_right = np.arange(300) % 50 != 0  # 2 % wrong, spread over the ranking
+    confidence = np.linspace(0.9, 1, 300)
+    bound = across_sources(nearly_all_right, confidence, {}, 0.05, 0.10)
+    assert bound.threshold == 0.9 and bound.calibration_answered == 300
+
+
+def test_a_threshold_whose_answers_are_no_more_often_right_than_those_withheld_abstains_and_says_why():
+    """The zero-shot candidate fitted on the sample (2026-12-07): its threshold, certified per catalogue on
+    the team's turns, answered 4 of 293, 2 of them wrong, against 171 wrong of the 289 it withheld; on a
+    new catalogue with more three-option turns it answered 7.5 % of all turns wrongly. Here the same
+    counts, the answered in 4 catalogues of 31."""
+    catalogue = np.arange(293) % 31
+    confidence = np.linspace(0.01, 0.3, 293)
+    confidence[-4:] = [0.39, 0.40, 0.41, 0.42]
+    correct = np.zeros(293, bool)
+    correct[:118] = True  # 118 right of the 289 withheld
+    correct[-4:] = [True, False, True, False]
+    bound = across_sources(np.ones(19, bool), np.full(19, 0.5), {"team": (correct, confidence, catalogue)}, 0.05, 0.10)
+    assert bound.threshold == ABSTAIN_ALL
+    assert "not shown more often right than those it withheld" in bound.statement()
+    assert "abstains on all" in bound.statement()
+
+
+def test_a_source_whose_answers_are_less_often_right_than_those_withheld_is_not_hidden_by_the_others():
+    """The zero-shot candidate fitted on ha-pt-BR (2026-12-07): over all its sources its answers ranked, but
+    on the team's turns of unseen catalogues, which set its threshold, 1 of the 3 it answered was right."""
+    own_confidence = np.linspace(0, 1, 740)
+    own_correct = own_confidence > 0.3  # ranks perfectly in source
+    catalogue = np.arange(293) % 31
+    team_confidence = np.linspace(0.01, 0.3, 293)
+    team_confidence[-3:] = [0.49, 0.50, 0.51]
+    team_correct = np.zeros(293, bool)
+    team_correct[:120] = True  # 120 right of the 290 withheld
+    team_correct[-3:] = [True, False, False]
+    bound = across_sources(own_correct, own_confidence, {"team": (team_correct, team_confidence, catalogue)}, 0.05, 0.1)
+    assert bound.threshold == ABSTAIN_ALL
+    assert "its answers on team were less often right (1 of 3) than those it withheld (120 of 290)" in bound.statement()
