@@ -129,14 +129,16 @@ def recalibrate(
     team_sha256: str,
     fitted_on: str,
 ) -> TeamCalibration:
-    """Per task of the team's turns: Learn then Test (kept where confidence ranks, thresholds.ranks) and the
-    conformal quantile on them alone (each turn asked once), and their messages' similarity to the fit data
-    as the drift reference."""
+    """Per task of the team's turns: Learn then Test (kept unless its answers there are less often right than
+    the turns it withholds: thresholds.ranks, own_catalogue) and the conformal quantile on them alone (each
+    turn asked once), and their messages' similarity to the fit data as the drift reference."""
     tasks, reference = {}, []
     for task in sorted({e.task for e in examples}):
         rows = calibration_rows(calibrated, [e for e in examples if e.task == task], task, " on the team's turns")
         correct, confidence = [r["correct"] for r in rows], [r["confidence"] for r in rows]
-        bound = across_sources(correct, confidence, {}, config.threshold_risk, config.threshold_delta)
+        bound = across_sources(
+            correct, confidence, {}, config.threshold_risk, config.threshold_delta, own_catalogue=True
+        )
         quantile = (
             None
             if task == "D4"

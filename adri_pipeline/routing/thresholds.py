@@ -44,10 +44,17 @@ exact test, one-sided, at level delta); otherwise the candidate abstains on all 
 Each source apart, because the threshold is the highest any of them certifies and each source's
 statement stands alone: pooled, a source where the candidate ranks well can hide one where it does not
 (the zero-shot candidate fitted on ha-pt-BR answered 1 right of 3 of the team's turns, and 7 % of SGD's
-real D2 turns wrongly). The threshold was chosen on the same decisions, which flatters its answers, so
-this is a check, not a guarantee; by simulation (adri_pipeline_tests/routing/test_thresholds.py: a
-confidence independent of correctness, 31 catalogues of 9 turns, 400 draws) such a confidence kept a
-threshold in 7 % of draws, and was certified one in all of them before the check.
+real D2 turns wrongly). The threshold was chosen on
+the same decisions, which flatters its answers, so this is a check, not a guarantee; by simulation
+(adri_pipeline_tests/routing/test_thresholds.py: a confidence independent of correctness, 31 catalogues
+of 9 turns, 400 draws) such a confidence kept a threshold in 7 % of draws, and was certified one in all
+of them before the check.
+
+A team recertifying on its own catalogue's turns (`own_catalogue`, routing/team_calibration.py) gets the
+check on those turns but not the pooled test: there the bound speaks for the catalogue its turns come
+from, with nothing to carry to another, and on 60 turns, where Learn then Test answers a handful, the
+test cannot show anything (on random halves of an outside author's set it dropped a logreg's threshold
+in up to half of them, and kept no fewer wrong answers).
 
 MAPIE's risk controllers (mapie.risk_control) run Learn then Test over a scikit-learn classifier's
 predict_proba; a candidate here is a System One answer's confidence, not an estimator, and the test
@@ -189,9 +196,9 @@ def ranks(threshold: float, correct, confidence) -> float:
     return float(fisher_exact(table, alternative="greater").pvalue)
 
 
-def _ranked(threshold: float, tested: dict[str, tuple], delta: float) -> tuple[float, str | None]:
-    """The threshold kept where confidence ranks (`ranks`: over the pooled `tested` decisions, source ->
-    (correct, confidence), and on each source apart), else ABSTAIN_ALL and why."""
+def _ranked(threshold: float, tested: dict[str, tuple], delta: float, own_catalogue: bool) -> tuple[float, str | None]:
+    """The threshold kept where confidence ranks (`ranks`: on each of the `tested` sources apart, source ->
+    (correct, confidence), and, unless `own_catalogue`, over them pooled), else ABSTAIN_ALL and why."""
     if threshold >= ABSTAIN_ALL:
         return threshold, None
     at = f"at the threshold certified ({threshold:.3f})"
@@ -203,7 +210,7 @@ def _ranked(threshold: float, tested: dict[str, tuple], delta: float) -> tuple[f
                 f"than those it withheld ({correct[~given].sum()} of {(~given).sum()})"
             )
     pooled = [np.concatenate([np.asarray(t[i]) for t in tested.values()]) for i in (0, 1)]
-    p_value = ranks(threshold, *pooled)
+    p_value = 0.0 if own_catalogue else ranks(threshold, *pooled)
     if p_value > delta:
         return ABSTAIN_ALL, (
             f"{at} its answers were not shown more often right than those it withheld, over every source that "
@@ -217,7 +224,9 @@ def _at(threshold: float, correct: np.ndarray, confidence: np.ndarray) -> tuple[
     return int(given.sum()), int((given & ~correct).sum())
 
 
-def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, delta: float) -> Bound:
+def across_sources(
+    correct, confidence, others: dict[str, tuple], alpha: float, delta: float, own_catalogue: bool = False
+) -> Bound:
     """The fit source's Learn then Test threshold, raised to the highest any other source
     certifies (`others`: source -> (correct, confidence), or (correct, confidence, catalogue) for a
     source tested per catalogue, `per_catalogue`); each source's figures at the result (module docstring)."""
@@ -244,7 +253,7 @@ def across_sources(correct, confidence, others: dict[str, tuple], alpha: float, 
                 len(set(grouped[0])) if grouped else None,
             )
         )
-    threshold, unranked = _ranked(threshold if testable_sources else ABSTAIN_ALL, tested, delta)
+    threshold, unranked = _ranked(threshold if testable_sources else ABSTAIN_ALL, tested, delta, own_catalogue)
     answered, wrong = _at(threshold, np.asarray(correct, bool), np.asarray(confidence, float))
     return own.model_copy(
         update={

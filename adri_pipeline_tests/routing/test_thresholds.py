@@ -211,3 +211,26 @@ def test_a_source_whose_answers_are_less_often_right_than_those_withheld_is_not_
     bound = across_sources(own_correct, own_confidence, {"team": (team_correct, team_confidence, catalogue)}, 0.05, 0.1)
     assert bound.threshold == ABSTAIN_ALL
     assert "its answers on team were less often right (1 of 3) than those it withheld (120 of 290)" in bound.statement()
+
+
+def test_on_a_teams_own_catalogue_a_few_right_answers_keep_the_threshold_and_worse_answers_do_not():
+    """60 turns of one catalogue: Learn then Test certifies the threshold at which 3 are answered, all
+    right. Pooled, 3 of 3 against 34 of 57 cannot be shown better, and a logreg lost its team threshold
+    in up to half of an outside author's 60-turn halves; on its own catalogue only the per-source check
+    applies. Answers less often right than those withheld still drop it (200 turns, half the 8 most
+    confident wrong against 30 % of the rest)."""
+    confidence = np.linspace(0.1, 0.6, 60)
+    confidence[-3:] = [0.9, 0.91, 0.92]
+    correct = np.arange(60) % 5 < 3  # 60 % right below
+    correct[-5:] = [False, False, True, True, True]
+    assert across_sources(correct, confidence, {}, 0.05, 0.10).threshold == ABSTAIN_ALL
+    team = across_sources(correct, confidence, {}, 0.05, 0.10, own_catalogue=True)
+    assert team.threshold == 0.9 and team.unranked is None
+    confidence = np.linspace(0.1, 0.6, 200)
+    confidence[-8:] = np.linspace(0.9, 0.97, 8)
+    correct = np.arange(200) % 10 < 7  # 70 % right below
+    correct[-8:] = [True, False] * 4
+    worse = across_sources(correct, confidence, {}, 0.05, 0.10, own_catalogue=True)
+    alone = learn_then_test(correct, confidence, 0.05, 0.10)
+    assert alone.threshold < 0.9 and alone.calibration_wrong / alone.calibration_answered > 0.3
+    assert worse.threshold == ABSTAIN_ALL and "less often right" in worse.statement()
