@@ -54,7 +54,7 @@ A team recertifying on its own catalogue's turns (`own_catalogue`, routing/team_
 check on those turns but not the pooled test: there the bound speaks for the catalogue its turns come
 from, with nothing to carry to another, and on 60 turns, where Learn then Test answers a handful, the
 test cannot show anything (on random halves of an outside author's set it dropped a logreg's threshold
-in up to half of them, and kept no fewer wrong answers).
+in up to half of them, and the share of halves above 5 % wrong stayed the same).
 
 MAPIE's risk controllers (mapie.risk_control) run Learn then Test over a scikit-learn classifier's
 predict_proba; a candidate here is a System One answer's confidence, not an estimator, and the test
