@@ -104,12 +104,12 @@ class TeamCalibration(BaseModel):
 
 def advice(correct, confidence, bound: Bound) -> Advice | None:
     """The threshold just below the certified one (the walk's stop) and about how many more turns with
-    the same shares answered and wrong would certify it; None when its confidence does not rank
-    (thresholds.ranks) (the binomial test of thresholds.learn_then_test
-    on k times as many decisions)."""
+    the same shares answered and wrong would certify it (the binomial test of thresholds.learn_then_test
+    on k times as many decisions); None when the threshold was dropped because its answers were less
+    often right than the turns it withheld (thresholds.ranks): more such turns would not help."""
     correct, confidence = np.asarray(correct, bool), np.asarray(confidence, float)
     below = [t for t in np.unique(confidence)[::-1] if t < bound.threshold]
-    if not below or bound.unranked is not None:  # a confidence that does not rank: more turns do not help
+    if not below or bound.unranked is not None:
         return None
     n, given = len(correct), confidence >= below[0]
     errors = int((given & ~correct).sum())

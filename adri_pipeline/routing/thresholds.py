@@ -44,11 +44,10 @@ exact test, one-sided, at level delta); otherwise the candidate abstains on all 
 Each source apart, because the threshold is the highest any of them certifies and each source's
 statement stands alone: pooled, a source where the candidate ranks well can hide one where it does not
 (the zero-shot candidate fitted on ha-pt-BR answered 1 right of 3 of the team's turns, and 7 % of SGD's
-real D2 turns wrongly). The threshold was chosen on
-the same decisions, which flatters its answers, so this is a check, not a guarantee; by simulation
-(adri_pipeline_tests/routing/test_thresholds.py: a confidence independent of correctness, 31 catalogues
-of 9 turns, 400 draws) such a confidence kept a threshold in 7 % of draws, and was certified one in all
-of them before the check.
+real D2 turns wrongly). The threshold was chosen on the same decisions, which flatters its answers, so
+this is a check, not a guarantee; by simulation (adri_pipeline_tests/routing/test_thresholds.py: a
+confidence independent of correctness, 31 catalogues of 9 turns, 400 draws) such a confidence kept a
+threshold in 7 % of draws, and was certified one in all of them before the check.
 
 A team recertifying on its own catalogue's turns (`own_catalogue`, routing/team_calibration.py) gets the
 check on those turns but not the pooled test: there the bound speaks for the catalogue its turns come
