@@ -9,11 +9,12 @@ from adri_pipeline.config import DATA
 from adri_pipeline.jev.serialize import MAX_STATE_CHARS, SERIALIZER_VERSION
 from adri_pipeline.prices import PRICES
 
-# The team's hand-written D2 turns (pt-BR, synthetic, 35 catalogues): each set was written before a
-# change and run on once, then its errors were read while the next change was made, so none is an
-# independent test any more. What they still are is conversations over catalogues no built-in source
-# has, so every fit learns from them (RunConfig.extra_training); data/routing/heldout/ holds the set
-# that has not been read.
+# The hand-written D2 turns already read (pt-BR, synthetic): the team's sets (35 catalogues) and the
+# outside authors' sealed sets opened once each (five authors, 60 catalogues). Each set was written
+# before a change and run on once, then its errors were read, so none is an independent test any more.
+# What they still are is conversations over catalogues no built-in source has, written by six hands
+# with six sets of conventions, so every fit learns from them (RunConfig.extra_training); a new
+# author's turns were what D2 failed on. data/routing/heldout/ and the unopened sealed sets are not here.
 TEAM_TRAINING = tuple(
     str(DATA / "routing" / name)
     for name in (
@@ -21,6 +22,11 @@ TEAM_TRAINING = tuple(
         "team_d2_2026-12-02.jsonl",
         "team_d2_2026-12-03.jsonl",
         "team_d2_2026-12-04.jsonl",
+        "sealed/outsider_d2_2026-12-04c.jsonl",
+        "sealed/sealed_d2_2026-12-06.jsonl",
+        "sealed/sealed_d2_2026-12-06b.jsonl",
+        "sealed/sealed_d2_2026-12-07.jsonl",
+        "sealed/sealed_d2_2026-12-07b.jsonl",
     )
 )
 
