@@ -21,7 +21,8 @@ def test_the_teams_turns_join_dev_only_weighing_as_much_as_the_sources_own():
         assert [e.id for e in joined.in_split(split)] == [e.id for e in alone.in_split(split)]
     team = {e.id for path in TEAM_TRAINING for e in load_canonical(Path(path))}
     added = [e for e in joined.in_split("dev") if e.id in team]
-    assert len(added) == len(team) == sum(joined.extra_training.values()) == 293 + 5 * 120  # the team's, five outsiders'
+    # the team's 293 turns and five outside authors' 120 each
+    assert len(added) == len(team) == sum(joined.extra_training.values()) == 293 + 5 * 120
     own_d2 = sum(e.task == "D2" for e in alone.in_split("dev"))
     assert sum(joined.fit_weight[e.id] for e in added) == pytest.approx(own_d2)
     assert not any(e.id in joined.fit_weight for e in alone.examples)
