@@ -118,7 +118,7 @@ class Calibrated:
             self.temperature[task] = _temperature(pairs)
 
     def fit_unblended_temperature(self, task: str, requests: list[dict], logits: list[Logits], golds: list) -> None:
-        """`task`'s temperature fitted on answers to decisions the fit never saw (the team's turns answered
+        """`task`'s temperature fitted on answers to decisions the fit never saw (the hand-written turns answered
         by candidates fitted without their catalogue, new_catalogues.HeldOutAnswers, and the other sources'
         calibration splits), and its confidence left unblended. Those answers are kept as calibration
         answers: thresholds and prediction sets read them next, as the fold candidates gave them."""

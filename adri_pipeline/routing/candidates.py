@@ -166,7 +166,7 @@ KINDS: dict[str, str] = {
 }
 
 
-# a trained kind's name with this suffix: the same candidate fitted without the team's turns (extra
+# a trained kind's name with this suffix: the same candidate fitted without the hand-written turns (extra
 # training), side by side with the one fitted with them, so the report shows what they change
 SOURCE_ONLY = "@source-only"
 

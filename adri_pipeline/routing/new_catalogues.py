@@ -7,9 +7,10 @@ to near uniform on every new catalogue, so the certified threshold answered none
 blend scrambled the order of right and wrong answers there (leave-one-catalogue-out over the team's
 293 turns, benchmarks/routing_confidence_loco.py: the 40 % most confident answers 14 % wrong, 7 %
 before the blend). A new catalogue's turns are what D2 meets in service, so its confidence is fitted
-and certified on turns of catalogues the fit did not see: each of the team's turns that joined dev
-(Dataset.fit_weight) is answered by the candidate fitted without its catalogue (cross-fitting, K folds
-by catalogue). What these answers certify assumes new catalogues exchangeable with the team's. The
+and certified on turns of catalogues the fit did not see: each hand-written turn that joined dev
+(Dataset.fit_weight: the team's and, since 2026-12-07, the read outside authors' sets,
+protocol.TEAM_TRAINING) is answered by the candidate fitted without its catalogue (cross-fitting, K folds
+by catalogue). What these answers certify assumes new catalogues exchangeable with theirs. The
 temperature also hears the other sources' D2 calibration splits (run._temper_on_new_catalogues): fitted
 on the team's turns alone, it was confidently wrong on the sources unlike them.
 
@@ -35,7 +36,7 @@ from adri_pipeline.routing.datasets import Dataset
 
 TASK = "D2"  # the task whose catalogue changes from one deployment to the next
 SEED = 56
-NEW_CATALOGUES = "the team's turns, catalogues never fitted on"  # how thresholds.Bound names them
+NEW_CATALOGUES = "the hand-written turns, catalogues never fitted on"  # how thresholds.Bound names them
 
 
 def agents_of(example: CanonicalExample) -> set[str]:
@@ -84,7 +85,7 @@ def folds(catalogue_of: dict[str, str], k: int, seed: int = SEED) -> dict[str, i
 
 @dataclass
 class HeldOutAnswers:
-    """The team's D2 turns, each with the logits of a candidate that never fitted on its catalogue."""
+    """The hand-written D2 turns in the fit, each with the logits of a candidate that never fitted on its catalogue."""
 
     examples: list[CanonicalExample]
     logits: list[Logits]
@@ -94,7 +95,7 @@ class HeldOutAnswers:
 
     def statement(self) -> str:
         how = f"cross-fitted in {self.folds} folds by catalogue" if self.folds else "the candidate learns no turn"
-        return f"{len(self.examples)} team turns over {self.catalogues} catalogues never fitted on ({how})"
+        return f"{len(self.examples)} hand-written turns over {self.catalogues} catalogues never fitted on ({how})"
 
 
 def team_turns(dataset: Dataset) -> list[CanonicalExample]:
@@ -105,7 +106,7 @@ def team_turns(dataset: Dataset) -> list[CanonicalExample]:
 def held_out_answers(
     fitted: Candidate, dataset: Dataset, k: int, fit, encoder=None, settings=None
 ) -> HeldOutAnswers | None:
-    """The team's D2 turns answered by candidates that never saw their catalogue; None without such
+    """The hand-written D2 turns in the fit answered by candidates that never saw their catalogue; None without such
     turns, with k < 2, or when the catalogues are fewer than k. `fitted`: the candidate fitted on all of
     dev (it answers them itself when it learns nothing from dev); `fit(candidate, dev)` fits a fresh one
     as run.prepare fits (the same weights), for each fold's dev without that fold's turns."""
@@ -125,7 +126,7 @@ def held_out_answers(
     answers: dict[str, Logits] = {}
     for fold in range(k):
         held = {e.id for e in turns if fold_of[catalogue_of[e.id]] == fold}
-        note(f"{fitted.name}: fold {fold + 1} of {k}, fitted without {len(held)} team turns of unseen catalogues")
+        note(f"{fitted.name}: fold {fold + 1} of {k}, fitted without {len(held)} hand-written turns, unseen catalogues")
         candidate = make_candidate(fitted.name, encoder, settings)
         fit(candidate, [e for e in dataset.in_split("dev") if e.id not in held])
         for example_id in held:

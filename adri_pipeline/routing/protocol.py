@@ -63,7 +63,7 @@ class RunConfig:
     # source itself has; together they weigh as much as the source's own dev examples of the task
     # (datasets.with_extra_training)
     extra_training: list[str] = field(default_factory=lambda: list(TEAM_TRAINING))
-    # D2's confidence, threshold and prediction sets fitted on the team's turns (extra_training) answered by
+    # D2's confidence, threshold and prediction sets fitted on the hand-written turns (extra_training) answered by
     # candidates fitted without their catalogue, in this many folds by catalogue (routing/new_catalogues.py);
     # 0: on the source's calibration split, blended by familiarity
     new_catalogue_folds: int = 5

@@ -199,7 +199,7 @@ def _threshold_bounds(results: dict[str, CandidateResult], outside: list[Outside
         "",
         "Chosen by Learn then Test on the calibration split, then raised to the highest threshold any "
         "other source shipped here certifies (routing/thresholds.py): for D2 its dev split, one decision per "
-        "conversation, in the languages the candidate was fitted in, and the team's turns of catalogues never "
+        "conversation, in the languages the candidate was fitted in, and the hand-written turns of catalogues never "
         "fitted on; for the other tasks its calibration split (their test splits and the project's files are "
         "never used). The bound assumes the decisions are exchangeable "
         "with a calibration split's; where the share observed (wrong@thr) exceeds it, that assumption "

@@ -29,9 +29,10 @@ left out, the fit source's own included (the sample's 19 D2 calibration decision
 nothing because its answers are wrong makes the candidate abstain, and so does having no source able
 to test.
 
-The team's turns of catalogues a D2 candidate never fitted on (routing/new_catalogues.py) are one
-more source, tested per catalogue (`per_catalogue`): what they speak for is one new catalogue, whose
-turns are alike, so the unit they are exchangeable in is the catalogue, not the turn.
+The hand-written turns (the team's and the read outside authors') of catalogues a D2 candidate never
+fitted on (routing/new_catalogues.py) are one more source, tested per catalogue (`per_catalogue`): what
+they speak for is one new catalogue, whose turns are alike, so the unit they are exchangeable in is the
+catalogue, not the turn.
 
 A threshold can pass that test by answering a handful of decisions, whatever their order: on the team's
 turns the zero-shot candidate's threshold answered 4 of 293, 2 of them wrong, against 171 wrong of the
@@ -96,7 +97,7 @@ class Bound(BaseModel):
     calibration_answered: int
     calibration_wrong: int  # answered wrongly at the threshold
     assumption: str = "test decisions exchangeable with the calibration split's"
-    sources: list[SourceCheck] = []  # the other sources (and the team's turns) it was also tested on
+    sources: list[SourceCheck] = []  # the other sources (and the hand-written turns) it was also tested on
     # D2: the languages of the catalogues it speaks for (out_of_source.languages_of); [] = any
     languages: list[str] = []
     # why the threshold certified was not kept (`ranks`); None: kept, or nothing was certified
