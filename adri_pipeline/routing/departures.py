@@ -152,8 +152,7 @@ def _uncertified(config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
 def _thresholds_and_samples(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
     """Abstention thresholds that could not be certified, out-of-source sets cut to a sample, and messages
     redacted before any candidate saw them."""
-    out = []
-    out += _uncertified(config, runs)
+    out = _uncertified(config, runs)
     capped = sorted(
         {
             source

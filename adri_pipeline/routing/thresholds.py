@@ -209,8 +209,10 @@ def _ranked(threshold: float, tested: dict[str, tuple], delta: float, own_catalo
                 f"{at} its answers on {source} were less often right ({correct[given].sum()} of {given.sum()}) "
                 f"than those it withheld ({correct[~given].sum()} of {(~given).sum()})"
             )
+    if own_catalogue:
+        return threshold, None
     pooled = [np.concatenate([np.asarray(t[i]) for t in tested.values()]) for i in (0, 1)]
-    p_value = 0.0 if own_catalogue else ranks(threshold, *pooled)
+    p_value = ranks(threshold, *pooled)
     if p_value > delta:
         return ABSTAIN_ALL, (
             f"{at} its answers were not shown more often right than those it withheld, over every source that "
