@@ -27,6 +27,7 @@ TEAM_TRAINING = tuple(
         "sealed/sealed_d2_2026-12-06b.jsonl",
         "sealed/sealed_d2_2026-12-07.jsonl",
         "sealed/sealed_d2_2026-12-07b.jsonl",
+        "sealed/sealed_d2_2026-12-07c.jsonl",
     )
 )
 

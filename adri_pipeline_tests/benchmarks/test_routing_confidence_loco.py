@@ -64,7 +64,7 @@ def test_no_team_catalogue_is_split_across_folds_and_no_agent_is_on_both_sides(l
     turns = loco.team_turns()
     catalogue_of = loco.catalogues(turns)
     fold_of = loco.folds(catalogue_of, 5)
-    assert len(turns) == 293 + 5 * 120 and len(set(catalogue_of.values())) == 83  # the team's 31, five outsiders'
+    assert len(turns) == 293 + 6 * 120 and len(set(catalogue_of.values())) == 96  # the team's 31, six outsiders' 65
     assert set(fold_of) == set(catalogue_of.values()) and set(fold_of.values()) == set(range(5))
     agents_in = {fold: set() for fold in range(5)}
     for example in turns:
