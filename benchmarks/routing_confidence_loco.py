@@ -1,10 +1,11 @@
 """Does a routing confidence rank on catalogues never fitted on? (issue 56) A leave-one-catalogue-out
-measurement on the team's D2 turns (data/routing/handwritten_d2.jsonl, team_d2_2026-12-0{2,3,4}.jsonl:
-293 **synthetic** turns, hand-written by the project's engineer; protocol.TEAM_TRAINING).
+measurement on the hand-written D2 turns every fit learns from (protocol.TEAM_TRAINING, **synthetic**:
+the project engineer's 293 in data/routing/handwritten_d2.jsonl and team_d2_2026-12-0{2,3,4}.jsonl, and
+the outside authors' sealed sets already opened, 120 each); `--by-author` leaves one author out instead.
 
 **Catalogues and folds** as routing/new_catalogues.py makes them (the product cross-fits D2's
-confidence the same way). On the four files this gives 31 catalogues; where a turn carries
-`metadata.catalogue` (the three team_d2 files) the
+confidence the same way). On the four team files this gives 31 catalogues; where a turn carries
+`metadata.catalogue` (the team_d2 files and the sealed sets) the
 components are exactly those labels, and handwritten_d2.jsonl's 40 turns form one catalogue of the
 sample's own home agents (aspirador, casa, clima, jardim, listas, midia, timers).
 
@@ -34,6 +35,7 @@ agent id with the source (the headline: catalogues never fitted on) and on all t
 
     .venv/bin/python benchmarks/routing_confidence_loco.py [--source sample] [--folds 5] [--seed 56]
         [--candidates embedded-logreg,static-logreg,embedded-zeroshot] [--vectors DIR] [--out FILE] [--smoke]
+        [--by-author]
 
 `--smoke`: two folds, static-logreg alone, 50 resamples (seconds; the figures mean nothing).
 """
@@ -69,6 +71,25 @@ LOGREGS = ("embedded-logreg", "static-logreg")
 def team_turns() -> list[CanonicalExample]:
     """The team's D2 turns, read as every fit reads them (located_canonical: adjudicated gold)."""
     return [e for path in TEAM_TRAINING for e in located_canonical(Path(path)).examples if e.task == "D2"]
+
+
+def author_of(path: str) -> str:
+    """Who wrote a TEAM_TRAINING file: the project's engineer wrote the four team files, and each sealed
+    set is one outside author's."""
+    return Path(path).stem if Path(path).parent.name == "sealed" else "the project's engineer"
+
+
+def fold_by_author(turns: list[CanonicalExample]) -> dict[str, int]:
+    """Example id -> fold, one fold per author (leave-one-author-out): a new author's conventions, not only
+    a new catalogue, are what the held-out fold tests."""
+    authors = list(dict.fromkeys(author_of(path) for path in TEAM_TRAINING))
+    fold = {
+        e.id: authors.index(author_of(path))
+        for path in TEAM_TRAINING
+        for e in located_canonical(Path(path)).examples
+        if e.task == "D2"
+    }
+    return {e.id: fold[e.id] for e in turns}
 
 
 # one fold -------------------------------------------------------------------------------------------
@@ -133,15 +154,18 @@ def answer_fold(name: str, dataset, config, encoder) -> tuple[dict[str, dict], d
     return answers, {"fit_s": round(fit_seconds, 1), "answer_s": round(time.perf_counter() - started, 1)}
 
 
-def run_folds(source: str, k: int, seed: int, candidates: list[str], encoder, folder: Path) -> dict:
+def run_folds(source: str, k: int, seed: int, candidates: list[str], encoder, folder: Path, by_author=False) -> dict:
     """Every fold fitted and answered, one candidate at a time: the per-turn records and what it took."""
     turns = team_turns()
     catalogue_of = catalogues(turns)
     fold_of = folds(catalogue_of, k, seed)
+    fold_of_turn = fold_by_author(turns) if by_author else {e.id: fold_of[catalogue_of[e.id]] for e in turns}
+    if by_author:
+        k, fold_of = len(set(fold_of_turn.values())), {catalogue_of[i]: f for i, f in fold_of_turn.items()}
     records, timings, source_agents = [], {}, set()
     for fold in range(k):
-        held = [e for e in turns if fold_of[catalogue_of[e.id]] == fold]
-        fit = [e for e in turns if fold_of[catalogue_of[e.id]] != fold]
+        held = [e for e in turns if fold_of_turn[e.id] == fold]
+        fit = [e for e in turns if fold_of_turn[e.id] != fold]
         train, test = (
             write_turns(folder / f"loco-{part}-{fold}.jsonl", part_turns)
             for part, part_turns in (("train", fit), ("test", held))
@@ -286,6 +310,7 @@ def parsed(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--vectors", default=None, help="the vector cache folder (default: ADRI_VECTOR_CACHE's)")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--smoke", action="store_true", help="two folds, static-logreg alone, 50 resamples")
+    parser.add_argument("--by-author", action="store_true", help="one fold per author instead of --folds")
     args = parser.parse_args(argv)
     if args.smoke:
         args.folds, args.candidates, args.resamples = 2, "static-logreg", 50
@@ -319,14 +344,16 @@ def main(argv: list[str] | None = None) -> None:
     embeds = any(kind_of(c).embeds for c in args.candidates)
     encoder = Encoder(VectorFile.in_folder(args.vectors)) if embeds else None
     with tempfile.TemporaryDirectory() as folder:
-        run = run_folds(args.source, args.folds, args.seed, args.candidates, encoder, Path(folder))
+        run = run_folds(args.source, args.folds, args.seed, args.candidates, encoder, Path(folder), args.by_author)
+    args.folds = len(run["timings"])
     results = summary(run, args.candidates, args.resamples, args.seed)
     fold_turns = {f: sum(r["fold"] == f for r in run["records"]) for f in range(args.folds)}
     fold_catalogues = {f: sum(v == f for v in run["fold_of"].values()) for f in range(args.folds)}
     elapsed = round(time.perf_counter() - started, 1)
+    folding = "one fold per author" if args.by_author else "folds by catalogue"
     print(
         f"## Leave-catalogue-out confidence ranking: source {args.source}, {args.folds} folds (seed {args.seed}), "
-        f"{len(run['records'])} synthetic team turns (hand-written by the project's engineer) over "
+        f"{len(run['records'])} synthetic hand-written turns ({folding}) over "
         f"{len(run['fold_of'])} catalogues; turns per fold {fold_turns}, catalogues per fold {fold_catalogues}; "
         f"{elapsed} s\n"
     )

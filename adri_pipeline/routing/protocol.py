@@ -10,10 +10,10 @@ from adri_pipeline.jev.serialize import MAX_STATE_CHARS, SERIALIZER_VERSION
 from adri_pipeline.prices import PRICES
 
 # The hand-written D2 turns already read (pt-BR, synthetic): the team's sets (35 catalogues) and the
-# outside authors' sealed sets opened once each (five authors, 60 catalogues). Each set was written
+# outside authors' sealed sets opened once each (six authors, 72 catalogues). Each set was written
 # before a change and run on once, then its errors were read, so none is an independent test any more.
-# What they still are is conversations over catalogues no built-in source has, written by six hands
-# with six sets of conventions, so every fit learns from them (RunConfig.extra_training); a new
+# What they still are is conversations over catalogues no built-in source has, written by seven hands
+# with seven sets of conventions, so every fit learns from them (RunConfig.extra_training); a new
 # author's turns were what D2 failed on. data/routing/heldout/ and the unopened sealed sets are not here.
 TEAM_TRAINING = tuple(
     str(DATA / "routing" / name)

@@ -74,3 +74,14 @@ def test_no_team_catalogue_is_split_across_folds_and_no_agent_is_on_both_sides(l
     sizes = [sum(fold_of[catalogue_of[e.id]] == f for e in turns) for f in range(5)]
     assert max(sizes) - min(sizes) <= 11, sizes  # balanced to within one team catalogue
     assert loco.folds(catalogue_of, 5) == fold_of  # the seed fixes them
+
+
+def test_by_author_each_fold_is_one_authors_file_whole(loco):
+    turns = loco.team_turns()
+    fold_of = loco.fold_by_author(turns)
+    files = {path: {e.id for e in loco.located_canonical(Path(path)).examples} for path in loco.TEAM_TRAINING}
+    assert set(fold_of) == {e.id for e in turns} and len(set(fold_of.values())) == 7  # the engineer and six outsiders
+    for path, ids in files.items():
+        assert len({fold_of[i] for i in ids}) == 1, path
+    team = [p for p in files if "/sealed/" not in p]
+    assert len({fold_of[next(iter(files[p]))] for p in team}) == 1  # one engineer wrote the four team files
