@@ -1,7 +1,8 @@
 """Does a routing confidence rank on catalogues never fitted on? (issue 56) A leave-one-catalogue-out
 measurement on the hand-written D2 turns every fit learns from (protocol.TEAM_TRAINING, **synthetic**:
 the project engineer's 293 in data/routing/handwritten_d2.jsonl and team_d2_2026-12-0{2,3,4}.jsonl, and
-the outside authors' sealed sets already opened, 120 each); `--by-author` leaves one author out instead.
+the outside authors' sealed sets already opened and data/routing/outside_authors/, 120 each);
+`--by-author` leaves one author out instead.
 
 **Catalogues and folds** as routing/new_catalogues.py makes them (the product cross-fits D2's
 confidence the same way). On the four team files this gives 31 catalogues; where a turn carries
@@ -74,9 +75,9 @@ def team_turns() -> list[CanonicalExample]:
 
 
 def author_of(path: str) -> str:
-    """Who wrote a TEAM_TRAINING file: the project's engineer wrote the four team files, and each sealed
-    set is one outside author's."""
-    return Path(path).stem if Path(path).parent.name == "sealed" else "the project's engineer"
+    """Who wrote a TEAM_TRAINING file: the project's engineer wrote the four team files (data/routing/ itself),
+    and each file in a folder below it (sealed/, outside_authors/) is one outside author's."""
+    return "the project's engineer" if Path(path).parent.name == "routing" else Path(path).stem
 
 
 def fold_by_author(turns: list[CanonicalExample]) -> dict[str, int]:

@@ -21,11 +21,15 @@ from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 
 HELD_OUT = DATA / "routing" / "heldout"
 SEALED = DATA / "routing" / "sealed"  # outside authors' sets, each committed with its hash before any model ran
+OUTSIDE_AUTHORS = DATA / "routing" / "outside_authors"  # outside authors' turns written as fit data
 
 
-@pytest.mark.parametrize("folder", [HELD_OUT, SEALED], ids=["team held-out", "outsider sealed"])
-def test_the_held_out_turns_are_the_ones_committed_with_their_hash(folder):
-    """Written before any model ran on them: an edit would make them a different set."""
+@pytest.mark.parametrize(
+    "folder", [HELD_OUT, SEALED, OUTSIDE_AUTHORS], ids=["team held-out", "outsider sealed", "outside authors"]
+)
+def test_the_hand_written_turns_are_the_ones_committed_with_their_hash(folder):
+    """Committed with their hash as their authors wrote them (the test sets before any model ran on them): an
+    edit would make them different data."""
     lines = (folder / "SHA256SUMS").read_text(encoding="utf-8").splitlines()
     assert {line.split()[1] for line in lines} == {path.name for path in folder.glob("*.jsonl")}
     for line in lines:
