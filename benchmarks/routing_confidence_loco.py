@@ -82,7 +82,9 @@ def author_of(path: str) -> str:
 
 def fold_by_author(turns: list[CanonicalExample]) -> dict[str, int]:
     """Example id -> fold, one fold per author (leave-one-author-out): a new author's conventions, not only
-    a new catalogue, are what the held-out fold tests."""
+    a new catalogue, are what the held-out fold tests. Folds follow authors, not catalogues: the nine
+    catalogues the engineer's files share agent ids with the first outsider's set are on both sides of
+    those two folds."""
     authors = list(dict.fromkeys(author_of(path) for path in TEAM_TRAINING))
     fold = {
         e.id: authors.index(author_of(path))
@@ -353,7 +355,7 @@ def main(argv: list[str] | None = None) -> None:
     elapsed = round(time.perf_counter() - started, 1)
     folding = "one fold per author" if args.by_author else "folds by catalogue"
     print(
-        f"## Leave-catalogue-out confidence ranking: source {args.source}, {args.folds} folds (seed {args.seed}), "
+        f"## Held-out confidence ranking: source {args.source}, {args.folds} folds (seed {args.seed}), "
         f"{len(run['records'])} synthetic hand-written turns ({folding}) over "
         f"{len(run['fold_of'])} catalogues; turns per fold {fold_turns}, catalogues per fold {fold_catalogues}; "
         f"{elapsed} s\n"
