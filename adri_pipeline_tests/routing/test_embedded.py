@@ -193,6 +193,60 @@ def test_a_source_without_not_safe_turns_still_teaches_that_a_bare_command_is_no
     assert max(logits["D2"], key=logits["D2"].get) == "desambiguar"
 
 
+GOES_ON = [
+    "sim pode confirmar agora",
+    "isso mesmo pode seguir",
+    "ok fechado então confirma",
+    "beleza pode fazer assim",
+    "certo segue desse jeito",
+    "perfeito manda ver então",
+]
+OPENS = [
+    "mudando de assunto agora",
+    "outra coisa que preciso",
+    "esquece isso tenho outra",
+    "aproveitando queria outra coisa",
+    "deixa isso pra lá",
+    "agora um assunto diferente",
+]
+
+
+@pytest.mark.parametrize("name", ["embedded-logreg", "static-logreg"])
+def test_the_session_ranker_reads_the_message_itself(name, monkeypatch):
+    """Whether a message goes on with the agent or opens something new is often in its words alone ("sim,
+    pode confirmar" / "mudando de assunto"), where its similarity to the sessions says little. Fitted on
+    dev where only the words tell the two apart, the ranker answers new phrasings of each rightly; without
+    the message's own embedding among its features (weight 0) embedded-logreg answered all four "new
+    agent" and static-logreg two of four wrongly."""
+    from adri_pipeline.routing import embedded
+    from adri_pipeline.routing.candidates import make_candidate
+
+    said = [(t, "continuar_agente_ativo") for t in GOES_ON] + [(t, "iniciar_novo_agente") for t in OPENS]
+    conversations = [
+        (active, suspended, text, gold)
+        for active, suspended in [("clima", "musica"), ("musica", "listas"), ("listas", "clima")]
+        for text, gold in said
+    ]
+    dev = [d2_turn(n, *turn, "Pronto, algo mais?", f"g{n}") for n, turn in enumerate(conversations)]
+    new_phrasings = {
+        "sim pode fechar assim": "continuar_agente_ativo",
+        "ok pode confirmar sim": "continuar_agente_ativo",
+        "mudando de assunto rapidinho": "iniciar_novo_agente",
+        "tenho outra coisa aqui": "iniciar_novo_agente",
+    }
+
+    def answers() -> dict[str, str]:
+        candidate = make_candidate(name)
+        candidate.fit([to_request(e) for e in dev], [e.gold_label for e in dev], [e.group_id for e in dev])
+        turns = {t: d2_turn(99, "clima", "listas", t, gold, "Pronto, algo mais?") for t, gold in new_phrasings.items()}
+        logits = {t: candidate.logits(to_request(turn))["D2"] for t, turn in turns.items()}
+        return {t: max(scores, key=scores.get) for t, scores in logits.items()}
+
+    assert answers() == new_phrasings
+    monkeypatch.setattr(embedded, "MESSAGE_WEIGHT", 0.0)
+    assert answers() != new_phrasings
+
+
 INTENTS = {
     "Buses_1.BuyBusTicket": "Bus service: buy a bus ticket",
     "Weather_1.GetWeather": "Weather: get the weather",
