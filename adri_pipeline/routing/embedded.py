@@ -528,14 +528,8 @@ class EmbeddedLogReg(_Embedded):
         features = np.asarray(rows, float)
         if not known:
             features[:, 7:10] = 0.0  # the agent model's mass
-        return np.hstack(
-            [
-                known * features,
-                (1 - known) * features,
-                self._anchor_features(state, options, criteria or {}, message),
-                _message_by_kind(options, message),
-            ]
-        )
+        anchors = self._anchor_features(state, options, criteria or {}, message)
+        return np.hstack([known * features, (1 - known) * features, anchors, _message_by_kind(options, message)])
 
     def _anchor_features(self, state: dict, options: list[str], criteria: dict, message: np.ndarray) -> np.ndarray:
         """routing/anchoring.py's per-session features, one set of columns shared by the active agent
