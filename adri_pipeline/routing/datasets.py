@@ -48,6 +48,8 @@ class Dataset:
     # (absent: 1); and per file, how many of its examples joined
     fit_weight: dict[str, float] = field(default_factory=dict)
     extra_training: dict[str, int] = field(default_factory=dict)
+    # example id -> who wrote it, for the same examples (RunConfig.authors; a file not named there is its own)
+    author_of: dict[str, str] = field(default_factory=dict)
 
     def in_split(self, split: str) -> list[CanonicalExample]:
         return [e for e in self.examples if self.split_of[e.id] == split]
@@ -183,6 +185,9 @@ def with_extra_training(dataset: Dataset, config: RunConfig) -> Dataset:
         split_of={**dataset.split_of, **{e.id: "dev" for e in extra}},
         fit_weight={e.id: tasks[e.task] / per_task[e.task] for e in extra},
         extra_training={Path(path).name: len(examples) for path, examples in added.items() if examples},
+        author_of={
+            e.id: config.authors.get(path, Path(path).name) for path, examples in added.items() for e in examples
+        },
         anonymized=dataset.anonymized + changed,
     )
 
@@ -225,4 +230,5 @@ def with_external_test(
         test_set,
         fitted_on.fit_weight,
         fitted_on.extra_training,
+        fitted_on.author_of,
     )

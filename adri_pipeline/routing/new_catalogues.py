@@ -9,24 +9,32 @@ blend scrambled the order of right and wrong answers there (leave-one-catalogue-
 before the blend). A new catalogue's turns are what D2 meets in service, so its confidence is fitted
 and certified on turns of catalogues the fit did not see: each hand-written turn that joined dev
 (Dataset.fit_weight: the team's and, since 2026-12-07, the read outside authors' sets,
-protocol.TEAM_TRAINING) is answered by the candidate fitted without its catalogue (cross-fitting, K folds
-by catalogue). What these answers certify assumes new catalogues exchangeable with theirs. The
-temperature also hears the other sources' D2 calibration splits (run._temper_on_new_catalogues): fitted
-on the team's turns alone, it was confidently wrong on the sources unlike them.
+protocol.TEAM_TRAINING) is answered by the candidate fitted without its author's turns (cross-fitting, K
+folds by author). By author, not by catalogue, since 2026-12-07: a new team's catalogue comes with its
+author's conventions, and a turn answered by a fit that had learned its author's other catalogues looked
+surer than a new author's turns bear out (left out one author at a time, the ten authors' turns; the
+threshold certified per author then answered 23-47 % of a new author's turns where per catalogue it
+answered 17-32 %, docs/guide-routing.md). What these answers certify assumes new authors exchangeable
+with theirs. The temperature also hears the other sources' D2 calibration splits
+(run._temper_on_new_catalogues): fitted on the team's turns alone, it was confidently wrong on the sources
+unlike them.
 
 **Catalogue rule.** A turn's agents are every agent id it names: the active agent, the suspended
 sessions, the agent ids of its recent turns and the `<id>` of each `retomar_sessao:<id>` option. Two
 agent ids belong to one catalogue when some turn names both; a catalogue is a connected component of
 that relation, named by its agent ids sorted and joined with "+"; a turn naming no agent is a
 catalogue of its own (its group_id). So no agent id a held-out turn names is named by a turn fitted
-on. **Folds.** The catalogues are shuffled (random.Random(seed)), sorted by turn count, largest first
-(stable), and each goes whole to the fold with the fewest turns so far."""
+on. **Folds.** Each author's turns go whole to one fold, joined with every other author's that share a
+catalogue with them (`_joined`); with fewer authors than folds (a file is one author unless
+RunConfig.authors says otherwise), each catalogue goes whole. The units are shuffled
+(random.Random(seed)), sorted by turn count, largest first (stable), and each goes whole to the fold with
+the fewest turns so far."""
 
 from __future__ import annotations
 
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.jev.serialize import to_request
@@ -85,16 +93,22 @@ def folds(catalogue_of: dict[str, str], k: int, seed: int = SEED) -> dict[str, i
 
 @dataclass
 class HeldOutAnswers:
-    """The hand-written D2 turns in the fit, each with the logits of a candidate that never fitted on its catalogue."""
+    """The hand-written D2 turns in the fit, each with the logits of a candidate that never fitted on its
+    author's turns (or, with fewer authors than folds, on its catalogue)."""
 
     examples: list[CanonicalExample]
     logits: list[Logits]
     catalogues: int
     folds: int  # 0: the candidate learns nothing from dev, so it answered them as it is
     seconds: float
+    # example id -> its author, when the folds held out whole authors (`authors_held_out`); empty: by catalogue
+    author_of: dict[str, str] = field(default_factory=dict)
 
     def statement(self) -> str:
-        how = f"cross-fitted in {self.folds} folds by catalogue" if self.folds else "the candidate learns no turn"
+        authors = len(set(self.author_of.values()))
+        by = f"{authors} authors, cross-fitted in {self.folds} folds by author" if authors else ""
+        by = by or f"cross-fitted in {self.folds} folds by catalogue"
+        how = by if self.folds else "the candidate learns no turn"
         return f"{len(self.examples)} hand-written turns over {self.catalogues} catalogues never fitted on ({how})"
 
 
@@ -103,13 +117,37 @@ def team_turns(dataset: Dataset) -> list[CanonicalExample]:
     return [e for e in dataset.in_split("dev") if e.task == TASK and e.id in dataset.fit_weight]
 
 
+def authors_held_out(turns: list[CanonicalExample], author_of: dict[str, str], k: int) -> dict[str, str]:
+    """Example id -> its author, when every turn has one and they are at least k authors (the folds then hold
+    out whole authors); else empty (whole catalogues). A new team's catalogue comes with a new author's
+    conventions, and a turn answered by a fit that learned its author's other catalogues looked surer than a
+    new author's turns bear out (module docstring)."""
+    authors = {e.id: author_of[e.id] for e in turns if e.id in author_of}
+    return authors if len(authors) == len(turns) and len(set(authors.values())) >= k else {}
+
+
+def _joined(author_of: dict[str, str], catalogue_of: dict[str, str]) -> dict[str, str]:
+    """Example id -> its author's turns joined with every other author's that share a catalogue with them
+    (agent ids named by two authors' turns): held out together, no agent id a held-out turn names is fitted on."""
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        while parent.setdefault(node, node) != node:
+            node = parent[node]
+        return node
+
+    for example_id, author in author_of.items():
+        parent[root(f"catalogue {catalogue_of[example_id]}")] = root(f"author {author}")
+    return {example_id: root(f"author {author}") for example_id, author in author_of.items()}
+
+
 def held_out_answers(
     fitted: Candidate, dataset: Dataset, k: int, fit, encoder=None, settings=None
 ) -> HeldOutAnswers | None:
-    """The hand-written D2 turns in the fit answered by candidates that never saw their catalogue; None without such
-    turns, with k < 2, or when the catalogues are fewer than k. `fitted`: the candidate fitted on all of
-    dev (it answers them itself when it learns nothing from dev); `fit(candidate, dev)` fits a fresh one
-    as run.prepare fits (the same weights), for each fold's dev without that fold's turns."""
+    """The hand-written D2 turns in the fit answered by candidates that never saw their author (`authors_held_out`);
+    None without such turns, with k < 2, or when the catalogues are fewer than k. `fitted`: the candidate fitted
+    on all of dev (it answers them itself when it learns nothing from dev); `fit(candidate, dev)` fits a fresh
+    one as run.prepare fits (the same weights), for each fold's dev without that fold's turns."""
     turns = team_turns(dataset)
     catalogue_of = catalogues(turns)
     if k < 2 or len(set(catalogue_of.values())) < k:
@@ -122,15 +160,17 @@ def held_out_answers(
             fitted.begin_decision()
             answers[e.id] = fitted.logits(fitted.fitted(requests[e.id]))
         return HeldOutAnswers(turns, [answers[e.id] for e in turns], len(set(catalogue_of.values())), 0, 0.0)
-    fold_of = folds(catalogue_of, k)
+    by_author = authors_held_out(turns, dataset.author_of, k)
+    held_out_unit = _joined(by_author, catalogue_of) if by_author else catalogue_of
+    fold_of = folds(held_out_unit, k)
     answers: dict[str, Logits] = {}
     for fold in range(k):
-        held = {e.id for e in turns if fold_of[catalogue_of[e.id]] == fold}
-        note(f"{fitted.name}: fold {fold + 1} of {k}, fitted without {len(held)} hand-written turns, unseen catalogues")
+        held = {e.id for e in turns if fold_of[held_out_unit[e.id]] == fold}
+        note(f"{fitted.name}: fold {fold + 1} of {k}, fitted without {len(held)} hand-written turns, unseen authors")
         candidate = make_candidate(fitted.name, encoder, settings)
         fit(candidate, [e for e in dataset.in_split("dev") if e.id not in held])
         for example_id in held:
             candidate.begin_decision()
             answers[example_id] = candidate.logits(candidate.fitted(requests[example_id]))
     seconds = time.perf_counter() - started
-    return HeldOutAnswers(turns, [answers[e.id] for e in turns], len(set(catalogue_of.values())), k, seconds)
+    return HeldOutAnswers(turns, [answers[e.id] for e in turns], len(set(catalogue_of.values())), k, seconds, by_author)

@@ -16,13 +16,18 @@ from adri_pipeline.prices import PRICES
 # What they all are is conversations over catalogues no built-in source has, written by ten hands with
 # ten sets of conventions, so every fit learns from them (RunConfig.extra_training); a new author's
 # turns were what D2 failed on. data/routing/heldout/ and the unopened sealed sets are not here.
-TEAM_TRAINING = tuple(
+ENGINEERS_FILES = tuple(
     str(DATA / "routing" / name)
     for name in (
         "handwritten_d2.jsonl",
         "team_d2_2026-12-02.jsonl",
         "team_d2_2026-12-03.jsonl",
         "team_d2_2026-12-04.jsonl",
+    )
+)
+TEAM_TRAINING = ENGINEERS_FILES + tuple(
+    str(DATA / "routing" / name)
+    for name in (
         "sealed/outsider_d2_2026-12-04c.jsonl",
         "sealed/sealed_d2_2026-12-06.jsonl",
         "sealed/sealed_d2_2026-12-06b.jsonl",
@@ -34,6 +39,12 @@ TEAM_TRAINING = tuple(
         "outside_authors/outsider_d2_2026-12-07h.jsonl",
     )
 )
+# Who wrote which of them: each file is one author's, but the project's engineer wrote four. D2's
+# confidence is cross-fitted and certified by author (routing/new_catalogues.py): a new team writes its own
+# catalogue by its own conventions, and a turn answered by a fit that learned its author's other catalogues
+# looked surer than a new author's turns turn out (leave one author out, docs/guide-routing.md).
+ENGINEER = "the project's engineer"
+TEAM_AUTHORS = {path: ENGINEER for path in ENGINEERS_FILES}
 
 
 @dataclass
@@ -68,9 +79,11 @@ class RunConfig:
     # source itself has; together they weigh as much as the source's own dev examples of the task
     # (datasets.with_extra_training)
     extra_training: list[str] = field(default_factory=lambda: list(TEAM_TRAINING))
+    # extra_training file -> its author, where one author wrote several; any other file is its own author
+    authors: dict[str, str] = field(default_factory=lambda: dict(TEAM_AUTHORS))
     # D2's confidence, threshold and prediction sets fitted on the hand-written turns (extra_training) answered by
-    # candidates fitted without their catalogue, in this many folds by catalogue (routing/new_catalogues.py);
-    # 0: on the source's calibration split, blended by familiarity
+    # candidates fitted without their author's turns, in this many folds by author (by catalogue with fewer
+    # authors than folds: routing/new_catalogues.py); 0: on the source's calibration split, blended by familiarity
     new_catalogue_folds: int = 5
     # examples per task of each other built-in source's test split, drawn uniformly (seeded); 0 = all.
     # A file (--test, data/routing/heldout) is read whole

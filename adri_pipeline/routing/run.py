@@ -27,7 +27,7 @@ from adri_pipeline.routing.out_of_source import OutsideSet, calibration_sources,
 from adri_pipeline.routing.performance import PILOT_BATCHES, PILOT_EXAMPLES, Measured, measure
 from adri_pipeline.routing.performance import production_batch as near_best_batch
 from adri_pipeline.routing.protocol import RunConfig
-from adri_pipeline.routing.thresholds import Bound, across_sources
+from adri_pipeline.routing.thresholds import Bound, across_sources, fewest_groups
 
 
 @dataclass
@@ -271,7 +271,7 @@ def choose_thresholds(
         )
         bound = across_sources(
             *_correct_and_confidence(own),
-            _tested(theirs, new_catalogues, held_out),
+            _tested(theirs, new_catalogues, held_out, config.threshold_delta),
             alpha=config.threshold_risk,
             delta=config.threshold_delta,
         )
@@ -287,17 +287,21 @@ def choose_thresholds(
     return certified
 
 
-def _tested(theirs: dict[str, list[dict]], new_catalogues: list[dict] | None, held_out) -> dict[str, tuple]:
-    """Each other source's (correct, confidence) for thresholds.across_sources; the team's turns of unseen
-    catalogues with their catalogue too: a new catalogue's turns are alike, so whole catalogues are what
-    they test (thresholds.per_catalogue)."""
+def _tested(
+    theirs: dict[str, list[dict]], new_catalogues: list[dict] | None, held_out, delta: float
+) -> dict[str, tuple]:
+    """Each other source's (correct, confidence) for thresholds.across_sources; the hand-written turns with
+    their author too (thresholds.per_group): a new team's catalogue comes with its author's conventions, so whole
+    authors are what they test; with too few authors (or folds not drawn by author), whole catalogues."""
     tested = {source: _correct_and_confidence(rows) for source, rows in theirs.items()}
     if new_catalogues:
-        catalogue_of = catalogues(held_out.examples)
-        tested[NEW_CATALOGUES] = (
-            *_correct_and_confidence(new_catalogues),
-            [catalogue_of[e.id] for e in held_out.examples],
-        )
+        authors = held_out.author_of
+        if len(set(authors.values())) >= fewest_groups(delta):
+            group, unit = [authors[e.id] for e in held_out.examples], "author"
+        else:
+            catalogue_of = catalogues(held_out.examples)
+            group, unit = [catalogue_of[e.id] for e in held_out.examples], "catalogue"
+        tested[NEW_CATALOGUES] = (*_correct_and_confidence(new_catalogues), group, unit)
     return tested
 
 

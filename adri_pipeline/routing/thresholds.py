@@ -29,10 +29,16 @@ left out, the fit source's own included (the sample's 19 D2 calibration decision
 nothing because its answers are wrong makes the candidate abstain, and so does having no source able
 to test.
 
-The hand-written turns (the team's and the read outside authors') of catalogues a D2 candidate never
-fitted on (routing/new_catalogues.py) are one more source, tested per catalogue (`per_catalogue`): what
-they speak for is one new catalogue, whose turns are alike, so the unit they are exchangeable in is the
-catalogue, not the turn.
+The hand-written turns (the team's and the read outside authors'), each answered by a D2 candidate that
+never fitted on its author's turns (routing/new_catalogues.py), are one more source, tested per author
+(`per_group`): what they speak for is a new team's catalogue, written by one hand to one set of
+conventions, so the unit they are exchangeable in is the author, not the turn: the threshold keeps a
+new author's share of decisions answered wrongly at most alpha with probability at least 1 - delta.
+Tested per catalogue instead (as until 2026-12-07, and still where the turns have too few authors to test,
+9 at delta 0.10), a catalogue of 10 turns stays within 5 % only by answering none wrongly, so the
+threshold sat above nine in ten catalogues' most confident mistake: left out one at a time, ten authors'
+turns were answered 17–32 % of the time, 1.0 % of all wrongly, where the per-author rule answered 23–47 %,
+2.1–2.5 % of all wrongly, one author in ten above 5 % (docs/guide-routing.md).
 
 A threshold can pass that test by answering a handful of decisions, whatever their order: on the team's
 turns the zero-shot candidate's threshold answered 4 of 293, 2 of them wrong, against 171 wrong of the
@@ -77,13 +83,14 @@ class SourceCheck(BaseModel):
     answered: int
     wrong: int
     alone: float | None  # the threshold this source certifies by itself; None: too few decisions to test
-    catalogues: int | None = None  # tested per catalogue (`per_catalogue`): how many it holds
+    groups: int | None = None  # tested per group (`per_group`): how many it holds
+    unit: str = "catalogue"  # what a group is: an author's turns, or a catalogue's
 
     def statement(self) -> str:
-        unit = f"{self.catalogues} catalogues" if self.catalogues is not None else str(self.n)
+        unit = f"{self.groups} {self.unit}s" if self.groups is not None else str(self.n)
         if self.alone is None:
             return f"{self.source}: too few to test ({unit})"
-        per = f", each of {self.catalogues} catalogues tested" if self.catalogues is not None else ""
+        per = f", each of {self.groups} {self.unit}s tested" if self.groups is not None else ""
         return f"{self.source}: {self.wrong} wrong of {self.answered} answered of {self.n}{per}"
 
 
@@ -162,25 +169,30 @@ def learn_then_test(correct, confidence, alpha: float, delta: float) -> Bound:
     )
 
 
-def per_catalogue(correct, confidence, catalogue, alpha: float, delta: float) -> float | None:
-    """The threshold a source of whole catalogues certifies for one new catalogue: with probability at
-    least 1 - delta, the share of a new catalogue's decisions answered wrongly is at most alpha, provided
-    catalogues are exchangeable (not their decisions: the turns of one catalogue are alike, and counted one
-    by one the binomial test overstated what 293 turns in 31 catalogues show — it certified a zero-shot
-    threshold where 9 of 13 answered were wrong). Each catalogue's share answered wrongly only falls as
-    the threshold rises, so each has a lowest safe threshold; the result is the k-th smallest of them, k =
-    ceil((1 - delta)(G + 1)) of G catalogues, a split-conformal quantile: a new catalogue's own lowest safe
-    threshold is at or below it with probability >= k / (G + 1). None when G is too small (k > G: 9
-    catalogues at delta 0.10)."""
-    correct, confidence, catalogue = (np.asarray(a) for a in (correct, confidence, catalogue))
-    names = np.unique(catalogue)
+def fewest_groups(delta: float) -> int:
+    """The fewest groups `per_group` can test at delta: the smallest G with ceil((1 - delta)(G + 1)) <= G."""
+    return int(np.ceil(round((1 - delta) / delta, 9)))
+
+
+def per_group(correct, confidence, group, alpha: float, delta: float) -> float | None:
+    """The threshold a source of whole groups (an author's turns, or a catalogue's) certifies for one new
+    group: with probability at least 1 - delta, the share of a new group's decisions answered wrongly is
+    at most alpha, provided groups are exchangeable (not their decisions: the turns of one group are alike,
+    and counted one by one the binomial test overstated what 293 turns in 31 catalogues show — it certified
+    a zero-shot threshold where 9 of 13 answered were wrong). Each group's share answered wrongly only falls
+    as the threshold rises, so each has a lowest safe threshold; the result is the k-th smallest of them,
+    k = ceil((1 - delta)(G + 1)) of G groups, a split-conformal quantile: a new group's own lowest safe
+    threshold is at or below it with probability >= k / (G + 1). None when G is too small (k > G: fewer
+    than `fewest_groups`, 9 at delta 0.10)."""
+    correct, confidence, group = (np.asarray(a) for a in (correct, confidence, group))
+    names = np.unique(group)
     rank = int(np.ceil((1 - delta) * (len(names) + 1)))
     if rank > len(names):
         return None
     grid = np.append(np.unique(confidence), ABSTAIN_ALL)
     safe = []
     for name in names:
-        mine = catalogue == name
+        mine = group == name
         wrong_at = ((confidence[mine & ~correct][:, None] >= grid[None, :]).sum(axis=0)) / mine.sum()
         safe.append(float(grid[np.argmax(wrong_at <= alpha)]))  # lowest grid threshold within alpha
     return sorted(safe)[rank - 1]
@@ -230,8 +242,8 @@ def across_sources(
     correct, confidence, others: dict[str, tuple], alpha: float, delta: float, own_catalogue: bool = False
 ) -> Bound:
     """The fit source's Learn then Test threshold, raised to the highest any other source
-    certifies (`others`: source -> (correct, confidence), or (correct, confidence, catalogue) for a
-    source tested per catalogue, `per_catalogue`); each source's figures at the result (module docstring)."""
+    certifies (`others`: source -> (correct, confidence), or (correct, confidence, group, unit) for a
+    source tested per group, `per_group`); each source's figures at the result (module docstring)."""
     own = learn_then_test(correct, confidence, alpha, delta)
     # the fit source's calibration split, like every other, states nothing when too small to test
     testable_sources = int(_testable(len(correct), alpha, delta))
@@ -239,22 +251,15 @@ def across_sources(
     tested = {"the calibration split": (correct, confidence)} if testable_sources else {}  # what `ranks` reads
     for source, (their_correct, their_confidence, *grouped) in others.items():
         if grouped:
-            alone = per_catalogue(their_correct, their_confidence, grouped[0], alpha, delta)
+            alone = per_group(their_correct, their_confidence, grouped[0], alpha, delta)
         else:
             testable = _testable(len(their_correct), alpha, delta)
             alone = learn_then_test(their_correct, their_confidence, alpha, delta).threshold if testable else None
         threshold = max(threshold, alone) if alone is not None else threshold
         testable_sources += int(alone is not None)
         tested |= {source: (their_correct, their_confidence)} if alone is not None else {}
-        checks.append(
-            (
-                source,
-                np.asarray(their_correct, bool),
-                np.asarray(their_confidence, float),
-                alone,
-                len(set(grouped[0])) if grouped else None,
-            )
-        )
+        per_unit = {"groups": len(set(grouped[0])), "unit": (grouped[1:] or ["catalogue"])[0]} if grouped else {}
+        checks.append((source, np.asarray(their_correct, bool), np.asarray(their_confidence, float), alone, per_unit))
     threshold, unranked = _ranked(threshold if testable_sources else ABSTAIN_ALL, tested, delta, own_catalogue)
     answered, wrong = _at(threshold, np.asarray(correct, bool), np.asarray(confidence, float))
     return own.model_copy(
@@ -269,9 +274,9 @@ def across_sources(
                     n=len(c),
                     **dict(zip(("answered", "wrong"), _at(threshold, c, p))),
                     alone=alone,
-                    catalogues=catalogues,
+                    **per_unit,
                 )
-                for source, c, p, alone, catalogues in checks
+                for source, c, p, alone, per_unit in checks
             ],
         }
     )

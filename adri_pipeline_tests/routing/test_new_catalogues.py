@@ -6,7 +6,7 @@ import numpy as np
 
 from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.routing.calibration import Calibrated, Familiarity
-from adri_pipeline.routing.new_catalogues import catalogues, folds, held_out_answers, team_turns
+from adri_pipeline.routing.new_catalogues import authors_held_out, catalogues, folds, held_out_answers, team_turns
 from adri_pipeline_tests.routing.helpers import PrefersTheSecond, TwoMessages, line
 
 
@@ -31,7 +31,10 @@ def test_agents_named_together_anywhere_make_one_catalogue():
     assert fold_of["big"] != fold_of["small"] == fold_of["other"]
 
 
-def test_each_team_turn_is_answered_by_a_fit_that_never_saw_its_catalogue():
+def test_each_hand_written_turn_is_answered_by_a_fit_that_never_saw_its_author_nor_its_catalogue():
+    """Folded by catalogue, a held-out turn was answered by a fit that had learned its author's other
+    catalogues, and looked surer than a new author's turns bear out: the folds hold out whole authors (and
+    whole catalogues: two authors whose turns name one agent id are held out together)."""
     from adri_pipeline.routing.candidates import make_candidate
     from adri_pipeline.routing.datasets import build
     from adri_pipeline.routing.protocol import RunConfig
@@ -52,13 +55,26 @@ def test_each_team_turn_is_answered_by_a_fit_that_never_saw_its_catalogue():
     dev = {e.id for e in dataset.in_split("dev")}
     assert answers.folds == 3 and len(fitted_dev) == 3 and answers.catalogues == len(set(catalogue_of.values()))
     assert [e.id for e in answers.examples] == [e.id for e in turns] and len(turns) > 250
-    for fit in fitted_dev:  # every fit: all of dev but whole catalogues of team turns
+    author_of = dataset.author_of
+    assert answers.author_of == {e.id: author_of[e.id] for e in turns} and len(set(author_of.values())) == 10
+    assert "10 authors, cross-fitted in 3 folds by author" in answers.statement()
+    for fit in fitted_dev:  # every fit: all of dev but whole authors and whole catalogues of team turns
         left_out = dev - fit
         assert left_out and all(catalogue_of.get(i) for i in left_out)
         assert not {catalogue_of[i] for i in left_out} & {catalogue_of[e.id] for e in turns if e.id in fit}
+        assert not {author_of[i] for i in left_out} & {author_of[e.id] for e in turns if e.id in fit}
     assert sum(len(dev - fit) for fit in fitted_dev) == len(turns)  # each turn held out once
     assert all(set(logits) == {"D2"} for logits in answers.logits)
     assert held_out_answers(full, dataset, 0, recording_fit) is None and len(fitted_dev) == 3
+
+
+def test_with_fewer_authors_than_folds_the_folds_hold_out_catalogues():
+    """One team's file of 31 catalogues is one author: five folds cannot each leave an author out."""
+    turns = [_turn(i, f"agent{i}", []) for i in range(1, 7)]
+    one_each = {e.id: f"author {i % 5}" for i, e in enumerate(turns)}
+    assert authors_held_out(turns, one_each, 5) == one_each
+    assert authors_held_out(turns, one_each, 6) == {}
+    assert authors_held_out(turns, {turns[0].id: "author 0"}, 1) == {}  # a turn without an author
 
 
 def _request(message: str, i: int = 0) -> dict:

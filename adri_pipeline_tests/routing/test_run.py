@@ -76,3 +76,19 @@ def test_a_source_only_candidate_learns_without_the_teams_turns_beside_the_one_t
     assert calibrated.name == "static-logreg@source-only" and calibrated.candidate.source_only
     with pytest.raises(RoutingConfigError, match="learns nothing here"):
         make_candidate("sparrow@source-only")
+
+
+def test_the_hand_written_turns_certify_per_author_when_they_have_authors_enough_else_per_catalogue():
+    from adri_pipeline.jev.examples import CanonicalExample
+    from adri_pipeline.routing.new_catalogues import NEW_CATALOGUES, HeldOutAnswers
+    from adri_pipeline.routing.run import _tested
+    from adri_pipeline_tests.routing.helpers import line
+
+    examples = [CanonicalExample.model_validate(line(i)) for i in range(40)]
+    rows = [{"correct": i % 3 > 0, "confidence": i / 40} for i in range(40)]
+    ten = HeldOutAnswers(examples, [{}] * 40, 1, 5, 0.0, {e.id: f"author {i % 10}" for i, e in enumerate(examples)})
+    correct, confidence, group, unit = _tested({}, rows, ten, 0.10)[NEW_CATALOGUES]
+    assert unit == "author" and len(set(group)) == 10 and correct[1] and confidence[1] == 1 / 40
+    eight = HeldOutAnswers(examples, [{}] * 40, 1, 5, 0.0, {e.id: f"author {i % 8}" for i, e in enumerate(examples)})
+    assert _tested({}, rows, eight, 0.10)[NEW_CATALOGUES][3] == "catalogue"  # 8 authors cannot test at 0.10
+    assert _tested({}, rows, eight, 0.20)[NEW_CATALOGUES][3] == "author"

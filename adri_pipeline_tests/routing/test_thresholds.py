@@ -1,6 +1,7 @@
 """The abstention threshold's guarantee (routing/thresholds.py), checked where the truth is known."""
 
 import numpy as np
+from scipy.stats import binom
 
 from adri_pipeline.routing.thresholds import ABSTAIN_ALL, across_sources, learn_then_test
 
@@ -103,8 +104,8 @@ def _catalogue_draw(rng, size: int = 9):
     return rng.uniform(0, 1, size) < confidence - difficulty, confidence
 
 
-def test_a_threshold_tested_per_catalogue_holds_for_a_new_catalogue_in_at_least_one_minus_delta_of_draws():
-    from adri_pipeline.routing.thresholds import per_catalogue
+def test_a_threshold_tested_per_group_holds_for_a_new_catalogue_in_at_least_one_minus_delta_of_draws():
+    from adri_pipeline.routing.thresholds import per_group
 
     rng = np.random.default_rng(3)
     alpha, delta, violations, answered = 0.05, 0.10, 0, []
@@ -113,7 +114,7 @@ def test_a_threshold_tested_per_catalogue_holds_for_a_new_catalogue_in_at_least_
         correct = np.concatenate([c for c, _ in drawn])
         confidence = np.concatenate([p for _, p in drawn])
         catalogue = np.repeat(np.arange(31), 9)
-        threshold = per_catalogue(correct, confidence, catalogue, alpha, delta)
+        threshold = per_group(correct, confidence, catalogue, alpha, delta)
         new_correct, new_confidence = _catalogue_draw(rng)
         violations += ((new_confidence >= threshold) & ~new_correct).mean() > alpha
         answered.append((confidence >= threshold).mean())
@@ -125,7 +126,7 @@ def test_turns_counted_one_by_one_certify_what_their_catalogues_do_not():
     """The zero-shot case (2026-12-06): 13 answered of 293, 9 of them wrong, in 9 different catalogues:
     3.1 % of all decisions passes the binomial test, but 9 of 31 new catalogues would be answered wrongly
     on more than 5 % of their turns."""
-    from adri_pipeline.routing.thresholds import per_catalogue
+    from adri_pipeline.routing.thresholds import per_group
 
     catalogue = np.arange(293) % 31
     confidence = np.linspace(0.01, 0.3, 293)
@@ -134,13 +135,13 @@ def test_turns_counted_one_by_one_certify_what_their_catalogues_do_not():
     correct[-13:-4] = False  # 9 confident mistakes, each in its own catalogue
     assert learn_then_test(correct, confidence, 0.05, 0.10).threshold <= 0.38
     # 29 = ceil(0.9 * 32) of 31 catalogues must be within 5 %: at most 2 answered wrongly
-    threshold = per_catalogue(correct, confidence, catalogue, 0.05, 0.10)
+    threshold = per_group(correct, confidence, catalogue, 0.05, 0.10)
     assert ((confidence >= threshold) & ~correct).sum() == 2
     bound = across_sources(np.ones(19, bool), np.full(19, 0.5), {"team": (correct, confidence, catalogue)}, 0.05, 0.10)
     assert f"({threshold:.3f})" in bound.unranked and "each of 31 catalogues tested" in bound.statement()
     # its answers (2 wrong of 6) are more often wrong than those it withholds (7 of 287): not kept (`ranks`)
     assert bound.threshold == ABSTAIN_ALL
-    assert per_catalogue(correct[:8], confidence[:8], np.arange(8), 0.05, 0.10) is None  # 8 catalogues test nothing
+    assert per_group(correct[:8], confidence[:8], np.arange(8), 0.05, 0.10) is None  # 8 catalogues test nothing
 
 
 def _unranked_catalogue_draw(rng, size: int = 9):
@@ -234,3 +235,37 @@ def test_on_a_teams_own_catalogue_a_few_right_answers_keep_the_threshold_and_wor
     alone = learn_then_test(correct, confidence, 0.05, 0.10)
     assert alone.threshold < 0.9 and alone.calibration_wrong / alone.calibration_answered > 0.3
     assert worse.threshold == ABSTAIN_ALL and "less often right" in worse.statement()
+
+
+def _author_draw(rng, catalogues: int = 12, size: int = 10):
+    """One author's turns: an author's conventions make all its catalogues harder or easier alike (up to
+    0.3 off the confidence), each catalogue a little more (up to 0.1)."""
+    author = rng.uniform(0, 0.3)
+    difficulty = np.repeat(author + rng.uniform(0, 0.1, catalogues), size)
+    confidence = rng.uniform(0, 1, catalogues * size)
+    return rng.uniform(0, 1, catalogues * size) < confidence - difficulty, confidence
+
+
+def test_a_threshold_tested_per_author_holds_for_a_new_author_and_answers_more_than_per_catalogue():
+    """Ten authors of twelve 10-turn catalogues each (the fit data's shape): tested per author, a new author's
+    share answered wrongly stays within alpha in at least 1 - delta of draws; tested per catalogue, a
+    catalogue stays within 5 % only by answering none wrongly, and the threshold answers less."""
+    from adri_pipeline.routing.thresholds import fewest_groups, per_group
+
+    rng = np.random.default_rng(7)
+    alpha, delta, violations, by_author, by_catalogue = 0.05, 0.10, 0, [], []
+    for _ in range(300):
+        drawn = [_author_draw(rng) for _ in range(10)]
+        correct = np.concatenate([c for c, _ in drawn])
+        confidence = np.concatenate([p for _, p in drawn])
+        author, catalogue = np.repeat(np.arange(10), 120), np.repeat(np.arange(120), 10)
+        threshold = per_group(correct, confidence, author, alpha, delta)
+        new_correct, new_confidence = _author_draw(rng)
+        violations += ((new_confidence >= threshold) & ~new_correct).mean() > alpha
+        by_author.append((new_confidence >= threshold).mean())
+        by_catalogue.append((new_confidence >= per_group(correct, confidence, catalogue, alpha, delta)).mean())
+    # the guarantee is 1 - k / (G + 1) = 1/11 of draws; 300 draws exceed binom's 99th percentile 1 % of the time
+    assert violations <= binom.ppf(0.99, 300, 1 / 11)
+    assert np.median(by_author) > 1.3 * np.median(by_catalogue) > 0
+    assert fewest_groups(0.10) == 9 and per_group(correct[:1080], confidence[:1080], author[:1080], 0.05, 0.10)
+    assert per_group(correct[:960], confidence[:960], author[:960], 0.05, 0.10) is None  # 8 authors test nothing
