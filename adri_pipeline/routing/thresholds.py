@@ -84,7 +84,7 @@ class SourceCheck(BaseModel):
     wrong: int
     alone: float | None  # the threshold this source certifies by itself; None: too few decisions to test
     groups: int | None = None  # tested per group (`per_group`): how many it holds
-    unit: str = "catalogue"  # what a group is: an author's turns, or a catalogue's
+    unit: str | None = None  # what a group is: an author's turns, or a catalogue's
 
     def statement(self) -> str:
         unit = f"{self.groups} {self.unit}s" if self.groups is not None else str(self.n)
