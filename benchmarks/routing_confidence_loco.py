@@ -61,8 +61,9 @@ from adri_pipeline.routing.canonical import located_canonical  # noqa: E402
 from adri_pipeline.routing.datasets import build, with_external_test  # noqa: E402
 from adri_pipeline.routing.embedded import _session_texts  # noqa: E402
 from adri_pipeline.routing.new_catalogues import SEED, agents_of, catalogues, folds  # noqa: E402
-from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig  # noqa: E402
+from adri_pipeline.routing.protocol import TEAM_AUTHORS, TEAM_TRAINING, RunConfig  # noqa: E402
 from adri_pipeline.routing.run import answer_test, prepare  # noqa: E402
+from adri_pipeline.routing.thresholds import learn_then_test, per_group  # noqa: E402
 
 COVERAGES = (0.2, 0.4, 0.6, 0.8, 1.0)
 CANDIDATES = ("embedded-logreg", "static-logreg", "embedded-zeroshot")
@@ -75,9 +76,9 @@ def team_turns() -> list[CanonicalExample]:
 
 
 def author_of(path: str) -> str:
-    """Who wrote a TEAM_TRAINING file: the project's engineer wrote the four team files (data/routing/ itself),
-    and each file in a folder below it (sealed/, outside_authors/) is one outside author's."""
-    return "the project's engineer" if Path(path).parent.name == "routing" else Path(path).stem
+    """Who wrote a TEAM_TRAINING file, as every fit reads it (RunConfig.authors: the project's engineer wrote
+    four; any other file is its own author)."""
+    return TEAM_AUTHORS.get(path, Path(path).name)
 
 
 def fold_by_author(turns: list[CanonicalExample]) -> dict[str, int]:
@@ -279,6 +280,53 @@ def figures(records: list[dict], signal, resamples: int, seed: int) -> dict:
     }
 
 
+def certified_per_author(records: list[dict], name: str, alpha: float = 0.05, delta: float = 0.10) -> dict:
+    """`--by-author`: for each author left out, D2's threshold certified on the other authors' held-out answers
+    (the candidate's wire confidence) by each rule, and on the author's own turns the share it answers and the
+    share of all it answers wrongly. Rules (routing/thresholds.py): per author (what the product certifies
+    since 2026-12-07), per catalogue (before), Learn then Test turn by turn."""
+    rules = {
+        "per author": lambda c, p, r: per_group(c, p, [x["fold"] for x in r], alpha, delta),
+        "per catalogue": lambda c, p, r: per_group(c, p, [x["catalogue"] for x in r], alpha, delta),
+        "turn by turn": lambda c, p, r: learn_then_test(c, p, alpha, delta).threshold,
+    }
+
+    def arrays(rows):
+        answers = [x["candidates"][name] for x in rows]
+        return np.array([a["answer"] == x["gold"] for a, x in zip(answers, rows)]), np.array(
+            [a["confidence"] for a in answers], float
+        )
+
+    found: dict[str, list] = {rule: [] for rule in rules}
+    for fold in sorted({r["fold"] for r in records}):
+        others, own = [r for r in records if r["fold"] != fold], [r for r in records if r["fold"] == fold]
+        (correct, confidence), (own_correct, own_confidence) = arrays(others), arrays(own)
+        for rule, certify in rules.items():
+            threshold = certify(correct, confidence, others)
+            answered = own_confidence >= (np.inf if threshold is None else threshold)
+            found[rule].append((len(own), float(answered.mean()), float((answered & ~own_correct).mean())))
+    return found
+
+
+def certified_table(found: dict[str, dict], alpha: float = 0.05) -> list[str]:
+    lines = [
+        "### D2's threshold certified on the other authors, on each author left out",
+        "",
+        "| candidate | rule | answered (all turns) | answered, per author | wrong of all (all turns) | "
+        f"wrong of all, worst author | authors above {alpha:.0%} |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, rules in found.items():
+        for rule, rows in rules.items():
+            n, answered, wrong = (np.array(column) for column in zip(*rows))
+            above = f"{int((wrong > alpha).sum())} of {len(n)}"
+            lines.append(
+                f"| {name} | {rule} | {np.average(answered, weights=n):.1%} | {answered.min():.0%}–{answered.max():.0%}"
+                f" | {np.average(wrong, weights=n):.1%} | {wrong.max():.1%} | {above} |"
+            )
+    return lines + [""]
+
+
 # report ---------------------------------------------------------------------------------------------
 def table(title: str, rows: dict[str, dict]) -> list[str]:
     def pct(value) -> str:
@@ -362,6 +410,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     for subset, rows in results.items():
         print("\n".join(table(subset, rows)))
+    certified = {name: certified_per_author(run["records"], name) for name in args.candidates} if args.by_author else {}
+    if certified:
+        print("\n".join(certified_table(certified)))
     print("seconds per fold and candidate:", json.dumps(run["timings"]))
     report = {
         "source": args.source,
@@ -373,6 +424,7 @@ def main(argv: list[str] | None = None) -> None:
         "elapsed_s": elapsed,
         **run,
         "signals": results,
+        "certified_per_author": certified,
     }
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=float) + "\n", encoding="utf-8")
     print(f"written: {args.out}")

@@ -85,3 +85,38 @@ def test_by_author_each_fold_is_one_authors_file_whole(loco):
         assert len({fold_of[i] for i in ids}) == 1, path
     team = [p for p in files if Path(p).parent.name == "routing"]
     assert len({fold_of[next(iter(files[p]))] for p in team}) == 1  # one engineer wrote the four team files
+
+
+def test_each_author_left_out_is_answered_at_the_threshold_the_other_authors_certify(loco):
+    """Ten authors of twelve 10-turn catalogues, right wherever confidence is above 0.5: every rule answers the
+    turns above 0.5 and at most the 5 % of wrong ones just below. One author whose surest answers are all
+    wrong (a convention of its own): left out, it is answered wrongly; among the others, per author the
+    threshold rises above its mistakes (9 of 9 authors must stay within 5 %), where per catalogue and turn by
+    turn it keeps answering half."""
+
+    def records(wrong_author=None):
+        rows = []
+        for author in range(10):
+            for i in range(120):
+                confidence = (i % 60) / 60 + author / 1000
+                right = confidence > 0.5 if author != wrong_author else confidence < 0.9
+                answer = "continuar_agente_ativo" if right else "desambiguar"
+                rows.append(
+                    {
+                        "fold": author,
+                        "catalogue": f"{author}-{i // 10}",
+                        "gold": "continuar_agente_ativo",
+                        "candidates": {"static-logreg": {"answer": answer, "confidence": confidence}},
+                    }
+                )
+        return rows
+
+    found = loco.certified_per_author(records(), "static-logreg")
+    for rule, rows in found.items():
+        assert [n for n, _, _ in rows] == [120] * 10
+        assert all(0.5 <= answered <= 0.55 + 1e-9 and wrong <= 0.05 + 1e-9 for _, answered, wrong in rows), rule
+    hard = loco.certified_per_author(records(wrong_author=3), "static-logreg")
+    assert hard["per author"][3][2] > 0.05  # the author with surest answers wrong, left out, is answered wrongly
+    assert all(answered < 0.1 for i, (_, answered, _) in enumerate(hard["per author"]) if i != 3)
+    assert all(answered >= 0.5 for i, (_, answered, _) in enumerate(hard["per catalogue"]) if i != 3)
+    assert "| static-logreg | per author |" in "\n".join(loco.certified_table({"static-logreg": hard}))
