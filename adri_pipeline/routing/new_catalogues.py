@@ -141,6 +141,15 @@ def _joined(author_of: dict[str, str], catalogue_of: dict[str, str]) -> dict[str
     return {example_id: root(f"author {author}") for example_id, author in author_of.items()}
 
 
+def fold_units(turns: list[CanonicalExample], author_of: dict[str, str], k: int) -> tuple[dict, dict]:
+    """(example id -> what its fold holds out whole, example id -> its author): whole authors, joined where
+    their turns share a catalogue (`_joined`), when they make at least k units (a fold of no turns would fit
+    once more for nothing); else whole catalogues, and no author."""
+    by_author = authors_held_out(turns, author_of, k)
+    joined = _joined(by_author, catalogues(turns)) if by_author else {}
+    return (joined, by_author) if len(set(joined.values())) >= k else (catalogues(turns), {})
+
+
 def held_out_answers(
     fitted: Candidate, dataset: Dataset, k: int, fit, encoder=None, settings=None
 ) -> HeldOutAnswers | None:
@@ -160,13 +169,13 @@ def held_out_answers(
             fitted.begin_decision()
             answers[e.id] = fitted.logits(fitted.fitted(requests[e.id]))
         return HeldOutAnswers(turns, [answers[e.id] for e in turns], len(set(catalogue_of.values())), 0, 0.0)
-    by_author = authors_held_out(turns, dataset.author_of, k)
-    held_out_unit = _joined(by_author, catalogue_of) if by_author else catalogue_of
+    held_out_unit, by_author = fold_units(turns, dataset.author_of, k)
+    unseen = "authors" if by_author else "catalogues"
     fold_of = folds(held_out_unit, k)
     answers: dict[str, Logits] = {}
     for fold in range(k):
         held = {e.id for e in turns if fold_of[held_out_unit[e.id]] == fold}
-        note(f"{fitted.name}: fold {fold + 1} of {k}, fitted without {len(held)} hand-written turns, unseen authors")
+        note(f"{fitted.name}: fold {fold + 1} of {k}, fitted without {len(held)} hand-written turns, unseen {unseen}")
         candidate = make_candidate(fitted.name, encoder, settings)
         fit(candidate, [e for e in dataset.in_split("dev") if e.id not in held])
         for example_id in held:

@@ -6,7 +6,14 @@ import numpy as np
 
 from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.routing.calibration import Calibrated, Familiarity
-from adri_pipeline.routing.new_catalogues import authors_held_out, catalogues, folds, held_out_answers, team_turns
+from adri_pipeline.routing.new_catalogues import (
+    authors_held_out,
+    catalogues,
+    fold_units,
+    folds,
+    held_out_answers,
+    team_turns,
+)
 from adri_pipeline_tests.routing.helpers import PrefersTheSecond, TwoMessages, line
 
 
@@ -75,6 +82,18 @@ def test_with_fewer_authors_than_folds_the_folds_hold_out_catalogues():
     assert authors_held_out(turns, one_each, 5) == one_each
     assert authors_held_out(turns, one_each, 6) == {}
     assert authors_held_out(turns, {turns[0].id: "author 0"}, 1) == {}  # a turn without an author
+
+
+def test_authors_whose_turns_share_a_catalogue_are_held_out_together_or_the_folds_hold_out_catalogues():
+    """Five authors, two of whom name the same agent: four units. Four folds hold out authors (the two together);
+    five hold out catalogues, since a fold of no turns would fit once more for nothing."""
+    turns = [_turn(i, f"agent{i}", []) for i in range(1, 11)]
+    turns[2] = _turn(3, "agent1", [])  # the second author's first turn names the first author's agent
+    author_of = {e.id: f"author {i // 2}" for i, e in enumerate(turns)}
+    unit_of, authors = fold_units(turns, author_of, 4)
+    assert authors == author_of and len(set(unit_of.values())) == 4
+    assert unit_of[turns[0].id] == unit_of[turns[2].id] != unit_of[turns[4].id]
+    assert fold_units(turns, author_of, 5) == (catalogues(turns), {})
 
 
 def _request(message: str, i: int = 0) -> dict:
