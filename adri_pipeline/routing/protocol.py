@@ -42,7 +42,7 @@ TEAM_TRAINING = ENGINEERS_FILES + tuple(
 # Who wrote which of them: each file is one author's, but the project's engineer wrote four. D2's
 # confidence is cross-fitted and certified by author (routing/new_catalogues.py): a new team writes its own
 # catalogue by its own conventions, and a turn answered by a fit that learned its author's other catalogues
-# looked surer than a new author's turns turn out (leave one author out, docs/guide-routing.md).
+# looked surer than a new author's turns bear out (leave one author out, docs/guide-routing.md).
 ENGINEER = "the project's engineer"
 TEAM_AUTHORS = {path: ENGINEER for path in ENGINEERS_FILES}
 
