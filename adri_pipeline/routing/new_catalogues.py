@@ -55,25 +55,26 @@ def agents_of(example: CanonicalExample) -> set[str]:
     return {a for a in named if a}
 
 
+def _root(parent: dict[str, str], node: str) -> str:
+    """The representative of `node`'s connected component in a union-find forest (`parent`), halving the path."""
+    while parent.setdefault(node, node) != node:
+        parent[node] = parent[parent[node]]
+        node = parent[node]
+    return node
+
+
 def catalogues(examples: list[CanonicalExample]) -> dict[str, str]:
     """Example id -> its catalogue: the connected component of its agent ids (module docstring)."""
     parent: dict[str, str] = {}
-
-    def root(agent: str) -> str:
-        while parent.setdefault(agent, agent) != agent:
-            parent[agent] = parent[parent[agent]]
-            agent = parent[agent]
-        return agent
-
     for example in examples:
         first, *rest = sorted(agents_of(example)) or [""]
         for agent in [first, *rest] if first else []:
-            parent[root(agent)] = root(first)
+            parent[_root(parent, agent)] = _root(parent, first)
     members: dict[str, set[str]] = {}
     for agent in list(parent):
-        members.setdefault(root(agent), set()).add(agent)
+        members.setdefault(_root(parent, agent), set()).add(agent)
     name = {top: "+".join(sorted(agents)) for top, agents in members.items()}
-    return {e.id: name[root(min(agents_of(e)))] if agents_of(e) else e.group_id for e in examples}
+    return {e.id: name[_root(parent, min(agents_of(e)))] if agents_of(e) else e.group_id for e in examples}
 
 
 def folds(catalogue_of: dict[str, str], k: int, seed: int = SEED) -> dict[str, int]:
@@ -106,9 +107,10 @@ class HeldOutAnswers:
 
     def statement(self) -> str:
         authors = len(set(self.author_of.values()))
-        by = f"{authors} authors, cross-fitted in {self.folds} folds by author" if authors else ""
-        by = by or f"cross-fitted in {self.folds} folds by catalogue"
-        how = by if self.folds else "the candidate learns no turn"
+        by = f"{authors} authors, cross-fitted in {self.folds} folds by author" if authors else None
+        how = (
+            (by or f"cross-fitted in {self.folds} folds by catalogue") if self.folds else "the candidate learns no turn"
+        )
         return f"{len(self.examples)} hand-written turns over {self.catalogues} catalogues never fitted on ({how})"
 
 
@@ -130,24 +132,18 @@ def _joined(author_of: dict[str, str], catalogue_of: dict[str, str]) -> dict[str
     """Example id -> its author's turns joined with every other author's that share a catalogue with them
     (agent ids named by two authors' turns): held out together, no agent id a held-out turn names is fitted on."""
     parent: dict[str, str] = {}
-
-    def root(node: str) -> str:
-        while parent.setdefault(node, node) != node:
-            node = parent[node]
-        return node
-
     for example_id, author in author_of.items():
-        parent[root(f"catalogue {catalogue_of[example_id]}")] = root(f"author {author}")
-    return {example_id: root(f"author {author}") for example_id, author in author_of.items()}
+        parent[_root(parent, f"catalogue {catalogue_of[example_id]}")] = _root(parent, f"author {author}")
+    return {example_id: _root(parent, f"author {author}") for example_id, author in author_of.items()}
 
 
 def fold_units(turns: list[CanonicalExample], author_of: dict[str, str], k: int) -> tuple[dict, dict]:
     """(example id -> what its fold holds out whole, example id -> its author): whole authors, joined where
     their turns share a catalogue (`_joined`), when they make at least k units (a fold of no turns would fit
     once more for nothing); else whole catalogues, and no author."""
-    by_author = authors_held_out(turns, author_of, k)
-    joined = _joined(by_author, catalogues(turns)) if by_author else {}
-    return (joined, by_author) if len(set(joined.values())) >= k else (catalogues(turns), {})
+    catalogue_of, by_author = catalogues(turns), authors_held_out(turns, author_of, k)
+    joined = _joined(by_author, catalogue_of) if by_author else {}
+    return (joined, by_author) if len(set(joined.values())) >= k else (catalogue_of, {})
 
 
 def held_out_answers(
