@@ -10,11 +10,11 @@ from adri_pipeline.jev.serialize import MAX_STATE_CHARS, SERIALIZER_VERSION
 from adri_pipeline.prices import PRICES
 
 # The hand-written D2 turns every fit learns from (pt-BR, synthetic): the team's sets (35 catalogues), the
-# outside authors' sealed sets opened once each (six authors, 72 catalogues) and three outside authors'
+# outside authors' sealed sets opened once each (ten authors, 120 catalogues) and three outside authors'
 # sets written as fit data (data/routing/outside_authors/, 36 catalogues). Each sealed set was written
 # before a change and run on once, then its errors were read, so none is an independent test any more.
-# What they all are is conversations over catalogues no built-in source has, written by ten hands with
-# ten sets of conventions, so every fit learns from them (RunConfig.extra_training); a new author's
+# What they all are is conversations over catalogues no built-in source has, written by fourteen hands with
+# fourteen sets of conventions, so every fit learns from them (RunConfig.extra_training); a new author's
 # turns were what D2 failed on. data/routing/heldout/ and the unopened sealed sets are not here.
 ENGINEERS_FILES = tuple(
     str(DATA / "routing" / name)
@@ -34,6 +34,10 @@ TEAM_TRAINING = ENGINEERS_FILES + tuple(
         "sealed/sealed_d2_2026-12-07.jsonl",
         "sealed/sealed_d2_2026-12-07b.jsonl",
         "sealed/sealed_d2_2026-12-07c.jsonl",
+        "sealed/sealed_d2_2026-12-07d.jsonl",
+        "sealed/sealed_d2_2026-12-07e.jsonl",
+        "sealed/sealed_d2_2026-12-07i.jsonl",
+        "sealed/sealed_d2_2026-12-07q.jsonl",
         "outside_authors/outsider_d2_2026-12-07f.jsonl",
         "outside_authors/outsider_d2_2026-12-07g.jsonl",
         "outside_authors/outsider_d2_2026-12-07h.jsonl",

@@ -21,8 +21,8 @@ def test_the_teams_turns_join_dev_only_weighing_as_much_as_the_sources_own():
         assert [e.id for e in joined.in_split(split)] == [e.id for e in alone.in_split(split)]
     team = {e.id for path in TEAM_TRAINING for e in load_canonical(Path(path))}
     added = [e for e in joined.in_split("dev") if e.id in team]
-    # the team's 293 turns and nine outside authors' 120 each
-    assert len(added) == len(team) == sum(joined.extra_training.values()) == 293 + 9 * 120
+    # the team's 293 turns and thirteen outside authors' 120 each
+    assert len(added) == len(team) == sum(joined.extra_training.values()) == 293 + 13 * 120
     own_d2 = sum(e.task == "D2" for e in alone.in_split("dev"))
     assert sum(joined.fit_weight[e.id] for e in added) == pytest.approx(own_d2)
     assert not any(e.id in joined.fit_weight for e in alone.examples)
@@ -65,7 +65,7 @@ def test_the_report_says_dev_holds_the_teams_turns_and_says_nothing_without_them
     from adri_pipeline.routing.departures import departures
 
     said = departures(build(RunConfig(dataset="sample")), RunConfig(dataset="sample"), {})
-    assert any(d.startswith("Dev also holds 1373 examples from other files (handwritten_d2.jsonl (40)") for d in said)
+    assert any(d.startswith("Dev also holds 1853 examples from other files (handwritten_d2.jsonl (40)") for d in said)
     alone = RunConfig(dataset="sample", extra_training=[])
     assert not any(d.startswith("Dev also holds") for d in departures(build(alone), alone, {}))
 
