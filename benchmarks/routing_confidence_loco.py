@@ -2,7 +2,8 @@
 measurement on the hand-written D2 turns every fit learns from (protocol.TEAM_TRAINING, **synthetic**:
 the project engineer's 293 in data/routing/handwritten_d2.jsonl and team_d2_2026-12-0{2,3,4}.jsonl, and
 the outside authors' sealed sets already opened and data/routing/outside_authors/, 120 each);
-`--by-author` leaves one author out instead.
+`--by-author` leaves one author out instead, and also prints D2's threshold and prediction sets certified on the
+other authors, on each author left out (`certified_per_author`, `sets_per_author`).
 
 **Catalogues and folds** as routing/new_catalogues.py makes them (the product cross-fits D2's
 confidence the same way). On the four team files this gives 31 catalogues; where a turn carries
@@ -327,6 +328,55 @@ def certified_table(found: dict[str, dict], alpha: float = 0.05) -> list[str]:
     return lines + [""]
 
 
+def sets_per_author(records: list[dict], name: str, config: RunConfig | None = None, delta: float = 0.10) -> dict:
+    """`--by-author`: for each author left out, D2's prediction-set quantile (LAC, jev/metrics.py) from the
+    other authors' held-out answers (the candidate's wire probabilities), and on the author's own turns the
+    sets' coverage and how often the question would be asked. Rules: pooled over the turns (before: coverage
+    on average over turns, so over authors), and per author (what the product states: each author's own
+    quantile at the stated coverage, then the split-conformal quantile of those over authors at 1 - delta,
+    jev/metrics.conformal_quantile_per_group: a statement for one new author's catalogue)."""
+
+    def gold_probabilities(rows) -> list[float]:
+        return [x["candidates"][name]["probabilities"].get(x["gold"], 0.0) for x in rows]
+
+    def per_author(others) -> float:
+        return metrics.conformal_quantile_per_group(
+            gold_probabilities(others), [r["fold"] for r in others], alpha, delta
+        )
+
+    config = config or RunConfig()
+    alpha = 1 - config.set_coverage
+    rules = {"pooled over turns": lambda others: metrics.conformal_quantile(gold_probabilities(others), alpha)}
+    rules["per author"] = per_author
+    found: dict[str, list] = {rule: [] for rule in rules}
+    for fold in sorted({r["fold"] for r in records}):
+        others, own = [r for r in records if r["fold"] != fold], [r for r in records if r["fold"] == fold]
+        for rule, quantile_of in rules.items():
+            quantile = quantile_of(others)
+            sets = [metrics.conformal_set(x["candidates"][name]["probabilities"], quantile) for x in own]
+            covered = np.mean([x["gold"] in chosen for x, chosen in zip(own, sets)])
+            asked = np.mean([2 <= len(chosen) <= config.question_max_options for chosen in sets])
+            found[rule].append((len(own), float(covered), float(asked)))
+    return found
+
+
+def sets_table(found: dict[str, dict], coverage: float = RunConfig.set_coverage) -> list[str]:
+    lines = [
+        f"### D2's sets ({coverage:.0%} stated) from the other authors, on each author left out",
+        "",
+        f"| candidate | rule | coverage (all turns) | coverage, worst author | authors below {coverage:.0%} | asked |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, rules in found.items():
+        for rule, rows in rules.items():
+            n, covered, asked = (np.array(column) for column in zip(*rows))
+            lines.append(
+                f"| {name} | {rule} | {np.average(covered, weights=n):.1%} | {covered.min():.1%} | "
+                f"{int((covered < coverage).sum())} of {len(n)} | {np.average(asked, weights=n):.1%} |"
+            )
+    return lines + [""]
+
+
 # report ---------------------------------------------------------------------------------------------
 def table(title: str, rows: dict[str, dict]) -> list[str]:
     def pct(value) -> str:
@@ -411,8 +461,9 @@ def main(argv: list[str] | None = None) -> None:
     for subset, rows in results.items():
         print("\n".join(table(subset, rows)))
     certified = {name: certified_per_author(run["records"], name) for name in args.candidates} if args.by_author else {}
+    sets = {name: sets_per_author(run["records"], name) for name in args.candidates} if args.by_author else {}
     if certified:
-        print("\n".join(certified_table(certified)))
+        print("\n".join(certified_table(certified) + sets_table(sets)))
     print("seconds per fold and candidate:", json.dumps(run["timings"]))
     report = {
         "source": args.source,
@@ -425,6 +476,7 @@ def main(argv: list[str] | None = None) -> None:
         **run,
         "signals": results,
         "certified_per_author": certified,
+        "sets_per_author": sets,
     }
     args.out.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=float) + "\n", encoding="utf-8")
     print(f"written: {args.out}")

@@ -171,6 +171,20 @@ def conformal_quantile(gold_probabilities, alpha: float) -> float:
     return float(scores[rank - 1]) if 1 <= rank <= len(scores) else float("inf")
 
 
+def conformal_quantile_per_group(gold_probabilities, group, alpha: float, delta: float) -> float:
+    """The LAC quantile for one new group (an author's turns): each group's own conformal quantile at
+    1 - alpha, then the k-th smallest of them, k = ceil((1 - delta)(G + 1)) of G groups, the split-conformal
+    quantile over groups. A new group's own quantile is at or below it with probability >= k / (G + 1), and
+    its sets then cover 1 - alpha of its decisions (as far as its quantile, read off its own decisions,
+    is). Pooled over decisions (`conformal_quantile`), the sets cover 1 - alpha on average over decisions,
+    so a group harder than the mix falls below it. inf when the groups are too few for 1 - delta (fewer
+    than 9 at 0.10) or a group too small for 1 - alpha."""
+    gold, group = np.asarray(gold_probabilities, float), np.asarray(group)
+    own = sorted(conformal_quantile(gold[group == name], alpha) for name in np.unique(group))
+    rank = int(np.ceil((1 - delta) * (len(own) + 1)))
+    return float(own[rank - 1]) if rank <= len(own) else float("inf")
+
+
 def conformal_set(probabilities: dict[str, float], quantile: float) -> list[str]:
     """The options whose probability is at least 1 - quantile, most probable first."""
     return [

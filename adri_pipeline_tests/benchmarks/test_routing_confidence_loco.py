@@ -120,3 +120,34 @@ def test_each_author_left_out_is_answered_at_the_threshold_the_other_authors_cer
     assert all(answered < 0.1 for i, (_, answered, _) in enumerate(hard["per author"]) if i != 3)
     assert all(answered >= 0.5 for i, (_, answered, _) in enumerate(hard["per catalogue"]) if i != 3)
     assert "| static-logreg | per author |" in "\n".join(loco.certified_table({"static-logreg": hard}))
+
+
+def test_d2_sets_per_author_cover_a_new_author_where_pooled_sets_cover_only_on_average(loco):
+    """Ten authors of 120 turns whose gold probabilities spread more the higher the author: author a's
+    LAC scores are uniform below (a + 1) / 10. Pooled over the other authors' turns, the sets cover the
+    turns on average, so every author harder than the mix is left below 90 %; per author (each author's
+    own quantile, then the quantile over authors at 90 %), only the hardest author left out falls below
+    it, and the questions asked are what that costs."""
+    records = [
+        {
+            "fold": author,
+            "gold": "continuar_agente_ativo",
+            "candidates": {
+                "static-logreg": {
+                    "probabilities": {
+                        "continuar_agente_ativo": 1 - (author + 1) / 10 * i / 120,
+                        "desambiguar": (author + 1) / 10 * i / 120,
+                    }
+                }
+            },
+        }
+        for author in range(10)
+        for i in range(120)
+    ]
+    found = loco.sets_per_author(records, "static-logreg")
+    below = {rule: [a for a, (_, covered, _) in enumerate(rows) if covered < 0.9] for rule, rows in found.items()}
+    assert below["per author"] == [9]
+    assert len(below["pooled over turns"]) >= 4 and 9 in below["pooled over turns"]
+    asked = {rule: sum(a for _, _, a in rows) for rule, rows in found.items()}
+    assert asked["per author"] > asked["pooled over turns"]
+    assert "| static-logreg | per author |" in "\n".join(loco.sets_table({"static-logreg": found}))

@@ -92,3 +92,26 @@ def test_the_hand_written_turns_certify_per_author_when_they_have_authors_enough
     eight = HeldOutAnswers(examples, [{}] * 40, 1, 5, 0.0, {e.id: f"author {i % 8}" for i, e in enumerate(examples)})
     assert _tested({}, rows, eight, 0.10)[NEW_CATALOGUES][3] == "catalogue"  # 8 authors cannot test at 0.10
     assert _tested({}, rows, eight, 0.20)[NEW_CATALOGUES][3] == "author"
+
+
+def test_d2_sets_are_stated_per_author_when_the_hand_written_turns_have_authors_enough_else_pooled():
+    """Failed before: D2's set quantile was pooled over the hand-written turns whatever their authors, so an
+    author harder than the mix (here author 0, half of whose turns give their gold 0.5) fell below the
+    stated coverage."""
+    from adri_pipeline.jev import metrics
+    from adri_pipeline.jev.examples import CanonicalExample
+    from adri_pipeline.routing.new_catalogues import HeldOutAnswers
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.run import _set_quantile
+    from adri_pipeline_tests.routing.helpers import line
+
+    examples = [CanonicalExample.model_validate(line(i)) for i in range(200)]
+    rows = [{"gold_probability": 0.5 if i % 20 == 0 else 0.9} for i in range(200)]
+    config = RunConfig()
+    ten = HeldOutAnswers(examples, [{}] * 200, 1, 5, 0.0, {e.id: f"author {i % 10}" for i, e in enumerate(examples)})
+    assert _set_quantile([], rows, ten, config) == pytest.approx(0.5)  # author 0's own quantile: its turns covered
+    eight = HeldOutAnswers(examples, [{}] * 200, 1, 5, 0.0, {e.id: f"author {i % 8}" for i, e in enumerate(examples)})
+    pooled = metrics.conformal_quantile([r["gold_probability"] for r in rows], 0.10)
+    assert _set_quantile([], rows, eight, config) == pooled == pytest.approx(0.1)  # 5 % of turns get 0.5: left out
+    own = [{"gold_probability": 0.8}] * 30
+    assert _set_quantile(own, None, None, config) == pytest.approx(0.2)
