@@ -108,8 +108,9 @@ def adri_serve(
         str(warehouse),
         *flags,
     ] + (["--key-env", key_env] if key_env else [])
-    # it fits and calibrates the candidate before it listens: about 40 s idle, minutes on a loaded machine
-    return process_server(command, port, ready_path="/v1/models", timeout_s=600.0, env=env)
+    # it fits the candidate and cross-fits D2 by author (14 authors' turns) before it listens: in CI beside
+    # another slow test, the test that waits on it took 9 minutes (2026-12-07); the bound leaves room
+    return process_server(command, port, ready_path="/v1/models", timeout_s=1200.0, env=env)
 
 
 @contextlib.contextmanager
