@@ -287,7 +287,7 @@ def choose_thresholds(
 
 def _set_quantile(own: list[dict], new_catalogues: list[dict] | None, held_out, config: RunConfig) -> float:
     """The prediction sets' conformal quantile: from the calibration split, or for D2 from the hand-written
-    turns when they are here. Per author when they have authors enough to test (as `_tested`): a new team's
+    turns when they are here. Per author when they have authors enough to test: a new team's
     catalogue is one new author's, and pooled over turns the sets covered the stated share only on average
     over authors (left out one at a time, 7-8 of 14 authors fell below 90 %, the worst to 83 %;
     docs/guide-routing.md). Else pooled over the turns."""
@@ -295,11 +295,19 @@ def _set_quantile(own: list[dict], new_catalogues: list[dict] | None, held_out, 
     if not new_catalogues:
         return metrics.conformal_quantile([r["gold_probability"] for r in own], alpha)
     gold = [r["gold_probability"] for r in new_catalogues]
-    authors = held_out.author_of
-    if len(set(authors.values())) < fewest_groups(config.threshold_delta):
+    group = _authors_to_test(held_out, config.threshold_delta)
+    if group is None:
         return metrics.conformal_quantile(gold, alpha)
-    group = [authors[e.id] for e in held_out.examples]
     return metrics.conformal_quantile_per_group(gold, group, alpha, config.threshold_delta)
+
+
+def _authors_to_test(held_out, delta: float) -> list[str] | None:
+    """Each hand-written turn's author, in held_out.examples' order, when they are authors enough to test at
+    delta (thresholds.fewest_groups); else None. The threshold and the sets read the same rule."""
+    authors = held_out.author_of
+    if len(set(authors.values())) < fewest_groups(delta):
+        return None
+    return [authors[e.id] for e in held_out.examples]
 
 
 def _tested(
@@ -310,10 +318,8 @@ def _tested(
     authors are what they test; with too few authors (or folds not drawn by author), whole catalogues."""
     tested = {source: _correct_and_confidence(rows) for source, rows in theirs.items()}
     if new_catalogues:
-        authors = held_out.author_of
-        if len(set(authors.values())) >= fewest_groups(delta):
-            group, unit = [authors[e.id] for e in held_out.examples], "author"
-        else:
+        group, unit = _authors_to_test(held_out, delta), "author"
+        if group is None:
             catalogue_of = catalogues(held_out.examples)
             group, unit = [catalogue_of[e.id] for e in held_out.examples], "catalogue"
         tested[NEW_CATALOGUES] = (*_correct_and_confidence(new_catalogues), group, unit)
