@@ -295,6 +295,11 @@ class Settings(BaseSettings):
     vector_cache: Annotated[str, Flag(env_only="a cache of this machine's, not a choice of a run")] = str(
         Path.home() / ".cache" / "adri-pipeline" / "vectors"
     )
+    # where `adri routing serve` and `calibrate --team` keep their fitted candidates (routing/stored_fits.py), so
+    # a restart with the same data and code serves without fitting again; "" keeps none
+    fit_cache: Annotated[str, Flag(env_only="a cache of this machine's, not a choice of a run")] = str(
+        Path.home() / ".cache" / "adri-pipeline" / "fits"
+    )
     # the production batch the performance runs measure; 0: the pilot chooses it (adri routing pilot's record,
     # or a pilot on 50 dev examples the run starts), N: every in-process candidate at batch N, no pilot
     routing_production_batch: Annotated[

@@ -295,8 +295,6 @@ def serving(
 
     from adri_pipeline.jev.contract import RoutingConfigError
     from adri_pipeline.jev.drift import DriftMonitor
-    from adri_pipeline.routing.candidates import kind_of
-    from adri_pipeline.routing.encoder import Encoder
     from adri_pipeline.routing.serve import BUDGET_S, Answerer, Clarifier, make_app
 
     key = None
@@ -307,20 +305,50 @@ def serving(
     team = _team_calibration(team_calibration, candidate, settings) if team_calibration else None
     config = config_for(settings, runs=0)
     dataset = build(config, frozen_folder(settings.warehouse.parent))
-    calibrated, _ = prepare(candidate, dataset, config, Encoder() if kind_of(candidate).embeds else None, settings)
+    calibrated, quantiles = served_fit(settings, candidate, dataset, config)
     description = (
         f"{candidate} fitted on {dataset_name(settings.routing_dataset)} (dev), calibrated on its "
         "calibration split" + (f", recertified on {team.team_file}" if team else "") + "; served by adri-pipeline"
     )
     clarifier = None
-    if clarify:  # the calibration split's own quantiles, or the team's
-        quantiles = team.set_quantiles if team else choose_thresholds(calibrated, dataset, config).set_quantiles
-        clarifier = Clarifier(quantiles, config.set_coverage, config.question_max_options)
+    if clarify:  # the fit's own quantiles, or the team's
+        clarifier = Clarifier(
+            team.set_quantiles if team else quantiles, config.set_coverage, config.question_max_options
+        )
     drift = DriftMonitor(team.drift_reference) if team and team.drift_reference else None
     answerer = Answerer(
         calibrated, description, drift=drift, clarifier=clarifier, thresholds=team.thresholds if team else None
     )
     return make_app(answerer, key, budget_s or BUDGET_S)
+
+
+def served_fit(settings: Settings, candidate: str, dataset: Dataset, config: RunConfig):
+    """The candidate as `serve` and `calibrate --team` use it, fitted and calibrated as the benchmark prepares
+    it, with its prediction sets' conformal quantiles: loaded from the fit cache (Settings.fit_cache) when the
+    same data, configuration and code made one, else fitted and kept there (routing/stored_fits.py; an
+    in-process candidate only: a served one is calibrated anew at each start). A fit reads the machine's
+    vector file, as the benchmark's untimed fits do; what answers is always the saved artifact, as a
+    restart loads it: an encoder without that file, paying for every message as production does."""
+    import pickle
+
+    from adri_pipeline.routing.candidates import kind_of
+    from adri_pipeline.routing.stored_fits import FitStore, fit_key
+
+    kind = kind_of(candidate)
+    store = FitStore(Path(settings.fit_cache)) if settings.fit_cache and kind.batching == "in_process" else None
+    others = calibration_sources(config, dataset.examples, None) if dataset.fit_weight else None
+    key = fit_key(candidate, kind.describe(), config, dataset, others or {}) if store else ""
+    stored = store.load(candidate, key) if store else None
+    if stored is not None:
+        return stored.calibrated, stored.set_quantiles
+    encoder = kept_encoder(settings, kind.embeds)
+    calibrated, _ = prepare(candidate, dataset, config, encoder, settings, others=others)
+    quantiles = choose_thresholds(calibrated, dataset, config).set_quantiles
+    if encoder:
+        encoder.keep_vectors()
+    if store:
+        store.save(candidate, key, calibrated, quantiles)
+    return pickle.loads(pickle.dumps(calibrated)), quantiles
 
 
 def _team_calibration(path: Path, candidate: str, settings: Settings):
@@ -376,13 +404,10 @@ def calibrate_for_team(settings: Settings, candidate: str, team_file: Path):
         raise RoutingConfigError(
             f"--team {team_file}: none of its turns is of a task {candidate} is fitted on ({', '.join(sorted(tasks))})"
         )
-    encoder = kept_encoder(settings, kind_of(candidate).embeds)
-    calibrated, _ = prepare(candidate, dataset, config, encoder, settings)
+    calibrated, _ = served_fit(settings, candidate, dataset, config)
     team = recalibrate(
         calibrated, examples, config, str(team_file), file_digest(team_file), dataset_name(settings.routing_dataset)
     )
-    if encoder:
-        encoder.keep_vectors()
     return team, team.save(team_calibration_path(settings, candidate, team_file))
 
 
