@@ -329,25 +329,34 @@ def served_fit(settings: Settings, candidate: str, dataset: Dataset, config: Run
     in-process candidate only: a served one is calibrated anew at each start). A fit reads the machine's
     vector file, as the benchmark's untimed fits do; what answers is always the saved artifact, as a
     restart loads it: an encoder without that file, paying for every message as production does."""
-    import pickle
-
     from adri_pipeline.routing.candidates import kind_of
     from adri_pipeline.routing.stored_fits import FitStore, fit_key
 
     kind = kind_of(candidate)
     store = FitStore(Path(settings.fit_cache)) if settings.fit_cache and kind.batching == "in_process" else None
     others = calibration_sources(config, dataset.examples, None) if dataset.fit_weight else None
-    key = fit_key(candidate, kind.describe(), config, dataset, others or {}) if store else ""
-    stored = store.load(candidate, key) if store else None
-    if stored is not None:
-        return stored.calibrated, stored.set_quantiles
-    encoder = kept_encoder(settings, kind.embeds)
+    if store is None:
+        return _fitted_for_serving(settings, candidate, dataset, config, others)
+    key = fit_key(candidate, kind.describe(), config, dataset, others or {})
+    with store.fitting(candidate, key):  # one process fits a key; another start waits and loads it
+        stored = store.load(candidate, key)
+        if stored is not None:
+            return stored.calibrated, stored.set_quantiles
+        calibrated, quantiles = _fitted_for_serving(settings, candidate, dataset, config, others)
+        store.save(candidate, key, calibrated, quantiles)
+        return calibrated, quantiles
+
+
+def _fitted_for_serving(settings: Settings, candidate: str, dataset: Dataset, config: RunConfig, others):
+    import pickle
+
+    from adri_pipeline.routing.candidates import kind_of
+
+    encoder = kept_encoder(settings, kind_of(candidate).embeds)
     calibrated, _ = prepare(candidate, dataset, config, encoder, settings, others=others)
     quantiles = choose_thresholds(calibrated, dataset, config).set_quantiles
     if encoder:
         encoder.keep_vectors()
-    if store:
-        store.save(candidate, key, calibrated, quantiles)
     return pickle.loads(pickle.dumps(calibrated)), quantiles
 
 

@@ -13,6 +13,8 @@ like any pickle, one from elsewhere is code and must not be put there."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -110,6 +112,23 @@ class FitStore:
         found = [p for p in self.folder.glob("*.pickle") if name.fullmatch(p.name)]
         return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 
+    @contextlib.contextmanager
+    def fitting(self, candidate: str, key: str):
+        """Held while this process fits the key: another start of the same fit (a second replica, a test
+        beside it) waits here, said, then loads what this one stored instead of fitting it too."""
+        lock = self.path(candidate, key).with_suffix(".lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with open(lock, "a") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                note(f"{candidate}: another process is fitting it on the same data and code; waiting for its fit")
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
     def load(self, candidate: str, key: str) -> StoredFit | None:
         """The fit stored under this key, or None (said when a file is there but unreadable)."""
         path = self.path(candidate, key)
@@ -139,5 +158,6 @@ class FitStore:
         os.replace(partial, path)
         for older in self.stored(candidate)[self.keep :]:
             older.unlink(missing_ok=True)
+            older.with_suffix(".lock").unlink(missing_ok=True)
         note(f"{candidate}: fit stored at {path} (a restart with the same data and code loads it)")
         return path

@@ -108,3 +108,23 @@ def test_serve_loads_the_fit_a_teams_recalibration_stored(tmp_path, capsys):
     service.serving(settings, "static-logreg", team_calibration=path)
     said = capsys.readouterr().err
     assert "loaded the fit stored" in said and "fitting on" not in said
+
+
+def test_a_second_start_of_the_same_fit_waits_for_the_first_and_is_told(tmp_path, capsys):
+    import threading
+
+    store = FitStore(tmp_path)
+    entered = threading.Event()
+
+    def second_start():
+        with store.fitting("static-logreg", "a" * 64):
+            entered.set()
+
+    with store.fitting("static-logreg", "a" * 64):
+        waiting = threading.Thread(target=second_start)
+        waiting.start()
+        assert not entered.wait(1.0)  # held: the second start does not fit beside it
+        with store.fitting("static-logreg", "b" * 64):  # another key is not held up
+            pass
+    waiting.join(30)
+    assert entered.is_set() and "waiting for its fit" in capsys.readouterr().err
