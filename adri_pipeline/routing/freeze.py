@@ -34,9 +34,13 @@ def artifact_digest(calibrated) -> str:
     return hashlib.sha256(pickle.dumps(calibrated)).hexdigest()
 
 
+def file_stem(candidate: str) -> str:
+    """A candidate's name as a file name's stem (`jev:http://…` has characters no file name takes)."""
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in candidate)
+
+
 def record_path(folder: Path, candidate: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in candidate)
-    return folder / f"{safe}.json"
+    return folder / f"{file_stem(candidate)}.json"
 
 
 def freeze(calibrated, thresholds: dict[str, float], test_hash: str, folder: Path) -> Path:

@@ -30,6 +30,7 @@ from adri_pipeline.jev.examples import CanonicalExample
 from adri_pipeline.progress import note
 from adri_pipeline.routing.calibration import Calibrated
 from adri_pipeline.routing.datasets import Dataset
+from adri_pipeline.routing.freeze import file_stem
 from adri_pipeline.routing.protocol import RunConfig
 
 PACKAGE = Path(__file__).resolve().parents[1]  # adri_pipeline/: its code is part of every key
@@ -99,16 +100,12 @@ class FitStore:
         self.folder = Path(folder)
         self.keep = keep
 
-    @staticmethod
-    def _safe(candidate: str) -> str:
-        return "".join(c if c.isalnum() or c in "-_." else "-" for c in candidate)
-
     def path(self, candidate: str, key: str) -> Path:
-        return self.folder / f"{self._safe(candidate)}-{key[:24]}.pickle"
+        return self.folder / f"{file_stem(candidate)}-{key[:24]}.pickle"
 
     def stored(self, candidate: str) -> list[Path]:
         """The candidate's stored fits, newest first."""
-        name = re.compile(re.escape(self._safe(candidate)) + r"-[0-9a-f]{24}\.pickle")
+        name = re.compile(re.escape(file_stem(candidate)) + r"-[0-9a-f]{24}\.pickle")
         found = [p for p in self.folder.glob("*.pickle") if name.fullmatch(p.name)]
         return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 
