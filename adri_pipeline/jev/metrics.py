@@ -177,10 +177,12 @@ def conformal_quantile_per_group(gold_probabilities, group, alpha: float, delta:
     quantile over groups. A new group's own quantile is at or below it with probability >= k / (G + 1), and
     its sets then cover 1 - alpha of its decisions (as far as its quantile, read off its own decisions,
     is). Pooled over decisions (`conformal_quantile`), the sets cover 1 - alpha on average over decisions,
-    so a group harder than the mix falls below it. inf when the groups are too few for 1 - delta (fewer
-    than 9 at 0.10) or a group too small for 1 - alpha."""
+    so a group harder than the mix falls below it. A group too small to state its own quantile at 1 - alpha
+    (fewer than 9 decisions at 0.10: its quantile is inf) is left out, as nothing about it can be stated: kept,
+    one such group would put every option in every set. inf when the groups left are too few for 1 - delta
+    (fewer than 9 at 0.10)."""
     gold, group = np.asarray(gold_probabilities, float), np.asarray(group)
-    own = sorted(conformal_quantile(gold[group == name], alpha) for name in np.unique(group))
+    own = sorted(q for name in np.unique(group) if np.isfinite(q := conformal_quantile(gold[group == name], alpha)))
     rank = int(np.ceil((1 - delta) * (len(own) + 1)))
     return float(own[rank - 1]) if rank <= len(own) else float("inf")
 

@@ -290,15 +290,26 @@ def _set_quantile(own: list[dict], new_catalogues: list[dict] | None, held_out, 
     turns when they are here. Per author when they have authors enough to test: a new team's
     catalogue is one new author's, and pooled over turns the sets covered the stated share only on average
     over authors (left out one at a time, 7-8 of 14 authors fell below 90 %, the worst to 83 %;
-    docs/guide-routing.md). Else pooled over the turns."""
+    docs/guide-routing.md). An author with too few turns to state its own quantile (a small --extra-training
+    file) is left out of it, said; else pooled over the turns, as when the authors left are too few."""
     alpha = 1 - config.set_coverage
     if not new_catalogues:
         return metrics.conformal_quantile([r["gold_probability"] for r in own], alpha)
     gold = [r["gold_probability"] for r in new_catalogues]
     group = _authors_to_test(held_out, config.threshold_delta)
+    pooled = metrics.conformal_quantile(gold, alpha)
     if group is None:
-        return metrics.conformal_quantile(gold, alpha)
-    return metrics.conformal_quantile_per_group(gold, group, alpha, config.threshold_delta)
+        return pooled
+    quantile = metrics.conformal_quantile_per_group(gold, group, alpha, config.threshold_delta)
+    turns_of = {author: [g for g, by in zip(gold, group) if by == author] for author in set(group)}
+    small = sorted(a for a, turns in turns_of.items() if np.isinf(metrics.conformal_quantile(turns, alpha)))
+    if small:
+        note(
+            f"D2's prediction sets: {', '.join(small)}: too few hand-written turns to state an author's own "
+            f"{config.set_coverage:.0%} quantile, left out of the per-author quantile"
+            + ("; the authors left are too few: pooled over the turns" if np.isinf(quantile) else "")
+        )
+    return pooled if np.isinf(quantile) else quantile
 
 
 def _authors_to_test(held_out, delta: float) -> list[str] | None:

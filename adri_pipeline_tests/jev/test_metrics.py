@@ -137,6 +137,8 @@ def test_the_quantile_per_group_is_the_quantile_over_groups_of_each_groups_own_b
     assert metrics.conformal_quantile_per_group(gold, group, 0.10, 0.10) == pytest.approx(0.9)
     assert metrics.conformal_quantile_per_group(gold, group, 0.10, 0.20) == pytest.approx(0.8)
     assert metrics.conformal_quantile_per_group(gold[9:], group[9:], 0.10, 0.10) == math.inf  # 8 groups
+    # a tenth group of 5 decisions states no quantile of its own (inf): left out, not the highest
+    assert metrics.conformal_quantile_per_group(gold + [0.0] * 5, group + [9] * 5, 0.10, 0.10) == pytest.approx(0.9)
 
 
 def test_sets_per_group_cover_a_new_group_where_pooled_sets_cover_only_on_average():

@@ -115,3 +115,25 @@ def test_d2_sets_are_stated_per_author_when_the_hand_written_turns_have_authors_
     assert _set_quantile([], rows, eight, config) == pooled == pytest.approx(0.1)  # 5 % of turns get 0.5: left out
     own = [{"gold_probability": 0.8}] * 30
     assert _set_quantile(own, None, None, config) == pytest.approx(0.2)
+
+
+def test_an_author_too_small_to_state_its_own_quantile_is_left_out_of_d2s_sets_not_all_of_them(capsys):
+    """Failed before: a team's --extra-training file of 5 turns is an author of its own; its 90 % quantile
+    cannot be stated (inf), and with the rank over authors at the highest, every option was in every D2 set."""
+    from adri_pipeline.jev.examples import CanonicalExample
+    from adri_pipeline.routing.new_catalogues import HeldOutAnswers
+    from adri_pipeline.routing.protocol import RunConfig
+    from adri_pipeline.routing.run import _set_quantile
+    from adri_pipeline_tests.routing.helpers import line
+
+    examples = [CanonicalExample.model_validate(line(i)) for i in range(205)]
+    rows = [{"gold_probability": 0.9} for _ in range(200)] + [{"gold_probability": 0.6}] * 5
+    authors = {e.id: f"author {i % 10}" if i < 200 else "our team" for i, e in enumerate(examples)}
+    eleven = HeldOutAnswers(examples, [{}] * 205, 1, 5, 0.0, authors)
+    assert _set_quantile([], rows, eleven, RunConfig()) == pytest.approx(0.1)  # the ten authors' own
+    assert "our team: too few hand-written turns" in capsys.readouterr().err
+    # with eight authors large enough left, nothing per author can be stated: pooled over every turn
+    authors = {e.id: f"author {i % 8}" if i < 200 else f"small {i}" for i, e in enumerate(examples)}
+    nine = HeldOutAnswers(examples, [{}] * 205, 1, 5, 0.0, authors)
+    assert _set_quantile([], rows, nine, RunConfig()) == pytest.approx(0.1)
+    assert "pooled over the turns" in capsys.readouterr().err
