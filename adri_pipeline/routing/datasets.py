@@ -160,8 +160,8 @@ def build(config: RunConfig, record_dir: Path | None = None, raise_on_change: bo
 def with_extra_training(dataset: Dataset, config: RunConfig) -> Dataset:
     """The dataset with config.extra_training's examples added to dev, for the tasks the source has
     (a D2 file adds nothing to a source without D2), anonymized like the rest. Per task they weigh
-    together as much as the source's own dev examples, so neither a small source drowns in them nor a
-    large one ignores them. A file that is the dataset itself, or an example that shares its
+    together config.extra_training_weight times the source's own dev examples, so neither a small source
+    drowns in them nor a large one ignores them. A file that is the dataset itself, or an example that shares its
     conversation with the source, is left out: no conversation is ever in two splits."""
     tasks = Counter(e.task for e in dataset.in_split("dev"))
     groups = {e.group_id for e in dataset.examples}
@@ -183,7 +183,7 @@ def with_extra_training(dataset: Dataset, config: RunConfig) -> Dataset:
         dataset,
         examples=dataset.examples + extra,
         split_of={**dataset.split_of, **{e.id: "dev" for e in extra}},
-        fit_weight={e.id: tasks[e.task] / per_task[e.task] for e in extra},
+        fit_weight={e.id: config.extra_training_weight * tasks[e.task] / per_task[e.task] for e in extra},
         extra_training={Path(path).name: len(examples) for path, examples in added.items() if examples},
         author_of={
             e.id: config.authors.get(path, Path(path).name) for path, examples in added.items() for e in examples

@@ -26,7 +26,7 @@ REFROZEN_ON = dict.fromkeys(("sample", "clinc150", "sgd"), "2026-12-01") | dict.
 def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
     """Each place this run departs from the JEV design's protocol (§4-§6), in words a reader can weigh
     against the verdicts: stated with every report, never left for the reader to find in the code."""
-    out = _training_and_hardware(dataset, runs)
+    out = _training_and_hardware(dataset, config, runs)
     out += _labels(dataset)
     out += _measurement(config, runs)
     out += _test_split_and_questions(dataset, config)
@@ -43,7 +43,7 @@ def departures(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun
     return out
 
 
-def _training_and_hardware(dataset: Dataset, runs: dict[str, CandidateRun]) -> list[str]:
+def _training_and_hardware(dataset: Dataset, config: RunConfig, runs: dict[str, CandidateRun]) -> list[str]:
     """What the candidates learned from, beyond what the design allows, and the hardware they were
     measured on: the first things that qualify every figure after them."""
     out = []
@@ -53,7 +53,7 @@ def _training_and_hardware(dataset: Dataset, runs: dict[str, CandidateRun]) -> l
             f"{', '.join(trained)} learn from the dev split (a model, or constants and margins): the design's "
             'development stage changes "nada além do operacional". The test split is never seen.'
         )
-    out += _extra_training(dataset)
+    out += _extra_training(dataset, config)
     out.append(
         "CPU only: the design's GPU scenarios (batch 1 and production batch) are not measured; the CPU "
         "production batch stands in for throughput."
@@ -175,13 +175,14 @@ def _thresholds_and_samples(dataset: Dataset, config: RunConfig, runs: dict[str,
     return out
 
 
-def _extra_training(dataset: Dataset) -> list[str]:
+def _extra_training(dataset: Dataset, config: RunConfig) -> list[str]:
     if not dataset.extra_training:
         return []
     files = ", ".join(f"{name} ({count})" for name, count in dataset.extra_training.items())
     return [
         f"Dev also holds {sum(dataset.extra_training.values())} examples from other files ({files}; "
-        "`--extra-training none` leaves them out), weighing per task as much as the source's own dev examples: "
+        "`--extra-training none` leaves them out), weighing per task "
+        f"{config.extra_training_weight:g} times the source's own dev examples: "
         "by default the team's hand-written turns, synthetic, read while tuning. Calibration and test are the "
         "source's only."
     ]

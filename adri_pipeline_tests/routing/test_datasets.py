@@ -13,7 +13,7 @@ from adri_pipeline.routing.datasets import build, with_external_test
 from adri_pipeline.routing.protocol import TEAM_TRAINING, RunConfig
 
 
-def test_the_teams_turns_join_dev_only_weighing_as_much_as_the_sources_own():
+def test_the_teams_turns_join_dev_only_weighing_three_times_the_sources_own():
     alone = build(RunConfig(dataset="sample", extra_training=[]))
     joined = build(RunConfig(dataset="sample"))
     assert joined.test_hash == alone.test_hash  # the frozen test split is the source's, untouched
@@ -24,7 +24,10 @@ def test_the_teams_turns_join_dev_only_weighing_as_much_as_the_sources_own():
     # the team's 293 turns and thirteen outside authors' 120 each
     assert len(added) == len(team) == sum(joined.extra_training.values()) == 293 + 13 * 120
     own_d2 = sum(e.task == "D2" for e in alone.in_split("dev"))
-    assert sum(joined.fit_weight[e.id] for e in added) == pytest.approx(own_d2)
+    assert RunConfig().extra_training_weight == 3.0
+    assert sum(joined.fit_weight[e.id] for e in added) == pytest.approx(3 * own_d2)
+    once = build(RunConfig(dataset="sample", extra_training_weight=1.0))
+    assert sum(once.fit_weight[e.id] for e in added) == pytest.approx(own_d2)
     assert not any(e.id in joined.fit_weight for e in alone.examples)
 
 
